@@ -1,0 +1,48 @@
+package autodiff
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+)
+
+// BenchmarkGradient times one minibatch gradient of U~ for 784-400-400-10 at
+// batch 128, per engine and dtype, on one BLAS thread and on the default.
+func BenchmarkGradient(b *testing.B) {
+	spec := nn.Spec{Sizes: []int{784, 400, 400, 10}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	data, _ := datasets.SyntheticImages(1024, 784, 10, rng)
+	theta := make([]float64, spec.NumParams())
+	spec.Init(theta, rng)
+	grad := make([]float64, len(theta))
+	idx := rng.Perm(1024)[:128]
+	threads := BLASThreads()
+	flops := 6.0 * float64(128) * float64(784*400+400*400+400*10)
+	for _, engine := range []Engine{EnginePlan, EngineGraph} {
+		for _, dt := range []DType{Float32, Float64} {
+			for _, th := range []int{1, threads} {
+				b.Run(fmt.Sprintf("%s/%s/threads=%d", engine, dt, th), func(b *testing.B) {
+					SetBLASThreads(th)
+					defer SetBLASThreads(threads)
+					ev, err := New(engine, spec, 128, dt)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						if _, err := ev.Eval(theta, data, idx, 60000.0/128, grad, nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+				if th == threads {
+					break
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package autodiff
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+)
+
+// Potential is a Bayesian MLP's posterior potential on a data set, as a
+// sampler sees it: a stochastic gradient on the next minibatch of its own
+// batch stream, and per-example energy terms on shared random batches for
+// exchange tests. Each replica of a sampler needs its own Potential (its own
+// evaluator and batch stream); they may share Spec and Data.
+type Potential struct {
+	Spec    nn.Spec
+	Data    *datasets.Dataset
+	Eval    Evaluator
+	Batches *datasets.Batches // this potential's minibatch stream
+
+	ll   []float64
+	perm []int
+}
+
+// NewPotential returns a potential of spec on data evaluated by eval, drawing
+// minibatches of size batch; rng shuffles the first epoch.
+func NewPotential(spec nn.Spec, data *datasets.Dataset, eval Evaluator, batch int, rng *rand.Rand) (*Potential, error) {
+	if err := data.Validate(); err != nil {
+		return nil, err
+	}
+	if batch > eval.MaxBatch() {
+		return nil, fmt.Errorf("potential: batch %d exceeds evaluator's %d", batch, eval.MaxBatch())
+	}
+	b, err := datasets.NewBatches(data.N, batch, rng)
+	if err != nil {
+		return nil, err
+	}
+	return &Potential{Spec: spec, Data: data, Eval: eval, Batches: b}, nil
+}
+
+// Dim returns the number of parameters.
+func (p *Potential) Dim() int { return p.Eval.Dim() }
+
+// Size returns the number of examples in the data set.
+func (p *Potential) Size() int { return p.Data.N }
+
+// Gradient writes the gradient of U~ on the next minibatch into grad and
+// returns U~ there. rng reshuffles the order at each new epoch.
+func (p *Potential) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+	idx := p.Batches.Next(rng)
+	return p.Eval.Eval(theta, p.Data, idx, float64(p.Data.N)/float64(len(idx)), grad, nil)
+}
+
+// LogLik writes the per-example log-likelihoods of theta on examples idx into
+// out, in chunks of the evaluator's batch size.
+func (p *Potential) LogLik(theta []float64, idx []int, out []float64) error {
+	mb := p.Eval.MaxBatch()
+	for s := 0; s < len(idx); s += mb {
+		e := min(s+mb, len(idx))
+		if _, err := p.Eval.Eval(theta, p.Data, idx[s:e], 0, nil, out[s:e]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Terms evaluates per-example energy terms at each theta on one shared batch
+// of n examples drawn without replacement by rng (the whole data set, in
+// order, when n >= Size()): out[t][i] = -log p(theta_t) - N log l(theta_t; x_i),
+// so that the mean over i is U~(theta_t).
+func (p *Potential) Terms(thetas [][]float64, n int, rng *rand.Rand, out [][]float64) error {
+	N := p.Data.N
+	if len(p.perm) != N {
+		p.perm = make([]int, N)
+	}
+	// Start from the identity every time, so the batch depends on rng alone
+	// (a resumed run draws the same batches).
+	for i := range p.perm {
+		p.perm[i] = i
+	}
+	if n >= N {
+		n = N
+	} else {
+		for i := 0; i < n; i++ {
+			j := i + rng.IntN(N-i)
+			p.perm[i], p.perm[j] = p.perm[j], p.perm[i]
+		}
+	}
+	idx := p.perm[:n]
+	for t, th := range thetas {
+		if len(out[t]) < n {
+			return fmt.Errorf("terms: output %d has room for %d of %d terms", t, len(out[t]), n)
+		}
+		if err := p.LogLik(th, idx, out[t][:n]); err != nil {
+			return err
+		}
+		prior := p.Spec.NegLogPrior(th)
+		for i := range out[t][:n] {
+			out[t][i] = prior - float64(N)*out[t][i]
+		}
+	}
+	return nil
+}
