@@ -1,0 +1,130 @@
+package sampler
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// DeltaE returns the log of the detailed-balance ratio of swapping the
+// configurations of rungs j and k (temperatures tj, tk, energies uj = U(theta_j),
+// uk = U(theta_k)), with pi_T(theta) proportional to exp(-U(theta)/T):
+//
+//	deltaE = log [pi_j(theta_k) pi_k(theta_j) / (pi_j(theta_j) pi_k(theta_k))]
+//	       = (1/tj - 1/tk) (uj - uk).
+//
+// The Barker test swaps with probability 1/(1+exp(-deltaE)): a colder rung
+// holding the higher energy favours the swap. (The paper prints the opposite
+// sign; TestExchangeSign shows that sign samples the wrong marginals.)
+func DeltaE(uj, uk, tj, tk float64) float64 {
+	return (1/tj - 1/tk) * (uj - uk)
+}
+
+// SampleLogistic draws from the standard logistic distribution.
+func SampleLogistic(rng *rand.Rand) float64 {
+	u := rng.Float64()
+	for u == 0 {
+		u = rng.Float64()
+	}
+	return math.Log(u / (1 - u))
+}
+
+// Exchanger runs the corrected minibatch Barker test (Seita et al. 2017) on
+// an exchange between two rungs: it estimates deltaE and its standard error
+// sigma from paired per-example terms on one shared batch, grows the batch
+// (doubling, up to the whole data set, where the test is exact) until sigma
+// is at most the correction table's, pads sigma up to the table's with
+// Gaussian noise, and swaps when deltaE + N(0, table^2 - sigma^2) + C > 0.
+type Exchanger struct {
+	Batch      int         // first batch size
+	Correction *Correction // correction table; its Sigma bounds the usable sigma
+	// MaxBatch caps the batch for potentials of unbounded size (default 2^20);
+	// an exchange that still cannot reach the table's sigma is an error.
+	MaxBatch int
+	// Margin enables decisive early decisions: when deltaE + 6 sigma < -Margin
+	// the swap probability is below exp(-Margin) at 6 standard errors, and the
+	// swap is rejected without growing the batch (and symmetrically accepted
+	// when deltaE - 6 sigma > Margin). Zero disables it.
+	Margin float64
+
+	buf [2][]float64
+}
+
+// ExchangeResult describes one exchange test.
+type ExchangeResult struct {
+	Accepted bool
+	DeltaE   float64 // estimate of deltaE
+	Sigma    float64 // its standard error
+	N        int     // examples used
+	Grown    bool    // the batch had to grow beyond Batch
+	Exact    bool    // the whole data set was used: the exact Barker test
+	Early    bool    // decided by the Margin rule
+}
+
+// Test decides the exchange of thetaJ (rung at temperature tj) and thetaK
+// (at tk) on potential tp, using rng for batches and test noise.
+func (x *Exchanger) Test(tp TermPotential, thetaJ, thetaK []float64, tj, tk float64, rng *rand.Rand) (ExchangeResult, error) {
+	if x.Correction == nil {
+		return ExchangeResult{}, fmt.Errorf("exchange: no correction table")
+	}
+	size := tp.Size()
+	n := max(x.Batch, 2)
+	maxN := x.MaxBatch
+	if maxN <= 0 {
+		maxN = 1 << 20
+	}
+	if size > 0 {
+		maxN = size
+	}
+	c := 1/tj - 1/tk
+	var res ExchangeResult
+	for {
+		n = min(n, maxN)
+		if len(x.buf[0]) < n {
+			x.buf[0], x.buf[1] = make([]float64, n), make([]float64, n)
+		}
+		if err := tp.Terms([][]float64{thetaJ, thetaK}, n, rng, x.buf[:]); err != nil {
+			return res, fmt.Errorf("exchange: %w", err)
+		}
+		// d_i = c (u_i(theta_j) - u_i(theta_k)); deltaE = mean, sigma = sd/sqrt(n)
+		mean, m2 := 0.0, 0.0
+		for i := 0; i < n; i++ {
+			d := c * (x.buf[0][i] - x.buf[1][i])
+			delta := d - mean
+			mean += delta / float64(i+1)
+			m2 += delta * (d - mean)
+		}
+		res.DeltaE, res.N = mean, n
+		exact := size > 0 && n >= size
+		if exact {
+			res.Exact, res.Sigma = true, 0
+			res.Accepted = mean+SampleLogistic(rng) > 0
+			return res, nil
+		}
+		variance := m2 / float64(n-1) / float64(n)
+		if size > 0 {
+			variance *= 1 - float64(n)/float64(size) // finite-population correction
+		}
+		res.Sigma = math.Sqrt(variance)
+		if x.Margin > 0 {
+			if mean+6*res.Sigma < -x.Margin {
+				res.Early, res.Accepted = true, false
+				return res, nil
+			}
+			if mean-6*res.Sigma > x.Margin {
+				res.Early, res.Accepted = true, true
+				return res, nil
+			}
+		}
+		if res.Sigma <= x.Correction.Sigma {
+			pad := math.Sqrt(x.Correction.Sigma*x.Correction.Sigma - variance)
+			res.Accepted = mean+pad*rng.NormFloat64()+x.Correction.Sample(rng) > 0
+			return res, nil
+		}
+		if n >= maxN {
+			return res, fmt.Errorf("exchange: noise sd %.3g of deltaE still above the correction's %.3g with %d examples", res.Sigma, x.Correction.Sigma, n)
+		}
+		res.Grown = true
+		n *= 2
+	}
+}

@@ -1,0 +1,251 @@
+package sampler
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// Scheme chooses which pairs of rungs attempt exchanges.
+type Scheme string
+
+// Exchange schemes.
+const (
+	// SchemeAlternate tries adjacent pairs (1,2),(3,4),... and (2,3),(4,5),...
+	// on alternate exchange rounds: deterministic even/odd alternation, the
+	// non-reversible parallel tempering of Syed et al. (2019). Default.
+	SchemeAlternate Scheme = "alternate"
+	// SchemeToFirst tries each hotter rung against rung 1 in turn, as in the
+	// PT-SGHMC paper.
+	SchemeToFirst Scheme = "first"
+)
+
+// PT is parallel-tempered SGHMC: one replica per rung of a temperature
+// ladder, each advanced by Kernel on U/T_j (SGNHT in the paper), with
+// exchange tests every Every steps. Exchanges move positions between rungs;
+// momenta and thermostats stay with their rung, since they are adapted to
+// its temperature (a swapped-in position inherits a momentum and thermostat
+// at the right kinetic temperature, which keeps the rung's dynamics in
+// equilibrium).
+type PT struct {
+	Kernel   Kernel
+	Temps    []float64 // ladder, Temps[0] = 1
+	Every    int       // steps between exchange rounds; 0 disables exchanges
+	Scheme   Scheme
+	Exchange Exchanger
+	Workers  int // replicas stepped at once; default GOMAXPROCS
+}
+
+// PTState is the whole state of a PT run: the rungs' states, one random
+// stream per rung plus one for exchanges (the last), the step counter and
+// the statistics.
+type PTState struct {
+	Rungs   []*State
+	Streams []*Stream
+	Steps   int
+	Rounds  int // exchange rounds so far (its parity picks the pairs)
+	Stats   PTStats
+}
+
+// PTStats are exchange and thermostat statistics of a PT run.
+type PTStats struct {
+	// Pair p is rungs (p, p+1) for SchemeAlternate, (0, p+1) for SchemeToFirst.
+	Proposed, Accepted []int
+	Grown, Exact, Early int // exchanges that grew their batch, were exact, decided early
+	// Walker[r] is the label of the configuration at rung r; LastEnd[w] is
+	// the end of the ladder walker w visited last (-1 bottom, +1 top, 0 none).
+	Walker     []int
+	LastEnd    []int
+	RoundTrips int // walker visits of the bottom rung after the top one
+	// Running sums over steps, per rung, for means.
+	XiSum, KinSum []float64
+	Count         int
+}
+
+// AcceptanceRate returns pair p's swap acceptance rate (NaN before any try).
+func (s *PTStats) AcceptanceRate(p int) float64 {
+	return float64(s.Accepted[p]) / float64(s.Proposed[p])
+}
+
+// MeanXi returns rung r's mean thermostat value over the run.
+func (s *PTStats) MeanXi(r int) float64 { return s.XiSum[r] / float64(s.Count) }
+
+// MeanKinetic returns rung r's mean kinetic temperature p'p/D.
+func (s *PTStats) MeanKinetic(r int) float64 { return s.KinSum[r] / float64(s.Count) }
+
+// Validate checks the PT configuration.
+func (pt *PT) Validate() error {
+	if pt.Kernel == nil {
+		return errors.New("pt: no kernel")
+	}
+	if err := CheckLadder(pt.Temps); err != nil {
+		return fmt.Errorf("pt: %w", err)
+	}
+	if pt.Every < 0 {
+		return fmt.Errorf("pt: exchange interval %d must be >= 0", pt.Every)
+	}
+	switch pt.Scheme {
+	case SchemeAlternate, SchemeToFirst, "":
+	default:
+		return fmt.Errorf("pt: unknown exchange scheme %q: expected alternate or first", pt.Scheme)
+	}
+	if pt.Every > 0 && len(pt.Temps) > 1 && pt.Exchange.Correction == nil {
+		return errors.New("pt: exchanges need a correction table")
+	}
+	return nil
+}
+
+// Init returns a state with every rung at a copy of theta0[r] (or theta0[0]
+// for all rungs when only one is given) and streams seeded by seed.
+func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
+	if err := pt.Validate(); err != nil {
+		return nil, err
+	}
+	r := len(pt.Temps)
+	if len(theta0) != 1 && len(theta0) != r {
+		return nil, fmt.Errorf("pt: %d initial positions for %d rungs", len(theta0), r)
+	}
+	st := &PTState{}
+	for j := 0; j <= r; j++ {
+		st.Streams = append(st.Streams, NewStream(seed, uint64(j)))
+	}
+	for j := 0; j < r; j++ {
+		th := theta0[0]
+		if len(theta0) == r {
+			th = theta0[j]
+		}
+		s := NewState(th)
+		pt.Kernel.Init(s, st.Streams[j].Rand)
+		st.Rungs = append(st.Rungs, s)
+	}
+	pairs := max(r-1, 0)
+	st.Stats = PTStats{
+		Proposed: make([]int, pairs), Accepted: make([]int, pairs),
+		Walker: make([]int, r), LastEnd: make([]int, r),
+		XiSum: make([]float64, r), KinSum: make([]float64, r),
+	}
+	for j := range st.Stats.Walker {
+		st.Stats.Walker[j] = j
+	}
+	return st, nil
+}
+
+// Step advances every rung by one kernel step (in parallel; rung j uses
+// pots[j] and stream j), then runs an exchange round when the step count is
+// a multiple of Every. tp supplies the energy terms for exchange tests.
+func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
+	r := len(pt.Temps)
+	if len(pots) != r || len(st.Rungs) != r {
+		return fmt.Errorf("pt: %d potentials and %d states for %d rungs", len(pots), len(st.Rungs), r)
+	}
+	workers := pt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	errs := make([]error, r)
+	if workers == 1 || r == 1 {
+		for j := 0; j < r; j++ {
+			errs[j] = pt.Kernel.Step(pots[j], st.Rungs[j], pt.Temps[j], st.Streams[j].Rand)
+		}
+	} else {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, workers)
+		for j := 0; j < r; j++ {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(j int) {
+				defer wg.Done()
+				errs[j] = pt.Kernel.Step(pots[j], st.Rungs[j], pt.Temps[j], st.Streams[j].Rand)
+				<-sem
+			}(j)
+		}
+		wg.Wait()
+	}
+	for j, err := range errs {
+		if err != nil {
+			return fmt.Errorf("pt: step %d, rung %d (T=%g): %w", st.Steps, j, pt.Temps[j], err)
+		}
+	}
+	st.Steps++
+	st.Stats.Count++
+	for j, s := range st.Rungs {
+		st.Stats.XiSum[j] += s.Xi
+		st.Stats.KinSum[j] += s.KineticTemperature()
+	}
+	if pt.Every > 0 && r > 1 && st.Steps%pt.Every == 0 {
+		if err := pt.exchangeRound(tp, st); err != nil {
+			return fmt.Errorf("pt: step %d: %w", st.Steps, err)
+		}
+	}
+	return nil
+}
+
+func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
+	r := len(pt.Temps)
+	rng := st.Streams[r].Rand
+	try := func(pair, j, k int) error {
+		res, err := pt.Exchange.Test(tp, st.Rungs[j].Theta, st.Rungs[k].Theta, pt.Temps[j], pt.Temps[k], rng)
+		if err != nil {
+			return fmt.Errorf("exchange rungs %d and %d: %w", j, k, err)
+		}
+		st.Stats.Proposed[pair]++
+		if res.Grown {
+			st.Stats.Grown++
+		}
+		if res.Exact {
+			st.Stats.Exact++
+		}
+		if res.Early {
+			st.Stats.Early++
+		}
+		if res.Accepted {
+			st.Stats.Accepted[pair]++
+			a, b := st.Rungs[j], st.Rungs[k]
+			a.Theta, b.Theta = b.Theta, a.Theta
+			a.U, b.U = b.U, a.U
+			a.GradValid, b.GradValid = false, false
+			w := st.Stats.Walker
+			w[j], w[k] = w[k], w[j]
+		}
+		return nil
+	}
+	if pt.Scheme == SchemeToFirst {
+		for k := 1; k < r; k++ {
+			if err := try(k-1, 0, k); err != nil {
+				return err
+			}
+		}
+	} else {
+		for j := st.Rounds % 2; j+1 < r; j += 2 {
+			if err := try(j, j, j+1); err != nil {
+				return err
+			}
+		}
+	}
+	st.Rounds++
+	// Round trips: a walker reaching the bottom after last visiting the top.
+	wb, wt := st.Stats.Walker[0], st.Stats.Walker[r-1]
+	if st.Stats.LastEnd[wb] == 1 {
+		st.Stats.RoundTrips++
+	}
+	st.Stats.LastEnd[wb] = -1
+	st.Stats.LastEnd[wt] = 1
+	return nil
+}
+
+// Run calls Step n times, then returns; sample, if not nil, is called after
+// every step with the state (to record rung-1 samples).
+func (pt *PT) Run(pots []Potential, tp TermPotential, st *PTState, n int, sample func(*PTState) error) error {
+	for i := 0; i < n; i++ {
+		if err := pt.Step(pots, tp, st); err != nil {
+			return err
+		}
+		if sample != nil {
+			if err := sample(st); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

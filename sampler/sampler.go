@@ -1,0 +1,127 @@
+// Package sampler implements stochastic-gradient MCMC samplers on any
+// differentiable stochastic potential: SGLD, SGHMC, SGNHT and HMC kernels for
+// single chains, and PT-SGHMC (parallel tempering of SGNHT replicas with the
+// corrected minibatch Barker exchange test of Seita et al. 2017, as in Luo,
+// Zhang and Liu 2018).
+//
+// The package is organised after BlackJAX: each file holds one algorithm's
+// update equations (the integrator) and its Kernel (one transition), and PT
+// drives a ladder of kernels. States are plain data; all randomness comes
+// from Streams passed in, so a run is reproducible bit for bit from its seed
+// and can be checkpointed by saving states and streams.
+package sampler
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+)
+
+// Potential is a differentiable stochastic potential energy U~(theta): the
+// negative log target density, estimated with noise (for a posterior, on a
+// minibatch).
+type Potential interface {
+	// Dim returns the dimension of theta.
+	Dim() int
+	// Gradient writes a stochastic estimate of grad U(theta) into grad and
+	// returns an estimate of U(theta) from the same evaluation. rng supplies
+	// any randomness (the minibatch).
+	Gradient(theta, grad []float64, rng *rand.Rand) (float64, error)
+}
+
+// TermPotential is a potential that can be written as the mean of
+// per-example terms, U(theta) = mean_i u_i(theta), and evaluated on a shared
+// random set of examples for several thetas: what an exchange test needs to
+// estimate the noise of an energy difference.
+type TermPotential interface {
+	// Terms writes u_i(thetas[t]) for one shared random batch of n examples
+	// into out[t][:n]. When n >= Size() > 0 the batch is the whole data set
+	// and the mean is exact.
+	Terms(thetas [][]float64, n int, rng *rand.Rand, out [][]float64) error
+	// Size returns the number of examples, or 0 when it is unbounded.
+	Size() int
+}
+
+// State is one chain's state: position, momentum and Nose-Hoover
+// thermostat, with the last energy estimate. Grad is scratch space.
+type State struct {
+	Theta []float64
+	P     []float64
+	Xi    float64
+	U     float64 // last estimate of U(Theta)
+
+	Grad []float64 `json:"-"`
+	// HMC bookkeeping: whether Grad and U hold values at Theta, and
+	// acceptance counts.
+	GradValid bool
+	Accepted  int
+	Proposed  int
+}
+
+// NewState returns a state at a copy of theta with zero momentum.
+func NewState(theta []float64) *State {
+	d := len(theta)
+	return &State{Theta: append([]float64(nil), theta...), P: make([]float64, d), Grad: make([]float64, d)}
+}
+
+// KineticTemperature returns p'p/D, which the thermostat drives to 1.
+func (s *State) KineticTemperature() float64 {
+	k := 0.0
+	for _, v := range s.P {
+		k += v * v
+	}
+	return k / float64(len(s.P))
+}
+
+// Kernel is one transition of a single-chain sampler targeting
+// exp(-U(theta)/temp).
+type Kernel interface {
+	// Init sets the auxiliary variables (momentum, thermostat) of s.
+	Init(s *State, rng *rand.Rand)
+	// Step advances s by one transition.
+	Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
+	// Name returns the sampler's name.
+	Name() string
+}
+
+// Stream is a seeded, serialisable random stream (PCG).
+type Stream struct {
+	src *rand.PCG
+	*rand.Rand
+}
+
+// NewStream returns stream id of the family seeded by seed; different ids
+// give independent streams.
+func NewStream(seed, id uint64) *Stream {
+	src := rand.NewPCG(seed, id*0x9E3779B97F4A7C15+0xDA942042E4DD58B5)
+	return &Stream{src: src, Rand: rand.New(src)}
+}
+
+// MarshalBinary returns the stream's state.
+func (s *Stream) MarshalBinary() ([]byte, error) { return s.src.MarshalBinary() }
+
+// UnmarshalBinary restores a state returned by MarshalBinary.
+func (s *Stream) UnmarshalBinary(b []byte) error {
+	if s.src == nil {
+		s.src = rand.NewPCG(0, 0)
+		s.Rand = rand.New(s.src)
+	}
+	if err := s.src.UnmarshalBinary(b); err != nil {
+		return fmt.Errorf("restore random stream: %w", err)
+	}
+	return nil
+}
+
+// checkDim reports a dimension mismatch between a state and a potential.
+func checkDim(pot Potential, s *State) error {
+	if len(s.Theta) != pot.Dim() || len(s.P) != pot.Dim() {
+		return fmt.Errorf("state has dimension %d (momentum %d), potential %d", len(s.Theta), len(s.P), pot.Dim())
+	}
+	if len(s.Grad) != pot.Dim() {
+		s.Grad = make([]float64, pot.Dim())
+	}
+	return nil
+}
+
+// ErrDiverged is returned when a state becomes non-finite.
+var ErrDiverged = errors.New("sampler diverged: non-finite position, momentum or thermostat (step size too large?)")

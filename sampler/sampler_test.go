@@ -1,0 +1,341 @@
+package sampler
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// moments returns the per-coordinate mean and variance of samples.
+func moments(xs [][]float64) (mean, variance []float64) {
+	d := len(xs[0])
+	mean, variance = make([]float64, d), make([]float64, d)
+	for _, x := range xs {
+		for i, v := range x {
+			mean[i] += v / float64(len(xs))
+		}
+	}
+	for _, x := range xs {
+		for i, v := range x {
+			variance[i] += (v - mean[i]) * (v - mean[i]) / float64(len(xs)-1)
+		}
+	}
+	return mean, variance
+}
+
+// runChain runs kernel k for n steps on pot at temperature temp and returns
+// every thin-th position after burn steps.
+func runChain(t *testing.T, k Kernel, pot Potential, theta0 []float64, temp float64, n, burn, thin int, seed uint64) [][]float64 {
+	t.Helper()
+	rng := NewStream(seed, 0)
+	s := NewState(theta0)
+	k.Init(s, rng.Rand)
+	var xs [][]float64
+	for i := 0; i < n; i++ {
+		if err := k.Step(pot, s, temp, rng.Rand); err != nil {
+			t.Fatal(err)
+		}
+		if i >= burn && i%thin == 0 {
+			xs = append(xs, append([]float64(nil), s.Theta...))
+		}
+	}
+	return xs
+}
+
+// TestKernelsGaussian checks the mean and variance each sampler reaches on a
+// Gaussian target with noisy gradients. The noise (variance 4 per
+// coordinate) is large enough that SGNHT without its thermostat (SGHMC with
+// the same friction) overestimates the variance by about 20%: the
+// "no thermostat" case must fail the tolerance SGNHT meets.
+func TestKernelsGaussian(t *testing.T) {
+	target := &Gaussian{Mean: []float64{1, -2}, Var: []float64{1, 4}, NoiseVar: 4}
+	quiet := &Gaussian{Mean: []float64{1, -2}, Var: []float64{1, 4}, NoiseVar: 0.1}
+	cases := []struct {
+		name   string
+		k      Kernel
+		pot    *Gaussian
+		temp   float64
+		wantOK bool
+	}{
+		{"sgnht", SGNHT{StepSize: 0.1, Diffusion: 1}, target, 1, true},
+		{"sgnht T=2", SGNHT{StepSize: 0.1, Diffusion: 1}, target, 2, true},
+		{"sgnht low noise", SGNHT{StepSize: 0.1, Diffusion: 1}, quiet, 1, true},
+		{"sghmc low noise", SGHMC{StepSize: 0.1, Friction: 1}, quiet, 1, true},
+		{"sgld low noise", SGLD{StepSize: 0.02}, quiet, 1, true},
+		{"hmc", HMC{StepSize: 0.3, Leapfrog: 5}, quiet, 1, true},
+		// The thermostat removed: must fail.
+		{"sghmc high noise (no thermostat)", SGHMC{StepSize: 0.1, Friction: 1}, target, 1, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n := 400000
+			if _, ok := c.k.(HMC); ok {
+				n = 60000
+			}
+			xs := runChain(t, c.k, c.pot, []float64{0, 0}, c.temp, n, 5000, 5, 42)
+			mean, variance := moments(xs)
+			ok := true
+			for i := range mean {
+				wantVar := c.pot.Var[i] * c.temp
+				if math.Abs(mean[i]-c.pot.Mean[i]) > 0.1*math.Sqrt(wantVar) || math.Abs(variance[i]/wantVar-1) > 0.07 {
+					ok = false
+				}
+			}
+			if ok != c.wantOK {
+				t.Fatalf("mean %.3f variance %.3f (target mean %v var %v at T=%v): within tolerance = %v, want %v",
+					mean, variance, c.pot.Mean, c.pot.Var, c.temp, ok, c.wantOK)
+			}
+		})
+	}
+}
+
+// exactTerms is a 1-d Gaussian N(0, 1) whose energy terms are exact (a data
+// set of one example), optionally with the energy negated: negating U
+// negates deltaE, which is how TestExchangeSign flips the test's sign.
+type exactTerms struct {
+	negate bool
+}
+
+func (e exactTerms) Dim() int  { return 1 }
+func (e exactTerms) Size() int { return 1 }
+func (e exactTerms) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+	grad[0] = theta[0]
+	return 0.5 * theta[0] * theta[0], nil
+}
+func (e exactTerms) Terms(thetas [][]float64, n int, rng *rand.Rand, out [][]float64) error {
+	for t, th := range thetas {
+		u := 0.5 * th[0] * th[0]
+		if e.negate {
+			u = -u
+		}
+		for i := 0; i < n; i++ {
+			out[t][i] = u
+		}
+	}
+	return nil
+}
+
+// TestExchangeSign runs a 2-rung PT system (T = 1 and 6) with exact energies
+// and rare, weak within-rung moves (SGLD with a tiny step), so the marginals
+// are set mostly by the exchanges. With deltaE = (1/Tj - 1/Tk)(Uj - Uk) both
+// tempered marginals N(0, 1) and N(0, 6) come out right; with the sign
+// flipped (the paper's printed formula) they do not.
+func TestExchangeSign(t *testing.T) {
+	corr, err := NewCorrection(1, CorrectionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, negate := range []bool{false, true} {
+		pt := &PT{Kernel: SGLD{StepSize: 0.02}, Temps: []float64{1, 6}, Every: 1, Exchange: Exchanger{Batch: 1, Correction: corr}, Workers: 1}
+		st, err := pt.Init([][]float64{{0}}, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pot := exactTerms{negate: negate}
+		var cold, hot [][]float64
+		err = pt.Run([]Potential{pot, pot}, pot, st, 300000, func(s *PTState) error {
+			if s.Steps > 1000 {
+				cold = append(cold, []float64{s.Rungs[0].Theta[0]})
+				hot = append(hot, []float64{s.Rungs[1].Theta[0]})
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, vc := moments(cold)
+		_, vh := moments(hot)
+		ok := math.Abs(vc[0]-1) < 0.05 && math.Abs(vh[0]/6-1) < 0.05
+		t.Logf("negated deltaE %v: variances %.3f (want 1), %.3f (want 6), acceptance %.3f, exact %d",
+			negate, vc[0], vh[0], st.Stats.AcceptanceRate(0), st.Stats.Exact)
+		if ok == negate {
+			t.Errorf("negated deltaE %v: marginals right = %v", negate, ok)
+		}
+	}
+}
+
+// TestCorrectionAccuracy checks the largest CDF error between N(0,1)+C and
+// the logistic, computed here by numerical convolution of the table's cell
+// masses with the Gaussian (cell midpoints, x on a grid unrelated to the
+// construction's).
+func TestCorrectionAccuracy(t *testing.T) {
+	cases := []struct {
+		opt  CorrectionOptions
+		want float64
+	}{
+		{CorrectionOptions{Method: CorrectionHermite, Gamma: 0.05, Terms: 6}, 3.9e-4},
+		{CorrectionOptions{Method: CorrectionHermite, Gamma: 0.05, Terms: 7}, 3.5e-4},
+		{CorrectionOptions{Method: CorrectionHermite, Gamma: 0.05, Terms: 8}, 3.5e-4},
+		{CorrectionOptions{Method: CorrectionNNLS}, 1e-4},
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("%s/%d", c.opt.Method, c.opt.Terms)
+		t.Run(name, func(t *testing.T) {
+			corr, err := NewCorrection(1, c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst := 0.0
+			for x := -14.0; x <= 14; x += 0.0137 {
+				f := 0.0
+				for j := 0; j+1 < len(corr.X); j++ {
+					m := corr.CDF[j+1] - corr.CDF[j]
+					if m == 0 {
+						continue
+					}
+					// finer split of each cell into 4 sub-cells
+					for q := 0; q < 4; q++ {
+						mid := corr.X[j] + (float64(q)+0.5)/4*(corr.X[j+1]-corr.X[j])
+						f += m / 4 * 0.5 * math.Erfc(-(x-mid)/math.Sqrt2)
+					}
+				}
+				worst = math.Max(worst, math.Abs(f-1/(1+math.Exp(-x))))
+			}
+			t.Logf("largest CDF error %.3g", worst)
+			if worst > c.want {
+				t.Fatalf("largest CDF error %.3g > %.3g", worst, c.want)
+			}
+		})
+	}
+}
+
+// TestBarkerAcceptance checks that the corrected test accepts with the
+// logistic probability 1/(1+e^-deltaE) when deltaE is observed with Gaussian
+// noise, and that an uncorrected Gaussian test would not.
+func TestBarkerAcceptance(t *testing.T) {
+	corr, _ := NewCorrection(1, CorrectionOptions{})
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, de := range []float64{-2, 0.7, 3} {
+		const trials = 200000
+		sigma := 0.6
+		acc := 0
+		gauss := 0
+		for i := 0; i < trials; i++ {
+			est := de + sigma*rng.NormFloat64()
+			pad := math.Sqrt(1 - sigma*sigma)
+			if est+pad*rng.NormFloat64()+corr.Sample(rng) > 0 {
+				acc++
+			}
+			if est > 0 { // uncorrected: the noise alone as the test
+				gauss++
+			}
+		}
+		want := Logistic(de)
+		got := float64(acc) / trials
+		if math.Abs(got-want) > 0.004 {
+			t.Errorf("deltaE %v: acceptance %.4f, want %.4f", de, got, want)
+		}
+		if math.Abs(float64(gauss)/trials-want) < 0.02 {
+			t.Errorf("deltaE %v: uncorrected test also matched; the check is too weak", de)
+		}
+	}
+}
+
+// noisyPair gives two thetas energy terms with mean difference mu and
+// per-term noise sd, from a data set of size n.
+type noisyPair struct {
+	n      int
+	mu, sd float64
+}
+
+func (p noisyPair) Size() int { return p.n }
+func (p noisyPair) Terms(thetas [][]float64, n int, rng *rand.Rand, out [][]float64) error {
+	for i := 0; i < n; i++ {
+		out[0][i] = p.mu + p.sd*rng.NormFloat64()
+		out[1][i] = 0
+	}
+	return nil
+}
+
+func TestExchangerGrowth(t *testing.T) {
+	corr, _ := NewCorrection(1, CorrectionOptions{})
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := []struct {
+		name         string
+		tp           noisyPair
+		margin       float64
+		grown, exact bool
+		early        bool
+	}{
+		{"small noise", noisyPair{n: 1000, mu: 1, sd: 2}, 0, false, false, false},
+		{"grows", noisyPair{n: 100000, mu: 1, sd: 20}, 0, true, false, false},
+		{"grows to exact", noisyPair{n: 300, mu: 1, sd: 200}, 0, true, true, false},
+		{"decided early", noisyPair{n: 100000, mu: -2000, sd: 200}, 50, false, false, true},
+	}
+	for _, c := range cases {
+		x := Exchanger{Batch: 16, Correction: corr, Margin: c.margin}
+		res, err := x.Test(c.tp, nil, nil, 1, 2, rng)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if res.Grown != c.grown || res.Exact != c.exact || res.Early != c.early {
+			t.Errorf("%s: %+v", c.name, res)
+		}
+		if !res.Exact && !res.Early && res.Sigma > 1 {
+			t.Errorf("%s: accepted with sigma %v above the table's", c.name, res.Sigma)
+		}
+	}
+	// An unbounded potential whose noise cannot be brought under the table's.
+	x := Exchanger{Batch: 16, Correction: corr, MaxBatch: 64}
+	if _, err := x.Test(noisyPair{n: 0, mu: 0, sd: 1000}, nil, nil, 1, 2, rng); err == nil {
+		t.Error("no error when the noise stays too large")
+	}
+}
+
+func TestLadders(t *testing.T) {
+	g, _ := GeometricLadder(10, 10)
+	if g[0] != 1 || math.Abs(g[9]-10) > 1e-12 || math.Abs(g[1]/g[0]-g[5]/g[4]) > 1e-12 {
+		t.Errorf("geometric %v", g)
+	}
+	l, _ := LinearLadder(4, 4)
+	if l[1] != 2 || l[3] != 4 {
+		t.Errorf("linear %v", l)
+	}
+	if e, err := Ladder("1, 2,5", 0, 0); err != nil || e[2] != 5 {
+		t.Errorf("explicit %v %v", e, err)
+	}
+	for _, bad := range []string{"2,3", "1,1", "1,x"} {
+		if _, err := Ladder(bad, 0, 0); err == nil {
+			t.Errorf("ladder %q accepted", bad)
+		}
+	}
+	if _, err := GeometricLadder(3, 0.5); err == nil {
+		t.Error("tmax < 1 accepted")
+	}
+}
+
+// TestPTReproducible checks that a run is identical bit for bit whatever the
+// number of workers, and that streams restored from their saved state
+// continue identically.
+func TestPTReproducible(t *testing.T) {
+	run := func(workers int) *PTState {
+		m := Gauss1D4()
+		temps, _ := GeometricLadder(6, 10)
+		corr, _ := NewCorrection(1, CorrectionOptions{})
+		pt := &PT{Kernel: SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: temps, Every: 3, Exchange: Exchanger{Batch: 16, Correction: corr}, Workers: workers}
+		st, _ := pt.Init([][]float64{m.Start()}, 5)
+		pots := make([]Potential, 6)
+		for i := range pots {
+			pots[i] = m
+		}
+		if err := pt.Run(pots, m, st, 3000, nil); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	a, b := run(1), run(4)
+	for r := range a.Rungs {
+		if a.Rungs[r].Theta[0] != b.Rungs[r].Theta[0] || a.Rungs[r].Xi != b.Rungs[r].Xi {
+			t.Fatalf("rung %d differs between 1 and 4 workers", r)
+		}
+	}
+	s := NewStream(1, 2)
+	s.Float64()
+	saved, _ := s.MarshalBinary()
+	want := s.Float64()
+	var r Stream
+	if err := r.UnmarshalBinary(saved); err != nil || r.Float64() != want {
+		t.Fatal("restored stream diverges")
+	}
+}

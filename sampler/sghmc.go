@@ -1,0 +1,47 @@
+package sampler
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// SGHMC is stochastic gradient HMC with friction (Chen et al. 2014), with
+// unit mass and no gradient-noise estimate (B^ = 0):
+//
+//	p     <- p - C p h - grad U~(theta)/T h + sqrt(2 C h) N(0, I)
+//	theta <- theta + p h
+//
+// It is SGNHT with the thermostat held at the friction C.
+type SGHMC struct {
+	StepSize float64 // h
+	Friction float64 // C
+}
+
+// Name returns "sghmc".
+func (k SGHMC) Name() string { return "sghmc" }
+
+// Init draws p ~ N(0, I).
+func (k SGHMC) Init(s *State, rng *rand.Rand) {
+	for i := range s.P {
+		s.P[i] = rng.NormFloat64()
+	}
+	s.Xi = k.Friction
+}
+
+// Step performs one SGHMC update.
+func (k SGHMC) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
+	if err := checkDim(pot, s); err != nil {
+		return err
+	}
+	u, err := pot.Gradient(s.Theta, s.Grad, rng)
+	if err != nil {
+		return err
+	}
+	s.U = u
+	s.Xi = k.Friction
+	SGNHTUpdate(s.Theta, s.P, s.Grad, k.Friction, k.StepSize, k.Friction, 1/temp, false, rng)
+	if math.IsNaN(s.Theta[0]) || math.IsInf(s.Theta[0], 0) {
+		return ErrDiverged
+	}
+	return nil
+}

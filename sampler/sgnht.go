@@ -1,0 +1,67 @@
+package sampler
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// SGNHT is the stochastic gradient Nose-Hoover thermostat (Ding et al. 2014)
+// at temperature T, with unit mass:
+//
+//	p     <- p - xi p h - grad U~(theta)/T h + sqrt(2 A h) N(0, I)
+//	theta <- theta + p h
+//	xi    <- xi + (p'p/D - 1) h
+//
+// The thermostat xi grows when the kinetic temperature p'p/D exceeds 1 and so
+// absorbs gradient noise of unknown size; A is the injected diffusion.
+type SGNHT struct {
+	StepSize  float64 // h
+	Diffusion float64 // A; the thermostat starts at xi = A
+}
+
+// Name returns "sgnht".
+func (k SGNHT) Name() string { return "sgnht" }
+
+// Init draws p ~ N(0, I) and sets xi = A.
+func (k SGNHT) Init(s *State, rng *rand.Rand) {
+	for i := range s.P {
+		s.P[i] = rng.NormFloat64()
+	}
+	s.Xi = k.Diffusion
+}
+
+// Step performs one SGNHT update.
+func (k SGNHT) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
+	if err := checkDim(pot, s); err != nil {
+		return err
+	}
+	u, err := pot.Gradient(s.Theta, s.Grad, rng)
+	if err != nil {
+		return err
+	}
+	s.U = u
+	s.Xi = SGNHTUpdate(s.Theta, s.P, s.Grad, s.Xi, k.StepSize, k.Diffusion, 1/temp, true, rng)
+	if math.IsNaN(s.Xi) || math.IsInf(s.Xi, 0) {
+		return ErrDiverged
+	}
+	return nil
+}
+
+// SGNHTUpdate applies one SGNHT update in place to theta and p given the
+// gradient at theta, and returns the new thermostat. With adapt false the
+// thermostat is held fixed (xi is then SGHMC's friction).
+func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT float64, adapt bool, rng *rand.Rand) float64 {
+	noise := math.Sqrt(2 * a * h)
+	decay := 1 - xi*h
+	kin := 0.0
+	for i := range p {
+		pi := decay*p[i] - h*invT*grad[i] + noise*rng.NormFloat64()
+		p[i] = pi
+		theta[i] += h * pi
+		kin += pi * pi
+	}
+	if adapt {
+		xi += h * (kin/float64(len(p)) - 1)
+	}
+	return xi
+}

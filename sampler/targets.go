@@ -1,0 +1,157 @@
+package sampler
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Mixture is an isotropic Gaussian mixture target with noisy evaluations:
+// U(theta) = -log sum_m W_m N(theta; Means_m, SD^2 I), and each evaluation of
+// U and of grad U is perturbed by zero-mean Gaussian noise of variance
+// NoiseVar, realised as the mean of PerEval independent per-example terms (so
+// an exchange test can estimate the noise as it would from a minibatch).
+// No sampler is told NoiseVar.
+type Mixture struct {
+	Weights  []float64
+	Means    [][]float64
+	SD       float64
+	NoiseVar float64
+	PerEval  int // per-example terms per evaluation; default 16
+}
+
+// Gauss1D4 returns the paper's 1-d target: weights 0.1, 0.2, 0.3, 0.4 at
+// -9, -3, 3, 9, sd 0.6, noise variance 0.25.
+func Gauss1D4() *Mixture {
+	return &Mixture{Weights: []float64{0.1, 0.2, 0.3, 0.4}, Means: [][]float64{{-9}, {-3}, {3}, {9}}, SD: 0.6, NoiseVar: 0.25, PerEval: 16}
+}
+
+// Gauss2D5 returns the paper's 2-d target: weights 0.3, 0.25, 0.2, 0.15, 0.1
+// at (0,0), (6,6), (-6,6), (-6,-6), (6,-6), sd 0.6, noise variance 0.25.
+func Gauss2D5() *Mixture {
+	return &Mixture{Weights: []float64{0.3, 0.25, 0.2, 0.15, 0.1},
+		Means: [][]float64{{0, 0}, {6, 6}, {-6, 6}, {-6, -6}, {6, -6}}, SD: 0.6, NoiseVar: 0.25, PerEval: 16}
+}
+
+// Target returns a named mixture target: gauss1d4 or gauss2d5.
+func Target(name string) (*Mixture, error) {
+	switch name {
+	case "gauss1d4":
+		return Gauss1D4(), nil
+	case "gauss2d5":
+		return Gauss2D5(), nil
+	}
+	return nil, fmt.Errorf("unknown target %q: expected gauss1d4 or gauss2d5", name)
+}
+
+// Start returns the mean of the lowest-weight component, where the paper
+// starts every chain.
+func (m *Mixture) Start() []float64 {
+	lo := 0
+	for i, w := range m.Weights {
+		if w < m.Weights[lo] {
+			lo = i
+		}
+	}
+	return append([]float64(nil), m.Means[lo]...)
+}
+
+// Dim returns the dimension.
+func (m *Mixture) Dim() int { return len(m.Means[0]) }
+
+// Size returns 0: the noise terms are unlimited.
+func (m *Mixture) Size() int { return 0 }
+
+func (m *Mixture) terms() int {
+	if m.PerEval <= 0 {
+		return 16
+	}
+	return m.PerEval
+}
+
+// Exact returns U(theta) and writes grad U(theta) into grad (if not nil).
+func (m *Mixture) Exact(theta, grad []float64) float64 {
+	// log-sum-exp over components of log W_m - |theta-mu_m|^2/(2 SD^2)
+	lw := make([]float64, len(m.Weights))
+	best := math.Inf(-1)
+	for c, mu := range m.Means {
+		d2 := 0.0
+		for i, v := range theta {
+			d := v - mu[i]
+			d2 += d * d
+		}
+		lw[c] = math.Log(m.Weights[c]) - d2/(2*m.SD*m.SD)
+		best = math.Max(best, lw[c])
+	}
+	sum := 0.0
+	for c := range lw {
+		lw[c] = math.Exp(lw[c] - best)
+		sum += lw[c]
+	}
+	d := float64(len(theta))
+	u := -(best + math.Log(sum)) + 0.5*d*math.Log(2*math.Pi*m.SD*m.SD)
+	if grad != nil {
+		clear(grad)
+		for c, mu := range m.Means {
+			r := lw[c] / sum
+			for i, v := range theta {
+				grad[i] += r * (v - mu[i]) / (m.SD * m.SD)
+			}
+		}
+	}
+	return u
+}
+
+// Density returns the mixture density at theta.
+func (m *Mixture) Density(theta []float64) float64 { return math.Exp(-m.Exact(theta, nil)) }
+
+// Gradient returns a noisy U and writes a noisy gradient into grad.
+func (m *Mixture) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+	u := m.Exact(theta, grad)
+	sd := math.Sqrt(m.NoiseVar) // mean of PerEval terms of variance PerEval*NoiseVar
+	return u + sd*rng.NormFloat64(), m.addGradNoise(grad, sd, rng)
+}
+
+func (m *Mixture) addGradNoise(grad []float64, sd float64, rng *rand.Rand) error {
+	for i := range grad {
+		grad[i] += sd * rng.NormFloat64()
+	}
+	return nil
+}
+
+// Terms writes n per-example terms u_i = U(theta) + e_i with e_i ~
+// N(0, PerEval*NoiseVar) for each theta: their mean has the noise of one
+// evaluation when n = PerEval.
+func (m *Mixture) Terms(thetas [][]float64, n int, rng *rand.Rand, out [][]float64) error {
+	sd := math.Sqrt(m.NoiseVar * float64(m.terms()))
+	for t, th := range thetas {
+		u := m.Exact(th, nil)
+		for i := 0; i < n; i++ {
+			out[t][i] = u + sd*rng.NormFloat64()
+		}
+	}
+	return nil
+}
+
+// Gaussian is a d-dimensional Gaussian target N(Mean, diag(Var)) with
+// gradient noise of variance NoiseVar per coordinate: a target whose answer
+// is known, for tests.
+type Gaussian struct {
+	Mean, Var []float64
+	NoiseVar  float64
+}
+
+// Dim returns the dimension.
+func (g *Gaussian) Dim() int { return len(g.Mean) }
+
+// Gradient returns U(theta) and a noisy gradient.
+func (g *Gaussian) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+	u := 0.0
+	sd := math.Sqrt(g.NoiseVar)
+	for i, v := range theta {
+		d := v - g.Mean[i]
+		u += 0.5 * d * d / g.Var[i]
+		grad[i] = d/g.Var[i] + sd*rng.NormFloat64()
+	}
+	return u, nil
+}
