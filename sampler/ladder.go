@@ -88,4 +88,3 @@ func Ladder(kind string, r int, tmax float64) ([]float64, error) {
 	}
 	return t, nil
 }
-

@@ -51,7 +51,7 @@ type PTState struct {
 // PTStats are exchange and thermostat statistics of a PT run.
 type PTStats struct {
 	// Pair p is rungs (p, p+1) for SchemeAlternate, (0, p+1) for SchemeToFirst.
-	Proposed, Accepted []int
+	Proposed, Accepted  []int
 	Grown, Exact, Early int // exchanges that grew their batch, were exact, decided early
 	// Walker[r] is the label of the configuration at rung r; LastEnd[w] is
 	// the end of the ladder walker w visited last (-1 bottom, +1 top, 0 none).
