@@ -115,6 +115,15 @@ func newPlan[T float](spec nn.Spec, batch int, gemm gemmFunc[T]) *plan[T] {
 // writes -scale * d(sum_i log l_i)/dtheta into grad (the prior is added by
 // the caller in float64).
 func (p *plan[T]) eval(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) float64 {
+	p.forward(theta, data, idx)
+	n := len(idx)
+	last := len(p.layers) - 1
+	return p.loss(data, idx, scale, grad, loglik, n, last)
+}
+
+// forward loads theta and the examples idx and runs the forward pass; the
+// logits end in acts[len(layers)].
+func (p *plan[T]) forward(theta []float64, data *datasets.Dataset, idx []int) {
 	for i, v := range theta {
 		p.w[i] = T(v)
 	}
@@ -143,6 +152,11 @@ func (p *plan[T]) eval(theta []float64, data *datasets.Dataset, idx []int, scale
 			}
 		}
 	}
+}
+
+// loss computes the per-example log-likelihoods from the logits and, with
+// grad != nil, runs the backward pass.
+func (p *plan[T]) loss(data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64, n, last int) float64 {
 	// Output layer: per-example log-likelihood and D_L = dU/dZ_L.
 	ly := p.layers[last]
 	logits := p.acts[last+1][:n*ly.Out]
@@ -254,4 +268,37 @@ func activateGrad[T float](act nn.Activation, a, delta []T) {
 			delta[j] *= v * (1 - v)
 		}
 	}
+}
+
+// Logits writes the network's outputs for examples idx into out (row-major,
+// len(idx) x outputs).
+func (p *Plan) Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
+	if err := checkEval(p.spec, p.MaxBatch(), theta, data, idx, nil, nil); err != nil {
+		return err
+	}
+	k := p.spec.Sizes[len(p.spec.Sizes)-1]
+	if len(out) < len(idx)*k {
+		return fmt.Errorf("logits: output has room for %d values, need %d", len(out), len(idx)*k)
+	}
+	if p.f32 != nil {
+		p.f32.forward(theta, data, idx)
+		for i, v := range p.f32.acts[len(p.f32.layers)][:len(idx)*k] {
+			out[i] = float64(v)
+		}
+	} else {
+		p.f64.forward(theta, data, idx)
+		copy(out, p.f64.acts[len(p.f64.layers)][:len(idx)*k])
+	}
+	return nil
+}
+
+// Logits runs ev's forward pass if it can report logits (Plan can).
+func Logits(ev Evaluator, theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
+	l, ok := ev.(interface {
+		Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error
+	})
+	if !ok {
+		return fmt.Errorf("logits: evaluator %T cannot report logits", ev)
+	}
+	return l.Logits(theta, data, idx, out)
 }

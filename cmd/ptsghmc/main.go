@@ -1,13 +1,95 @@
 // Command ptsghmc trains Bayesian neural networks by parallel-tempered
 // stochastic-gradient HMC and evaluates their posterior-predictive ensembles.
+//
+// Usage:
+//
+//	ptsghmc train      [flags]   sample a Bayesian MLP's posterior (checkpointed, resumable)
+//	ptsghmc eval       [flags]   posterior-predictive accuracy, NLL, ECE, Brier of runs
+//	ptsghmc predict    [flags]   class probabilities and uncertainties for new images
+//	ptsghmc mixture    [flags]   the paper's Gaussian-mixture experiments
+//	ptsghmc correction [flags]   print the Barker correction distribution's CDF
+//	ptsghmc bench      [flags]   time full PT-SGHMC steps
+//
+// Run "ptsghmc COMMAND -h" for a command's flags.
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 )
 
+type command struct {
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"train", "sample a Bayesian MLP's posterior with PT-SGHMC (or sgnht, sghmc, sgld, sgd)", runTrain},
+		{"eval", "posterior-predictive figures of one or more runs", runEval},
+		{"predict", "class probabilities and uncertainties for an IDX image file", runPredict},
+		{"mixture", "the paper's Gaussian-mixture experiments", runMixture},
+		{"correction", "print the Barker correction distribution's CDF as x,cdf lines", runCorrection},
+		{"bench", "time full PT-SGHMC steps on MNIST-shaped synthetic data", runBench},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: ptsghmc COMMAND [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'ptsghmc COMMAND -h' for a command's flags.")
+}
+
 func main() {
-	fmt.Fprintln(os.Stderr, "ptsghmc: commands are coming")
-	os.Exit(2)
+	os.Exit(mainCode(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func mainCode(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(args[1:], stdout, stderr)
+			switch {
+			case err == nil:
+				return 0
+			case errors.Is(err, flag.ErrHelp):
+				return 0
+			case errors.Is(err, errUsage):
+				return 2
+			}
+			fmt.Fprintf(stderr, "ptsghmc %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "ptsghmc: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+// errUsage reports bad flags; the flag package has already printed why.
+var errUsage = errors.New("usage")
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "unexpected arguments: %v\n", fs.Args())
+		return errUsage
+	}
+	return nil
 }

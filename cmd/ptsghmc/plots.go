@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ptsghmc/ptsghmc/train"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// writePlots writes the evaluation's PNGs into dir: reliability.png,
+// samples.png (ensemble accuracy and NLL against samples) and traces.png
+// (swap acceptance and validation log-likelihood against steps).
+func writePlots(dir string, rep *train.Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	// Reliability diagram.
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Reliability (ECE %.4f)", rep.Ensemble.ECE)
+	p.X.Label.Text, p.Y.Label.Text = "confidence", "accuracy"
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+	var pts plotter.XYs
+	for b, n := range rep.Reliab.Count {
+		if n > 0 {
+			pts = append(pts, plotter.XY{X: rep.Reliab.Conf[b], Y: rep.Reliab.Acc[b]})
+		}
+	}
+	diag := plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}}
+	if err := plotutil.AddLinePoints(p, "ensemble", pts, "perfect calibration", diag); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if err := p.Save(5*vg.Inch, 5*vg.Inch, filepath.Join(dir, "reliability.png")); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+
+	// Accuracy and NLL against the number of samples.
+	acc, nll := plot.New(), plot.New()
+	acc.Title.Text, nll.Title.Text = "Ensemble accuracy", "Ensemble NLL"
+	acc.X.Label.Text, nll.X.Label.Text = "samples", "samples"
+	var a, l plotter.XYs
+	for _, c := range rep.Curve {
+		a = append(a, plotter.XY{X: float64(c.Samples), Y: c.Accuracy})
+		l = append(l, plotter.XY{X: float64(c.Samples), Y: c.NLL})
+	}
+	if err := plotutil.AddLinePoints(acc, "test accuracy", a); err != nil {
+		return err
+	}
+	if err := plotutil.AddLinePoints(nll, "test NLL", l); err != nil {
+		return err
+	}
+	if err := saveRow(filepath.Join(dir, "samples.png"), acc, nll); err != nil {
+		return err
+	}
+
+	// Traces.
+	sw, ll := plot.New(), plot.New()
+	sw.Title.Text, ll.Title.Text = "Swap acceptance (cumulative)", "Rung-1 validation log-likelihood"
+	sw.X.Label.Text, ll.X.Label.Text = "step", "step"
+	for _, tr := range rep.Traces {
+		var v plotter.XYs
+		var s []plotter.XYs
+		for _, m := range tr.Lines {
+			v = append(v, plotter.XY{X: float64(m.Step), Y: m.ValLogLik})
+			for p, r := range m.SwapRate {
+				for len(s) <= p {
+					s = append(s, nil)
+				}
+				s[p] = append(s[p], plotter.XY{X: float64(m.Step), Y: r})
+			}
+		}
+		if err := plotutil.AddLines(ll, filepath.Base(tr.Dir), v); err != nil {
+			return err
+		}
+		for p, xy := range s {
+			if err := plotutil.AddLines(sw, fmt.Sprintf("%s pair %d", filepath.Base(tr.Dir), p+1), xy); err != nil {
+				return err
+			}
+		}
+	}
+	return saveRow(filepath.Join(dir, "traces.png"), sw, ll)
+}
+
+// saveRow saves plots side by side in one PNG.
+func saveRow(path string, ps ...*plot.Plot) error {
+	const w, h = 5 * vg.Inch, 4 * vg.Inch
+	img := vgimgCanvas(w*vg.Length(len(ps)), h)
+	for i, p := range ps {
+		p.Draw(subCanvas(img, vg.Length(i)*w, w, h))
+	}
+	return savePNG(img, path)
+}
+
+func vgimgCanvas(w, h vg.Length) *vgimg.Canvas { return vgimg.New(w, h) }
+
+func subCanvas(c *vgimg.Canvas, x0, w, h vg.Length) draw.Canvas {
+	return draw.Canvas{Canvas: c, Rectangle: vg.Rectangle{Min: vg.Point{X: x0, Y: 0}, Max: vg.Point{X: x0 + w, Y: h}}}
+}
+
+func savePNG(c *vgimg.Canvas, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return f.Close()
+}

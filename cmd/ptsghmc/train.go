@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// bindConfig registers one flag per Config field, with c's values as
+// defaults.
+func bindConfig(fs *flag.FlagSet, c *train.Config) {
+	fs.StringVar(&c.Data, "data", c.Data, "directory holding the four MNIST-style IDX files (optionally .gz)")
+	fs.IntVar(&c.TrainSize, "train-size", c.TrainSize, "use a random subset of this many training examples (0: all)")
+	fs.IntVar(&c.Validation, "validation", c.Validation, "training examples held out for the validation log-likelihood trace")
+	fs.StringVar(&c.Arch, "arch", c.Arch, "layer widths, input to output")
+	fs.StringVar(&c.Activation, "activation", c.Activation, "hidden activation: relu, tanh or sigmoid")
+	fs.Float64Var(&c.Prior, "prior", c.Prior, "Gaussian prior precision per weight (times fan-in with --prior-fan-in)")
+	fs.BoolVar(&c.PriorFanIn, "prior-fan-in", c.PriorFanIn, "scale each layer's prior precision by its fan-in")
+	fs.StringVar(&c.Sampler, "sampler", c.Sampler, "ptsghmc, sgnht, sghmc, sgld, or sgd (the non-Bayesian baseline)")
+	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "PT-SGHMC replicas (rungs)")
+	fs.Float64Var(&c.TMax, "tmax", c.TMax, "top temperature of the ladder")
+	fs.StringVar(&c.Ladder, "ladder", c.Ladder, "geometric, linear, or a list of temperatures like 1,1.2,1.5")
+	fs.IntVar(&c.Steps, "steps", c.Steps, "total steps")
+	fs.IntVar(&c.BurnIn, "burnin", c.BurnIn, "steps before the first kept sample")
+	fs.IntVar(&c.Thin, "thin", c.Thin, "keep a rung-1 sample every this many steps")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "minibatch size")
+	fs.Float64Var(&c.LR, "lr", c.LR, "per-example learning rate eps (step size h = sqrt(eps/N))")
+	fs.Float64Var(&c.Friction, "friction", c.Friction, "momentum decay per step alpha (diffusion A = alpha/h)")
+	fs.IntVar(&c.Exchange, "exchange", c.Exchange, "steps between exchange rounds (0: none)")
+	fs.IntVar(&c.XBatch, "xbatch", c.XBatch, "first exchange minibatch (grown as needed)")
+	fs.StringVar(&c.Scheme, "scheme", c.Scheme, "exchange pairs: alternate (even/odd adjacent) or first (each against rung 1)")
+	fs.StringVar(&c.Corr, "correction", c.Corr, "Barker correction table: nnls or hermite (the paper's)")
+	fs.Float64Var(&c.XMargin, "xmargin", c.XMargin, "decide an exchange early when |deltaE| exceeds this by 6 standard errors (0: never)")
+	fs.StringVar(&c.DType, "dtype", c.DType, "float32 or float64")
+	fs.StringVar(&c.Engine, "engine", c.Engine, "plan (BLAS execution plan) or graph (Gorgonia VM)")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
+	fs.IntVar(&c.Workers, "workers", c.Workers, "replicas stepped at once (0: number of cores)")
+	fs.IntVar(&c.CkptEvery, "checkpoint-every", c.CkptEvery, "steps between checkpoints")
+	fs.IntVar(&c.LogEvery, "log-every", c.LogEvery, "steps between metrics lines")
+}
+
+// configArg returns the value of --config in args, if any.
+func configArg(args []string) string {
+	for i, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if a == "config" && i+1 < len(args) {
+			return args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, "config="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func runTrain(args []string, stdout, stderr io.Writer) error {
+	cfg := train.DefaultConfig()
+	if path := configArg(args); path != "" {
+		if err := train.LoadConfigFile(path, &cfg); err != nil {
+			return err
+		}
+	}
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bindConfig(fs, &cfg)
+	fs.String("config", "", "JSON or YAML file of settings (flags given override it)")
+	out := fs.String("out", "runs/default", "run directory")
+	resume := fs.String("resume", "", "resume the run in this directory (with --steps: continue to that many steps in all)")
+	overwrite := fs.Bool("overwrite", false, "replace an existing run in --out")
+	quiet := fs.Bool("quiet", false, "no progress output")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ptsghmc train [flags]\n\nSamples a Bayesian MLP's posterior; rung-1 samples go to OUT/samples, metrics to OUT/metrics.jsonl,\nthe whole state to OUT/checkpoint every --checkpoint-every steps and on SIGINT/SIGTERM.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	steps := 0
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "steps" {
+			steps = cfg.Steps
+		}
+	})
+
+	var run *train.Run
+	var err error
+	if *resume != "" {
+		run, err = train.Resume(*resume, steps)
+	} else {
+		run, err = train.New(*out, cfg, *overwrite)
+	}
+	if err != nil {
+		return err
+	}
+	defer run.Close()
+	c := run.Cfg
+	fmt.Fprintf(stderr, "ptsghmc train: %s %s on %d examples (%d validation), %d parameters, %s; step %d of %d -> %s\n",
+		c.Sampler, c.Arch, run.Data.N, c.Validation, run.Spec.NumParams(), ladderText(run), run.Steps(), c.Steps, run.Dir)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	progress := newProgress(stderr, run.Steps(), c.Steps, *quiet)
+	err = run.Train(ctx, progress.update)
+	progress.finish()
+	if errors.Is(err, train.ErrInterrupted) {
+		fmt.Fprintf(stderr, "interrupted at step %d; resume with: ptsghmc train --resume %s\n", run.Steps(), run.Dir)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	m := run.LastMetrics()
+	fmt.Fprintf(stdout, "trained %d steps: %d samples kept in %s; validation accuracy of the last rung-1 state %.4f, log-likelihood %.4f\n",
+		run.Steps(), m.Samples, run.Dir, m.ValAcc, m.ValLogLik)
+	return nil
+}
+
+func ladderText(run *train.Run) string {
+	t, _ := run.Cfg.Temps()
+	if len(t) == 1 {
+		return "1 chain"
+	}
+	return fmt.Sprintf("%d rungs T=%.3g..%.3g", len(t), t[0], t[len(t)-1])
+}
+
+// progress shows a progress bar on a terminal, and a plain line every 5% of
+// the run (and at least every 30 s) otherwise.
+type progress struct {
+	w          io.Writer
+	bar        *progressbar.ProgressBar
+	start      time.Time
+	first      int
+	target     int
+	lastLine   time.Time
+	lastStep   int
+	quiet      bool
+	lastStatus train.Status
+}
+
+func newProgress(w io.Writer, done, target int, quiet bool) *progress {
+	p := &progress{w: w, start: time.Now(), first: done, target: target, lastLine: time.Now(), quiet: quiet}
+	if quiet {
+		return p
+	}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions(target,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("steps"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionSetWidth(30))
+		p.bar.Set(done)
+	}
+	return p
+}
+
+func (p *progress) describe(s train.Status) string {
+	rates := make([]string, len(s.SwapRate))
+	for i, r := range s.SwapRate {
+		rates[i] = fmt.Sprintf("%.2f", r)
+	}
+	swap := ""
+	if len(rates) > 0 {
+		swap = " swap " + strings.Join(rates, "/")
+	}
+	return fmt.Sprintf("loglik %.4f%s samples %d", s.LogLik, swap, s.Samples)
+}
+
+func (p *progress) update(s train.Status) {
+	p.lastStatus = s
+	if p.quiet {
+		return
+	}
+	if p.bar != nil {
+		p.bar.Describe(p.describe(s))
+		p.bar.Set(s.Step)
+		return
+	}
+	every := max(1, p.target/20)
+	if s.Step%every == 0 || time.Since(p.lastLine) > 30*time.Second || s.Step == p.target {
+		el := time.Since(p.start).Seconds()
+		rate := float64(s.Step-p.first) / el
+		eta := time.Duration(float64(p.target-s.Step)/rate) * time.Second
+		fmt.Fprintf(p.w, "step %d/%d  %.1f steps/s  eta %s  %s\n", s.Step, p.target, rate, eta.Round(time.Second), p.describe(s))
+		p.lastLine = time.Now()
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,178 @@
+// Package train wires datasets, nn, autodiff and sampler into checkpointed
+// sampling runs of Bayesian MLPs, stores rung-1 weight samples, and evaluates
+// posterior-predictive ensembles.
+package train
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/sampler"
+	"gopkg.in/yaml.v3"
+)
+
+// Config is a run's whole configuration. Every field has a command-line flag
+// of the same name (in kebab case) and can be set from a JSON or YAML file;
+// the config actually used is saved in the run directory.
+type Config struct {
+	Data       string  `json:"data" yaml:"data"`             // directory with the four IDX files
+	TrainSize  int     `json:"train_size" yaml:"train_size"` // use only the first n training examples (0: all)
+	Validation int     `json:"validation" yaml:"validation"` // held-out examples for the log-likelihood trace
+	Arch       string  `json:"arch" yaml:"arch"`             // e.g. 784-400-400-10
+	Activation string  `json:"activation" yaml:"activation"` // relu, tanh, sigmoid
+	Prior      float64 `json:"prior" yaml:"prior"`           // prior precision per weight, times fan-in when PriorFanIn
+	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
+
+	Sampler   string  `json:"sampler" yaml:"sampler"`       // ptsghmc, sgnht, sghmc, sgld, sgd
+	Replicas  int     `json:"replicas" yaml:"replicas"`     // PT rungs
+	TMax      float64 `json:"tmax" yaml:"tmax"`             // top temperature
+	Ladder    string  `json:"ladder" yaml:"ladder"`         // geometric, linear or a list 1,1.5,...
+	Steps     int     `json:"steps" yaml:"steps"`           // total steps of the run
+	BurnIn    int     `json:"burnin" yaml:"burnin"`         // steps before the first kept sample
+	Thin      int     `json:"thin" yaml:"thin"`             // keep a sample every thin steps
+	Batch     int     `json:"batch" yaml:"batch"`           // minibatch size
+	LR        float64 `json:"lr" yaml:"lr"`                 // per-example learning rate eps: step h = sqrt(eps/N)
+	Friction  float64 `json:"friction" yaml:"friction"`     // momentum decay per step alpha: diffusion A = alpha/h
+	Exchange  int     `json:"exchange" yaml:"exchange"`     // steps between exchange rounds
+	XBatch    int     `json:"xbatch" yaml:"xbatch"`         // first exchange batch
+	Scheme    string  `json:"scheme" yaml:"scheme"`         // alternate or first
+	Corr      string  `json:"correction" yaml:"correction"` // nnls or hermite
+	XMargin   float64 `json:"xmargin" yaml:"xmargin"`       // decisive early exchange decisions (0: off)
+	DType     string  `json:"dtype" yaml:"dtype"`           // float32 or float64
+	Engine    string  `json:"engine" yaml:"engine"`         // plan or graph
+	Seed      uint64  `json:"seed" yaml:"seed"`
+	Workers   int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
+	CkptEvery int     `json:"checkpoint_every" yaml:"checkpoint_every"`
+	LogEvery  int     `json:"log_every" yaml:"log_every"`
+}
+
+// DefaultConfig returns the defaults: the configuration `make run` trains.
+func DefaultConfig() Config {
+	return Config{
+		Data: datasets.DefaultDir, Validation: 5000,
+		Arch: "784-400-400-10", Activation: "relu", Prior: 1, PriorFanIn: true,
+		Sampler: "ptsghmc", Replicas: 4, TMax: 1.5, Ladder: "geometric",
+		Steps: 20000, BurnIn: 8000, Thin: 200, Batch: 128,
+		LR: 0.05, Friction: 0.1, Exchange: 50, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50,
+		DType: "float32", Engine: "plan", Seed: 1, CkptEvery: 1000, LogEvery: 200,
+	}
+}
+
+// LoadConfigFile reads a JSON (.json) or YAML (.yaml, .yml) file over c:
+// fields the file names replace c's, others stay. Unknown fields are errors.
+func LoadConfigFile(path string, c *Config) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(c); err != nil {
+			return fmt.Errorf("config %s: %w", path, err)
+		}
+	case ".yaml", ".yml":
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		if err := dec.Decode(c); err != nil {
+			return fmt.Errorf("config %s: %w", path, err)
+		}
+	default:
+		return fmt.Errorf("config %s: unknown extension: expected .json, .yaml or .yml", path)
+	}
+	return nil
+}
+
+// Validate checks the configuration, naming the first bad field.
+func (c Config) Validate() error {
+	if _, err := nn.ParseArch(c.Arch); err != nil {
+		return fmt.Errorf("arch: %w", err)
+	}
+	if _, err := nn.ParseActivation(c.Activation); err != nil {
+		return fmt.Errorf("activation: %w", err)
+	}
+	switch c.Sampler {
+	case "ptsghmc", "sgnht", "sghmc", "sgld", "sgd":
+	default:
+		return fmt.Errorf("sampler %q: expected ptsghmc, sgnht, sghmc, sgld or sgd", c.Sampler)
+	}
+	checks := []struct {
+		ok   bool
+		what string
+	}{
+		{c.Steps > 0, "steps must be positive"},
+		{c.BurnIn >= 0 && c.BurnIn < c.Steps || c.Sampler == "sgd", "burnin must be in [0, steps)"},
+		{c.Thin > 0, "thin must be positive"},
+		{c.Batch > 0, "batch must be positive"},
+		{c.LR > 0 && !math.IsInf(c.LR, 0), "lr must be positive"},
+		{c.Friction > 0 && c.Friction < 1, "friction must be in (0, 1)"},
+		{c.Prior >= 0, "prior must be non-negative"},
+		{c.Replicas >= 1, "replicas must be at least 1"},
+		{c.Exchange >= 0, "exchange must be non-negative"},
+		{c.XBatch >= 2, "xbatch must be at least 2"},
+		{c.CkptEvery > 0, "checkpoint_every must be positive"},
+		{c.LogEvery > 0, "log_every must be positive"},
+		{c.Validation >= 0, "validation must be non-negative"},
+		{c.TrainSize >= 0, "train_size must be non-negative"},
+		{c.DType == "float32" || c.DType == "float64", "dtype must be float32 or float64"},
+		{c.Engine == "plan" || c.Engine == "graph", "engine must be plan or graph"},
+		{c.Corr == "nnls" || c.Corr == "hermite", "correction must be nnls or hermite"},
+		{c.Scheme == "alternate" || c.Scheme == "first", "scheme must be alternate or first"},
+	}
+	for _, ch := range checks {
+		if !ch.ok {
+			return fmt.Errorf("config: %s", ch.what)
+		}
+	}
+	if c.Sampler == "ptsghmc" && c.Replicas > 1 {
+		if _, err := sampler.Ladder(c.Ladder, c.Replicas, c.TMax); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Spec returns the network spec the config describes for data with the
+// given number of features and classes.
+func (c Config) Spec(features, classes int) (nn.Spec, error) {
+	sizes, err := nn.ParseArch(c.Arch)
+	if err != nil {
+		return nn.Spec{}, err
+	}
+	if sizes[0] != features {
+		return nn.Spec{}, fmt.Errorf("arch %s takes %d inputs, data has %d features", c.Arch, sizes[0], features)
+	}
+	if sizes[len(sizes)-1] != classes {
+		return nn.Spec{}, fmt.Errorf("arch %s has %d outputs, data has %d classes", c.Arch, sizes[len(sizes)-1], classes)
+	}
+	act, _ := nn.ParseActivation(c.Activation)
+	spec := nn.Spec{Sizes: sizes, Activation: act, Likelihood: nn.Categorical}
+	for l := 0; l < len(sizes)-1; l++ {
+		p := c.Prior
+		if c.PriorFanIn {
+			p *= float64(sizes[l])
+		}
+		spec.PriorPrecision = append(spec.PriorPrecision, p)
+	}
+	return spec, spec.Validate()
+}
+
+// Temps returns the temperature ladder.
+func (c Config) Temps() ([]float64, error) {
+	if c.Sampler != "ptsghmc" || c.Replicas == 1 {
+		return []float64{1}, nil
+	}
+	return sampler.Ladder(c.Ladder, c.Replicas, c.TMax)
+}
+
+// DTypeValue returns the evaluator dtype.
+func (c Config) DTypeValue() autodiff.DType { return autodiff.DType(c.DType) }

@@ -1,0 +1,194 @@
+package train
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+)
+
+// Metrics are the figures of a predictive distribution on labelled data.
+type Metrics struct {
+	Accuracy float64 `json:"accuracy"` // fraction whose most probable class is the label
+	NLL      float64 `json:"nll"`      // mean -log p(label)
+	ECE      float64 `json:"ece"`      // expected calibration error, 15 equal-width confidence bins
+	Brier    float64 `json:"brier"`    // mean sum over classes of (p_c - 1[c = label])^2
+	Samples  int     `json:"samples"`  // weight samples averaged
+}
+
+// ECEBins is the number of confidence bins of Metrics.ECE.
+const ECEBins = 15
+
+// Score computes Metrics for predictive probabilities probs (n rows of k
+// classes, row-major) against labels.
+func Score(probs []float64, labels []int, k int) Metrics {
+	n := len(labels)
+	var m Metrics
+	var binN [ECEBins]int
+	var binConf, binAcc [ECEBins]float64
+	for i, y := range labels {
+		p := probs[i*k : (i+1)*k]
+		best := 0
+		for c := range p {
+			if p[c] > p[best] {
+				best = c
+			}
+		}
+		correct := 0.0
+		if best == y {
+			correct = 1
+		}
+		m.Accuracy += correct
+		m.NLL -= math.Log(math.Max(p[y], 1e-300))
+		for c, v := range p {
+			t := 0.0
+			if c == y {
+				t = 1
+			}
+			m.Brier += (v - t) * (v - t)
+		}
+		conf := p[best]
+		b := int(math.Ceil(conf*ECEBins)) - 1
+		b = min(max(b, 0), ECEBins-1)
+		binN[b]++
+		binConf[b] += conf
+		binAcc[b] += correct
+	}
+	for b := range binN {
+		if binN[b] > 0 {
+			m.ECE += math.Abs(binAcc[b]-binConf[b]) / float64(n)
+		}
+	}
+	m.Accuracy /= float64(n)
+	m.NLL /= float64(n)
+	m.Brier /= float64(n)
+	return m
+}
+
+// Reliability returns, per confidence bin, the number of examples, their
+// mean confidence and their accuracy: the data of a reliability diagram.
+func Reliability(probs []float64, labels []int, k int) (count []int, conf, acc []float64) {
+	count = make([]int, ECEBins)
+	conf = make([]float64, ECEBins)
+	acc = make([]float64, ECEBins)
+	for i, y := range labels {
+		p := probs[i*k : (i+1)*k]
+		best := 0
+		for c := range p {
+			if p[c] > p[best] {
+				best = c
+			}
+		}
+		b := min(max(int(math.Ceil(p[best]*ECEBins))-1, 0), ECEBins-1)
+		count[b]++
+		conf[b] += p[best]
+		if best == y {
+			acc[b]++
+		}
+	}
+	for b := range count {
+		if count[b] > 0 {
+			conf[b] /= float64(count[b])
+			acc[b] /= float64(count[b])
+		}
+	}
+	return count, conf, acc
+}
+
+// Ensemble accumulates the posterior-predictive distribution of weight
+// samples on a data set: the mean of the samples' softmax probabilities.
+type Ensemble struct {
+	Data  *datasets.Dataset
+	Spec  nn.Spec
+	Sum   []float64 // sum over samples of p(c | x_i, theta_s), row-major
+	Ent   []float64 // sum over samples of the entropy of p(. | x_i, theta_s)
+	Count int
+	Last  []float64 // the last sample's probabilities
+
+	plan   *autodiff.Plan
+	logits []float64
+	idx    []int
+}
+
+// NewEnsemble returns an empty ensemble of spec on data.
+func NewEnsemble(spec nn.Spec, data *datasets.Dataset) (*Ensemble, error) {
+	if data.Classes != spec.Sizes[len(spec.Sizes)-1] || data.D != spec.Sizes[0] {
+		return nil, fmt.Errorf("ensemble: model %s does not fit data of %d features and %d classes", spec.Arch(), data.D, data.Classes)
+	}
+	plan, err := autodiff.NewPlan(spec, 500, autodiff.Float32)
+	if err != nil {
+		return nil, err
+	}
+	k := data.Classes
+	return &Ensemble{Data: data, Spec: spec, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
+		Last: make([]float64, data.N*k), plan: plan, logits: make([]float64, 500*k)}, nil
+}
+
+// Add adds one weight sample.
+func (e *Ensemble) Add(theta []float64) error {
+	k := e.Data.Classes
+	for s := 0; s < e.Data.N; s += 500 {
+		e.idx = e.idx[:0]
+		for i := s; i < min(s+500, e.Data.N); i++ {
+			e.idx = append(e.idx, i)
+		}
+		if err := e.plan.Logits(theta, e.Data, e.idx, e.logits); err != nil {
+			return err
+		}
+		for r, i := range e.idx {
+			z := e.logits[r*k : (r+1)*k]
+			lse := logSumExp(z)
+			h := 0.0
+			for c, v := range z {
+				p := math.Exp(v - lse)
+				e.Last[i*k+c] = p
+				e.Sum[i*k+c] += p
+				if p > 0 {
+					h -= p * (v - lse)
+				}
+			}
+			e.Ent[i] += h
+		}
+	}
+	e.Count++
+	return nil
+}
+
+// Reset empties the ensemble.
+func (e *Ensemble) Reset() {
+	clear(e.Sum)
+	clear(e.Ent)
+	e.Count = 0
+}
+
+// Probs returns the ensemble's mean probabilities (a new slice).
+func (e *Ensemble) Probs() []float64 {
+	p := make([]float64, len(e.Sum))
+	for i, v := range e.Sum {
+		p[i] = v / float64(e.Count)
+	}
+	return p
+}
+
+// Metrics scores the ensemble.
+func (e *Ensemble) Metrics() Metrics {
+	m := Score(e.Probs(), e.Data.Labels, e.Data.Classes)
+	m.Samples = e.Count
+	return m
+}
+
+// Uncertainty returns example i's predictive entropy H[mean_s p_s] and the
+// mutual information between its label and the weights,
+// H[mean_s p_s] - mean_s H[p_s] (the epistemic part).
+func (e *Ensemble) Uncertainty(i int) (entropy, mutualInfo float64) {
+	k := e.Data.Classes
+	for c := 0; c < k; c++ {
+		p := e.Sum[i*k+c] / float64(e.Count)
+		if p > 0 {
+			entropy -= p * math.Log(p)
+		}
+	}
+	return entropy, math.Max(0, entropy-e.Ent[i]/float64(e.Count))
+}

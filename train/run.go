@@ -1,0 +1,525 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// File names inside a run directory.
+const (
+	ConfigFile  = "config.json"
+	SamplesFile = "samples"
+	MetricsFile = "metrics.jsonl"
+)
+
+// ErrInterrupted is returned by Run.Train when its context is cancelled; the
+// run was checkpointed first and can be resumed.
+var ErrInterrupted = errors.New("interrupted; checkpoint written")
+
+// Status is what a progress display shows after each step.
+type Status struct {
+	Step, Target int
+	LogLik       float64   // rung-1 minibatch mean log-likelihood per example (at the last log step)
+	SwapRate     []float64 // per pair acceptance so far
+	Samples      int
+	Logged       bool // a metrics line was written at this step
+}
+
+// MetricsLine is one line of metrics.jsonl. It holds no wall-clock times, so
+// an interrupted and resumed run writes the same file as an uninterrupted one.
+type MetricsLine struct {
+	Step       int       `json:"step"`
+	U          float64   `json:"u"`           // rung-1 minibatch potential
+	LogLik     float64   `json:"loglik"`      // rung-1 minibatch mean log-likelihood per example
+	ValLogLik  float64   `json:"val_loglik"`  // rung-1 mean log-likelihood on the validation set
+	ValAcc     float64   `json:"val_acc"`     // rung-1 validation accuracy
+	SwapRate   []float64 `json:"swap_rate"`   // per pair acceptance so far
+	RoundTrips int       `json:"round_trips"` // replica round trips so far
+	Xi         []float64 `json:"xi"`          // per rung thermostat
+	Kinetic    []float64 `json:"kinetic"`     // per rung p'p/D
+	Grown      int       `json:"grown"`       // exchanges that grew their batch
+	Exact      int       `json:"exact"`       // exchanges on the whole data set
+	Early      int       `json:"early"`       // exchanges decided early (Margin rule)
+	Samples    int       `json:"samples"`
+}
+
+// Run is a sampling run of a Bayesian MLP, tied to its directory.
+type Run struct {
+	Dir  string
+	Cfg  Config
+	Spec nn.Spec
+	Data *datasets.Dataset // training data (validation split removed)
+	Val  *datasets.Dataset
+
+	pt      *sampler.PT
+	state   *sampler.PTState
+	pots    []*autodiff.Potential
+	valEval autodiff.Evaluator
+	samples *SampleWriter
+	metrics *os.File
+	mbytes  int64
+	last    MetricsLine
+}
+
+// loadData reads the training data named by cfg and splits off the
+// validation set, deterministically from the seed.
+func loadData(cfg Config) (train, val *datasets.Dataset, err error) {
+	tr, _, err := datasets.LoadMNIST(cfg.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return splitData(cfg, tr)
+}
+
+func splitData(cfg Config, tr *datasets.Dataset) (train, val *datasets.Dataset, err error) {
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	if cfg.TrainSize > 0 && cfg.TrainSize+cfg.Validation < tr.N {
+		idx := rng.Perm(tr.N)[:cfg.TrainSize+cfg.Validation]
+		tr = tr.Subset(idx)
+	}
+	if cfg.Validation == 0 {
+		return tr, nil, nil
+	}
+	if cfg.Validation >= tr.N {
+		return nil, nil, fmt.Errorf("validation %d leaves no training data of %d examples", cfg.Validation, tr.N)
+	}
+	return tr.Split(cfg.Validation, rng)
+}
+
+// kernel returns the per-replica dynamics the config names.
+func (c Config) kernel(n int) sampler.Kernel {
+	h := math.Sqrt(c.LR / float64(n))
+	switch c.Sampler {
+	case "sghmc":
+		return sampler.SGHMC{StepSize: h, Friction: c.Friction / h}
+	case "sgld":
+		return sampler.SGLD{StepSize: 2 * c.LR / float64(n)}
+	case "sgd":
+		return sgdKernel{StepSize: h, Friction: c.Friction / h}
+	}
+	return sampler.SGNHT{StepSize: h, Diffusion: c.Friction / h}
+}
+
+// sgdKernel is momentum SGD on the same potential, the non-Bayesian
+// baseline: SGHMC's update without the injected noise, so it converges to a
+// posterior mode (MAP).
+type sgdKernel struct{ StepSize, Friction float64 }
+
+func (k sgdKernel) Name() string                          { return "sgd" }
+func (k sgdKernel) Init(s *sampler.State, rng *rand.Rand) { clear(s.P) }
+func (k sgdKernel) Step(pot sampler.Potential, s *sampler.State, temp float64, rng *rand.Rand) error {
+	u, err := pot.Gradient(s.Theta, s.Grad, rng)
+	if err != nil {
+		return err
+	}
+	s.U = u
+	decay := 1 - k.Friction*k.StepSize
+	for i := range s.P {
+		s.P[i] = decay*s.P[i] - k.StepSize*s.Grad[i]
+		s.Theta[i] += k.StepSize * s.P[i]
+	}
+	if math.IsNaN(s.Theta[0]) || math.IsInf(s.Theta[0], 0) {
+		return sampler.ErrDiverged
+	}
+	return nil
+}
+
+// New creates a run directory and initialises a run from cfg. With
+// overwrite false an existing run in dir is an error.
+func New(dir string, cfg Config, overwrite bool) (*Run, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, checkpointName)); err == nil && !overwrite {
+		return nil, fmt.Errorf("run directory %s already holds a run: resume it with --resume, or pass --overwrite", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	for _, f := range []string{checkpointName, checkpointName + ".prev", SamplesFile, MetricsFile} {
+		os.Remove(filepath.Join(dir, f))
+	}
+	tr, val, err := loadData(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newRun(dir, cfg, tr, val)
+}
+
+// NewFromData is New with the data given (for tests and embedding).
+func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	tr, val, err := splitData(cfg, train)
+	if err != nil {
+		return nil, err
+	}
+	return newRun(dir, cfg, tr, val)
+}
+
+func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
+	r, err := build(dir, cfg, tr, val)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.MarshalIndent(cfg, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, ConfigFile), append(b, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("save config: %w", err)
+	}
+	theta := make([]float64, r.Spec.NumParams())
+	r.Spec.Init(theta, rand.New(rand.NewPCG(cfg.Seed, 0x1417)))
+	if r.state, err = r.pt.Init([][]float64{theta}, cfg.Seed); err != nil {
+		return nil, err
+	}
+	if err := r.makeBatches(nil); err != nil {
+		return nil, err
+	}
+	if r.samples, err = CreateSamples(filepath.Join(dir, SamplesFile), SampleHeader{Arch: cfg.Arch, Params: r.Spec.NumParams(), DType: "float32"}); err != nil {
+		return nil, err
+	}
+	if r.metrics, err = os.Create(filepath.Join(dir, MetricsFile)); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	if err := r.checkpoint(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// build sets up everything but the sampler state.
+func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
+	spec, err := cfg.Spec(tr.D, tr.Classes)
+	if err != nil {
+		return nil, err
+	}
+	temps, err := cfg.Temps()
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Dir: dir, Cfg: cfg, Spec: spec, Data: tr, Val: val}
+	r.pt = &sampler.PT{Kernel: cfg.kernel(tr.N), Temps: temps, Workers: cfg.Workers}
+	if len(temps) > 1 {
+		corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{Method: sampler.CorrectionMethod(cfg.Corr)})
+		if err != nil {
+			return nil, err
+		}
+		r.pt.Every = cfg.Exchange
+		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
+		r.pt.Exchange = sampler.Exchanger{Batch: cfg.XBatch, Correction: corr, Margin: cfg.XMargin}
+	}
+	// Replicas step in parallel goroutines; each BLAS call then uses one
+	// thread, or the cores are oversubscribed.
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if len(temps) > 1 && workers > 1 {
+		autodiff.SetBLASThreads(1)
+	}
+	for range temps {
+		ev, err := autodiff.New(autodiff.Engine(cfg.Engine), spec, cfg.Batch, cfg.DTypeValue())
+		if err != nil {
+			return nil, err
+		}
+		r.pots = append(r.pots, &autodiff.Potential{Spec: spec, Data: tr, Eval: ev})
+	}
+	if val != nil {
+		if r.valEval, err = autodiff.New(autodiff.EnginePlan, spec, 500, cfg.DTypeValue()); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// makeBatches gives each rung's potential its batch stream: restored ones,
+// or new ones shuffled by the rung's stream.
+func (r *Run) makeBatches(saved []datasets.Batches) error {
+	for j, p := range r.pots {
+		if saved != nil {
+			b := saved[j]
+			p.Batches = &b
+			continue
+		}
+		b, err := datasets.NewBatches(r.Data.N, r.Cfg.Batch, r.state.Streams[j].Rand)
+		if err != nil {
+			return err
+		}
+		p.Batches = b
+	}
+	return nil
+}
+
+// Resume reopens the run in dir from its checkpoint. steps > 0 replaces the
+// run's target step count.
+func Resume(dir string, steps int) (*Run, error) {
+	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+	if err != nil {
+		if errors.Is(err, ErrCheckpoint) {
+			if _, e := os.Stat(filepath.Join(dir, checkpointName+".prev")); e == nil {
+				err = fmt.Errorf("%w (the previous checkpoint is kept as %s; copy it over %s to resume from it)", err, checkpointName+".prev", checkpointName)
+			}
+		}
+		return nil, err
+	}
+	tr, val, err := loadData(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	return resume(dir, c, tr, val, steps)
+}
+
+// ResumeFromData is Resume with the training data given.
+func ResumeFromData(dir string, train *datasets.Dataset, steps int) (*Run, error) {
+	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+	if err != nil {
+		return nil, err
+	}
+	tr, val, err := splitData(c.Config, train)
+	if err != nil {
+		return nil, err
+	}
+	return resume(dir, c, tr, val, steps)
+}
+
+func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*Run, error) {
+	cfg := c.Config
+	if steps > 0 {
+		cfg.Steps = steps
+	}
+	r, err := build(dir, cfg, tr, val)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Rungs) != len(r.pots) || len(c.Streams) != len(r.pots)+1 || len(c.Batches) != len(r.pots) {
+		return nil, fmt.Errorf("checkpoint in %s: %d rungs, %d streams for a %d-rung run: %w", dir, len(c.Rungs), len(c.Streams), len(r.pots), ErrCheckpoint)
+	}
+	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats}
+	for j, rs := range c.Rungs {
+		if len(rs.Theta) != r.Spec.NumParams() {
+			return nil, fmt.Errorf("checkpoint in %s: rung %d has %d parameters, model %s has %d: %w", dir, j, len(rs.Theta), cfg.Arch, r.Spec.NumParams(), ErrCheckpoint)
+		}
+		s := sampler.NewState(rs.Theta)
+		copy(s.P, rs.P)
+		s.Xi, s.U = rs.Xi, rs.U
+		st.Rungs = append(st.Rungs, s)
+	}
+	for _, b := range c.Streams {
+		s := &sampler.Stream{}
+		if err := s.UnmarshalBinary(b); err != nil {
+			return nil, fmt.Errorf("checkpoint in %s: %w", dir, err)
+		}
+		st.Streams = append(st.Streams, s)
+	}
+	r.state = st
+	if err := r.makeBatches(c.Batches); err != nil {
+		return nil, err
+	}
+	if r.samples, err = OpenSamplesAt(filepath.Join(dir, SamplesFile), c.Samples); err != nil {
+		return nil, err
+	}
+	mpath := filepath.Join(dir, MetricsFile)
+	if r.metrics, err = os.OpenFile(mpath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	if err := r.metrics.Truncate(c.Metrics); err != nil {
+		return nil, fmt.Errorf("metrics: truncate %s: %w", mpath, err)
+	}
+	if _, err := r.metrics.Seek(c.Metrics, 0); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	r.mbytes = c.Metrics
+	if cfg.Steps != c.Config.Steps {
+		b, _ := json.MarshalIndent(cfg, "", "  ")
+		os.WriteFile(filepath.Join(dir, ConfigFile), append(b, '\n'), 0o644)
+	}
+	return r, nil
+}
+
+// Steps returns the steps done so far.
+func (r *Run) Steps() int { return r.state.Steps }
+
+// State returns the sampler state (read-only use).
+func (r *Run) State() *sampler.PTState { return r.state }
+
+// checkpoint writes the whole state.
+func (r *Run) checkpoint() error {
+	if err := r.samples.Sync(); err != nil {
+		return fmt.Errorf("samples: sync: %w", err)
+	}
+	if err := r.metrics.Sync(); err != nil {
+		return fmt.Errorf("metrics: sync: %w", err)
+	}
+	c := &Checkpoint{Config: r.Cfg, Steps: r.state.Steps, Rounds: r.state.Rounds, Stats: r.state.Stats,
+		Samples: r.samples.Count, Metrics: r.mbytes}
+	for _, s := range r.state.Rungs {
+		c.Rungs = append(c.Rungs, RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U})
+	}
+	for _, s := range r.state.Streams {
+		b, err := s.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		c.Streams = append(c.Streams, b)
+	}
+	for _, p := range r.pots {
+		c.Batches = append(c.Batches, *p.Batches)
+	}
+	return WriteCheckpoint(r.Dir, c)
+}
+
+// Close closes the run's files.
+func (r *Run) Close() error {
+	err1 := r.samples.Close()
+	err2 := r.metrics.Close()
+	return errors.Join(err1, err2)
+}
+
+func (r *Run) swapRates() []float64 {
+	s := r.state.Stats
+	out := make([]float64, len(s.Proposed))
+	for p := range out {
+		if s.Proposed[p] > 0 {
+			out[p] = s.AcceptanceRate(p)
+		}
+	}
+	return out
+}
+
+// validate returns rung 1's mean validation log-likelihood and accuracy.
+func (r *Run) validate(theta []float64) (float64, float64, error) {
+	if r.Val == nil {
+		return 0, 0, nil
+	}
+	logits := make([]float64, r.valEval.MaxBatch()*r.Val.Classes)
+	ll, acc := 0.0, 0.0
+	idx := make([]int, 0, r.valEval.MaxBatch())
+	for s := 0; s < r.Val.N; s += r.valEval.MaxBatch() {
+		idx = idx[:0]
+		for i := s; i < min(s+r.valEval.MaxBatch(), r.Val.N); i++ {
+			idx = append(idx, i)
+		}
+		if err := autodiff.Logits(r.valEval, theta, r.Val, idx, logits); err != nil {
+			return 0, 0, err
+		}
+		for k, i := range idx {
+			z := logits[k*r.Val.Classes : (k+1)*r.Val.Classes]
+			lse, best := logSumExp(z), 0
+			for c := range z {
+				if z[c] > z[best] {
+					best = c
+				}
+			}
+			ll += z[r.Val.Labels[i]] - lse
+			if best == r.Val.Labels[i] {
+				acc++
+			}
+		}
+	}
+	return ll / float64(r.Val.N), acc / float64(r.Val.N), nil
+}
+
+func logSumExp(z []float64) float64 {
+	m := z[0]
+	for _, v := range z {
+		m = math.Max(m, v)
+	}
+	s := 0.0
+	for _, v := range z {
+		s += math.Exp(v - m)
+	}
+	return m + math.Log(s)
+}
+
+func (r *Run) logMetrics() error {
+	s := r.state
+	rung := s.Rungs[0]
+	m := MetricsLine{Step: s.Steps, U: rung.U, SwapRate: r.swapRates(), RoundTrips: s.Stats.RoundTrips,
+		Grown: s.Stats.Grown, Exact: s.Stats.Exact, Early: s.Stats.Early, Samples: r.samples.Count}
+	m.LogLik = (r.Spec.NegLogPrior(rung.Theta) - rung.U) / float64(r.Data.N)
+	var err error
+	if m.ValLogLik, m.ValAcc, err = r.validate(rung.Theta); err != nil {
+		return err
+	}
+	for _, q := range s.Rungs {
+		m.Xi = append(m.Xi, q.Xi)
+		m.Kinetic = append(m.Kinetic, q.KineticTemperature())
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := r.metrics.Write(b); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	r.mbytes += int64(len(b))
+	r.last = m
+	return nil
+}
+
+// Train runs until the configured number of steps, keeping rung-1 samples,
+// logging metrics and checkpointing; progress, if not nil, is called after
+// every step. When ctx is cancelled it checkpoints and returns
+// ErrInterrupted.
+func (r *Run) Train(ctx context.Context, progress func(Status)) error {
+	pots := make([]sampler.Potential, len(r.pots))
+	for j, p := range r.pots {
+		pots[j] = p
+	}
+	cfg := r.Cfg
+	for r.state.Steps < cfg.Steps {
+		if err := ctx.Err(); err != nil {
+			if cerr := r.checkpoint(); cerr != nil {
+				return errors.Join(ErrInterrupted, cerr)
+			}
+			return ErrInterrupted
+		}
+		if err := r.pt.Step(pots, r.pots[0], r.state); err != nil {
+			return err
+		}
+		step := r.state.Steps
+		keep := step > cfg.BurnIn && (step-cfg.BurnIn)%cfg.Thin == 0
+		if cfg.Sampler == "sgd" {
+			keep = step == cfg.Steps
+		}
+		if keep {
+			if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
+				return err
+			}
+		}
+		logged := step%cfg.LogEvery == 0 || step == cfg.Steps
+		if logged {
+			if err := r.logMetrics(); err != nil {
+				return err
+			}
+		}
+		if step%cfg.CkptEvery == 0 || step == cfg.Steps {
+			if err := r.checkpoint(); err != nil {
+				return err
+			}
+		}
+		if progress != nil {
+			progress(Status{Step: step, Target: cfg.Steps, LogLik: r.last.LogLik, SwapRate: r.swapRates(), Samples: r.samples.Count, Logged: logged})
+		}
+	}
+	return nil
+}
+
+// LastMetrics returns the last metrics line written.
+func (r *Run) LastMetrics() MetricsLine { return r.last }
