@@ -159,7 +159,11 @@ func (w *SampleWriter) Close() error { return w.f.Close() }
 func readSampleHeader(r io.Reader) (SampleHeader, int, error) {
 	var h SampleHeader
 	fixed := make([]byte, 8+4+4+8+4)
-	if _, err := io.ReadFull(r, fixed); err != nil {
+	n, err := io.ReadFull(r, fixed)
+	if n >= 8 && string(fixed[:8]) != samplesMagic || n < 8 && string(fixed[:n]) != samplesMagic[:n] {
+		return h, 0, fmt.Errorf("bad magic %q: not a ptsghmc samples file", fixed[:min(n, 8)])
+	}
+	if err != nil {
 		return h, 0, errors.New("truncated header")
 	}
 	if string(fixed[:8]) != samplesMagic {

@@ -1,0 +1,299 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+)
+
+func smallConfig() Config {
+	c := DefaultConfig()
+	c.Arch = "16-12-3"
+	c.Validation = 30
+	c.Replicas = 3
+	c.TMax = 1.5
+	c.Steps = 120
+	c.BurnIn = 40
+	c.Thin = 10
+	c.Batch = 16
+	c.Exchange = 5
+	c.XBatch = 8
+	c.CkptEvery = 25
+	c.LogEvery = 10
+	c.Workers = 2
+	return c
+}
+
+func smallData(t *testing.T) *datasets.Dataset {
+	d, err := datasets.SyntheticImages(200, 16, 3, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func readAll(t *testing.T, dir string) (samples, metrics []byte) {
+	t.Helper()
+	s, err := os.ReadFile(filepath.Join(dir, SamplesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, m
+}
+
+// TestResumeEqualsUninterrupted interrupts a run (as SIGINT would, through
+// its context) at several points, resumes it, and checks that the samples
+// and metrics files and the final state equal an uninterrupted run's, bit
+// for bit. Each sampler is covered.
+func TestResumeEqualsUninterrupted(t *testing.T) {
+	for _, smp := range []string{"ptsghmc", "sgnht", "sgd"} {
+		t.Run(smp, func(t *testing.T) {
+			cfg := smallConfig()
+			cfg.Sampler = smp
+			data := smallData(t)
+			ref := filepath.Join(t.TempDir(), "ref")
+			r, err := NewFromData(ref, cfg, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Train(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			want := append([]float64(nil), r.State().Rungs[0].Theta...)
+			r.Close()
+			ws, wm := readAll(t, ref)
+
+			dir := filepath.Join(t.TempDir(), "int")
+			r, err = NewFromData(dir, cfg, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, stopAt := range []int{33, 61, 97} {
+				ctx, cancel := context.WithCancel(context.Background())
+				err := r.Train(ctx, func(s Status) {
+					if s.Step == stopAt {
+						cancel()
+					}
+				})
+				cancel()
+				if !errors.Is(err, ErrInterrupted) {
+					t.Fatalf("stop at %d: %v", stopAt, err)
+				}
+				r.Close()
+				// Simulate a crash after the checkpoint: garbage appended to
+				// the samples and metrics files must be dropped on resume.
+				f, _ := os.OpenFile(filepath.Join(dir, SamplesFile), os.O_APPEND|os.O_WRONLY, 0)
+				f.Write([]byte("torn record"))
+				f.Close()
+				if r, err = ResumeFromData(dir, data, 0); err != nil {
+					t.Fatal(err)
+				}
+				if r.Steps() != stopAt {
+					t.Fatalf("resumed at step %d, want %d", r.Steps(), stopAt)
+				}
+			}
+			if err := r.Train(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			got := r.State().Rungs[0].Theta
+			r.Close()
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("final rung-1 parameter %d: %v, uninterrupted %v", i, got[i], want[i])
+				}
+			}
+			gs, gm := readAll(t, dir)
+			if !bytes.Equal(gs, ws) {
+				t.Fatalf("samples differ: %d bytes vs %d", len(gs), len(ws))
+			}
+			if !bytes.Equal(gm, wm) {
+				t.Fatalf("metrics differ:\n%s\nvs\n%s", gm, wm)
+			}
+		})
+	}
+}
+
+// TestCheckpointTruncatedOrCorrupt truncates a checkpoint at every byte
+// offset of its last 4 KB (and flips bytes) and checks each is rejected with
+// a clear error, and that Resume leaves the file untouched.
+func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
+	cfg := smallConfig()
+	dir := t.TempDir()
+	r, err := NewFromData(dir, cfg, smallData(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Train(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	path := filepath.Join(dir, checkpointName)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadCheckpoint(path); err != nil {
+		t.Fatalf("good checkpoint rejected: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "ckpt")
+	from := max(0, len(good)-4096)
+	for n := from; n < len(good); n++ {
+		os.WriteFile(bad, good[:n], 0o644)
+		_, err := ReadCheckpoint(bad)
+		if err == nil || !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), bad) {
+			t.Fatalf("truncated to %d of %d bytes: error %v", n, len(good), err)
+		}
+	}
+	for _, off := range []int{3, 10, 30, len(good) / 2, len(good) - 1} {
+		b := append([]byte(nil), good...)
+		b[off] ^= 0x40
+		os.WriteFile(bad, b, 0o644)
+		if _, err := ReadCheckpoint(bad); err == nil {
+			t.Fatalf("byte %d flipped: accepted", off)
+		}
+	}
+	// Resume of a run whose checkpoint is corrupt fails and keeps the file.
+	corrupt := append([]byte(nil), good[:len(good)-100]...)
+	os.WriteFile(path, corrupt, 0o644)
+	if _, err := ResumeFromData(dir, smallData(t), 0); err == nil {
+		t.Fatal("corrupt checkpoint resumed")
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(after, corrupt) {
+		t.Fatal("corrupt checkpoint was overwritten")
+	}
+	if _, err := os.Stat(path + ".prev"); err != nil {
+		t.Fatalf("previous checkpoint not kept: %v", err)
+	}
+}
+
+// TestScoreByHand checks the metrics on three examples computed by hand.
+func TestScoreByHand(t *testing.T) {
+	probs := []float64{
+		0.7, 0.2, 0.1, // label 0: correct, confidence 0.7
+		0.1, 0.3, 0.6, // label 1: wrong, confidence 0.6
+		0.05, 0.05, 0.9, // label 2: correct, confidence 0.9
+	}
+	m := Score(probs, []int{0, 1, 2}, 3)
+	acc := 2.0 / 3
+	nll := -(math.Log(0.7) + math.Log(0.3) + math.Log(0.9)) / 3
+	brier := ((0.09 + 0.04 + 0.01) + (0.01 + 0.49 + 0.36) + (0.0025 + 0.0025 + 0.01)) / 3
+	// 15 bins of width 1/15: 0.6 -> bin 9 (0.6, 0.6667], 0.7 -> bin 10, 0.9 -> bin 13;
+	// each bin holds one example: ECE = (|1-0.7| + |0-0.6| + |1-0.9|)/3
+	ece := (0.3 + 0.6 + 0.1) / 3
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"accuracy", m.Accuracy, acc}, {"nll", m.NLL, nll}, {"brier", m.Brier, brier}, {"ece", m.ECE, ece}} {
+		if math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestSamplesTornRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s")
+	w, err := CreateSamples(path, SampleHeader{Arch: "2-2", Params: 3, DType: "float64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		w.Append(i*10, []float64{float64(i), 1.5, -2})
+	}
+	w.Close()
+	full, _ := os.ReadFile(path)
+	// tear the last record at every offset
+	rec := 8 + 3*8 + 4
+	for cut := 1; cut < rec; cut++ {
+		os.WriteFile(path, full[:len(full)-cut], 0o644)
+		var steps []int
+		_, dropped, err := ReadSamples(path, func(s int, th []float64) error { steps = append(steps, s); return nil })
+		if err != nil || !dropped || len(steps) != 2 || steps[1] != 10 {
+			t.Fatalf("cut %d: steps %v dropped %v err %v", cut, steps, dropped, err)
+		}
+	}
+	// a corrupted value in the middle record ends the file there
+	b := append([]byte(nil), full...)
+	b[len(b)-rec-5] ^= 1
+	os.WriteFile(path, b, 0o644)
+	n := 0
+	_, dropped, _ := ReadSamples(path, func(int, []float64) error { n++; return nil })
+	if n != 1 || !dropped {
+		t.Fatalf("corrupt record: read %d, dropped %v", n, dropped)
+	}
+	os.WriteFile(path, []byte("not a samples file at all"), 0o644)
+	if _, _, err := ReadSamples(path, func(int, []float64) error { return nil }); err == nil || !strings.Contains(err.Error(), "bad magic") {
+		t.Fatalf("bad file: %v", err)
+	}
+}
+
+func TestConfigFiles(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "c.json")
+	os.WriteFile(js, []byte(`{"arch": "784-100-10", "steps": 77}`), 0o644)
+	yml := filepath.Join(dir, "c.yaml")
+	os.WriteFile(yml, []byte("arch: 784-50-10\nreplicas: 6\nlr: 0.01\n"), 0o644)
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("arhc: 784-50-10\n"), 0o644)
+	c := DefaultConfig()
+	if err := LoadConfigFile(js, &c); err != nil || c.Arch != "784-100-10" || c.Steps != 77 || c.Batch != 128 {
+		t.Fatalf("json: %v %+v", err, c)
+	}
+	if err := LoadConfigFile(yml, &c); err != nil || c.Arch != "784-50-10" || c.Replicas != 6 || c.LR != 0.01 {
+		t.Fatalf("yaml: %v %+v", err, c)
+	}
+	if err := LoadConfigFile(bad, &c); err == nil || !strings.Contains(err.Error(), "arhc") {
+		t.Fatalf("unknown field: %v", err)
+	}
+	c = DefaultConfig()
+	c.Friction = 2
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "friction") {
+		t.Fatalf("bad friction: %v", err)
+	}
+}
+
+func TestRHatESS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	iid := make([][]float64, 4)
+	shifted := make([][]float64, 4)
+	for c := range iid {
+		for i := 0; i < 400; i++ {
+			v := rng.NormFloat64()
+			iid[c] = append(iid[c], v)
+			shifted[c] = append(shifted[c], v+float64(c))
+		}
+	}
+	if r := SplitRHat(iid); r > 1.02 {
+		t.Errorf("iid chains: R-hat %v", r)
+	}
+	if r := SplitRHat(shifted); r < 1.5 {
+		t.Errorf("shifted chains: R-hat %v", r)
+	}
+	if e := BulkESS(iid); e < 1200 || e > 2000 {
+		t.Errorf("iid chains: ESS %v of 1600 draws", e)
+	}
+	// AR(1) with rho 0.9: ESS about n (1-rho)/(1+rho) = 1600/19 = 84
+	ar := make([][]float64, 4)
+	for c := range ar {
+		x := 0.0
+		for i := 0; i < 400; i++ {
+			x = 0.9*x + math.Sqrt(1-0.81)*rng.NormFloat64()
+			ar[c] = append(ar[c], x)
+		}
+	}
+	if e := BulkESS(ar); e < 40 || e > 170 {
+		t.Errorf("AR(1) chains: ESS %v, expected about 84", e)
+	}
+}
