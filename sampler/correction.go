@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // CorrectionMethod names a construction of the Barker correction
@@ -244,21 +242,21 @@ func nnlsCorrection(sigma float64, opt CorrectionOptions) (*Correction, error) {
 	}
 	const xlo, xhi, xstep = -16.0, 16.0, 0.05
 	rows := int(math.Round((xhi-xlo)/xstep)) + 1
-	a := mat.NewDense(rows+1, cells, nil)
+	a := make([]float64, (rows+1)*cells)
 	b := make([]float64, rows+1)
 	for i := 0; i < rows; i++ {
 		x := xlo + xstep*float64(i)
 		for j := 0; j < cells; j++ {
-			a.Set(i, j, gaussUniformCDF(x, edges[j], edges[j+1], sigma))
+			a[i*cells+j] = gaussUniformCDF(x, edges[j], edges[j+1], sigma)
 		}
 		b[i] = Logistic(x)
 	}
 	const sumWeight = 100.0
 	for j := 0; j < cells; j++ {
-		a.Set(rows, j, sumWeight)
+		a[rows*cells+j] = sumWeight
 	}
 	b[rows] = sumWeight
-	m, err := NNLS(a, b)
+	m, err := NNLS(a, rows+1, cells, b)
 	if err != nil {
 		return nil, fmt.Errorf("correction: nnls fit: %w", err)
 	}
@@ -274,52 +272,38 @@ func nnlsCorrection(sigma float64, opt CorrectionOptions) (*Correction, error) {
 }
 
 // NNLS solves min ||A x - b|| subject to x >= 0 by the active-set method of
-// Lawson and Hanson (1974).
-func NNLS(a *mat.Dense, b []float64) ([]float64, error) {
-	rows, cols := a.Dims()
-	if len(b) != rows {
-		return nil, fmt.Errorf("nnls: %d rows, %d right-hand sides", rows, len(b))
+// Lawson and Hanson (1974). A is rows x cols, row-major. It uses no BLAS, so
+// its result does not depend on the BLAS library or its thread count.
+func NNLS(a []float64, rows, cols int, b []float64) ([]float64, error) {
+	if len(a) != rows*cols || len(b) != rows {
+		return nil, fmt.Errorf("nnls: %d values for %dx%d, %d right-hand sides", len(a), rows, cols, len(b))
 	}
 	x := make([]float64, cols)
 	passive := make([]bool, cols)
-	bv := mat.NewVecDense(rows, b)
-	resid := mat.NewVecDense(rows, nil)
-	wv := mat.NewVecDense(cols, nil)
+	resid := make([]float64, rows)
+	w := make([]float64, cols)
 	gradient := func() {
-		resid.MulVec(a, mat.NewVecDense(cols, x))
-		resid.SubVec(bv, resid)
-		wv.MulVec(a.T(), resid)
-	}
-	solvePassive := func() ([]float64, []int, error) {
-		var idx []int
-		for j, p := range passive {
-			if p {
-				idx = append(idx, j)
+		for i := 0; i < rows; i++ {
+			r := b[i]
+			for j, v := range a[i*cols : (i+1)*cols] {
+				r -= v * x[j]
+			}
+			resid[i] = r
+		}
+		clear(w)
+		for i := 0; i < rows; i++ {
+			for j, v := range a[i*cols : (i+1)*cols] {
+				w[j] += v * resid[i]
 			}
 		}
-		sub := mat.NewDense(rows, len(idx), nil)
-		for k, j := range idx {
-			for i := 0; i < rows; i++ {
-				sub.Set(i, k, a.At(i, j))
-			}
-		}
-		var sol mat.VecDense
-		if err := sol.SolveVec(sub, bv); err != nil {
-			return nil, nil, err
-		}
-		s := make([]float64, cols)
-		for k, j := range idx {
-			s[j] = sol.AtVec(k)
-		}
-		return s, idx, nil
 	}
 	const tol = 1e-12
 	for iter := 0; iter < 3*cols; iter++ {
 		gradient()
 		best, bj := tol, -1
 		for j := 0; j < cols; j++ {
-			if !passive[j] && wv.AtVec(j) > best {
-				best, bj = wv.AtVec(j), j
+			if !passive[j] && w[j] > best {
+				best, bj = w[j], j
 			}
 		}
 		if bj < 0 {
@@ -327,13 +311,21 @@ func NNLS(a *mat.Dense, b []float64) ([]float64, error) {
 		}
 		passive[bj] = true
 		for inner := 0; inner < cols; inner++ {
-			s, idx, err := solvePassive()
+			var idx []int
+			for j, p := range passive {
+				if p {
+					idx = append(idx, j)
+				}
+			}
+			sol, err := leastSquares(a, rows, cols, idx, b)
 			if err != nil {
 				return nil, err
 			}
+			s := make([]float64, cols)
 			feasible := true
-			for _, j := range idx {
-				if s[j] <= 0 {
+			for k, j := range idx {
+				s[j] = sol[k]
+				if sol[k] <= 0 {
 					feasible = false
 				}
 			}
@@ -356,4 +348,65 @@ func NNLS(a *mat.Dense, b []float64) ([]float64, error) {
 		}
 	}
 	return x, nil
+}
+
+// leastSquares solves min ||A[:, idx] y - b|| by Householder QR.
+func leastSquares(a []float64, rows, cols int, idx []int, b []float64) ([]float64, error) {
+	n := len(idx)
+	if n > rows {
+		return nil, fmt.Errorf("nnls: %d unknowns, %d equations", n, rows)
+	}
+	// column-major copy of the selected columns
+	q := make([]float64, rows*n)
+	for k, j := range idx {
+		for i := 0; i < rows; i++ {
+			q[k*rows+i] = a[i*cols+j]
+		}
+	}
+	y := append([]float64(nil), b...)
+	for k := 0; k < n; k++ {
+		col := q[k*rows : (k+1)*rows]
+		norm := 0.0
+		for i := k; i < rows; i++ {
+			norm += col[i] * col[i]
+		}
+		norm = math.Sqrt(norm)
+		if norm == 0 {
+			return nil, fmt.Errorf("nnls: rank-deficient columns")
+		}
+		if col[k] > 0 {
+			norm = -norm
+		}
+		// v = col[k:] - norm e_1, stored in place; R[k][k] = norm
+		col[k] -= norm
+		vv := 0.0
+		for i := k; i < rows; i++ {
+			vv += col[i] * col[i]
+		}
+		apply := func(z []float64) {
+			d := 0.0
+			for i := k; i < rows; i++ {
+				d += col[i] * z[i]
+			}
+			f := 2 * d / vv
+			for i := k; i < rows; i++ {
+				z[i] -= f * col[i]
+			}
+		}
+		for c := k + 1; c < n; c++ {
+			apply(q[c*rows : (c+1)*rows])
+		}
+		apply(y)
+		col[k] = norm // keep R's diagonal; the rest of v is no longer needed
+	}
+	// back substitution R x = y[:n]
+	sol := make([]float64, n)
+	for k := n - 1; k >= 0; k-- {
+		v := y[k]
+		for c := k + 1; c < n; c++ {
+			v -= q[c*rows+k] * sol[c]
+		}
+		sol[k] = v / q[k*rows+k]
+	}
+	return sol, nil
 }

@@ -39,7 +39,7 @@ func (k SGHMC) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
 	}
 	s.U = u
 	s.Xi = k.Friction
-	SGNHTUpdate(s.Theta, s.P, s.Grad, k.Friction, k.StepSize, k.Friction, 1/temp, false, rng)
+	SGNHTUpdate(s.Theta, s.P, s.Grad, k.Friction, k.StepSize, k.Friction, 1/temp, 0, rng)
 	if math.IsNaN(s.Theta[0]) || math.IsInf(s.Theta[0], 0) {
 		return ErrDiverged
 	}

@@ -10,13 +10,16 @@ import (
 //
 //	p     <- p - xi p h - grad U~(theta)/T h + sqrt(2 A h) N(0, I)
 //	theta <- theta + p h
-//	xi    <- xi + (p'p/D - 1) h
+//	xi    <- xi + (p'p/D - 1) h / Q
 //
 // The thermostat xi grows when the kinetic temperature p'p/D exceeds 1 and so
-// absorbs gradient noise of unknown size; A is the injected diffusion.
+// absorbs gradient noise of unknown size; A is the injected diffusion and Q
+// the thermostat's inertia (Ding et al. use Q = 1; a smaller Q adapts
+// faster, which large models with small steps need).
 type SGNHT struct {
 	StepSize  float64 // h
 	Diffusion float64 // A; the thermostat starts at xi = A
+	Inertia   float64 // Q; 0 means 1
 }
 
 // Name returns "sgnht".
@@ -40,7 +43,11 @@ func (k SGNHT) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
 		return err
 	}
 	s.U = u
-	s.Xi = SGNHTUpdate(s.Theta, s.P, s.Grad, s.Xi, k.StepSize, k.Diffusion, 1/temp, true, rng)
+	q := k.Inertia
+	if q == 0 {
+		q = 1
+	}
+	s.Xi = SGNHTUpdate(s.Theta, s.P, s.Grad, s.Xi, k.StepSize, k.Diffusion, 1/temp, 1/q, rng)
 	if math.IsNaN(s.Xi) || math.IsInf(s.Xi, 0) {
 		return ErrDiverged
 	}
@@ -48,9 +55,10 @@ func (k SGNHT) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
 }
 
 // SGNHTUpdate applies one SGNHT update in place to theta and p given the
-// gradient at theta, and returns the new thermostat. With adapt false the
-// thermostat is held fixed (xi is then SGHMC's friction).
-func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT float64, adapt bool, rng *rand.Rand) float64 {
+// gradient at theta, and returns the new thermostat, adapted at rate invQ
+// (1/Q). With invQ = 0 the thermostat is held fixed (xi is then SGHMC's
+// friction).
+func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand) float64 {
 	noise := math.Sqrt(2 * a * h)
 	decay := 1 - xi*h
 	kin := 0.0
@@ -60,8 +68,6 @@ func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT float64, adapt bool, r
 		theta[i] += h * pi
 		kin += pi * pi
 	}
-	if adapt {
-		xi += h * (kin/float64(len(p)) - 1)
-	}
+	xi += invQ * h * (kin/float64(len(p)) - 1)
 	return xi
 }

@@ -31,23 +31,24 @@ type Config struct {
 	Prior      float64 `json:"prior" yaml:"prior"`           // prior precision per weight, times fan-in when PriorFanIn
 	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
 
-	Sampler   string  `json:"sampler" yaml:"sampler"`       // ptsghmc, sgnht, sghmc, sgld, sgd
-	Replicas  int     `json:"replicas" yaml:"replicas"`     // PT rungs
-	TMax      float64 `json:"tmax" yaml:"tmax"`             // top temperature
-	Ladder    string  `json:"ladder" yaml:"ladder"`         // geometric, linear or a list 1,1.5,...
-	Steps     int     `json:"steps" yaml:"steps"`           // total steps of the run
-	BurnIn    int     `json:"burnin" yaml:"burnin"`         // steps before the first kept sample
-	Thin      int     `json:"thin" yaml:"thin"`             // keep a sample every thin steps
-	Batch     int     `json:"batch" yaml:"batch"`           // minibatch size
-	LR        float64 `json:"lr" yaml:"lr"`                 // per-example learning rate eps: step h = sqrt(eps/N)
-	Friction  float64 `json:"friction" yaml:"friction"`     // momentum decay per step alpha: diffusion A = alpha/h
-	Exchange  int     `json:"exchange" yaml:"exchange"`     // steps between exchange rounds
-	XBatch    int     `json:"xbatch" yaml:"xbatch"`         // first exchange batch
-	Scheme    string  `json:"scheme" yaml:"scheme"`         // alternate or first
-	Corr      string  `json:"correction" yaml:"correction"` // nnls or hermite
-	XMargin   float64 `json:"xmargin" yaml:"xmargin"`       // decisive early exchange decisions (0: off)
-	DType     string  `json:"dtype" yaml:"dtype"`           // float32 or float64
-	Engine    string  `json:"engine" yaml:"engine"`         // plan or graph
+	Sampler   string  `json:"sampler" yaml:"sampler"`                       // ptsghmc, sgnht, sghmc, sgld, sgd
+	Replicas  int     `json:"replicas" yaml:"replicas"`                     // PT rungs
+	TMax      float64 `json:"tmax" yaml:"tmax"`                             // top temperature
+	Ladder    string  `json:"ladder" yaml:"ladder"`                         // geometric, linear or a list 1,1.5,...
+	Steps     int     `json:"steps" yaml:"steps"`                           // total steps of the run
+	BurnIn    int     `json:"burnin" yaml:"burnin"`                         // steps before the first kept sample
+	Thin      int     `json:"thin" yaml:"thin"`                             // keep a sample every thin steps
+	Batch     int     `json:"batch" yaml:"batch"`                           // minibatch size
+	LR        float64 `json:"lr" yaml:"lr"`                                 // per-example learning rate eps: step h = sqrt(eps/N)
+	Friction  float64 `json:"friction" yaml:"friction"`                     // momentum decay per step alpha: diffusion A = alpha/h
+	Inertia   float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"` // SGNHT thermostat inertia Q (smaller adapts faster)
+	Exchange  int     `json:"exchange" yaml:"exchange"`                     // steps between exchange rounds
+	XBatch    int     `json:"xbatch" yaml:"xbatch"`                         // first exchange batch
+	Scheme    string  `json:"scheme" yaml:"scheme"`                         // alternate or first
+	Corr      string  `json:"correction" yaml:"correction"`                 // nnls or hermite
+	XMargin   float64 `json:"xmargin" yaml:"xmargin"`                       // decisive early exchange decisions (0: off)
+	DType     string  `json:"dtype" yaml:"dtype"`                           // float32 or float64
+	Engine    string  `json:"engine" yaml:"engine"`                         // plan or graph
 	Seed      uint64  `json:"seed" yaml:"seed"`
 	Workers   int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
 	CkptEvery int     `json:"checkpoint_every" yaml:"checkpoint_every"`
@@ -61,7 +62,7 @@ func DefaultConfig() Config {
 		Arch: "784-400-400-10", Activation: "relu", Prior: 1, PriorFanIn: true,
 		Sampler: "ptsghmc", Replicas: 4, TMax: 1.5, Ladder: "geometric",
 		Steps: 20000, BurnIn: 8000, Thin: 200, Batch: 128,
-		LR: 0.05, Friction: 0.1, Exchange: 50, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50,
+		LR: 0.05, Friction: 0.1, Inertia: 0.01, Exchange: 50, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50,
 		DType: "float32", Engine: "plan", Seed: 1, CkptEvery: 1000, LogEvery: 200,
 	}
 }
@@ -116,6 +117,7 @@ func (c Config) Validate() error {
 		{c.LR > 0 && !math.IsInf(c.LR, 0), "lr must be positive"},
 		{c.Friction > 0 && c.Friction < 1, "friction must be in (0, 1)"},
 		{c.Prior >= 0, "prior must be non-negative"},
+		{c.Inertia > 0, "thermostat_inertia must be positive"},
 		{c.Replicas >= 1, "replicas must be at least 1"},
 		{c.Exchange >= 0, "exchange must be non-negative"},
 		{c.XBatch >= 2, "xbatch must be at least 2"},

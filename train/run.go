@@ -109,7 +109,7 @@ func (c Config) kernel(n int) sampler.Kernel {
 	case "sgd":
 		return sgdKernel{StepSize: h, Friction: c.Friction / h}
 	}
-	return sampler.SGNHT{StepSize: h, Diffusion: c.Friction / h}
+	return sampler.SGNHT{StepSize: h, Diffusion: c.Friction / h, Inertia: c.Inertia}
 }
 
 // sgdKernel is momentum SGD on the same potential, the non-Bayesian
