@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+)
+
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := mainCode(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// writeData writes a tiny MNIST-like data set (4x4 images, 3 classes padded
+// to 10) in the standard IDX file names.
+func writeData(t *testing.T) string {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	tr, _ := datasets.SyntheticImages(300, 16, 10, rng)
+	te, _ := datasets.SyntheticImages(100, 16, 10, rng)
+	if err := datasets.WriteImages(tr, 4, 4, filepath.Join(dir, datasets.TrainImages), filepath.Join(dir, datasets.TrainLabels), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := datasets.WriteImages(te, 4, 4, filepath.Join(dir, datasets.TestImages+".gz"), filepath.Join(dir, datasets.TestLabels+".gz"), true); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestTrainEvalPredict(t *testing.T) {
+	data := writeData(t)
+	rd := filepath.Join(t.TempDir(), "run")
+	common := []string{"--data", data, "--arch", "16-8-10", "--validation", "50", "--batch", "32", "--burnin", "50", "--thin", "10", "--log-every", "20", "--quiet"}
+	_, stderr, code := run(t, append([]string{"train", "--out", rd, "--steps", "60"}, common...)...)
+	if code != 0 {
+		t.Fatalf("train: %s", stderr)
+	}
+	// a second train into the same directory refuses without --overwrite
+	if _, stderr, code = run(t, append([]string{"train", "--out", rd, "--steps", "60"}, common...)...); code == 0 || !strings.Contains(stderr, "--resume") {
+		t.Fatalf("second train: code %d, %s", code, stderr)
+	}
+	// resume to more steps
+	if _, stderr, code = run(t, "train", "--resume", rd, "--steps", "120", "--quiet"); code != 0 {
+		t.Fatalf("resume: %s", stderr)
+	}
+	sgd := filepath.Join(t.TempDir(), "sgd")
+	if _, stderr, code = run(t, append([]string{"train", "--out", sgd, "--steps", "60", "--sampler", "sgd"}, common...)...); code != 0 {
+		t.Fatalf("sgd: %s", stderr)
+	}
+	plots := filepath.Join(t.TempDir(), "plots")
+	out, stderr, code := run(t, "eval", "--run", rd, "--run", rd, "--baseline", sgd, "--json", "--plot", plots)
+	if code != 0 {
+		t.Fatalf("eval: %s", stderr)
+	}
+	var rep struct {
+		Ensemble struct {
+			Accuracy float64
+			Samples  int
+		}
+		Baseline *struct{ Accuracy float64 }
+		RHat     float64
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("eval json: %v\n%s", err, out)
+	}
+	if rep.Ensemble.Samples != 14 || rep.Baseline == nil || rep.Ensemble.Accuracy <= 0.1 {
+		t.Fatalf("eval: %+v", rep)
+	}
+	for _, f := range []string{"reliability.png", "samples.png", "traces.png"} {
+		if st, err := os.Stat(filepath.Join(plots, f)); err != nil || st.Size() == 0 {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+	out, stderr, code = run(t, "predict", "--run", rd, "--images", filepath.Join(data, datasets.TestImages+".gz"))
+	if code != 0 {
+		t.Fatalf("predict: %s", stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 101 || !strings.HasPrefix(lines[0], "index,predicted,p0") || !strings.HasSuffix(lines[0], "entropy,mutual_information") {
+		t.Fatalf("predict: %d lines, header %q", len(lines), lines[0])
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nosuch"}, "unknown command"},
+		{[]string{"train", "--data", "/nonexistent", "--out", "/tmp/x-ptsghmc-test", "--overwrite"}, "/nonexistent"},
+		{[]string{"train", "--arch", "784-x-10"}, "width"},
+		{[]string{"train", "--sampler", "magic"}, "sampler"},
+		{[]string{"eval"}, "--run is required"},
+		{[]string{"mixture", "--target", "gauss3d"}, "unknown target"},
+		{[]string{"correction", "--method", "magic"}, "unknown method"},
+	}
+	for _, c := range cases {
+		_, stderr, code := run(t, c.args...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: code %d, stderr %q, want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+func TestCorrectionCommand(t *testing.T) {
+	out, stderr, code := run(t, "correction", "--sigma", "1", "--step", "0.5")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] != "x,cdf" || len(lines) < 40 || !strings.Contains(stderr, "largest CDF error") {
+		t.Fatalf("%d lines, stderr %s", len(lines), stderr)
+	}
+}
+
+func TestMixtureCommand(t *testing.T) {
+	dir := t.TempDir()
+	out, stderr, code := run(t, "mixture", "--target", "gauss2d5", "--steps", "30000", "--burnin", "1000",
+		"--out", filepath.Join(dir, "s.csv"), "--plot", filepath.Join(dir, "p.png"))
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var s MixtureSummary
+	if err := json.Unmarshal([]byte(out), &s); err != nil || s.Samples == 0 || len(s.ModeWeights) != 5 {
+		t.Fatalf("%v %+v", err, s)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "s.csv"))
+	if n := strings.Count(string(b), "\n"); n != s.Samples {
+		t.Fatalf("%d csv lines for %d samples", n, s.Samples)
+	}
+}
