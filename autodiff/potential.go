@@ -1,8 +1,10 @@
 package autodiff
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -18,6 +20,10 @@ type Potential struct {
 	Data    *datasets.Dataset
 	Eval    Evaluator
 	Batches *datasets.Batches // this potential's minibatch stream
+	// TermEvals, if set, evaluate Terms: thetas[t] on TermEvals[t], in
+	// parallel goroutines (give them a large MaxBatch: exchange tests may
+	// need the whole data set).
+	TermEvals []Evaluator
 
 	ll   []float64
 	perm []int
@@ -55,10 +61,14 @@ func (p *Potential) Gradient(theta, grad []float64, rng *rand.Rand) (float64, er
 // LogLik writes the per-example log-likelihoods of theta on examples idx into
 // out, in chunks of the evaluator's batch size.
 func (p *Potential) LogLik(theta []float64, idx []int, out []float64) error {
-	mb := p.Eval.MaxBatch()
+	return logLik(p.Eval, p.Data, theta, idx, out)
+}
+
+func logLik(ev Evaluator, data *datasets.Dataset, theta []float64, idx []int, out []float64) error {
+	mb := ev.MaxBatch()
 	for s := 0; s < len(idx); s += mb {
 		e := min(s+mb, len(idx))
-		if _, err := p.Eval.Eval(theta, p.Data, idx[s:e], 0, nil, out[s:e]); err != nil {
+		if _, err := ev.Eval(theta, data, idx[s:e], 0, nil, out[s:e]); err != nil {
 			return err
 		}
 	}
@@ -88,17 +98,38 @@ func (p *Potential) Terms(thetas [][]float64, n int, rng *rand.Rand, out [][]flo
 		}
 	}
 	idx := p.perm[:n]
-	for t, th := range thetas {
+	for t := range thetas {
 		if len(out[t]) < n {
 			return fmt.Errorf("terms: output %d has room for %d of %d terms", t, len(out[t]), n)
 		}
-		if err := p.LogLik(th, idx, out[t][:n]); err != nil {
+	}
+	terms := func(t int, ev Evaluator) error {
+		if err := logLik(ev, p.Data, thetas[t], idx, out[t][:n]); err != nil {
 			return err
 		}
-		prior := p.Spec.NegLogPrior(th)
+		prior := p.Spec.NegLogPrior(thetas[t])
 		for i := range out[t][:n] {
 			out[t][i] = prior - float64(N)*out[t][i]
 		}
+		return nil
 	}
-	return nil
+	if len(p.TermEvals) < len(thetas) {
+		for t := range thetas {
+			if err := terms(t, p.Eval); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(thetas))
+	var wg sync.WaitGroup
+	for t := range thetas {
+		wg.Add(1)
+		go func(t int) {
+			defer wg.Done()
+			errs[t] = terms(t, p.TermEvals[t])
+		}(t)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
