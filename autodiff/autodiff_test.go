@@ -222,3 +222,33 @@ func TestPotentialTerms(t *testing.T) {
 		t.Fatalf("mean of terms %v, full potential %v", mean, full)
 	}
 }
+
+// TestTermsParallelMatchesSerial checks that exchange terms evaluated on
+// dedicated evaluators in parallel equal the serial evaluation.
+func TestTermsParallelMatchesSerial(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	spec := nn.Spec{Sizes: []int{3, 4, 2}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
+	data := toyData(nn.Categorical, 50, 3, 2, rng)
+	ev, _ := NewPlan(spec, 8, Float64)
+	pot, _ := NewPotential(spec, data, ev, 8, rng)
+	a := make([]float64, spec.NumParams())
+	b := make([]float64, spec.NumParams())
+	spec.Init(a, rng)
+	spec.Init(b, rng)
+	serial := [][]float64{make([]float64, 20), make([]float64, 20)}
+	pot.Terms([][]float64{a, b}, 20, rand.New(rand.NewPCG(9, 9)), serial)
+	e1, _ := NewPlan(spec, 8, Float64)
+	e2, _ := NewPlan(spec, 8, Float64)
+	pot.TermEvals = []Evaluator{e1, e2}
+	par := [][]float64{make([]float64, 20), make([]float64, 20)}
+	if err := pot.Terms([][]float64{a, b}, 20, rand.New(rand.NewPCG(9, 9)), par); err != nil {
+		t.Fatal(err)
+	}
+	for k := range serial {
+		for i := range serial[k] {
+			if serial[k][i] != par[k][i] {
+				t.Fatalf("theta %d term %d: serial %v, parallel %v", k, i, serial[k][i], par[k][i])
+			}
+		}
+	}
+}
