@@ -5,29 +5,8 @@ import (
 	"testing"
 )
 
-// nearestMode returns the index of the mixture component nearest x.
-func nearestMode(m *Mixture, x []float64) int {
-	best, bd := 0, math.Inf(1)
-	for c, mu := range m.Means {
-		d := 0.0
-		for i := range x {
-			d += (x[i] - mu[i]) * (x[i] - mu[i])
-		}
-		if d < bd {
-			best, bd = c, d
-		}
-	}
-	return best
-}
-
 // modeWeights returns the fraction of samples nearest each component.
-func modeWeights(m *Mixture, xs [][]float64) []float64 {
-	w := make([]float64, len(m.Means))
-	for _, x := range xs {
-		w[nearestMode(m, x)] += 1 / float64(len(xs))
-	}
-	return w
-}
+func modeWeights(m *Mixture, xs [][]float64) []float64 { return m.ModeWeights(xs) }
 
 // TestMixtureModes reproduces the paper's experiment: from the lowest-weight
 // mode, PT-SGHMC (10 rungs from 1 to 10) recovers every mode's weight within

@@ -14,6 +14,7 @@ package sampler
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 )
 
@@ -119,6 +120,28 @@ func checkDim(pot Potential, s *State) error {
 	}
 	if len(s.Grad) != pot.Dim() {
 		s.Grad = make([]float64, pot.Dim())
+	}
+	return nil
+}
+
+// gradientAt checks s against pot, evaluates the stochastic gradient at
+// s.Theta into s.Grad and records the energy estimate in s.U.
+func gradientAt(pot Potential, s *State, rng *rand.Rand) error {
+	if err := checkDim(pot, s); err != nil {
+		return err
+	}
+	u, err := pot.Gradient(s.Theta, s.Grad, rng)
+	if err != nil {
+		return err
+	}
+	s.U = u
+	return nil
+}
+
+// finite reports ErrDiverged when v is not finite.
+func finite(v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ErrDiverged
 	}
 	return nil
 }

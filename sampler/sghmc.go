@@ -1,7 +1,6 @@
 package sampler
 
 import (
-	"math"
 	"math/rand/v2"
 )
 
@@ -30,18 +29,10 @@ func (k SGHMC) Init(s *State, rng *rand.Rand) {
 
 // Step performs one SGHMC update.
 func (k SGHMC) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
-	if err := checkDim(pot, s); err != nil {
+	if err := gradientAt(pot, s, rng); err != nil {
 		return err
 	}
-	u, err := pot.Gradient(s.Theta, s.Grad, rng)
-	if err != nil {
-		return err
-	}
-	s.U = u
 	s.Xi = k.Friction
 	SGNHTUpdate(s.Theta, s.P, s.Grad, k.Friction, k.StepSize, k.Friction, 1/temp, 0, rng)
-	if math.IsNaN(s.Theta[0]) || math.IsInf(s.Theta[0], 0) {
-		return ErrDiverged
-	}
-	return nil
+	return finite(s.Theta[0])
 }

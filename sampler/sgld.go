@@ -21,19 +21,11 @@ func (k SGLD) Init(s *State, rng *rand.Rand) {}
 
 // Step performs one SGLD update.
 func (k SGLD) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
-	if err := checkDim(pot, s); err != nil {
+	if err := gradientAt(pot, s, rng); err != nil {
 		return err
 	}
-	u, err := pot.Gradient(s.Theta, s.Grad, rng)
-	if err != nil {
-		return err
-	}
-	s.U = u
 	SGLDUpdate(s.Theta, s.Grad, k.StepSize, 1/temp, rng)
-	if math.IsNaN(s.Theta[0]) || math.IsInf(s.Theta[0], 0) {
-		return ErrDiverged
-	}
-	return nil
+	return finite(s.Theta[0])
 }
 
 // SGLDUpdate applies one SGLD update to theta in place.

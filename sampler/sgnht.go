@@ -35,23 +35,15 @@ func (k SGNHT) Init(s *State, rng *rand.Rand) {
 
 // Step performs one SGNHT update.
 func (k SGNHT) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
-	if err := checkDim(pot, s); err != nil {
+	if err := gradientAt(pot, s, rng); err != nil {
 		return err
 	}
-	u, err := pot.Gradient(s.Theta, s.Grad, rng)
-	if err != nil {
-		return err
-	}
-	s.U = u
 	q := k.Inertia
 	if q == 0 {
 		q = 1
 	}
 	s.Xi = SGNHTUpdate(s.Theta, s.P, s.Grad, s.Xi, k.StepSize, k.Diffusion, 1/temp, 1/q, rng)
-	if math.IsNaN(s.Xi) || math.IsInf(s.Xi, 0) {
-		return ErrDiverged
-	}
-	return nil
+	return finite(s.Xi)
 }
 
 // SGNHTUpdate applies one SGNHT update in place to theta and p given the

@@ -56,6 +56,30 @@ func (m *Mixture) Start() []float64 {
 	return append([]float64(nil), m.Means[lo]...)
 }
 
+// NearestMode returns the index of the component whose mean is nearest x.
+func (m *Mixture) NearestMode(x []float64) int {
+	best, bd := 0, math.Inf(1)
+	for c, mu := range m.Means {
+		d := 0.0
+		for i := range x {
+			d += (x[i] - mu[i]) * (x[i] - mu[i])
+		}
+		if d < bd {
+			best, bd = c, d
+		}
+	}
+	return best
+}
+
+// ModeWeights returns the fraction of samples nearest each component.
+func (m *Mixture) ModeWeights(xs [][]float64) []float64 {
+	w := make([]float64, len(m.Means))
+	for _, x := range xs {
+		w[m.NearestMode(x)] += 1 / float64(len(xs))
+	}
+	return w
+}
+
 // Dim returns the dimension.
 func (m *Mixture) Dim() int { return len(m.Means[0]) }
 

@@ -21,6 +21,23 @@ type Metrics struct {
 // ECEBins is the number of confidence bins of Metrics.ECE.
 const ECEBins = 15
 
+// argmax returns the index of p's largest value.
+func argmax(p []float64) int {
+	best := 0
+	for c := range p {
+		if p[c] > p[best] {
+			best = c
+		}
+	}
+	return best
+}
+
+// confidenceBin returns the ECE bin of a confidence in [0, 1]: bins are
+// (b/15, (b+1)/15], with 0 in the first.
+func confidenceBin(conf float64) int {
+	return min(max(int(math.Ceil(conf*ECEBins))-1, 0), ECEBins-1)
+}
+
 // Score computes Metrics for predictive probabilities probs (n rows of k
 // classes, row-major) against labels.
 func Score(probs []float64, labels []int, k int) Metrics {
@@ -30,12 +47,7 @@ func Score(probs []float64, labels []int, k int) Metrics {
 	var binConf, binAcc [ECEBins]float64
 	for i, y := range labels {
 		p := probs[i*k : (i+1)*k]
-		best := 0
-		for c := range p {
-			if p[c] > p[best] {
-				best = c
-			}
-		}
+		best := argmax(p)
 		correct := 0.0
 		if best == y {
 			correct = 1
@@ -50,8 +62,7 @@ func Score(probs []float64, labels []int, k int) Metrics {
 			m.Brier += (v - t) * (v - t)
 		}
 		conf := p[best]
-		b := int(math.Ceil(conf*ECEBins)) - 1
-		b = min(max(b, 0), ECEBins-1)
+		b := confidenceBin(conf)
 		binN[b]++
 		binConf[b] += conf
 		binAcc[b] += correct
@@ -75,13 +86,8 @@ func Reliability(probs []float64, labels []int, k int) (count []int, conf, acc [
 	acc = make([]float64, ECEBins)
 	for i, y := range labels {
 		p := probs[i*k : (i+1)*k]
-		best := 0
-		for c := range p {
-			if p[c] > p[best] {
-				best = c
-			}
-		}
-		b := min(max(int(math.Ceil(p[best]*ECEBins))-1, 0), ECEBins-1)
+		best := argmax(p)
+		b := confidenceBin(p[best])
 		count[b]++
 		conf[b] += p[best]
 		if best == y {

@@ -124,10 +124,7 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 	}
 	el := time.Since(start).Seconds()
 	sum := MixtureSummary{Target: *target, Sampler: *samplerName, Steps: *steps, Seed: *seed, Samples: len(xs),
-		TrueWeights: m.Weights, StepsPerSec: float64(*steps) / el, ModeWeights: make([]float64, len(m.Weights))}
-	for _, x := range xs {
-		sum.ModeWeights[nearest(m, x)] += 1 / float64(len(xs))
-	}
+		TrueWeights: m.Weights, StepsPerSec: float64(*steps) / el, ModeWeights: m.ModeWeights(xs)}
 	for c := range m.Weights {
 		sum.MaxAbsError = math.Max(sum.MaxAbsError, math.Abs(sum.ModeWeights[c]-m.Weights[c]))
 	}
@@ -158,20 +155,6 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(sum)
-}
-
-func nearest(m *sampler.Mixture, x []float64) int {
-	best, bd := 0, math.Inf(1)
-	for c, mu := range m.Means {
-		d := 0.0
-		for i := range x {
-			d += (x[i] - mu[i]) * (x[i] - mu[i])
-		}
-		if d < bd {
-			best, bd = c, d
-		}
-	}
-	return best
 }
 
 func writeCSV(path string, xs [][]float64) error {
