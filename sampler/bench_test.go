@@ -18,12 +18,23 @@ func BenchmarkSGNHTUpdate(b *testing.B) {
 	}
 }
 
-// BenchmarkNormFloat64 times the Gaussian generator the kernels use.
-func BenchmarkNormFloat64(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	s := 0.0
-	for i := 0; i < b.N; i++ {
-		s += rng.NormFloat64()
-	}
-	_ = s
+// BenchmarkNormals compares the kernels' Gaussian generator with the
+// standard library's.
+func BenchmarkNormals(b *testing.B) {
+	b.Run("ziggurat-wyrand", func(b *testing.B) {
+		ns := newNormalSource(rand.New(rand.NewPCG(1, 2)))
+		s := 0.0
+		for i := 0; i < b.N; i++ {
+			s += ns.norm()
+		}
+		_ = s
+	})
+	b.Run("math-rand-v2", func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		s := 0.0
+		for i := 0; i < b.N; i++ {
+			s += rng.NormFloat64()
+		}
+		_ = s
+	})
 }

@@ -31,7 +31,8 @@ func (k SGLD) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error 
 // SGLDUpdate applies one SGLD update to theta in place.
 func SGLDUpdate(theta, grad []float64, eps, invT float64, rng *rand.Rand) {
 	noise := math.Sqrt(eps)
+	ns := newNormalSource(rng)
 	for i := range theta {
-		theta[i] += -0.5*eps*invT*grad[i] + noise*rng.NormFloat64()
+		theta[i] += -0.5*eps*invT*grad[i] + noise*ns.norm()
 	}
 }

@@ -54,8 +54,9 @@ func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *ra
 	noise := math.Sqrt(2 * a * h)
 	decay := 1 - xi*h
 	kin := 0.0
+	ns := newNormalSource(rng)
 	for i := range p {
-		pi := decay*p[i] - h*invT*grad[i] + noise*rng.NormFloat64()
+		pi := decay*p[i] - h*invT*grad[i] + noise*ns.norm()
 		p[i] = pi
 		theta[i] += h * pi
 		kin += pi * pi
