@@ -62,7 +62,7 @@ func DefaultConfig() Config {
 		Arch: "784-400-400-10", Activation: "relu", Prior: 0.03, PriorFanIn: true,
 		Sampler: "ptsghmc", Replicas: 4, TMax: 1.5, Ladder: "geometric",
 		Steps: 20000, BurnIn: 8000, Thin: 200, Batch: 128,
-		LR: 0.05, Friction: 0.1, Inertia: 0.01, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50,
+		LR: 0.02, Friction: 0.1, Inertia: 0.01, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50,
 		DType: "float32", Engine: "plan", Seed: 1, CkptEvery: 1000, LogEvery: 200,
 	}
 }

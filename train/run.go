@@ -311,6 +311,9 @@ func ResumeFromData(dir string, train *datasets.Dataset, steps int) (*Run, error
 func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*Run, error) {
 	cfg := c.Config
 	if steps > 0 {
+		if steps < c.Steps {
+			return nil, fmt.Errorf("run %s has already done %d steps; --steps %d would go back", dir, c.Steps, steps)
+		}
 		cfg.Steps = steps
 	}
 	r, err := build(dir, cfg, tr, val)
