@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -128,8 +129,11 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sizes := strings.Split(cfg.Arch, "-")
-	data.Classes, _ = strconv.Atoi(sizes[len(sizes)-1])
+	sizes, err := nn.ParseArch(cfg.Arch)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", *run, err)
+	}
+	data.Classes = sizes[len(sizes)-1]
 	data.Labels = make([]int, n)
 	_, spec, err := train.RunSpec(*run, data)
 	if err != nil {
