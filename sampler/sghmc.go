@@ -7,7 +7,7 @@ import (
 // SGHMC is stochastic gradient HMC with friction (Chen et al. 2014), with
 // unit mass and no gradient-noise estimate (B^ = 0):
 //
-//	p     <- p - C p h - grad U~(theta)/T h + sqrt(2 C h) N(0, I)
+//	p     <- exp(-C h) p - grad U~(theta)/T h + sqrt(2 C h) N(0, I)
 //	theta <- theta + p h
 //
 // It is SGNHT with the thermostat held at the friction C.

@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""Side-by-side reference for `ptsghmc bench`: the same PT-SGHMC step in PyTorch.
+
+R replicas of an MLP stacked into batched matrix products, float32, CPU:
+every replica's minibatch potential, gradient and per-example log-likelihoods,
+the SGNHT update with injected noise, and an exchange (per-example energies of
+adjacent pairs on a shared batch) every 10 steps. Not a dependency of the
+project: run it with Debian's python3-torch to compare speeds on one machine.
+
+usage: /usr/bin/python3 scripts/pytorch_bench.py [--replicas 10] [--batch 128] [--steps 50] [--threads 1]
+"""
+import argparse
+import time
+
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--arch", default="784-400-400-10")
+p.add_argument("--replicas", type=int, default=10)
+p.add_argument("--batch", type=int, default=128)
+p.add_argument("--steps", type=int, default=50)
+p.add_argument("--threads", type=int, default=1)
+a = p.parse_args()
+torch.set_num_threads(a.threads)
+torch.manual_seed(1)
+sizes = [int(s) for s in a.arch.split("-")]
+R, B, N = a.replicas, a.batch, 10000
+X = torch.rand(N, sizes[0])
+Y = torch.randint(0, sizes[-1], (N,))
+params = []
+for i, o in zip(sizes[:-1], sizes[1:]):
+    params.append((torch.randn(R, i, o) * (2 / i) ** 0.5).requires_grad_())
+    params.append(torch.zeros(R, 1, o).requires_grad_())
+mom = [torch.randn_like(q) for q in params]
+xi = torch.full((R,), 10.0)
+h, A = 1e-3, 10.0
+temps = torch.logspace(0, 1, R)
+D = sum(q[0].numel() for q in params)
+
+
+def loglik(xb, yb):
+    z = xb.unsqueeze(0).expand(R, -1, -1)
+    for k in range(0, len(params), 2):
+        z = torch.baddbmm(params[k + 1], z, params[k])
+        if k + 2 < len(params):
+            z = torch.relu(z)
+    lp = torch.log_softmax(z, dim=2)
+    return lp.gather(2, yb.view(1, -1, 1).expand(R, -1, 1)).squeeze(2)  # R x B
+
+
+def step(t):
+    global xi
+    idx = torch.randint(0, N, (B,))
+    ll = loglik(X[idx], Y[idx])
+    prior = sum(0.5 * (q ** 2).sum(dim=(1, 2)) for q in params)
+    u = prior - N / B * ll.sum(1)
+    grads = torch.autograd.grad(u.sum(), params)
+    with torch.no_grad():
+        kin = torch.zeros(R)
+        for q, m, g in zip(params, mom, grads):
+            shape = (R,) + (1,) * (q.dim() - 1)
+            m.mul_(1 - (xi * h).view(shape)).sub_(h * g / temps.view(shape))
+            m.add_(torch.randn_like(m), alpha=(2 * A * h) ** 0.5)
+            q.add_(m, alpha=h)
+            kin += (m ** 2).sum(dim=tuple(range(1, q.dim())))
+        xi = xi + h * (kin / D - 1)
+        if t % 10 == 0:
+            idx = torch.randint(0, N, (B,))
+            e = -N * loglik(X[idx], Y[idx])  # per-example energies, R x B
+            for j in range(t // 10 % 2, R - 1, 2):
+                d = (1 / temps[j] - 1 / temps[j + 1]) * (e[j] - e[j + 1])
+                _ = d.mean(), d.std() / B ** 0.5
+
+
+for t in range(3):
+    step(t + 1)
+start = time.time()
+for t in range(a.steps):
+    step(t + 1)
+el = time.time() - start
+print(f"pytorch {torch.__version__} threads={a.threads} {a.arch} R={R} batch={B}: {a.steps / el:.2f} steps/s")
