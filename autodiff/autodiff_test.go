@@ -199,7 +199,7 @@ func TestPotentialTerms(t *testing.T) {
 	spec.Init(theta, rng)
 	// Whole data set: mean of terms equals the full-batch potential.
 	out := [][]float64{make([]float64, 30)}
-	if err := pot.Terms([][]float64{theta}, 1000, rng, out); err != nil {
+	if err := pot.Terms([][]float64{theta}, 0, 1000, rng, out); err != nil {
 		t.Fatal(err)
 	}
 	mean := 0.0
@@ -223,6 +223,42 @@ func TestPotentialTerms(t *testing.T) {
 	}
 }
 
+// TestTermsGrow checks that a batch grown in steps (0..7, 7..19, 19..30)
+// visits every example once: its mean is the full potential.
+func TestTermsGrow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	spec := nn.Spec{Sizes: []int{3, 4, 2}, Activation: nn.Tanh, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
+	data := toyData(nn.Categorical, 30, 3, 2, rng)
+	ev, _ := NewPlan(spec, 8, Float64)
+	pot, _ := NewPotential(spec, data, ev, 8, rng)
+	theta := make([]float64, spec.NumParams())
+	spec.Init(theta, rng)
+	if err := pot.Terms([][]float64{theta}, 3, 5, rng, [][]float64{make([]float64, 2)}); err == nil {
+		t.Error("continuing before any order: no error")
+	}
+	out := make([]float64, 30)
+	for _, r := range [][2]int{{0, 7}, {7, 19}, {19, 30}} {
+		if err := pot.Terms([][]float64{theta}, r[0], r[1], rng, [][]float64{out[r[0]:]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := make([]float64, 30)
+	if err := pot.Terms([][]float64{theta}, 0, 30, rng, [][]float64{full}); err != nil {
+		t.Fatal(err)
+	}
+	sum, want := 0.0, 0.0
+	for i := range out {
+		sum += out[i]
+		want += full[i]
+	}
+	if math.Abs(sum-want) > 1e-9*math.Abs(want) {
+		t.Fatalf("grown batch sums to %v, whole data set %v: an example was repeated or missed", sum, want)
+	}
+	if out[0] == full[0] && out[1] == full[1] && out[2] == full[2] {
+		t.Error("grown batch is in data order: not shuffled")
+	}
+}
+
 // TestTermsParallelMatchesSerial checks that exchange terms evaluated on
 // dedicated evaluators in parallel equal the serial evaluation.
 func TestTermsParallelMatchesSerial(t *testing.T) {
@@ -236,12 +272,12 @@ func TestTermsParallelMatchesSerial(t *testing.T) {
 	spec.Init(a, rng)
 	spec.Init(b, rng)
 	serial := [][]float64{make([]float64, 20), make([]float64, 20)}
-	pot.Terms([][]float64{a, b}, 20, rand.New(rand.NewPCG(9, 9)), serial)
+	pot.Terms([][]float64{a, b}, 0, 20, rand.New(rand.NewPCG(9, 9)), serial)
 	e1, _ := NewPlan(spec, 8, Float64)
 	e2, _ := NewPlan(spec, 8, Float64)
 	pot.TermEvals = []Evaluator{e1, e2}
 	par := [][]float64{make([]float64, 20), make([]float64, 20)}
-	if err := pot.Terms([][]float64{a, b}, 20, rand.New(rand.NewPCG(9, 9)), par); err != nil {
+	if err := pot.Terms([][]float64{a, b}, 0, 20, rand.New(rand.NewPCG(9, 9)), par); err != nil {
 		t.Fatal(err)
 	}
 	for k := range serial {

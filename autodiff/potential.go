@@ -75,29 +75,41 @@ func logLik(ev Evaluator, data *datasets.Dataset, theta []float64, idx []int, ou
 	return nil
 }
 
-// Terms evaluates per-example energy terms at each theta on one shared batch
-// of n examples drawn without replacement by rng (the whole data set, in
-// order, when n >= Size()): out[t][i] = -log p(theta_t) - N log l(theta_t; x_i),
-// so that the mean over i is U~(theta_t).
-func (p *Potential) Terms(thetas [][]float64, n int, rng *rand.Rand, out [][]float64) error {
+// Terms evaluates per-example energy terms at each theta for positions
+// from..to-1 of one shared random order of the data, drawn without
+// replacement by rng (from = 0 starts a new order; from > 0 continues the
+// previous call's, so a growing batch repeats no example; to >= Size() covers
+// the whole data set): out[t][i-from] = -log p(theta_t) - N log l(theta_t; x_i),
+// so that the mean over the batch is U~(theta_t).
+func (p *Potential) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
 	N := p.Data.N
+	if from < 0 || from > to {
+		return fmt.Errorf("terms: bad range %d..%d", from, to)
+	}
+	if from > 0 && len(p.perm) != N {
+		return fmt.Errorf("terms: range %d..%d continues no earlier order", from, to)
+	}
 	if len(p.perm) != N {
 		p.perm = make([]int, N)
 	}
-	// Start from the identity every time, so the batch depends on rng alone
-	// (a resumed run draws the same batches).
-	for i := range p.perm {
-		p.perm[i] = i
+	if from == 0 {
+		// Start from the identity every time, so the order depends on rng
+		// alone (a resumed run draws the same batches).
+		for i := range p.perm {
+			p.perm[i] = i
+		}
 	}
-	if n >= N {
-		n = N
-	} else {
-		for i := 0; i < n; i++ {
+	to = min(to, N)
+	from = min(from, to)
+	if to < N {
+		// Partial Fisher-Yates: positions from..to-1 extend the prefix.
+		for i := from; i < to; i++ {
 			j := i + rng.IntN(N-i)
 			p.perm[i], p.perm[j] = p.perm[j], p.perm[i]
 		}
 	}
-	idx := p.perm[:n]
+	n := to - from
+	idx := p.perm[from:to]
 	for t := range thetas {
 		if len(out[t]) < n {
 			return fmt.Errorf("terms: output %d has room for %d of %d terms", t, len(out[t]), n)

@@ -78,14 +78,18 @@ func (x *Exchanger) Test(tp TermPotential, thetaJ, thetaK []float64, tj, tk floa
 	}
 	c := 1/tj - 1/tk
 	var res ExchangeResult
+	have := 0 // terms evaluated so far: a grown batch extends the same order
 	for {
 		n = min(n, maxN)
-		if len(x.buf[0]) < n {
-			x.buf[0], x.buf[1] = make([]float64, n), make([]float64, n)
+		for t := range x.buf {
+			if len(x.buf[t]) < n {
+				x.buf[t] = append(x.buf[t][:have], make([]float64, n-have)...)
+			}
 		}
-		if err := tp.Terms([][]float64{thetaJ, thetaK}, n, rng, x.buf[:]); err != nil {
+		if err := tp.Terms([][]float64{thetaJ, thetaK}, have, n, rng, [][]float64{x.buf[0][have:], x.buf[1][have:]}); err != nil {
 			return res, fmt.Errorf("exchange: %w", err)
 		}
+		have = n
 		// d_i = c (u_i(theta_j) - u_i(theta_k)); deltaE = mean, sigma = sd/sqrt(n)
 		mean, m2 := 0.0, 0.0
 		for i := 0; i < n; i++ {

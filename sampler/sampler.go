@@ -35,10 +35,13 @@ type Potential interface {
 // random set of examples for several thetas: what an exchange test needs to
 // estimate the noise of an energy difference.
 type TermPotential interface {
-	// Terms writes u_i(thetas[t]) for one shared random batch of n examples
-	// into out[t][:n]. When n >= Size() > 0 the batch is the whole data set
-	// and the mean is exact.
-	Terms(thetas [][]float64, n int, rng *rand.Rand, out [][]float64) error
+	// Terms writes u_i(thetas[t]) for the examples at positions from..to-1
+	// of a shared random order into out[t][:to-from]. A call with from = 0
+	// draws a new order; a call with from > 0 continues the previous call's
+	// order, so a growing batch never repeats an example and earlier terms
+	// need not be recomputed. When to >= Size() > 0 the batch is the whole
+	// data set and the mean is exact.
+	Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error
 	// Size returns the number of examples, or 0 when it is unbounded.
 	Size() int
 }

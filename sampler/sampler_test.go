@@ -103,13 +103,13 @@ func (e exactTerms) Gradient(theta, grad []float64, rng *rand.Rand) (float64, er
 	grad[0] = theta[0]
 	return 0.5 * theta[0] * theta[0], nil
 }
-func (e exactTerms) Terms(thetas [][]float64, n int, rng *rand.Rand, out [][]float64) error {
+func (e exactTerms) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
 	for t, th := range thetas {
 		u := 0.5 * th[0] * th[0]
 		if e.negate {
 			u = -u
 		}
-		for i := 0; i < n; i++ {
+		for i := 0; i < to-from; i++ {
 			out[t][i] = u
 		}
 	}
@@ -240,8 +240,8 @@ type noisyPair struct {
 }
 
 func (p noisyPair) Size() int { return p.n }
-func (p noisyPair) Terms(thetas [][]float64, n int, rng *rand.Rand, out [][]float64) error {
-	for i := 0; i < n; i++ {
+func (p noisyPair) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
+	for i := 0; i < to-from; i++ {
 		out[0][i] = p.mu + p.sd*rng.NormFloat64()
 		out[1][i] = 0
 	}

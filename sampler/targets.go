@@ -146,11 +146,11 @@ func (m *Mixture) addGradNoise(grad []float64, sd float64, rng *rand.Rand) error
 // Terms writes n per-example terms u_i = U(theta) + e_i with e_i ~
 // N(0, PerEval*NoiseVar) for each theta: their mean has the noise of one
 // evaluation when n = PerEval.
-func (m *Mixture) Terms(thetas [][]float64, n int, rng *rand.Rand, out [][]float64) error {
+func (m *Mixture) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
 	sd := math.Sqrt(m.NoiseVar * float64(m.terms()))
 	for t, th := range thetas {
 		u := m.Exact(th, nil)
-		for i := 0; i < n; i++ {
+		for i := 0; i < to-from; i++ {
 			out[t][i] = u + sd*rng.NormFloat64()
 		}
 	}

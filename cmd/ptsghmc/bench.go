@@ -37,6 +37,11 @@ type BenchResult struct {
 	PeakShare     float64 `json:"gradient_share_of_peak"`
 	PeakRSSMiB    float64 `json:"peak_rss_mib"`
 	AllocsPerStep float64 `json:"allocs_per_step"`
+	// Exchange tests in the timed steps, and how they were decided.
+	Exchanges      int `json:"exchanges"`
+	ExchangesGrown int `json:"exchanges_grown"`
+	ExchangesExact int `json:"exchanges_exact"`
+	ExchangesEarly int `json:"exchanges_early"`
 }
 
 // timedPotential measures the time spent in gradient evaluations.
@@ -119,6 +124,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	gradNS.Store(0)
+	prop0, grown0, exact0, early0 := sum(st.Stats.Proposed), st.Stats.Grown, st.Stats.Exact, st.Stats.Early
 	var exNS int64
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
@@ -154,6 +160,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	res.PeakShare = res.GradGFLOPS / res.PeakGFLOPS
 	res.PeakRSSMiB = peakRSS()
 	res.AllocsPerStep = float64(ms1.Mallocs-ms0.Mallocs) / float64(*steps)
+	res.Exchanges = sum(st.Stats.Proposed) - prop0
+	res.ExchangesGrown, res.ExchangesExact, res.ExchangesEarly = st.Stats.Grown-grown0, st.Stats.Exact-exact0, st.Stats.Early-early0
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -163,6 +171,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "  steps/s            %8.2f\n", res.StepsPerSec)
 	fmt.Fprintf(stdout, "  per step: gradient %7.2f ms, update %7.2f ms, exchange %7.2f ms\n", res.GradientSec*1e3, res.UpdateSec*1e3, res.ExchangeSec*1e3)
 	fmt.Fprintf(stdout, "  gradient phase     %8.1f GFLOP/s = %.0f%% of the measured float32 GEMM peak %.1f GFLOP/s\n", res.GradGFLOPS, 100*res.PeakShare, res.PeakGFLOPS)
+	fmt.Fprintf(stdout, "  exchange tests     %8d (%d grew their batch, %d exact on all data, %d decided early)\n", res.Exchanges, res.ExchangesGrown, res.ExchangesExact, res.ExchangesEarly)
 	fmt.Fprintf(stdout, "  peak RSS           %8.0f MiB, %.1f allocations per step\n", res.PeakRSSMiB, res.AllocsPerStep)
 	return nil
 }
@@ -203,4 +212,12 @@ func peakRSS() float64 {
 		}
 	}
 	return 0
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
 }
