@@ -18,6 +18,9 @@ import (
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 )
 
 // BenchResult is the output of ptsghmc bench.
@@ -57,37 +60,114 @@ func (t timedPotential) Gradient(theta, grad []float64, rng *rand.Rand) (float64
 	return u, err
 }
 
+// benchConfig is one bench configuration.
+type benchConfig struct {
+	arch         string
+	replicas     int
+	batch, steps int
+	dtype        string
+	every        int
+	sharedStart  bool
+	peak         float64 // measured GEMM peak (0: measure)
+}
+
 func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	arch := fs.String("arch", "784-400-400-10", "architecture")
-	replicas := fs.Int("replicas", 10, "replicas")
-	batch := fs.Int("batch", 128, "minibatch size")
-	steps := fs.Int("steps", 50, "timed steps (after 5 warm-up steps)")
-	dtype := fs.String("dtype", "float32", "float32 or float64")
-	every := fs.Int("exchange", 10, "steps between exchange rounds")
+	var c benchConfig
+	fs.StringVar(&c.arch, "arch", "784-400-400-10", "architecture")
+	fs.IntVar(&c.replicas, "replicas", 10, "replicas")
+	fs.IntVar(&c.batch, "batch", 128, "minibatch size")
+	fs.IntVar(&c.steps, "steps", 50, "timed steps (after 5 warm-up steps)")
+	fs.StringVar(&c.dtype, "dtype", "float32", "float32 or float64")
+	fs.IntVar(&c.every, "exchange", 10, "steps between exchange rounds")
+	fs.BoolVar(&c.sharedStart, "shared-start", false, "start every replica from one initialisation (default: each replica its own, as in the PyTorch script)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	sweep := fs.Bool("sweep", false, "time replicas 1, 2, 4, 10, 20 at --batch, and batch 32, 128, 512 at --replicas; print a table")
+	plotPath := fs.String("plot", "", "with --sweep: write the scaling plot to this PNG file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc bench [--arch A] [--replicas R] [--batch B] [--steps N] [--dtype float32|float64] [--json]\n\nTimes full PT-SGHMC steps on MNIST-shaped synthetic data.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc bench [--arch A] [--replicas R] [--batch B] [--steps N] [--dtype float32|float64] [--json] [--sweep [--plot p.png]]\n\nTimes full PT-SGHMC steps on MNIST-shaped synthetic data.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	sizes, err := nn.ParseArch(*arch)
+	if *plotPath != "" && !*sweep {
+		return fmt.Errorf("bench: --plot needs --sweep")
+	}
+	if !*sweep {
+		res, err := benchOnce(c)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		}
+		printBench(stdout, res)
+		return nil
+	}
+	c.peak = gemmPeak()
+	var byReplicas, byBatch []BenchResult
+	for _, r := range []int{1, 2, 4, 10, 20} {
+		cc := c
+		cc.replicas = r
+		res, err := benchOnce(cc)
+		if err != nil {
+			return err
+		}
+		byReplicas = append(byReplicas, res)
+	}
+	for _, b := range []int{32, 128, 512} {
+		cc := c
+		cc.batch = b
+		res, err := benchOnce(cc)
+		if err != nil {
+			return err
+		}
+		byBatch = append(byBatch, res)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string][]BenchResult{"replicas": byReplicas, "batch": byBatch})
+	}
+	fmt.Fprintf(stdout, "PT-SGHMC %s, %s, BLAS %s, exchange every %d steps, %d timed steps each\n\n", c.arch, c.dtype, autodiff.BLASName, c.every, c.steps)
+	fmt.Fprintln(stdout, "| replicas | batch | steps/s | replica-steps/s | gradient ms | update ms | exchange ms | GFLOP/s | peak RSS MiB |")
+	fmt.Fprintln(stdout, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range append(append([]BenchResult(nil), byReplicas...), byBatch...) {
+		fmt.Fprintf(stdout, "| %d | %d | %.2f | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f |\n", r.Replicas, r.Batch, r.StepsPerSec,
+			r.StepsPerSec*float64(r.Replicas), r.GradientSec*1e3, r.UpdateSec*1e3, r.ExchangeSec*1e3, r.GradGFLOPS, r.PeakRSSMiB)
+	}
+	if *plotPath != "" {
+		return plotScaling(*plotPath, byReplicas, byBatch)
+	}
+	return nil
+}
+
+// benchOnce times one configuration.
+func benchOnce(c benchConfig) (BenchResult, error) {
+	var res BenchResult
+	sizes, err := nn.ParseArch(c.arch)
 	if err != nil {
-		return err
+		return res, err
+	}
+	if c.replicas < 1 || c.batch < 1 || c.steps < 1 {
+		return res, fmt.Errorf("bench: replicas, batch and steps must be positive (got %d, %d, %d)", c.replicas, c.batch, c.steps)
 	}
 	spec := nn.Spec{Sizes: sizes, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	data, err := datasets.SyntheticImages(10000, sizes[0], sizes[len(sizes)-1], rng)
 	if err != nil {
-		return err
+		return res, err
 	}
 	temps := []float64{1}
-	if *replicas > 1 {
-		if temps, err = sampler.GeometricLadder(*replicas, 10); err != nil {
-			return err
+	threads := autodiff.BLASThreads()
+	defer autodiff.SetBLASThreads(threads)
+	if c.replicas > 1 {
+		if temps, err = sampler.GeometricLadder(c.replicas, 10); err != nil {
+			return res, err
 		}
 		autodiff.SetBLASThreads(1)
 	}
@@ -95,13 +175,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	pots := make([]sampler.Potential, len(temps))
 	var first *autodiff.Potential
 	for j := range pots {
-		ev, err := autodiff.NewPlan(spec, *batch, autodiff.DType(*dtype))
+		ev, err := autodiff.NewPlan(spec, c.batch, autodiff.DType(c.dtype))
 		if err != nil {
-			return err
+			return res, err
 		}
-		p, err := autodiff.NewPotential(spec, data, ev, *batch, rng)
+		p, err := autodiff.NewPotential(spec, data, ev, c.batch, rng)
 		if err != nil {
-			return err
+			return res, err
 		}
 		if j == 0 {
 			first = p
@@ -110,18 +190,24 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{})
 	if err != nil {
-		return err
+		return res, err
 	}
-	pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: temps, Every: *every,
-		Exchange: sampler.Exchanger{Batch: *batch, Correction: corr, Margin: 50}}
-	theta := make([]float64, spec.NumParams())
-	spec.Init(theta, rng)
-	st, err := pt.Init([][]float64{theta}, 1)
+	pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: temps, Every: c.every,
+		Exchange: sampler.Exchanger{Batch: c.batch, Correction: corr, Margin: 50}}
+	starts := make([][]float64, len(temps))
+	if c.sharedStart {
+		starts = starts[:1]
+	}
+	for j := range starts {
+		starts[j] = make([]float64, spec.NumParams())
+		spec.Init(starts[j], rng)
+	}
+	st, err := pt.Init(starts, 1)
 	if err != nil {
-		return err
+		return res, err
 	}
 	if err := pt.Run(pots, first, st, 5, nil); err != nil {
-		return err
+		return res, err
 	}
 	gradNS.Store(0)
 	prop0, grown0, exact0, early0 := sum(st.Stats.Proposed), st.Stats.Grown, st.Stats.Exact, st.Stats.Early
@@ -129,11 +215,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	start := time.Now()
-	for i := 0; i < *steps; i++ {
+	for i := 0; i < c.steps; i++ {
 		t0 := time.Now()
 		exchange := pt.Every > 0 && (st.Steps+1)%pt.Every == 0
 		if err := pt.Step(pots, first, st); err != nil {
-			return err
+			return res, err
 		}
 		if exchange {
 			exNS += int64(time.Since(t0))
@@ -142,38 +228,70 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	wall := time.Since(start).Seconds()
 	runtime.ReadMemStats(&ms1)
 	workers := min(runtime.GOMAXPROCS(0), len(temps))
-	res := BenchResult{Arch: *arch, Replicas: len(temps), Batch: *batch, DType: *dtype, BLAS: autodiff.BLASName, Steps: *steps}
-	res.StepsPerSec = float64(*steps) / wall
-	res.GradientSec = float64(gradNS.Load()) / 1e9 / float64(workers) / float64(*steps)
+	res = BenchResult{Arch: c.arch, Replicas: len(temps), Batch: c.batch, DType: c.dtype, BLAS: autodiff.BLASName, Steps: c.steps}
+	res.StepsPerSec = float64(c.steps) / wall
+	res.GradientSec = float64(gradNS.Load()) / 1e9 / float64(workers) / float64(c.steps)
 	// exchange steps also contain a gradient phase: approximate the exchange
 	// itself as the excess of those steps over the mean non-exchange step.
-	res.ExchangeSec = float64(exNS) / 1e9 / float64(*steps)
-	nEx := float64(*steps / max(1, pt.Every))
-	if nEx > 0 {
-		meanStep := (wall - float64(exNS)/1e9) / (float64(*steps) - nEx)
-		res.ExchangeSec = (float64(exNS)/1e9 - nEx*meanStep) / float64(*steps)
+	res.ExchangeSec = float64(exNS) / 1e9 / float64(c.steps)
+	nEx := 0.0
+	if pt.Every > 0 && len(temps) > 1 {
+		nEx = float64(c.steps / pt.Every)
+	}
+	if nEx > 0 && nEx < float64(c.steps) {
+		meanStep := (wall - float64(exNS)/1e9) / (float64(c.steps) - nEx)
+		res.ExchangeSec = (float64(exNS)/1e9 - nEx*meanStep) / float64(c.steps)
+	} else if nEx == 0 {
+		res.ExchangeSec = 0
 	}
 	res.UpdateSec = 1/res.StepsPerSec - res.GradientSec - res.ExchangeSec
-	flops := 6 * float64(spec.NumParams()) * float64(*batch) * float64(len(temps))
+	flops := 6 * float64(spec.NumParams()) * float64(c.batch) * float64(len(temps))
 	res.GradGFLOPS = flops / res.GradientSec / 1e9
-	res.PeakGFLOPS = gemmPeak()
+	res.PeakGFLOPS = c.peak
+	if res.PeakGFLOPS == 0 {
+		res.PeakGFLOPS = gemmPeak()
+	}
 	res.PeakShare = res.GradGFLOPS / res.PeakGFLOPS
 	res.PeakRSSMiB = peakRSS()
-	res.AllocsPerStep = float64(ms1.Mallocs-ms0.Mallocs) / float64(*steps)
+	res.AllocsPerStep = float64(ms1.Mallocs-ms0.Mallocs) / float64(c.steps)
 	res.Exchanges = sum(st.Stats.Proposed) - prop0
 	res.ExchangesGrown, res.ExchangesExact, res.ExchangesEarly = st.Stats.Grown-grown0, st.Stats.Exact-exact0, st.Stats.Early-early0
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+	return res, nil
+}
+
+func printBench(w io.Writer, res BenchResult) {
+	fmt.Fprintf(w, "PT-SGHMC %s, %d replicas, batch %d, %s, BLAS %s, %d steps\n", res.Arch, res.Replicas, res.Batch, res.DType, res.BLAS, res.Steps)
+	fmt.Fprintf(w, "  steps/s            %8.2f\n", res.StepsPerSec)
+	fmt.Fprintf(w, "  per step: gradient %7.2f ms, update %7.2f ms, exchange %7.2f ms\n", res.GradientSec*1e3, res.UpdateSec*1e3, res.ExchangeSec*1e3)
+	fmt.Fprintf(w, "  gradient phase     %8.1f GFLOP/s = %.0f%% of the measured float32 GEMM peak %.1f GFLOP/s\n", res.GradGFLOPS, 100*res.PeakShare, res.PeakGFLOPS)
+	fmt.Fprintf(w, "  exchange tests     %8d (%d grew their batch, %d exact on all data, %d decided early)\n", res.Exchanges, res.ExchangesGrown, res.ExchangesExact, res.ExchangesEarly)
+	fmt.Fprintf(w, "  peak RSS           %8.0f MiB, %.1f allocations per step\n", res.PeakRSSMiB, res.AllocsPerStep)
+}
+
+// plotScaling writes steps/s against replicas and against batch size.
+func plotScaling(path string, byReplicas, byBatch []BenchResult) error {
+	pr, pb := plot.New(), plot.New()
+	pr.Title.Text = fmt.Sprintf("batch %d", byReplicas[0].Batch)
+	pr.X.Label.Text, pr.Y.Label.Text = "replicas", "steps/s"
+	pb.Title.Text = fmt.Sprintf("%d replicas", byBatch[0].Replicas)
+	pb.X.Label.Text, pb.Y.Label.Text = "batch", "steps/s"
+	var a, ar, b plotter.XYs
+	for _, r := range byReplicas {
+		a = append(a, plotter.XY{X: float64(r.Replicas), Y: r.StepsPerSec})
+		ar = append(ar, plotter.XY{X: float64(r.Replicas), Y: r.StepsPerSec * float64(r.Replicas) / 10})
 	}
-	fmt.Fprintf(stdout, "PT-SGHMC %s, %d replicas, batch %d, %s, BLAS %s, %d steps\n", res.Arch, res.Replicas, res.Batch, res.DType, res.BLAS, res.Steps)
-	fmt.Fprintf(stdout, "  steps/s            %8.2f\n", res.StepsPerSec)
-	fmt.Fprintf(stdout, "  per step: gradient %7.2f ms, update %7.2f ms, exchange %7.2f ms\n", res.GradientSec*1e3, res.UpdateSec*1e3, res.ExchangeSec*1e3)
-	fmt.Fprintf(stdout, "  gradient phase     %8.1f GFLOP/s = %.0f%% of the measured float32 GEMM peak %.1f GFLOP/s\n", res.GradGFLOPS, 100*res.PeakShare, res.PeakGFLOPS)
-	fmt.Fprintf(stdout, "  exchange tests     %8d (%d grew their batch, %d exact on all data, %d decided early)\n", res.Exchanges, res.ExchangesGrown, res.ExchangesExact, res.ExchangesEarly)
-	fmt.Fprintf(stdout, "  peak RSS           %8.0f MiB, %.1f allocations per step\n", res.PeakRSSMiB, res.AllocsPerStep)
-	return nil
+	for _, r := range byBatch {
+		b = append(b, plotter.XY{X: float64(r.Batch), Y: r.StepsPerSec})
+	}
+	if err := plotutil.AddLinePoints(pr, "PT steps/s", a, "replica-steps/s / 10", ar); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if err := plotutil.AddLinePoints(pb, "PT steps/s", b); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	pb.X.Scale = plot.LogScale{}
+	pb.X.Tick.Marker = plot.LogTicks{}
+	return saveRow(path, pr, pb)
 }
 
 // gemmPeak measures float32 GEMM GFLOP/s (1024^3, all BLAS threads).

@@ -101,6 +101,8 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"eval"}, "--run is required"},
 		{[]string{"mixture", "--target", "gauss3d"}, "unknown target"},
 		{[]string{"correction", "--method", "magic"}, "unknown method"},
+		{[]string{"bench", "--plot", "x.png"}, "--plot needs --sweep"},
+		{[]string{"bench", "--arch", "20-8-3", "--steps", "0"}, "must be positive"},
 	}
 	for _, c := range cases {
 		_, stderr, code := run(t, c.args...)
@@ -135,5 +137,30 @@ func TestMixtureCommand(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "s.csv"))
 	if n := strings.Count(string(b), "\n"); n != s.Samples {
 		t.Fatalf("%d csv lines for %d samples", n, s.Samples)
+	}
+}
+
+func TestBenchCommand(t *testing.T) {
+	out, stderr, code := run(t, "bench", "--arch", "20-8-3", "--replicas", "3", "--batch", "8", "--steps", "20", "--exchange", "2", "--json")
+	if code != 0 {
+		t.Fatalf("bench: %s", stderr)
+	}
+	var res BenchResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("bench JSON: %v\n%s", err, out)
+	}
+	if res.Replicas != 3 || res.StepsPerSec <= 0 || res.Exchanges != 10 || res.GradGFLOPS <= 0 {
+		t.Errorf("bench result %+v", res)
+	}
+	plot := filepath.Join(t.TempDir(), "scaling.png")
+	out, stderr, code = run(t, "bench", "--arch", "20-8-3", "--steps", "4", "--sweep", "--plot", plot)
+	if code != 0 {
+		t.Fatalf("bench --sweep: %s", stderr)
+	}
+	if strings.Count(out, "\n| ") != 9 {
+		t.Errorf("sweep table has %d rows, want 8 and a header:\n%s", strings.Count(out, "\n| ")-1, out)
+	}
+	if fi, err := os.Stat(plot); err != nil || fi.Size() == 0 {
+		t.Errorf("no scaling plot: %v", err)
 	}
 }
