@@ -187,14 +187,7 @@ func TestEvalErrors(t *testing.T) {
 }
 
 func TestPotentialTerms(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 3))
-	spec := nn.Spec{Sizes: []int{3, 4, 2}, Activation: nn.Tanh, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
-	data := toyData(nn.Categorical, 30, 3, 2, rng)
-	ev, _ := NewPlan(spec, 8, Float64)
-	pot, err := NewPotential(spec, data, ev, 8, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pot, spec, rng := toyPotential(t, 3, nn.Tanh, 30)
 	theta := make([]float64, spec.NumParams())
 	spec.Init(theta, rng)
 	// Whole data set: mean of terms equals the full-batch potential.
@@ -226,11 +219,7 @@ func TestPotentialTerms(t *testing.T) {
 // TestTermsGrow checks that a batch grown in steps (0..7, 7..19, 19..30)
 // visits every example once: its mean is the full potential.
 func TestTermsGrow(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 5))
-	spec := nn.Spec{Sizes: []int{3, 4, 2}, Activation: nn.Tanh, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
-	data := toyData(nn.Categorical, 30, 3, 2, rng)
-	ev, _ := NewPlan(spec, 8, Float64)
-	pot, _ := NewPotential(spec, data, ev, 8, rng)
+	pot, spec, rng := toyPotential(t, 5, nn.Tanh, 30)
 	theta := make([]float64, spec.NumParams())
 	spec.Init(theta, rng)
 	if err := pot.Terms([][]float64{theta}, 3, 5, rng, [][]float64{make([]float64, 2)}); err == nil {
@@ -262,11 +251,7 @@ func TestTermsGrow(t *testing.T) {
 // TestTermsParallelMatchesSerial checks that exchange terms evaluated on
 // dedicated evaluators in parallel equal the serial evaluation.
 func TestTermsParallelMatchesSerial(t *testing.T) {
-	rng := rand.New(rand.NewPCG(4, 4))
-	spec := nn.Spec{Sizes: []int{3, 4, 2}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
-	data := toyData(nn.Categorical, 50, 3, 2, rng)
-	ev, _ := NewPlan(spec, 8, Float64)
-	pot, _ := NewPotential(spec, data, ev, 8, rng)
+	pot, spec, rng := toyPotential(t, 4, nn.ReLU, 50)
 	a := make([]float64, spec.NumParams())
 	b := make([]float64, spec.NumParams())
 	spec.Init(a, rng)
@@ -287,4 +272,22 @@ func TestTermsParallelMatchesSerial(t *testing.T) {
 			}
 		}
 	}
+}
+
+// toyPotential returns a float64 plan potential of a 3-4-2 classifier on n
+// toy examples, its spec and the rng that made them.
+func toyPotential(t *testing.T, seed uint64, act nn.Activation, n int) (*Potential, nn.Spec, *rand.Rand) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed))
+	spec := nn.Spec{Sizes: []int{3, 4, 2}, Activation: act, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
+	data := toyData(nn.Categorical, n, 3, 2, rng)
+	ev, err := NewPlan(spec, 8, Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pot, err := NewPotential(spec, data, ev, 8, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pot, spec, rng
 }

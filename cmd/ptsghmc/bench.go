@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -101,37 +100,34 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(res)
+			return writeJSON(stdout, res)
 		}
 		printBench(stdout, res)
 		return nil
 	}
 	c.peak = gemmPeak()
 	var byReplicas, byBatch []BenchResult
-	for _, r := range []int{1, 2, 4, 10, 20} {
+	for _, v := range []struct {
+		replicas, batch int
+	}{{1, 0}, {2, 0}, {4, 0}, {10, 0}, {20, 0}, {0, 32}, {0, 128}, {0, 512}} {
 		cc := c
-		cc.replicas = r
+		if v.replicas > 0 {
+			cc.replicas = v.replicas
+		} else {
+			cc.batch = v.batch
+		}
 		res, err := benchOnce(cc)
 		if err != nil {
 			return err
 		}
-		byReplicas = append(byReplicas, res)
-	}
-	for _, b := range []int{32, 128, 512} {
-		cc := c
-		cc.batch = b
-		res, err := benchOnce(cc)
-		if err != nil {
-			return err
+		if v.replicas > 0 {
+			byReplicas = append(byReplicas, res)
+		} else {
+			byBatch = append(byBatch, res)
 		}
-		byBatch = append(byBatch, res)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string][]BenchResult{"replicas": byReplicas, "batch": byBatch})
+		return writeJSON(stdout, map[string][]BenchResult{"replicas": byReplicas, "batch": byBatch})
 	}
 	fmt.Fprintf(stdout, "PT-SGHMC %s, %s, BLAS %s, exchange every %d steps, %d timed steps each\n\n", c.arch, c.dtype, autodiff.BLASName, c.every, c.steps)
 	fmt.Fprintln(stdout, "| replicas | batch | steps/s | replica-steps/s | gradient ms | update ms | exchange ms | GFLOP/s | peak RSS MiB |")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -152,9 +151,7 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(sum)
+	return writeJSON(stdout, sum)
 }
 
 func writeCSV(path string, xs [][]float64) error {
