@@ -75,6 +75,22 @@ func logLik(ev Evaluator, data *datasets.Dataset, theta []float64, idx []int, ou
 	return nil
 }
 
+// ParallelTerms gives Terms n evaluators of its own, BLAS plans at the
+// given batch size and dtype, so that an exchange test evaluates its n
+// configurations in parallel and in large batches (tests may need the whole
+// data set).
+func (p *Potential) ParallelTerms(n, batch int, dtype DType) error {
+	p.TermEvals = p.TermEvals[:0]
+	for t := 0; t < n; t++ {
+		ev, err := NewPlan(p.Spec, batch, dtype)
+		if err != nil {
+			return fmt.Errorf("parallel terms: %w", err)
+		}
+		p.TermEvals = append(p.TermEvals, ev)
+	}
+	return nil
+}
+
 // Terms evaluates per-example energy terms at each theta for positions
 // from..to-1 of one shared random order of the data, drawn without
 // replacement by rng (from = 0 starts a new order; from > 0 continues the

@@ -242,12 +242,8 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	if len(temps) > 1 {
 		// Exchange tests evaluate the two configurations in parallel, on
 		// large batches (they may need the whole data set).
-		for t := 0; t < 2; t++ {
-			ev, err := autodiff.NewPlan(spec, 1024, cfg.DTypeValue())
-			if err != nil {
-				return nil, err
-			}
-			r.pots[0].TermEvals = append(r.pots[0].TermEvals, ev)
+		if err := r.pots[0].ParallelTerms(2, 1024, cfg.DTypeValue()); err != nil {
+			return nil, err
 		}
 	}
 	if val != nil {

@@ -181,6 +181,11 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 		}
 		if j == 0 {
 			first = p
+			// as in train: exchange tests evaluate both configurations in
+			// parallel on batches of 1024
+			if err := p.ParallelTerms(2, 1024, autodiff.DType(c.dtype)); err != nil {
+				return res, err
+			}
 		}
 		pots[j] = timedPotential{p, &gradNS}
 	}
