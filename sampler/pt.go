@@ -46,6 +46,8 @@ type PTState struct {
 	Steps   int
 	Rounds  int // exchange rounds so far (its parity picks the pairs)
 	Stats   PTStats
+
+	kin []float64 // scratch: each rung's kinetic temperature after a step
 }
 
 // PTStats are exchange and thermostat statistics of a PT run.
@@ -144,9 +146,17 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	errs := make([]error, r)
+	if len(st.kin) != r {
+		st.kin = make([]float64, r)
+	}
+	step := func(j int) {
+		s := st.Rungs[j]
+		errs[j] = pt.Kernel.Step(pots[j], s, pt.Temps[j], st.Streams[j].Rand)
+		st.kin[j] = s.KineticTemperature() // a pass over p: done in parallel too
+	}
 	if workers == 1 || r == 1 {
 		for j := 0; j < r; j++ {
-			errs[j] = pt.Kernel.Step(pots[j], st.Rungs[j], pt.Temps[j], st.Streams[j].Rand)
+			step(j)
 		}
 	} else {
 		var wg sync.WaitGroup
@@ -156,7 +166,7 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 			sem <- struct{}{}
 			go func(j int) {
 				defer wg.Done()
-				errs[j] = pt.Kernel.Step(pots[j], st.Rungs[j], pt.Temps[j], st.Streams[j].Rand)
+				step(j)
 				<-sem
 			}(j)
 		}
@@ -171,7 +181,7 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 	st.Stats.Count++
 	for j, s := range st.Rungs {
 		st.Stats.XiSum[j] += s.Xi
-		st.Stats.KinSum[j] += s.KineticTemperature()
+		st.Stats.KinSum[j] += st.kin[j]
 	}
 	if pt.Every > 0 && r > 1 && st.Steps%pt.Every == 0 {
 		if err := pt.exchangeRound(tp, st); err != nil {
