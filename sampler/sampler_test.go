@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -337,5 +338,69 @@ func TestPTReproducible(t *testing.T) {
 	var r Stream
 	if err := r.UnmarshalBinary(saved); err != nil || r.Float64() != want {
 		t.Fatal("restored stream diverges")
+	}
+}
+
+// gaussTerms is a high-dimensional standard Gaussian with exchange terms
+// U(theta) + N(0, 1) noise per term, for allocation checks.
+type gaussTerms struct{ d int }
+
+func (g gaussTerms) Dim() int  { return g.d }
+func (g gaussTerms) Size() int { return 0 }
+func (g gaussTerms) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+	u := 0.0
+	for i, v := range theta {
+		grad[i] = v
+		u += 0.5 * v * v
+	}
+	return u, nil
+}
+func (g gaussTerms) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
+	for t, th := range thetas {
+		u := 0.0
+		for _, v := range th {
+			u += 0.5 * v * v
+		}
+		for i := 0; i < to-from; i++ {
+			out[t][i] = u + rng.NormFloat64()
+		}
+	}
+	return nil
+}
+
+// TestPTStepAllocations checks that steady-state PT steps allocate a small,
+// constant amount that does not grow with the step count or the dimension:
+// no per-step vectors.
+func TestPTStepAllocations(t *testing.T) {
+	const d = 100000
+	g := gaussTerms{d}
+	temps, _ := GeometricLadder(4, 2)
+	corr, _ := NewCorrection(1, CorrectionOptions{})
+	pt := &PT{Kernel: SGNHT{StepSize: 0.01, Diffusion: 1}, Temps: temps, Every: 2,
+		Exchange: Exchanger{Batch: 16, Correction: corr}, Workers: 2}
+	st, err := pt.Init([][]float64{make([]float64, d)}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pots := []Potential{g, g, g, g}
+	window := func(steps int) float64 {
+		var a, b runtime.MemStats
+		runtime.ReadMemStats(&a)
+		if err := pt.Run(pots, g, st, steps, nil); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&b)
+		return float64(b.TotalAlloc-a.TotalAlloc) / float64(steps)
+	}
+	window(20)
+	early := window(100)
+	window(1000)
+	late := window(100)
+	t.Logf("bytes allocated per step: %.0f early, %.0f late (one position is %d bytes)", early, late, 8*d)
+	if late > 8*d/100 || early > 8*d/100 {
+		t.Errorf("a step allocates %.0f bytes: per-step vectors of dimension %d", max(early, late), d)
+	}
+	if late > 1.5*early+256 {
+		t.Errorf("allocation grows with steps: %.0f bytes per step early, %.0f late", early, late)
 	}
 }
