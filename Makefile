@@ -5,7 +5,7 @@ DATA    ?= /usr/share/datasets/fashion-mnist
 RUNDIR  ?= runs/default
 PKGS    := libopenblas-dev dataset-fashion-mnist
 
-.PHONY: all deps build run test test-long bench fuzz fmt vet clean
+.PHONY: all deps build run run-long test test-long bench bench-pt bench-torch fuzz fmt vet clean
 
 all: build
 
@@ -28,6 +28,14 @@ run: build
 	./$(BIN) train --data $(DATA) --out $(RUNDIR) --overwrite
 	./$(BIN) eval --run $(RUNDIR) --data $(DATA)
 
+# run-long is the README's longer configuration: PT-SGHMC for 80,000 steps
+# (about 45 minutes here), the sgd baseline of the same model, and the
+# comparison with plots.
+run-long: build
+	./$(BIN) train --data $(DATA) --out runs/long --overwrite --steps 80000 --burnin 20000 --thin 400
+	./$(BIN) train --data $(DATA) --out runs/sgd --overwrite --sampler sgd --steps 30000
+	./$(BIN) eval --run runs/long --baseline runs/sgd --data $(DATA) --plot runs/long/plots
+
 test: deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
@@ -41,6 +49,17 @@ test-long: deps
 
 bench: deps
 	$(GO) test -run XXX -bench . -benchtime 2s ./autodiff/ ./sampler/
+
+# bench-pt times full PT-SGHMC steps (issue's configuration) and the scaling
+# sweep; bench-torch runs the PyTorch reference script beside it (needs
+# Debian's python3-torch; not a dependency of the project).
+bench-pt: build
+	./$(BIN) bench --arch 784-400-400-10 --replicas 10 --batch 128 --steps 50
+	./$(BIN) bench --sweep --steps 30 --plot docs/scaling.png
+
+bench-torch:
+	/usr/bin/python3 scripts/pytorch_bench.py --threads 1
+	/usr/bin/python3 scripts/pytorch_bench.py --threads 2
 
 fuzz: deps
 	$(GO) test -run XXX -fuzz FuzzReadIDX -fuzztime 60s ./datasets/
