@@ -63,6 +63,7 @@ func writePlots(dir string, rep *train.Report) error {
 	sw, ll := plot.New(), plot.New()
 	sw.Title.Text, ll.Title.Text = "Swap acceptance (cumulative)", "Rung-1 validation log-likelihood"
 	sw.X.Label.Text, ll.X.Label.Text = "step", "step"
+	nLL, nSw := 0, 0
 	for _, tr := range rep.Traces {
 		var v plotter.XYs
 		var s []plotter.XYs
@@ -75,16 +76,32 @@ func writePlots(dir string, rep *train.Report) error {
 				s[p] = append(s[p], plotter.XY{X: float64(m.Step), Y: r})
 			}
 		}
-		if err := plotutil.AddLines(ll, filepath.Base(tr.Dir), v); err != nil {
+		if err := addLine(ll, filepath.Base(tr.Dir), v, nLL); err != nil {
 			return err
 		}
+		nLL++
 		for p, xy := range s {
-			if err := plotutil.AddLines(sw, fmt.Sprintf("%s pair %d", filepath.Base(tr.Dir), p+1), xy); err != nil {
+			if err := addLine(sw, fmt.Sprintf("%s pair %d", filepath.Base(tr.Dir), p+1), xy, nSw); err != nil {
 				return err
 			}
+			nSw++
 		}
 	}
 	return saveRow(filepath.Join(dir, "traces.png"), sw, ll)
+}
+
+// addLine adds a line in the i-th colour and dash pattern of plotutil's
+// palettes (separate plotutil.AddLines calls would all get the first).
+func addLine(p *plot.Plot, name string, xy plotter.XYs, i int) error {
+	l, err := plotter.NewLine(xy)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", name, err)
+	}
+	l.Color = plotutil.Color(i)
+	l.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+	p.Add(l)
+	p.Legend.Add(name, l)
+	return nil
 }
 
 // saveRow saves plots side by side in one PNG.
