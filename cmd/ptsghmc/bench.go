@@ -130,7 +130,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return writeJSON(stdout, map[string][]BenchResult{"replicas": byReplicas, "batch": byBatch})
 	}
 	fmt.Fprintf(stdout, "PT-SGHMC %s, %s, BLAS %s, exchange every %d steps, %d timed steps each\n\n", c.arch, c.dtype, autodiff.BLASName, c.every, c.steps)
-	fmt.Fprintln(stdout, "| replicas | batch | steps/s | replica-steps/s | gradient ms | update ms | exchange ms | GFLOP/s | peak RSS MiB |")
+	fmt.Fprintln(stdout, "| replicas | batch | steps/s | replica-steps/s | gradient ms | update ms | exchange ms | GFLOP/s | process peak RSS so far MiB |")
 	fmt.Fprintln(stdout, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range append(append([]BenchResult(nil), byReplicas...), byBatch...) {
 		fmt.Fprintf(stdout, "| %d | %d | %.2f | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f |\n", r.Replicas, r.Batch, r.StepsPerSec,
