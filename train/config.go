@@ -42,6 +42,8 @@ type Config struct {
 	LR        float64 `json:"lr" yaml:"lr"`                                 // per-example learning rate eps: step h = sqrt(eps/N)
 	Friction  float64 `json:"friction" yaml:"friction"`                     // momentum decay per step alpha: diffusion A = alpha/h
 	Inertia   float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"` // SGNHT thermostat inertia Q (smaller adapts faster)
+	Cycle     int     `json:"cycle" yaml:"cycle"`                           // cyclical step size: steps per cosine cycle (0: constant)
+	CycleKeep float64 `json:"cycle_keep" yaml:"cycle_keep"`                 // with cycle: keep samples only in this last fraction of each cycle
 	Exchange  int     `json:"exchange" yaml:"exchange"`                     // steps between exchange rounds
 	XBatch    int     `json:"xbatch" yaml:"xbatch"`                         // first exchange batch
 	Scheme    string  `json:"scheme" yaml:"scheme"`                         // alternate or first
@@ -62,7 +64,7 @@ func DefaultConfig() Config {
 		Arch: "784-400-400-10", Activation: "relu", Prior: 0.03, PriorFanIn: true,
 		Sampler: "ptsghmc", Replicas: 4, TMax: 1.5, Ladder: "geometric",
 		Steps: 20000, BurnIn: 8000, Thin: 200, Batch: 128,
-		LR: 0.02, Friction: 0.1, Inertia: 0.01, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50,
+		LR: 0.02, Friction: 0.1, Inertia: 0.01, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50,
 		DType: "float32", Engine: "plan", Seed: 1, CkptEvery: 1000, LogEvery: 200,
 	}
 }
@@ -118,6 +120,8 @@ func (c Config) Validate() error {
 		{c.Friction > 0 && c.Friction < 1, "friction must be in (0, 1)"},
 		{c.Prior >= 0, "prior must be non-negative"},
 		{c.Inertia > 0, "thermostat_inertia must be positive"},
+		{c.Cycle == 0 || c.Cycle >= 2, "cycle must be 0 (constant step size) or at least 2 steps"},
+		{c.Cycle == 0 || c.CycleKeep > 0 && c.CycleKeep <= 1, "cycle_keep must be in (0, 1]"},
 		{c.Replicas >= 1, "replicas must be at least 1"},
 		{c.Exchange >= 0, "exchange must be non-negative"},
 		{c.XBatch >= 2, "xbatch must be at least 2"},
@@ -141,6 +145,38 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// stepScale returns the learning-rate multiplier of step k (1-based) under
+// the cyclical schedule of Zhang et al. (2020): (cos(pi u)+1)/2 at position
+// u = ((k-1) mod Cycle)/Cycle of the step's cycle, so each cycle starts at
+// the full rate, explores, and ends with small steps that sample. Without a
+// cycle the multiplier is 1.
+func (c Config) stepScale(k int) float64 {
+	if c.Cycle == 0 {
+		return 1
+	}
+	return (math.Cos(math.Pi*c.cyclePos(k)) + 1) / 2
+}
+
+// cyclePos returns step k's position in its cycle, in [0, 1).
+func (c Config) cyclePos(k int) float64 {
+	return float64((k-1)%c.Cycle) / float64(c.Cycle)
+}
+
+// keepSample reports whether the rung-1 state after step k is kept.
+func (c Config) keepSample(k int) bool {
+	if c.Sampler == "sgd" {
+		return k == c.Steps
+	}
+	if k <= c.BurnIn || (k-c.BurnIn)%c.Thin != 0 {
+		return false
+	}
+	if c.Cycle == 0 {
+		return true
+	}
+	window := max(1, int(math.Round(c.CycleKeep*float64(c.Cycle))))
+	return (k-1)%c.Cycle >= c.Cycle-window
 }
 
 // Spec returns the network spec the config describes for data with the

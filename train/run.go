@@ -64,6 +64,7 @@ type Run struct {
 	Val  *datasets.Dataset
 
 	pt      *sampler.PT
+	scale   float64 // learning-rate multiplier of the kernel in pt
 	state   *sampler.PTState
 	pots    []*autodiff.Potential
 	valEval autodiff.Evaluator
@@ -98,14 +99,15 @@ func splitData(cfg Config, tr *datasets.Dataset) (train, val *datasets.Dataset, 
 	return tr.Split(cfg.Validation, rng)
 }
 
-// kernel returns the per-replica dynamics the config names.
-func (c Config) kernel(n int) sampler.Kernel {
-	h := math.Sqrt(c.LR / float64(n))
+// kernel returns the per-replica dynamics the config names, with the
+// learning rate multiplied by scale.
+func (c Config) kernel(n int, scale float64) sampler.Kernel {
+	h := math.Sqrt(scale * c.LR / float64(n))
 	switch c.Sampler {
 	case "sghmc":
 		return sampler.SGHMC{StepSize: h, Friction: c.Friction / h}
 	case "sgld":
-		return sampler.SGLD{StepSize: 2 * c.LR / float64(n)}
+		return sampler.SGLD{StepSize: 2 * scale * c.LR / float64(n)}
 	case "sgd":
 		return sgdKernel{StepSize: h, Friction: c.Friction / h}
 	}
@@ -213,7 +215,8 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Dir: dir, Cfg: cfg, Spec: spec, Data: tr, Val: val}
-	r.pt = &sampler.PT{Kernel: cfg.kernel(tr.N), Temps: temps, Workers: cfg.Workers}
+	r.pt = &sampler.PT{Temps: temps, Workers: cfg.Workers}
+	r.useScale(cfg.stepScale(1))
 	if len(temps) > 1 {
 		corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{Method: sampler.CorrectionMethod(cfg.Corr)})
 		if err != nil {
@@ -337,6 +340,9 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 		st.Streams = append(st.Streams, s)
 	}
 	r.state = st
+	if st.Steps > 0 {
+		r.useScale(cfg.stepScale(st.Steps))
+	}
 	if err := r.makeBatches(c.Batches); err != nil {
 		return nil, err
 	}
@@ -359,6 +365,28 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 		os.WriteFile(filepath.Join(dir, ConfigFile), append(b, '\n'), 0o644)
 	}
 	return r, nil
+}
+
+// useScale sets the replicas' kernel to the config's at learning-rate
+// multiplier scale.
+func (r *Run) useScale(scale float64) {
+	r.pt.Kernel = r.Cfg.kernel(r.Data.N, scale)
+	r.scale = scale
+}
+
+// rescale moves the kernel to learning-rate multiplier scale (a cyclical
+// schedule's next step). Each thermostat is rescaled with it: the
+// Nose-Hoover xi settles near A = alpha/h, so xi*h, the friction per step,
+// is what must carry over when h changes by sqrt(scale'/scale).
+func (r *Run) rescale(scale float64) {
+	if scale == r.scale {
+		return
+	}
+	f := math.Sqrt(r.scale / scale)
+	for _, s := range r.state.Rungs {
+		s.Xi *= f
+	}
+	r.useScale(scale)
 }
 
 // Steps returns the steps done so far.
@@ -500,15 +528,12 @@ func (r *Run) Train(ctx context.Context, progress func(Status)) error {
 			}
 			return ErrInterrupted
 		}
+		r.rescale(cfg.stepScale(r.state.Steps + 1))
 		if err := r.pt.Step(pots, r.pots[0], r.state); err != nil {
 			return err
 		}
 		step := r.state.Steps
-		keep := step > cfg.BurnIn && (step-cfg.BurnIn)%cfg.Thin == 0
-		if cfg.Sampler == "sgd" {
-			keep = step == cfg.Steps
-		}
-		if keep {
+		if cfg.keepSample(step) {
 			if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
 				return err
 			}

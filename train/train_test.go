@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -58,10 +59,14 @@ func readAll(t *testing.T, dir string) (samples, metrics []byte) {
 // and metrics files and the final state equal an uninterrupted run's, bit
 // for bit. Each sampler is covered.
 func TestResumeEqualsUninterrupted(t *testing.T) {
-	for _, smp := range []string{"ptsghmc", "sgnht", "sgd"} {
-		t.Run(smp, func(t *testing.T) {
+	for _, tc := range []struct {
+		sampler string
+		cycle   int
+	}{{"ptsghmc", 0}, {"sgnht", 0}, {"sgd", 0}, {"ptsghmc", 45}} {
+		t.Run(fmt.Sprintf("%s/cycle%d", tc.sampler, tc.cycle), func(t *testing.T) {
 			cfg := smallConfig()
-			cfg.Sampler = smp
+			cfg.Sampler = tc.sampler
+			cfg.Cycle = tc.cycle
 			data := smallData(t)
 			ref := filepath.Join(t.TempDir(), "ref")
 			r, err := NewFromData(ref, cfg, data)
@@ -128,6 +133,35 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 // TestCheckpointTruncatedOrCorrupt truncates a checkpoint at every byte
 // offset of its last 4 KB (and flips bytes) and checks each is rejected with
 // a clear error, and that Resume leaves the file untouched.
+func TestCyclicalSchedule(t *testing.T) {
+	c := smallConfig()
+	c.Cycle, c.CycleKeep, c.BurnIn, c.Thin = 10, 0.3, 10, 1
+	for _, tc := range []struct {
+		step  int
+		scale float64
+		keep  bool
+	}{
+		{1, 1, false},
+		{6, 0.5, false}, // cos(pi/2)
+		{8, 0.5 * (math.Cos(0.7*math.Pi) + 1), false}, // in the kept fraction, but burn-in
+		{11, 1, false}, // a new cycle starts at the full rate
+		{17, 0.5 * (math.Cos(0.6*math.Pi) + 1), false},
+		{18, 0.5 * (math.Cos(0.7*math.Pi) + 1), true},
+		{20, 0.5 * (math.Cos(0.9*math.Pi) + 1), true},
+	} {
+		if got := c.stepScale(tc.step); math.Abs(got-tc.scale) > 1e-15 {
+			t.Errorf("step %d: scale %v, want %v", tc.step, got, tc.scale)
+		}
+		if got := c.keepSample(tc.step); got != tc.keep {
+			t.Errorf("step %d: keep %v, want %v", tc.step, got, tc.keep)
+		}
+	}
+	c.Cycle = 0
+	if c.stepScale(17) != 1 || !c.keepSample(17) {
+		t.Error("without a cycle every step runs at the full rate and thinning alone decides")
+	}
+}
+
 func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
 	cfg := smallConfig()
 	dir := t.TempDir()

@@ -38,6 +38,8 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.Float64Var(&c.LR, "lr", c.LR, "per-example learning rate eps (step size h = sqrt(eps/N))")
 	fs.Float64Var(&c.Friction, "friction", c.Friction, "momentum decay per step alpha (diffusion A = alpha/h)")
 	fs.Float64Var(&c.Inertia, "thermostat-inertia", c.Inertia, "SGNHT thermostat inertia Q: smaller adapts faster")
+	fs.IntVar(&c.Cycle, "cycle", c.Cycle, "cyclical step size (Zhang et al. 2020): steps per cosine cycle of the learning rate (0: constant)")
+	fs.Float64Var(&c.CycleKeep, "cycle-keep", c.CycleKeep, "with --cycle: keep samples only in this last fraction of each cycle, where steps are small")
 	fs.IntVar(&c.Exchange, "exchange", c.Exchange, "steps between exchange rounds (0: none)")
 	fs.IntVar(&c.XBatch, "xbatch", c.XBatch, "first exchange minibatch (grown as needed)")
 	fs.StringVar(&c.Scheme, "scheme", c.Scheme, "exchange pairs: alternate (even/odd adjacent) or first (each against rung 1)")
