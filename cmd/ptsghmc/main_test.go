@@ -39,9 +39,12 @@ func TestTrainEvalPredict(t *testing.T) {
 	data := writeData(t)
 	rd := filepath.Join(t.TempDir(), "run")
 	common := []string{"--data", data, "--arch", "16-8-10", "--validation", "50", "--batch", "32", "--burnin", "50", "--thin", "10", "--log-every", "20", "--quiet"}
-	_, stderr, code := run(t, append([]string{"train", "--out", rd, "--steps", "60"}, common...)...)
+	out, stderr, code := run(t, append([]string{"train", "--out", rd, "--steps", "60"}, common...)...)
 	if code != 0 {
 		t.Fatalf("train: %s", stderr)
+	}
+	if !strings.Contains(out, "validation accuracy") {
+		t.Fatalf("train with a validation split does not report it: %q", out)
 	}
 	// a second train into the same directory refuses without --overwrite
 	if _, stderr, code = run(t, append([]string{"train", "--out", rd, "--steps", "60"}, common...)...); code == 0 || !strings.Contains(stderr, "--resume") {
@@ -52,11 +55,14 @@ func TestTrainEvalPredict(t *testing.T) {
 		t.Fatalf("resume: %s", stderr)
 	}
 	sgd := filepath.Join(t.TempDir(), "sgd")
-	if _, stderr, code = run(t, append([]string{"train", "--out", sgd, "--steps", "60", "--sampler", "sgd"}, common...)...); code != 0 {
+	if out, stderr, code = run(t, append(append([]string{"train", "--out", sgd, "--steps", "60", "--sampler", "sgd"}, common...), "--validation", "0")...); code != 0 {
 		t.Fatalf("sgd: %s", stderr)
 	}
+	if strings.Contains(out, "validation") {
+		t.Fatalf("train without a validation split reports one: %q", out)
+	}
 	plots := filepath.Join(t.TempDir(), "plots")
-	out, stderr, code := run(t, "eval", "--run", rd, "--run", rd, "--baseline", sgd, "--json", "--plot", plots)
+	out, stderr, code = run(t, "eval", "--run", rd, "--run", rd, "--baseline", sgd, "--json", "--plot", plots)
 	if code != 0 {
 		t.Fatalf("eval: %s", stderr)
 	}

@@ -124,8 +124,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m := run.LastMetrics()
-	fmt.Fprintf(stdout, "trained %d steps: %d samples kept in %s; validation accuracy of the last rung-1 state %.4f, log-likelihood %.4f\n",
-		run.Steps(), m.Samples, run.Dir, m.ValAcc, m.ValLogLik)
+	fmt.Fprintf(stdout, "trained %d steps: %d samples kept in %s", run.Steps(), m.Samples, run.Dir)
+	if run.Val != nil {
+		fmt.Fprintf(stdout, "; validation accuracy of the last rung-1 state %.4f, log-likelihood %.4f", m.ValAcc, m.ValLogLik)
+	}
+	fmt.Fprintln(stdout)
 	return nil
 }
 
