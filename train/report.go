@@ -19,7 +19,7 @@ type Report struct {
 	Baseline  *Metrics    `json:"baseline,omitempty"` // the sgd run given as baseline
 	Curve     []CurvePt   `json:"curve"`              // ensemble figures against the number of samples
 	Dropped   int         `json:"dropped_records"`    // torn sample records ignored
-	RHat      float64     `json:"rhat,omitempty"`     // split R-hat of the validation log-likelihood traces (several runs)
+	RHat      float64     `json:"rhat,omitempty"`     // split R-hat of the validation log-likelihood traces (several runs, each with a validation split; else 0)
 	ESS       float64     `json:"ess,omitempty"`      // bulk ESS of the same
 	Reliab    Reliab      `json:"reliability"`
 	Traces    []RunTraces `json:"-"`
@@ -151,8 +151,10 @@ func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, 
 	rep.Reliab.Count, rep.Reliab.Conf, rep.Reliab.Acc = Reliability(probs, test.Labels, test.Classes)
 	if len(runs) > 1 {
 		var chains [][]float64
+		traced := true // every run has a validation trace
 		for _, tr := range rep.Traces {
 			cfg, _ := ReadRunConfig(tr.Dir)
+			traced = traced && cfg.Validation > 0
 			var c []float64
 			for _, l := range tr.Lines {
 				if l.Step > cfg.BurnIn {
@@ -161,7 +163,9 @@ func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, 
 			}
 			chains = append(chains, c)
 		}
-		rep.RHat, rep.ESS = SplitRHat(chains), BulkESS(chains)
+		if traced {
+			rep.RHat, rep.ESS = SplitRHat(chains), BulkESS(chains)
+		}
 	}
 	if baseline != "" {
 		_, spec, err := RunSpec(baseline, test)
