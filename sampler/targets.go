@@ -143,9 +143,10 @@ func (m *Mixture) addGradNoise(grad []float64, sd float64, rng *rand.Rand) error
 	return nil
 }
 
-// Terms writes n per-example terms u_i = U(theta) + e_i with e_i ~
-// N(0, PerEval*NoiseVar) for each theta: their mean has the noise of one
-// evaluation when n = PerEval.
+// Terms writes to-from per-example terms u_i = U(theta) + e_i with e_i ~
+// N(0, PerEval*NoiseVar) for each theta (the terms are independent, so there
+// is no order to continue): their mean has the noise of one evaluation when
+// to-from = PerEval.
 func (m *Mixture) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
 	sd := math.Sqrt(m.NoiseVar * float64(m.terms()))
 	for t, th := range thetas {

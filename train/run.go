@@ -64,7 +64,6 @@ type Run struct {
 	Val  *datasets.Dataset
 
 	pt      *sampler.PT
-	scale   float64 // learning-rate multiplier of the kernel in pt
 	state   *sampler.PTState
 	pots    []*autodiff.Potential
 	valEval autodiff.Evaluator
@@ -215,8 +214,7 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Dir: dir, Cfg: cfg, Spec: spec, Data: tr, Val: val}
-	r.pt = &sampler.PT{Temps: temps, Workers: cfg.Workers}
-	r.useScale(cfg.stepScale(1))
+	r.pt = &sampler.PT{Kernel: cfg.kernel(tr.N, cfg.stepScale(1)), Temps: temps, Workers: cfg.Workers}
 	if len(temps) > 1 {
 		corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{Method: sampler.CorrectionMethod(cfg.Corr)})
 		if err != nil {
@@ -340,9 +338,6 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 		st.Streams = append(st.Streams, s)
 	}
 	r.state = st
-	if st.Steps > 0 {
-		r.useScale(cfg.stepScale(st.Steps))
-	}
 	if err := r.makeBatches(c.Batches); err != nil {
 		return nil, err
 	}
@@ -367,26 +362,23 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	return r, nil
 }
 
-// useScale sets the replicas' kernel to the config's at learning-rate
-// multiplier scale.
-func (r *Run) useScale(scale float64) {
-	r.pt.Kernel = r.Cfg.kernel(r.Data.N, scale)
-	r.scale = scale
-}
-
-// rescale moves the kernel to learning-rate multiplier scale (a cyclical
-// schedule's next step). Each thermostat is rescaled with it: the
-// Nose-Hoover xi settles near A = alpha/h, so xi*h, the friction per step,
-// is what must carry over when h changes by sqrt(scale'/scale).
-func (r *Run) rescale(scale float64) {
-	if scale == r.scale {
+// followSchedule sets the replicas' kernel to the learning rate of the next
+// step under a cyclical schedule (nothing to do without one). Each
+// thermostat is rescaled with it: the Nose-Hoover xi settles near
+// A = alpha/h, so xi*h, the friction per step, is what must carry over when
+// h changes by sqrt(next/prev). Both rates derive from the step counter, so
+// a resumed run continues exactly.
+func (r *Run) followSchedule() {
+	if r.Cfg.Cycle == 0 {
 		return
 	}
-	f := math.Sqrt(r.scale / scale)
+	steps := r.state.Steps
+	prev, next := r.Cfg.stepScale(max(steps, 1)), r.Cfg.stepScale(steps+1)
+	f := math.Sqrt(prev / next)
 	for _, s := range r.state.Rungs {
 		s.Xi *= f
 	}
-	r.useScale(scale)
+	r.pt.Kernel = r.Cfg.kernel(r.Data.N, next)
 }
 
 // Steps returns the steps done so far.
@@ -528,7 +520,7 @@ func (r *Run) Train(ctx context.Context, progress func(Status)) error {
 			}
 			return ErrInterrupted
 		}
-		r.rescale(cfg.stepScale(r.state.Steps + 1))
+		r.followSchedule()
 		if err := r.pt.Step(pots, r.pots[0], r.state); err != nil {
 			return err
 		}

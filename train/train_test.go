@@ -130,9 +130,8 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	}
 }
 
-// TestCheckpointTruncatedOrCorrupt truncates a checkpoint at every byte
-// offset of its last 4 KB (and flips bytes) and checks each is rejected with
-// a clear error, and that Resume leaves the file untouched.
+// TestCyclicalSchedule checks the cyclical learning-rate multiplier and
+// which steps keep samples.
 func TestCyclicalSchedule(t *testing.T) {
 	c := smallConfig()
 	c.Cycle, c.CycleKeep, c.BurnIn, c.Thin = 10, 0.3, 10, 1
@@ -162,6 +161,9 @@ func TestCyclicalSchedule(t *testing.T) {
 	}
 }
 
+// TestCheckpointTruncatedOrCorrupt truncates a checkpoint at every byte
+// offset of its last 4 KB (and flips bytes) and checks each is rejected with
+// a clear error, and that Resume leaves the file untouched.
 func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
 	cfg := smallConfig()
 	dir := t.TempDir()

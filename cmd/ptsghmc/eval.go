@@ -84,10 +84,12 @@ func printReport(w io.Writer, rep *train.Report) {
 	if rep.Baseline != nil {
 		row("sgd baseline", *rep.Baseline)
 	}
-	if len(rep.Runs) > 1 && rep.RHat == 0 {
-		fmt.Fprintf(w, "\nno split R-hat or ESS: a run has no validation split (--validation 0), so no held-out trace\n")
-	} else if len(rep.Runs) > 1 {
-		fmt.Fprintf(w, "\nheld-out log-likelihood trace over %d chains: split R-hat %.3f, bulk ESS %.1f\n", len(rep.Runs), rep.RHat, rep.ESS)
+	if len(rep.Runs) > 1 {
+		if rep.RHat == 0 { // R-hat is positive when computed
+			fmt.Fprintf(w, "\nno split R-hat or ESS: a run has no validation split (--validation 0), so no held-out trace\n")
+		} else {
+			fmt.Fprintf(w, "\nheld-out log-likelihood trace over %d chains: split R-hat %.3f, bulk ESS %.1f\n", len(rep.Runs), rep.RHat, rep.ESS)
+		}
 	}
 	if rep.Dropped > 0 {
 		fmt.Fprintf(w, "\n%d torn sample record(s) at file ends were ignored\n", rep.Dropped)
