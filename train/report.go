@@ -103,11 +103,13 @@ func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, 
 	var ens *Ensemble
 	var first nn.Spec
 	var single []float64
+	var cfgs []Config // each run's config, in the order of runs
 	for ri, dir := range runs {
-		_, spec, err := RunSpec(dir, test)
+		cfg, spec, err := RunSpec(dir, test)
 		if err != nil {
 			return nil, err
 		}
+		cfgs = append(cfgs, cfg)
 		if ri == 0 {
 			first = spec
 			if ens, err = NewEnsemble(spec, test); err != nil {
@@ -152,8 +154,8 @@ func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, 
 	if len(runs) > 1 {
 		var chains [][]float64
 		traced := true // every run has a validation trace
-		for _, tr := range rep.Traces {
-			cfg, _ := ReadRunConfig(tr.Dir)
+		for i, tr := range rep.Traces {
+			cfg := cfgs[i]
 			traced = traced && cfg.Validation > 0
 			var c []float64
 			for _, l := range tr.Lines {
