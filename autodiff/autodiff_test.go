@@ -38,43 +38,45 @@ func TestGradientFiniteDifferences(t *testing.T) {
 	for _, engine := range []Engine{EnginePlan, EngineGraph} {
 		for _, act := range []nn.Activation{nn.ReLU, nn.Tanh, nn.Sigmoid} {
 			for _, lik := range []nn.Likelihood{nn.Categorical, nn.Gaussian} {
-				name := fmt.Sprintf("%s/%s/%s", engine, act, lik)
-				t.Run(name, func(t *testing.T) {
-					rng := rand.New(rand.NewPCG(7, uint64(act)*10+uint64(lik)))
-					spec := nn.Spec{Sizes: []int{4, 5, 3, 3}, Activation: act, Likelihood: lik, NoiseSD: 0.7, PriorPrecision: []float64{1, 2, 0.5}}
-					data := toyData(lik, 9, 4, 3, rng)
-					ev, err := New(engine, spec, 8, Float64)
-					if err != nil {
-						t.Fatal(err)
-					}
-					theta := make([]float64, spec.NumParams())
-					spec.Init(theta, rng)
-					for i := range theta {
-						theta[i] += 0.1 * rng.NormFloat64() // non-zero biases, no ReLU kinks at 0
-					}
-					idx := []int{0, 2, 3, 5, 8, 1} // fewer than the batch size: masking is exercised
-					scale := 1.5
-					grad := make([]float64, len(theta))
-					if _, err := ev.Eval(theta, data, idx, scale, grad, nil); err != nil {
-						t.Fatal(err)
-					}
-					const h = 1e-5
-					worst := 0.0
-					for i := range theta {
-						old := theta[i]
-						theta[i] = old + h
-						up, _ := ev.Eval(theta, data, idx, scale, nil, nil)
-						theta[i] = old - h
-						dn, _ := ev.Eval(theta, data, idx, scale, nil, nil)
-						theta[i] = old
-						fd := (up - dn) / (2 * h)
-						rel := math.Abs(fd-grad[i]) / math.Max(1e-2, math.Abs(fd)+math.Abs(grad[i]))
-						worst = math.Max(worst, rel)
-					}
-					if worst > 1e-6 {
-						t.Fatalf("largest relative gradient error %.3g > 1e-6", worst)
-					}
-				})
+				for _, df := range []float64{0, 3} {
+					name := fmt.Sprintf("%s/%s/%s/df%g", engine, act, lik, df)
+					t.Run(name, func(t *testing.T) {
+						rng := rand.New(rand.NewPCG(7, uint64(act)*10+uint64(lik)))
+						spec := nn.Spec{Sizes: []int{4, 5, 3, 3}, Activation: act, Likelihood: lik, NoiseSD: 0.7, PriorPrecision: []float64{1, 2, 0.5}, PriorDF: df}
+						data := toyData(lik, 9, 4, 3, rng)
+						ev, err := New(engine, spec, 8, Float64)
+						if err != nil {
+							t.Fatal(err)
+						}
+						theta := make([]float64, spec.NumParams())
+						spec.Init(theta, rng)
+						for i := range theta {
+							theta[i] += 0.1 * rng.NormFloat64() // non-zero biases, no ReLU kinks at 0
+						}
+						idx := []int{0, 2, 3, 5, 8, 1} // fewer than the batch size: masking is exercised
+						scale := 1.5
+						grad := make([]float64, len(theta))
+						if _, err := ev.Eval(theta, data, idx, scale, grad, nil); err != nil {
+							t.Fatal(err)
+						}
+						const h = 1e-5
+						worst := 0.0
+						for i := range theta {
+							old := theta[i]
+							theta[i] = old + h
+							up, _ := ev.Eval(theta, data, idx, scale, nil, nil)
+							theta[i] = old - h
+							dn, _ := ev.Eval(theta, data, idx, scale, nil, nil)
+							theta[i] = old
+							fd := (up - dn) / (2 * h)
+							rel := math.Abs(fd-grad[i]) / math.Max(1e-2, math.Abs(fd)+math.Abs(grad[i]))
+							worst = math.Max(worst, rel)
+						}
+						if worst > 1e-6 {
+							t.Fatalf("largest relative gradient error %.3g > 1e-6", worst)
+						}
+					})
+				}
 			}
 		}
 	}

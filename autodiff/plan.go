@@ -70,12 +70,7 @@ func (p *Plan) Eval(theta []float64, data *datasets.Dataset, idx []int, scale fl
 		sumLL = p.f64.eval(theta, data, idx, scale, grad, loglik)
 	}
 	if grad != nil {
-		for li, ly := range p.spec.Layers() {
-			lam := p.spec.Precision(li)
-			for i := ly.W; i < ly.B+ly.Out; i++ {
-				grad[i] += lam * theta[i]
-			}
-		}
+		p.spec.AddNegLogPriorGrad(theta, grad)
 	}
 	return p.spec.NegLogPrior(theta) - scale*sumLL, nil
 }

@@ -94,16 +94,10 @@ func (g *Graph) build() error {
 			}
 		}
 		h = z
-		// prior term: precision/2 * (sum W^2 + sum b^2)
-		sw, err := G.Sum(G.Must(G.Square(w)))
+		term, err := g.priorTerm(s, l, w, b)
 		if err != nil {
 			return err
 		}
-		sb, err := G.Sum(G.Must(G.Square(b)))
-		if err != nil {
-			return err
-		}
-		term := G.Must(G.Mul(g.scalar(0.5*s.Precision(l)), G.Must(G.Add(sw, sb))))
 		if prior == nil {
 			prior = term
 		} else {
@@ -137,4 +131,39 @@ func (g *Graph) build() error {
 	}
 	g.Grads, err = G.Grad(g.U, g.Params...)
 	return err
+}
+
+// priorTerm builds layer l's -log prior: lambda/2 (sum W^2 + sum b^2) for the
+// Gaussian prior, (nu+1)/2 sum log(1 + lambda w^2/nu) for the Student-t one.
+func (g *Graph) priorTerm(s Spec, l int, w, b *G.Node) (*G.Node, error) {
+	lam := s.Precision(l)
+	nu := s.PriorDF
+	sum := func(x *G.Node) (*G.Node, error) {
+		sq, err := G.Square(x)
+		if err != nil {
+			return nil, err
+		}
+		if nu > 0 {
+			if sq, err = G.Mul(g.scalar(lam/nu), sq); err != nil {
+				return nil, err
+			}
+			if sq, err = G.Log1p(sq); err != nil {
+				return nil, err
+			}
+		}
+		return G.Sum(sq)
+	}
+	sw, err := sum(w)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := sum(b)
+	if err != nil {
+		return nil, err
+	}
+	coef := 0.5 * lam
+	if nu > 0 {
+		coef = 0.5 * (nu + 1)
+	}
+	return G.Mul(g.scalar(coef), G.Must(G.Add(sw, sb)))
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/stat/distuv"
 	"gorgonia.org/tensor"
 )
 
@@ -46,6 +47,9 @@ func TestSpecValidate(t *testing.T) {
 		{"per layer prior", func(s *Spec) { s.PriorPrecision = []float64{1, 2} }, true},
 		{"wrong prior count", func(s *Spec) { s.PriorPrecision = []float64{1, 2, 3} }, false},
 		{"negative prior", func(s *Spec) { s.PriorPrecision = []float64{-1} }, false},
+		{"student-t prior", func(s *Spec) { s.PriorDF = 4 }, true},
+		{"negative prior df", func(s *Spec) { s.PriorDF = -1 }, false},
+		{"infinite prior df", func(s *Spec) { s.PriorDF = math.Inf(1) }, false},
 		{"one output classification", func(s *Spec) { s.Sizes = []int{3, 1} }, false},
 		{"gaussian without noise", func(s *Spec) { s.Likelihood = Gaussian }, false},
 		{"gaussian", func(s *Spec) { s.Likelihood = Gaussian; s.NoiseSD = 0.1 }, true},
@@ -97,5 +101,52 @@ func TestNewGraphErrors(t *testing.T) {
 	}
 	if _, err := NewGraph(s, 4, tensor.Float32); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestNegLogPrior checks NegLogPrior against the densities of gonum's
+// Normal and StudentsT: differences between two parameter vectors must match,
+// since NegLogPrior drops the normalising constant.
+func TestNegLogPrior(t *testing.T) {
+	for _, df := range []float64{0, 1, 4.5} {
+		s := Spec{Sizes: []int{3, 4, 2}, PriorPrecision: []float64{2, 0.5}, PriorDF: df}
+		rng := rand.New(rand.NewPCG(3, 4))
+		logp := func(theta []float64) float64 {
+			lp := 0.0
+			for li, l := range s.Layers() {
+				sd := 1 / math.Sqrt(s.Precision(li))
+				for _, w := range theta[l.W : l.B+l.Out] {
+					if df > 0 {
+						lp += distuv.StudentsT{Mu: 0, Sigma: sd, Nu: df}.LogProb(w)
+					} else {
+						lp += distuv.Normal{Mu: 0, Sigma: sd}.LogProb(w)
+					}
+				}
+			}
+			return lp
+		}
+		a, b := make([]float64, s.NumParams()), make([]float64, s.NumParams())
+		for i := range a {
+			a[i], b[i] = 2*rng.NormFloat64(), 0.3*rng.NormFloat64()
+		}
+		got := s.NegLogPrior(a) - s.NegLogPrior(b)
+		want := logp(b) - logp(a)
+		if math.Abs(got-want) > 1e-9*math.Abs(want) {
+			t.Errorf("df %g: NegLogPrior difference %.12g, densities say %.12g", df, got, want)
+		}
+		grad := make([]float64, len(a))
+		s.AddNegLogPriorGrad(a, grad)
+		const h = 1e-6
+		for i := range a {
+			old := a[i]
+			a[i] = old + h
+			up := s.NegLogPrior(a)
+			a[i] = old - h
+			dn := s.NegLogPrior(a)
+			a[i] = old
+			if fd := (up - dn) / (2 * h); math.Abs(fd-grad[i]) > 1e-6*(1+math.Abs(fd)) {
+				t.Fatalf("df %g: gradient[%d] %.9g, finite difference %.9g", df, i, grad[i], fd)
+			}
+		}
 	}
 }

@@ -73,14 +73,19 @@ func ParseLikelihood(s string) (Likelihood, error) {
 }
 
 // Spec describes a Bayesian MLP: layer widths from input to output, the
-// hidden activation, the likelihood and a zero-mean Gaussian prior on every
-// weight and bias with precision PriorPrecision[l] for layer l.
+// hidden activation, the likelihood and a zero-mean prior on every weight and
+// bias: Gaussian with precision PriorPrecision[l] for layer l, or, when
+// PriorDF > 0, Student-t with PriorDF degrees of freedom and scale
+// 1/sqrt(PriorPrecision[l]) (heavy-tailed; Fortuin et al. 2022 find such
+// priors suit fully connected networks). As PriorDF grows the Student-t prior
+// tends to the Gaussian one.
 type Spec struct {
 	Sizes          []int // widths, input first, output last; at least 2
 	Activation     Activation
 	Likelihood     Likelihood
 	NoiseSD        float64   // Gaussian likelihood's standard deviation (regression only)
 	PriorPrecision []float64 // one value per layer, or a single value for all
+	PriorDF        float64   // Student-t degrees of freedom; 0 for the Gaussian prior
 }
 
 // ParseArch parses an architecture such as "784-400-400-10".
@@ -141,6 +146,9 @@ func (s Spec) Validate() error {
 		if !(p >= 0) || math.IsInf(p, 0) {
 			return fmt.Errorf("spec: prior precision %v must be finite and non-negative", p)
 		}
+	}
+	if !(s.PriorDF >= 0) || math.IsInf(s.PriorDF, 0) {
+		return fmt.Errorf("spec: prior degrees of freedom %v must be finite and non-negative (0: Gaussian prior)", s.PriorDF)
 	}
 	return nil
 }
@@ -205,18 +213,49 @@ func (s Spec) Init(theta []float64, rng *rand.Rand) {
 }
 
 // NegLogPrior returns -log p(theta) up to its theta-independent normalising
-// constant: sum over layers of PriorPrecision[l]/2 times the layer's squared
-// weights and biases.
+// constant. For the Gaussian prior that is the sum over layers of
+// lambda_l/2 times the layer's squared weights and biases (lambda_l =
+// PriorPrecision[l]); for the Student-t prior with nu = PriorDF it is the sum
+// of (nu+1)/2 log(1 + lambda_l w^2 / nu) over every weight and bias w.
 func (s Spec) NegLogPrior(theta []float64) float64 {
 	u := 0.0
+	nu := s.PriorDF
 	for li, l := range s.Layers() {
+		lam := s.Precision(li)
 		ss := 0.0
+		if nu > 0 {
+			for _, v := range theta[l.W : l.B+l.Out] {
+				ss += math.Log1p(lam * v * v / nu)
+			}
+			u += 0.5 * (nu + 1) * ss
+			continue
+		}
 		for _, v := range theta[l.W : l.B+l.Out] {
 			ss += v * v
 		}
-		u += 0.5 * s.Precision(li) * ss
+		u += 0.5 * lam * ss
 	}
 	return u
+}
+
+// AddNegLogPriorGrad adds the gradient of NegLogPrior at theta to grad:
+// lambda_l w for the Gaussian prior, (nu+1) lambda_l w / (nu + lambda_l w^2)
+// for the Student-t prior.
+func (s Spec) AddNegLogPriorGrad(theta, grad []float64) {
+	nu := s.PriorDF
+	for li, l := range s.Layers() {
+		lam := s.Precision(li)
+		if nu > 0 {
+			for i := l.W; i < l.B+l.Out; i++ {
+				w := theta[i]
+				grad[i] += (nu + 1) * lam * w / (nu + lam*w*w)
+			}
+			continue
+		}
+		for i := l.W; i < l.B+l.Out; i++ {
+			grad[i] += lam * theta[i]
+		}
+	}
 }
 
 // GaussianLogNorm returns the constant part of one example's Gaussian

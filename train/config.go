@@ -30,6 +30,7 @@ type Config struct {
 	Activation string  `json:"activation" yaml:"activation"` // relu, tanh, sigmoid
 	Prior      float64 `json:"prior" yaml:"prior"`           // prior precision per weight, times fan-in when PriorFanIn
 	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
+	PriorDF    float64 `json:"prior_df" yaml:"prior_df"` // Student-t prior's degrees of freedom (0: Gaussian prior)
 
 	Sampler   string  `json:"sampler" yaml:"sampler"`                       // ptsghmc, sgnht, sghmc, sgld, sgd
 	Replicas  int     `json:"replicas" yaml:"replicas"`                     // PT rungs
@@ -119,6 +120,7 @@ func (c Config) Validate() error {
 		{c.LR > 0 && !math.IsInf(c.LR, 0), "lr must be positive"},
 		{c.Friction > 0 && c.Friction < 1, "friction must be in (0, 1)"},
 		{c.Prior >= 0, "prior must be non-negative"},
+		{c.PriorDF >= 0 && !math.IsInf(c.PriorDF, 0), "prior_df must be non-negative (0: Gaussian prior)"},
 		{c.Inertia > 0, "thermostat_inertia must be positive"},
 		{c.Cycle == 0 || c.Cycle >= 2, "cycle must be 0 (constant step size) or at least 2 steps"},
 		{c.Cycle == 0 || c.CycleKeep > 0 && c.CycleKeep <= 1, "cycle_keep must be in (0, 1]"},
@@ -193,7 +195,7 @@ func (c Config) Spec(features, classes int) (nn.Spec, error) {
 		return nn.Spec{}, fmt.Errorf("arch %s has %d outputs, data has %d classes", c.Arch, sizes[len(sizes)-1], classes)
 	}
 	act, _ := nn.ParseActivation(c.Activation)
-	spec := nn.Spec{Sizes: sizes, Activation: act, Likelihood: nn.Categorical}
+	spec := nn.Spec{Sizes: sizes, Activation: act, Likelihood: nn.Categorical, PriorDF: c.PriorDF}
 	for l := 0; l < len(sizes)-1; l++ {
 		p := c.Prior
 		if c.PriorFanIn {
