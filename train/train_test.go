@@ -298,6 +298,16 @@ func TestConfigFiles(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "friction") {
 		t.Fatalf("bad friction: %v", err)
 	}
+	c = DefaultConfig()
+	c.PriorDF = -2
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "prior_df") {
+		t.Fatalf("bad prior_df: %v", err)
+	}
+	c.PriorDF = 4
+	spec, err := c.Spec(784, 10)
+	if err != nil || spec.PriorDF != 4 || spec.Precision(1) != c.Prior*400 {
+		t.Fatalf("prior_df 4: spec %+v, %v", spec, err)
+	}
 }
 
 func TestRHatESS(t *testing.T) {
