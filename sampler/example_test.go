@@ -16,7 +16,7 @@ func Example() {
 		Kernel:   sampler.SGNHT{StepSize: 0.2, Diffusion: 1},
 		Temps:    temps,
 		Every:    2,
-		Exchange: sampler.Exchanger{Batch: 16, Correction: corr},
+		Exchange: &sampler.Exchanger{Batch: 16, Correction: corr},
 	}
 	state, _ := pt.Init([][]float64{target.Start()}, 1)
 	pots := make([]sampler.Potential, len(temps))

@@ -18,7 +18,7 @@ func TestMixtureModesSeedsLong(t *testing.T) {
 					temps, _ := GeometricLadder(10, 10)
 					corr, _ := NewCorrection(1, CorrectionOptions{Method: method})
 					pt := &PT{Kernel: SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2, Scheme: scheme,
-						Exchange: Exchanger{Batch: 16, Correction: corr}, Workers: 1}
+						Exchange: &Exchanger{Batch: 16, Correction: corr}, Workers: 1}
 					st, _ := pt.Init([][]float64{m.Start()}, seed)
 					pots := make([]Potential, len(temps))
 					for i := range pots {

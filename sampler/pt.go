@@ -3,6 +3,7 @@ package sampler
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 )
@@ -30,11 +31,21 @@ const (
 // equilibrium).
 type PT struct {
 	Kernel   Kernel
-	Temps    []float64 // ladder, Temps[0] = 1
+	Temps    []float64 // initial ladder, Temps[0] = 1 (PTState.Temps is the current one)
 	Every    int       // steps between exchange rounds; 0 disables exchanges
 	Scheme   Scheme
-	Exchange Exchanger
-	Workers  int // replicas stepped at once; default GOMAXPROCS
+	Exchange ExchangeTest // the swap decision: *Exchanger (exact in the limit) or *PenaltyExchange (approximate)
+	Workers  int          // replicas stepped at once; default GOMAXPROCS
+	// BurnIn is the step at which the window statistics restart, so that
+	// they describe the sampling phase; ladder tuning rounds end by then.
+	BurnIn int
+	// Adapt, if not nil, tunes the ladder during burn-in.
+	Adapt *LadderAdaptation
+}
+
+// ExchangeTest decides a swap between the configurations of two rungs.
+type ExchangeTest interface {
+	Test(tp TermPotential, thetaJ, thetaK []float64, tj, tk float64, rng *rand.Rand) (ExchangeResult, error)
 }
 
 // PTState is the whole state of a PT run: the rungs' states, one random
@@ -44,8 +55,10 @@ type PTState struct {
 	Rungs   []*State
 	Streams []*Stream
 	Steps   int
-	Rounds  int // exchange rounds so far (its parity picks the pairs)
+	Rounds  int       // exchange rounds so far (its parity picks the pairs)
+	Temps   []float64 // the current ladder (tuning changes it)
 	Stats   PTStats
+	Tuning  TuningState
 
 	kin []float64 // scratch: each rung's kinetic temperature after a step
 }
@@ -63,6 +76,35 @@ type PTStats struct {
 	// Running sums over steps, per rung, for means.
 	XiSum, KinSum []float64
 	Count         int
+	// Window statistics, since WinStart: the start of the current tuning
+	// round, or the end of burn-in. WinReject sums each attempt's
+	// Metropolis-equivalent rejection 1 - min(1, exp(deltaE)) of the
+	// estimated deltaE (what the communication barrier adds up), whatever
+	// test decided the swap.
+	WinStart                 int
+	WinProposed, WinAccepted []int
+	WinReject                []float64
+	WinRoundTrips            int
+}
+
+// resetWindow restarts the window statistics at step.
+func (s *PTStats) resetWindow(step int) {
+	s.WinStart, s.WinRoundTrips = step, 0
+	clear(s.WinProposed)
+	clear(s.WinAccepted)
+	clear(s.WinReject)
+}
+
+// WindowAcceptance returns pair p's swap acceptance rate in the window (NaN
+// before any try).
+func (s *PTStats) WindowAcceptance(p int) float64 {
+	return float64(s.WinAccepted[p]) / float64(s.WinProposed[p])
+}
+
+// WindowRejection returns pair p's mean Metropolis-equivalent rejection
+// rate in the window (NaN before any try).
+func (s *PTStats) WindowRejection(p int) float64 {
+	return s.WinReject[p] / float64(s.WinProposed[p])
 }
 
 // AcceptanceRate returns pair p's swap acceptance rate (NaN before any try).
@@ -92,8 +134,18 @@ func (pt *PT) Validate() error {
 	default:
 		return fmt.Errorf("pt: unknown exchange scheme %q: expected alternate or first", pt.Scheme)
 	}
-	if pt.Every > 0 && len(pt.Temps) > 1 && pt.Exchange.Correction == nil {
-		return errors.New("pt: exchanges need a correction table")
+	if pt.Every > 0 && len(pt.Temps) > 1 {
+		if pt.Exchange == nil {
+			return errors.New("pt: exchanges need an exchange test")
+		}
+		if x, ok := pt.Exchange.(*Exchanger); ok && x.Correction == nil {
+			return errors.New("pt: exchanges need a correction table")
+		}
+	}
+	if pt.Adapt != nil {
+		if err := pt.Adapt.validate(pt); err != nil {
+			return fmt.Errorf("pt: %w", err)
+		}
 	}
 	return nil
 }
@@ -108,7 +160,7 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 	if len(theta0) != 1 && len(theta0) != r {
 		return nil, fmt.Errorf("pt: %d initial positions for %d rungs", len(theta0), r)
 	}
-	st := &PTState{}
+	st := &PTState{Temps: append([]float64(nil), pt.Temps...)}
 	for j := 0; j <= r; j++ {
 		st.Streams = append(st.Streams, NewStream(seed, uint64(j)))
 	}
@@ -126,11 +178,52 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 		Proposed: make([]int, pairs), Accepted: make([]int, pairs),
 		Walker: make([]int, r), LastEnd: make([]int, r),
 		XiSum: make([]float64, r), KinSum: make([]float64, r),
+		WinProposed: make([]int, pairs), WinAccepted: make([]int, pairs), WinReject: make([]float64, pairs),
 	}
 	for j := range st.Stats.Walker {
 		st.Stats.Walker[j] = j
 	}
+	if pt.Adapt != nil {
+		st.Tuning.NextRound = tuningRoundSteps(1, pt.Every)
+	}
 	return st, nil
+}
+
+// Check reports whether st is a state of pt: as many rungs, streams and
+// statistics as the ladder has, every rung of dimension dim, and a current
+// ladder that is a valid one (for states restored from checkpoints).
+func (pt *PT) Check(st *PTState, dim int) error {
+	r := len(pt.Temps)
+	pairs := max(r-1, 0)
+	switch {
+	case len(st.Rungs) != r:
+		return fmt.Errorf("pt state: %d rungs for a %d-rung ladder", len(st.Rungs), r)
+	case len(st.Streams) != r+1:
+		return fmt.Errorf("pt state: %d random streams for %d rungs (need %d)", len(st.Streams), r, r+1)
+	case len(st.Temps) != r:
+		return fmt.Errorf("pt state: a ladder of %d temperatures for %d rungs", len(st.Temps), r)
+	case len(st.Stats.Proposed) != pairs || len(st.Stats.Accepted) != pairs || len(st.Stats.WinProposed) != pairs ||
+		len(st.Stats.WinAccepted) != pairs || len(st.Stats.WinReject) != pairs:
+		return fmt.Errorf("pt state: exchange statistics for the wrong number of pairs (%d rungs)", r)
+	case len(st.Stats.Walker) != r || len(st.Stats.LastEnd) != r || len(st.Stats.XiSum) != r || len(st.Stats.KinSum) != r:
+		return fmt.Errorf("pt state: per-rung statistics for the wrong number of rungs (%d)", r)
+	}
+	if err := CheckLadder(st.Temps); err != nil {
+		return fmt.Errorf("pt state: %w", err)
+	}
+	seen := make([]bool, r)
+	for _, w := range st.Stats.Walker {
+		if w < 0 || w >= r || seen[w] {
+			return fmt.Errorf("pt state: walker labels %v are not a permutation of the rungs", st.Stats.Walker)
+		}
+		seen[w] = true
+	}
+	for j, s := range st.Rungs {
+		if len(s.Theta) != dim || len(s.P) != dim {
+			return fmt.Errorf("pt state: rung %d has %d parameters and %d momenta, the model has %d", j, len(s.Theta), len(s.P), dim)
+		}
+	}
+	return nil
 }
 
 // Step advances every rung by one kernel step (in parallel; rung j uses
@@ -151,7 +244,7 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 	}
 	step := func(j int) {
 		s := st.Rungs[j]
-		errs[j] = pt.Kernel.Step(pots[j], s, pt.Temps[j], st.Streams[j].Rand)
+		errs[j] = pt.Kernel.Step(pots[j], s, st.Temps[j], st.Streams[j].Rand)
 		st.kin[j] = s.KineticTemperature() // a pass over p: done in parallel too
 	}
 	if workers == 1 || r == 1 {
@@ -174,7 +267,7 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 	}
 	for j, err := range errs {
 		if err != nil {
-			return fmt.Errorf("pt: step %d, rung %d (T=%g): %w", st.Steps, j, pt.Temps[j], err)
+			return fmt.Errorf("pt: step %d, rung %d (T=%g): %w", st.Steps, j, st.Temps[j], err)
 		}
 	}
 	st.Steps++
@@ -188,6 +281,14 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 			return fmt.Errorf("pt: step %d: %w", st.Steps, err)
 		}
 	}
+	if pt.Adapt != nil && st.Steps == st.Tuning.NextRound {
+		if err := pt.tune(st); err != nil {
+			return fmt.Errorf("pt: step %d: %w", st.Steps, err)
+		}
+	}
+	if st.Steps == pt.BurnIn {
+		st.Stats.resetWindow(st.Steps)
+	}
 	return nil
 }
 
@@ -195,11 +296,13 @@ func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
 	r := len(pt.Temps)
 	rng := st.Streams[r].Rand
 	try := func(pair, j, k int) error {
-		res, err := pt.Exchange.Test(tp, st.Rungs[j].Theta, st.Rungs[k].Theta, pt.Temps[j], pt.Temps[k], rng)
+		res, err := pt.Exchange.Test(tp, st.Rungs[j].Theta, st.Rungs[k].Theta, st.Temps[j], st.Temps[k], rng)
 		if err != nil {
 			return fmt.Errorf("exchange rungs %d and %d: %w", j, k, err)
 		}
 		st.Stats.Proposed[pair]++
+		st.Stats.WinProposed[pair]++
+		st.Stats.WinReject[pair] += MetropolisRejection(res.DeltaE)
 		if res.Grown {
 			st.Stats.Grown++
 		}
@@ -211,6 +314,7 @@ func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
 		}
 		if res.Accepted {
 			st.Stats.Accepted[pair]++
+			st.Stats.WinAccepted[pair]++
 			a, b := st.Rungs[j], st.Rungs[k]
 			a.Theta, b.Theta = b.Theta, a.Theta
 			a.U, b.U = b.U, a.U
@@ -238,6 +342,7 @@ func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
 	wb, wt := st.Stats.Walker[0], st.Stats.Walker[r-1]
 	if st.Stats.LastEnd[wb] == 1 {
 		st.Stats.RoundTrips++
+		st.Stats.WinRoundTrips++
 	}
 	st.Stats.LastEnd[wb] = -1
 	st.Stats.LastEnd[wt] = 1

@@ -128,7 +128,7 @@ func TestExchangeSign(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, negate := range []bool{false, true} {
-		pt := &PT{Kernel: SGLD{StepSize: 0.02}, Temps: []float64{1, 6}, Every: 1, Exchange: Exchanger{Batch: 1, Correction: corr}, Workers: 1}
+		pt := &PT{Kernel: SGLD{StepSize: 0.02}, Temps: []float64{1, 6}, Every: 1, Exchange: &Exchanger{Batch: 1, Correction: corr}, Workers: 1}
 		st, err := pt.Init([][]float64{{0}}, 9)
 		if err != nil {
 			t.Fatal(err)
@@ -314,7 +314,7 @@ func TestPTReproducible(t *testing.T) {
 		m := Gauss1D4()
 		temps, _ := GeometricLadder(6, 10)
 		corr, _ := NewCorrection(1, CorrectionOptions{})
-		pt := &PT{Kernel: SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: temps, Every: 3, Exchange: Exchanger{Batch: 16, Correction: corr}, Workers: workers}
+		pt := &PT{Kernel: SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: temps, Every: 3, Exchange: &Exchanger{Batch: 16, Correction: corr}, Workers: workers}
 		st, _ := pt.Init([][]float64{m.Start()}, 5)
 		pots := make([]Potential, 6)
 		for i := range pots {
@@ -377,7 +377,7 @@ func TestPTStepAllocations(t *testing.T) {
 	temps, _ := GeometricLadder(4, 2)
 	corr, _ := NewCorrection(1, CorrectionOptions{})
 	pt := &PT{Kernel: SGNHT{StepSize: 0.01, Diffusion: 1}, Temps: temps, Every: 2,
-		Exchange: Exchanger{Batch: 16, Correction: corr}, Workers: 2}
+		Exchange: &Exchanger{Batch: 16, Correction: corr}, Workers: 2}
 	st, err := pt.Init([][]float64{make([]float64, d)}, 1)
 	if err != nil {
 		t.Fatal(err)
