@@ -34,7 +34,7 @@ type PT struct {
 	Temps    []float64 // initial ladder, Temps[0] = 1 (PTState.Temps is the current one)
 	Every    int       // steps between exchange rounds; 0 disables exchanges
 	Scheme   Scheme
-	Exchange ExchangeTest // the swap decision: *Exchanger (exact in the limit) or *PenaltyExchange (approximate)
+	Exchange ExchangeTest // the swap decision: *Exchanger (corrected Barker) or *BiasCorrectedExchange (approximate)
 	Workers  int          // replicas stepped at once; default GOMAXPROCS
 	// BurnIn is the step at which the window statistics restart, so that
 	// they describe the sampling phase; ladder tuning rounds end by then.
