@@ -35,8 +35,10 @@ type Checkpoint struct {
 	Streams [][]byte // per rung, then the exchange stream
 	Batches []datasets.Batches
 	Stats   sampler.PTStats
-	Samples int   // samples in the samples file
-	Metrics int64 // bytes of metrics.jsonl
+	Temps   []float64           // the current ladder (absent in checkpoints of older versions: the config's)
+	Tuning  sampler.TuningState // ladder tuning progress and history
+	Samples int                 // samples in the samples file
+	Metrics int64               // bytes of metrics.jsonl
 }
 
 // RungState is one rung's saved state.

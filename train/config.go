@@ -32,30 +32,35 @@ type Config struct {
 	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
 	PriorDF    float64 `json:"prior_df" yaml:"prior_df"` // Student-t prior's degrees of freedom (0: Gaussian prior)
 
-	Sampler   string  `json:"sampler" yaml:"sampler"`                       // ptsghmc, sgnht, sghmc, sgld, sgd
-	Replicas  int     `json:"replicas" yaml:"replicas"`                     // PT rungs
-	TMax      float64 `json:"tmax" yaml:"tmax"`                             // top temperature
-	Ladder    string  `json:"ladder" yaml:"ladder"`                         // geometric, linear or a list 1,1.5,...
-	Steps     int     `json:"steps" yaml:"steps"`                           // total steps of the run
-	BurnIn    int     `json:"burnin" yaml:"burnin"`                         // steps before the first kept sample
-	Thin      int     `json:"thin" yaml:"thin"`                             // keep a sample every thin steps
-	Batch     int     `json:"batch" yaml:"batch"`                           // minibatch size
-	LR        float64 `json:"lr" yaml:"lr"`                                 // per-example learning rate eps: step h = sqrt(eps/N)
-	Friction  float64 `json:"friction" yaml:"friction"`                     // momentum decay per step alpha: diffusion A = alpha/h
-	Inertia   float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"` // SGNHT thermostat inertia Q (smaller adapts faster)
-	Cycle     int     `json:"cycle" yaml:"cycle"`                           // cyclical step size: steps per cosine cycle (0: constant)
-	CycleKeep float64 `json:"cycle_keep" yaml:"cycle_keep"`                 // with cycle: keep samples only in this last fraction of each cycle
-	Exchange  int     `json:"exchange" yaml:"exchange"`                     // steps between exchange rounds
-	XBatch    int     `json:"xbatch" yaml:"xbatch"`                         // first exchange batch
-	Scheme    string  `json:"scheme" yaml:"scheme"`                         // alternate or first
-	Corr      string  `json:"correction" yaml:"correction"`                 // nnls or hermite
-	XMargin   float64 `json:"xmargin" yaml:"xmargin"`                       // decisive early exchange decisions (0: off)
-	DType     string  `json:"dtype" yaml:"dtype"`                           // float32 or float64
-	Engine    string  `json:"engine" yaml:"engine"`                         // plan or graph
-	Seed      uint64  `json:"seed" yaml:"seed"`
-	Workers   int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
-	CkptEvery int     `json:"checkpoint_every" yaml:"checkpoint_every"`
-	LogEvery  int     `json:"log_every" yaml:"log_every"`
+	Sampler    string  `json:"sampler" yaml:"sampler"`                       // ptsghmc, sgnht, sghmc, sgld, sgd
+	Replicas   int     `json:"replicas" yaml:"replicas"`                     // PT rungs
+	TMax       float64 `json:"tmax" yaml:"tmax"`                             // top temperature
+	Ladder     string  `json:"ladder" yaml:"ladder"`                         // geometric, linear, adaptive or a list 1,1.5,...
+	SwapTarget float64 `json:"swap_target" yaml:"swap_target"`               // adaptive ladder with a free top: Barker swap acceptance per pair (0: ends fixed)
+	Chains     int     `json:"chains" yaml:"chains"`                         // independent chains in the run (each its own PT ladder when sampler is ptsghmc)
+	Chain      int     `json:"chain,omitempty" yaml:"chain,omitempty"`       // which chain a chain directory holds (1-based; 0: the whole run)
+	Steps      int     `json:"steps" yaml:"steps"`                           // total steps of the run
+	BurnIn     int     `json:"burnin" yaml:"burnin"`                         // steps before the first kept sample
+	Thin       int     `json:"thin" yaml:"thin"`                             // keep a sample every thin steps
+	Batch      int     `json:"batch" yaml:"batch"`                           // minibatch size
+	LR         float64 `json:"lr" yaml:"lr"`                                 // per-example learning rate eps: step h = sqrt(eps/N)
+	Friction   float64 `json:"friction" yaml:"friction"`                     // momentum decay per step alpha: diffusion A = alpha/h
+	Inertia    float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"` // SGNHT thermostat inertia Q (smaller adapts faster)
+	Cycle      int     `json:"cycle" yaml:"cycle"`                           // cyclical step size: steps per cosine cycle (0: constant)
+	CycleKeep  float64 `json:"cycle_keep" yaml:"cycle_keep"`                 // with cycle: keep samples only in this last fraction of each cycle
+	Exchange   int     `json:"exchange" yaml:"exchange"`                     // steps between exchange rounds
+	XBatch     int     `json:"xbatch" yaml:"xbatch"`                         // first exchange batch
+	Scheme     string  `json:"scheme" yaml:"scheme"`                         // alternate or first
+	Corr       string  `json:"correction" yaml:"correction"`                 // nnls or hermite
+	XMargin    float64 `json:"xmargin" yaml:"xmargin"`                       // decisive early exchange decisions (0: off)
+	XTest      string  `json:"exchange_test" yaml:"exchange_test"`           // barker (corrected minibatch Barker test) or resghmc (approximate)
+	XF         float64 `json:"resghmc_f" yaml:"resghmc_f"`                   // resghmc: correction divisor F (1: penalty method)
+	DType      string  `json:"dtype" yaml:"dtype"`                           // float32 or float64
+	Engine     string  `json:"engine" yaml:"engine"`                         // plan or graph
+	Seed       uint64  `json:"seed" yaml:"seed"`
+	Workers    int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
+	CkptEvery  int     `json:"checkpoint_every" yaml:"checkpoint_every"`
+	LogEvery   int     `json:"log_every" yaml:"log_every"`
 }
 
 // DefaultConfig returns the defaults: the configuration `make run` trains.
@@ -63,9 +68,9 @@ func DefaultConfig() Config {
 	return Config{
 		Data: datasets.DefaultDir, Validation: 5000,
 		Arch: "784-400-400-10", Activation: "relu", Prior: 0.03, PriorFanIn: true,
-		Sampler: "ptsghmc", Replicas: 4, TMax: 1.5, Ladder: "geometric",
+		Sampler: "ptsghmc", Replicas: 4, TMax: 1.5, Ladder: "geometric", Chains: 1,
 		Steps: 20000, BurnIn: 8000, Thin: 200, Batch: 128,
-		LR: 0.02, Friction: 0.1, Inertia: 0.01, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50,
+		LR: 0.02, Friction: 0.1, Inertia: 0.01, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTest: "barker", XF: 1,
 		DType: "float32", Engine: "plan", Seed: 1, CkptEvery: 1000, LogEvery: 200,
 	}
 }
@@ -135,6 +140,11 @@ func (c Config) Validate() error {
 		{c.Engine == "plan" || c.Engine == "graph", "engine must be plan or graph"},
 		{c.Corr == "nnls" || c.Corr == "hermite", "correction must be nnls or hermite"},
 		{c.Scheme == "alternate" || c.Scheme == "first", "scheme must be alternate or first"},
+		{c.Chains >= 1, "chains must be at least 1"},
+		{c.Chain >= 0 && c.Chain <= c.Chains, "chain must be in [0, chains]"},
+		{c.XTest == "barker" || c.XTest == "resghmc" || c.XTest == "", "exchange_test must be barker or resghmc"},
+		{c.XTest != "resghmc" || c.XF > 0, "resghmc_f must be positive"},
+		{c.SwapTarget == 0 || c.Ladder == "adaptive", "swap_target needs ladder adaptive"},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -142,11 +152,41 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Sampler == "ptsghmc" && c.Replicas > 1 {
-		if _, err := sampler.Ladder(c.Ladder, c.Replicas, c.TMax); err != nil {
+		if _, err := c.Temps(); err != nil {
 			return err
 		}
 	}
+	if c.Ladder == "adaptive" && c.Sampler == "ptsghmc" && c.Replicas > 1 {
+		if c.Replicas < 3 {
+			return fmt.Errorf("config: ladder adaptive needs at least 3 replicas (2 have no interior rung to place)")
+		}
+		if c.Scheme != "alternate" {
+			return fmt.Errorf("config: ladder adaptive needs scheme alternate (the barrier adds up adjacent pairs)")
+		}
+		if c.Exchange == 0 || c.BurnIn < 2*c.Exchange {
+			return fmt.Errorf("config: ladder adaptive tunes during burn-in in rounds of 2, 4, 8, ... exchange rounds: burnin %d must be at least 2 x exchange (%d)", c.BurnIn, c.Exchange)
+		}
+		if c.SwapTarget != 0 {
+			if _, err := sampler.BarkerToMetropolisRejection(c.SwapTarget); err != nil {
+				return fmt.Errorf("config: swap_target: %w", err)
+			}
+		}
+	}
 	return nil
+}
+
+// chainSeed returns the seed of this directory's chain: the run's seed for
+// chain 1 (and a single-chain run), and a value mixed from the run's seed
+// and the chain number otherwise, so a chain's streams depend on nothing
+// else.
+func (c Config) chainSeed() uint64 {
+	if c.Chain <= 1 {
+		return c.Seed
+	}
+	z := c.Seed + uint64(c.Chain)*0x9E3779B97F4A7C15
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
 }
 
 // stepScale returns the learning-rate multiplier of step k (1-based) under
@@ -206,10 +246,14 @@ func (c Config) Spec(features, classes int) (nn.Spec, error) {
 	return spec, spec.Validate()
 }
 
-// Temps returns the temperature ladder.
+// Temps returns the (initial) temperature ladder; an adaptive ladder
+// starts geometric.
 func (c Config) Temps() ([]float64, error) {
 	if c.Sampler != "ptsghmc" || c.Replicas == 1 {
 		return []float64{1}, nil
+	}
+	if c.Ladder == "adaptive" {
+		return sampler.GeometricLadder(c.Replicas, c.TMax)
 	}
 	return sampler.Ladder(c.Ladder, c.Replicas, c.TMax)
 }

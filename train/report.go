@@ -4,26 +4,32 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // Report is the evaluation of one or more runs' pooled samples on a test set.
 type Report struct {
-	Runs      []string    `json:"runs"`
-	Ensemble  Metrics     `json:"ensemble"`           // all pooled samples
-	Single    Metrics     `json:"single"`             // the last sample of the first run
-	Baseline  *Metrics    `json:"baseline,omitempty"` // the sgd run given as baseline
-	Curve     []CurvePt   `json:"curve"`              // ensemble figures against the number of samples
-	Dropped   int         `json:"dropped_records"`    // torn sample records ignored
-	RHat      float64     `json:"rhat,omitempty"`     // split R-hat of the validation log-likelihood traces (several runs, each with a validation split; else 0)
-	ESS       float64     `json:"ess,omitempty"`      // bulk ESS of the same
-	Reliab    Reliab      `json:"reliability"`
-	Traces    []RunTraces `json:"-"`
-	TestCount int         `json:"test_examples"`
+	Runs     []string  `json:"runs"`
+	Ensemble Metrics   `json:"ensemble"`           // all pooled samples
+	Single   Metrics   `json:"single"`             // the last sample of the first run
+	Baseline *Metrics  `json:"baseline,omitempty"` // the sgd run given as baseline
+	Curve    []CurvePt `json:"curve"`              // ensemble figures against the number of samples
+	Dropped  int       `json:"dropped_records"`    // torn sample records ignored
+	RHat     float64   `json:"rhat,omitempty"`     // split R-hat of the chains' held-out log-likelihood traces (several chains; else 0)
+	ESS      float64   `json:"ess,omitempty"`      // bulk ESS of the same
+	// HeldOut[c][s] is the mean log-likelihood of kept sample s of chain c
+	// on the evaluation data: the trace R-hat and ESS are computed from.
+	HeldOut   [][]float64  `json:"heldout_loglik"`
+	Tempering []*Tempering `json:"tempering,omitempty"` // per chain, for PT runs (from its checkpoint)
+	Reliab    Reliab       `json:"reliability"`
+	Traces    []RunTraces  `json:"-"`
+	TestCount int          `json:"test_examples"`
 }
 
 // CurvePt is the ensemble's accuracy and NLL after its first Samples samples.
@@ -80,6 +86,28 @@ func ReadMetrics(dir string) ([]MetricsLine, error) {
 	return out, sc.Err()
 }
 
+// runTempering returns the tempering figures of a PT run from its
+// checkpoint (nil for single-chain samplers).
+func runTempering(dir string, cfg Config) (*Tempering, error) {
+	temps, err := cfg.Temps()
+	if err != nil || len(temps) < 2 {
+		return nil, err
+	}
+	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+	if err != nil {
+		return nil, fmt.Errorf("run %s: tempering figures: %w", dir, err)
+	}
+	if c.Temps != nil {
+		temps = c.Temps
+	}
+	if c.Stats.WinProposed == nil { // a checkpoint older than window statistics
+		return nil, nil
+	}
+	tp := TemperingOf(&sampler.PTState{Temps: temps, Stats: c.Stats, Steps: c.Steps, Tuning: c.Tuning}, cfg.BurnIn)
+	tp.Run = dir
+	return tp, nil
+}
+
 // RunSpec returns the network spec of a run directory for data.
 func RunSpec(dir string, data *datasets.Dataset) (Config, nn.Spec, error) {
 	cfg, err := ReadRunConfig(dir)
@@ -95,21 +123,27 @@ func RunSpec(dir string, data *datasets.Dataset) (Config, nn.Spec, error) {
 
 // Evaluate pools the samples of runs and scores them on test; baseline, if
 // not empty, is an sgd run scored alongside.
+//
+// A run directory of several chains stands for all of them. With more than
+// one chain, R-hat and ESS are those of the held-out log-likelihood of each
+// kept sample on test (so runs without a validation split get them too).
 func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("evaluate: no runs")
+	}
+	runs, err := RunDirs(runs)
+	if err != nil {
+		return nil, err
 	}
 	rep := &Report{Runs: runs, TestCount: test.N}
 	var ens *Ensemble
 	var first nn.Spec
 	var single []float64
-	var cfgs []Config // each run's config, in the order of runs
 	for ri, dir := range runs {
 		cfg, spec, err := RunSpec(dir, test)
 		if err != nil {
 			return nil, err
 		}
-		cfgs = append(cfgs, cfg)
 		if ri == 0 {
 			first = spec
 			if ens, err = NewEnsemble(spec, test); err != nil {
@@ -119,10 +153,16 @@ func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, 
 			return nil, fmt.Errorf("run %s has architecture %s, run %s has %s: cannot pool", dir, spec.Arch(), runs[0], first.Arch())
 		}
 		n := 0
+		var trace []float64
 		_, dropped, err := ReadSamples(filepath.Join(dir, SamplesFile), func(step int, theta []float64) error {
 			if err := ens.Add(theta); err != nil {
 				return err
 			}
+			ll := 0.0
+			for i, y := range test.Labels {
+				ll += math.Log(math.Max(ens.Last[i*test.Classes+y], 1e-300))
+			}
+			trace = append(trace, ll/float64(test.N))
 			n++
 			if ri == 0 {
 				single = append(single[:0], ens.Last...)
@@ -140,11 +180,19 @@ func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, 
 		if n == 0 {
 			return nil, fmt.Errorf("run %s has no samples yet (burn-in not over?)", dir)
 		}
+		rep.HeldOut = append(rep.HeldOut, trace)
 		lines, err := ReadMetrics(dir)
 		if err != nil {
 			return nil, err
 		}
 		rep.Traces = append(rep.Traces, RunTraces{Dir: dir, Lines: lines})
+		tp, err := runTempering(dir, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if tp != nil {
+			rep.Tempering = append(rep.Tempering, tp)
+		}
 	}
 	rep.Ensemble = ens.Metrics()
 	rep.Single = Score(single, test.Labels, test.Classes)
@@ -152,21 +200,9 @@ func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, 
 	probs := ens.Probs()
 	rep.Reliab.Count, rep.Reliab.Conf, rep.Reliab.Acc = Reliability(probs, test.Labels, test.Classes)
 	if len(runs) > 1 {
-		var chains [][]float64
-		traced := true // every run has a validation trace
-		for i, tr := range rep.Traces {
-			cfg := cfgs[i]
-			traced = traced && cfg.Validation > 0
-			var c []float64
-			for _, l := range tr.Lines {
-				if l.Step > cfg.BurnIn {
-					c = append(c, l.ValLogLik)
-				}
-			}
-			chains = append(chains, c)
-		}
-		if traced {
-			rep.RHat, rep.ESS = SplitRHat(chains), BulkESS(chains)
+		rep.RHat, rep.ESS = SplitRHat(rep.HeldOut), BulkESS(rep.HeldOut)
+		if math.IsNaN(rep.RHat) {
+			rep.RHat, rep.ESS = 0, 0 // chains too short
 		}
 	}
 	if baseline != "" {

@@ -53,6 +53,16 @@ type MetricsLine struct {
 	Exact      int       `json:"exact"`       // exchanges on the whole data set
 	Early      int       `json:"early"`       // exchanges decided early (Margin rule)
 	Samples    int       `json:"samples"`
+	// PT runs only: the ladder, the index process (Walker[r] is the label of
+	// the replica at rung r) and the tempering figures of the window (after
+	// burn-in; during burn-in, the current tuning round): see Tempering.
+	Temps            []float64 `json:"temps,omitempty"`
+	Walker           []int     `json:"walker,omitempty"`
+	SwapAcceptance   []float64 `json:"swap_acceptance,omitempty"`
+	Barrier          float64   `json:"barrier,omitempty"`
+	LocalBarrier     []float64 `json:"local_barrier,omitempty"`
+	RecommendedRungs int       `json:"recommended_rungs,omitempty"`
+	WindowRoundTrips int       `json:"round_trips_window,omitempty"`
 }
 
 // Run is a sampling run of a Bayesian MLP, tied to its directory.
@@ -184,8 +194,8 @@ func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		return nil, fmt.Errorf("save config: %w", err)
 	}
 	theta := make([]float64, r.Spec.NumParams())
-	r.Spec.Init(theta, rand.New(rand.NewPCG(cfg.Seed, 0x1417)))
-	if r.state, err = r.pt.Init([][]float64{theta}, cfg.Seed); err != nil {
+	r.Spec.Init(theta, rand.New(rand.NewPCG(cfg.chainSeed(), 0x1417)))
+	if r.state, err = r.pt.Init([][]float64{theta}, cfg.chainSeed()); err != nil {
 		return nil, err
 	}
 	if err := r.makeBatches(nil); err != nil {
@@ -214,15 +224,22 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Dir: dir, Cfg: cfg, Spec: spec, Data: tr, Val: val}
-	r.pt = &sampler.PT{Kernel: cfg.kernel(tr.N, cfg.stepScale(1)), Temps: temps, Workers: cfg.Workers}
+	r.pt = &sampler.PT{Kernel: cfg.kernel(tr.N, cfg.stepScale(1)), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn}
 	if len(temps) > 1 {
-		corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{Method: sampler.CorrectionMethod(cfg.Corr)})
-		if err != nil {
-			return nil, err
-		}
 		r.pt.Every = cfg.Exchange
 		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
-		r.pt.Exchange = sampler.Exchanger{Batch: cfg.XBatch, Correction: corr, Margin: cfg.XMargin}
+		if cfg.XTest == "resghmc" {
+			r.pt.Exchange = &sampler.BiasCorrectedExchange{Batch: cfg.XBatch, F: cfg.XF}
+		} else {
+			corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{Method: sampler.CorrectionMethod(cfg.Corr)})
+			if err != nil {
+				return nil, err
+			}
+			r.pt.Exchange = &sampler.Exchanger{Batch: cfg.XBatch, Correction: corr, Margin: cfg.XMargin}
+		}
+		if cfg.Ladder == "adaptive" {
+			r.pt.Adapt = &sampler.LadderAdaptation{SwapTarget: cfg.SwapTarget}
+		}
 	}
 	// Replicas step in parallel goroutines; each BLAS call then uses one
 	// thread, or the cores are oversubscribed.
@@ -320,7 +337,13 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	if len(c.Rungs) != len(r.pots) || len(c.Streams) != len(r.pots)+1 || len(c.Batches) != len(r.pots) {
 		return nil, fmt.Errorf("checkpoint in %s: %d rungs, %d streams for a %d-rung run: %w", dir, len(c.Rungs), len(c.Streams), len(r.pots), ErrCheckpoint)
 	}
-	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats}
+	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning}
+	if st.Temps == nil { // written before the ladder was state
+		st.Temps = append([]float64(nil), r.pt.Temps...)
+	}
+	if pairs := len(c.Rungs) - 1; st.Stats.WinProposed == nil && pairs > 0 { // written before window statistics
+		st.Stats.WinProposed, st.Stats.WinAccepted, st.Stats.WinReject = make([]int, pairs), make([]int, pairs), make([]float64, pairs)
+	}
 	for j, rs := range c.Rungs {
 		if len(rs.Theta) != r.Spec.NumParams() {
 			return nil, fmt.Errorf("checkpoint in %s: rung %d has %d parameters, model %s has %d: %w", dir, j, len(rs.Theta), cfg.Arch, r.Spec.NumParams(), ErrCheckpoint)
@@ -336,6 +359,9 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 			return nil, fmt.Errorf("checkpoint in %s: %w", dir, err)
 		}
 		st.Streams = append(st.Streams, s)
+	}
+	if err := r.pt.Check(st, r.Spec.NumParams()); err != nil {
+		return nil, fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
 	}
 	r.state = st
 	if err := r.makeBatches(c.Batches); err != nil {
@@ -396,7 +422,7 @@ func (r *Run) checkpoint() error {
 		return fmt.Errorf("metrics: sync: %w", err)
 	}
 	c := &Checkpoint{Config: r.Cfg, Steps: r.state.Steps, Rounds: r.state.Rounds, Stats: r.state.Stats,
-		Samples: r.samples.Count, Metrics: r.mbytes}
+		Temps: r.state.Temps, Tuning: r.state.Tuning, Samples: r.samples.Count, Metrics: r.mbytes}
 	for _, s := range r.state.Rungs {
 		c.Rungs = append(c.Rungs, RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U})
 	}
@@ -490,6 +516,11 @@ func (r *Run) logMetrics() error {
 		m.Xi = append(m.Xi, q.Xi)
 		m.Kinetic = append(m.Kinetic, q.KineticTemperature())
 	}
+	if tp := r.Tempering(); tp != nil {
+		m.Temps, m.Walker = tp.Temps, append([]int(nil), s.Stats.Walker...)
+		m.SwapAcceptance, m.Barrier, m.LocalBarrier = tp.SwapAcceptance, tp.Barrier, tp.LocalBarrier
+		m.RecommendedRungs, m.WindowRoundTrips = tp.RecommendedRungs, tp.RoundTrips
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
@@ -547,6 +578,9 @@ func (r *Run) Train(ctx context.Context, progress func(Status)) error {
 	}
 	return nil
 }
+
+// Tempering returns the run's tempering figures (nil for a single chain).
+func (r *Run) Tempering() *Tempering { return TemperingOf(r.state, r.Cfg.BurnIn) }
 
 // LastMetrics returns the last metrics line written.
 func (r *Run) LastMetrics() MetricsLine { return r.last }

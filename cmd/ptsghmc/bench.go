@@ -194,7 +194,7 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 		return res, err
 	}
 	pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: temps, Every: c.every,
-		Exchange: sampler.Exchanger{Batch: c.batch, Correction: corr, Margin: 50}}
+		Exchange: &sampler.Exchanger{Batch: c.batch, Correction: corr, Margin: 50}}
 	starts := make([][]float64, len(temps))
 	if c.sharedStart {
 		starts = starts[:1]

@@ -86,10 +86,14 @@ func printReport(w io.Writer, rep *train.Report) {
 	}
 	if len(rep.Runs) > 1 {
 		if rep.RHat == 0 { // R-hat is positive when computed
-			fmt.Fprintf(w, "\nno split R-hat or ESS: a run has no validation split (--validation 0), so no held-out trace\n")
+			fmt.Fprintf(w, "\nno split R-hat or ESS: a chain has fewer than 4 samples\n")
 		} else {
-			fmt.Fprintf(w, "\nheld-out log-likelihood trace over %d chains: split R-hat %.3f, bulk ESS %.1f\n", len(rep.Runs), rep.RHat, rep.ESS)
+			fmt.Fprintf(w, "\nheld-out log-likelihood of each kept sample over %d chains: split R-hat %.3f, bulk ESS %.1f\n", len(rep.Runs), rep.RHat, rep.ESS)
 		}
+	}
+	for _, tp := range rep.Tempering {
+		fmt.Fprintf(w, "\n%s:\n", tp.Run)
+		printTempering(w, tp)
 	}
 	if rep.Dropped > 0 {
 		fmt.Fprintf(w, "\n%d torn sample record(s) at file ends were ignored\n", rep.Dropped)

@@ -96,7 +96,7 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		pt.Every, pt.Scheme = *every, sampler.Scheme(*scheme)
-		pt.Exchange = sampler.Exchanger{Batch: 16, Correction: c}
+		pt.Exchange = &sampler.Exchanger{Batch: 16, Correction: c}
 	}
 	st, err := pt.Init([][]float64{m.Start()}, *seed)
 	if err != nil {

@@ -31,7 +31,9 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.StringVar(&c.Sampler, "sampler", c.Sampler, "ptsghmc, sgnht, sghmc, sgld, or sgd (the non-Bayesian baseline)")
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "PT-SGHMC replicas (rungs)")
 	fs.Float64Var(&c.TMax, "tmax", c.TMax, "top temperature of the ladder")
-	fs.StringVar(&c.Ladder, "ladder", c.Ladder, "geometric, linear, or a list of temperatures like 1,1.2,1.5")
+	fs.StringVar(&c.Ladder, "ladder", c.Ladder, "geometric, linear, adaptive (tuned during burn-in to equal communication barrier per pair; starts geometric), or a list of temperatures like 1,1.2,1.5")
+	fs.Float64Var(&c.SwapTarget, "swap-target", c.SwapTarget, "with --ladder adaptive: free the top temperature and find the widest ladder whose every pair reaches this Barker swap acceptance, in (0, 0.5) (0: keep --tmax)")
+	fs.IntVar(&c.Chains, "chains", c.Chains, "independent chains of the sampler, run in parallel in one process into OUT/chain-1..K (eval pools them and reports R-hat)")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "total steps")
 	fs.IntVar(&c.BurnIn, "burnin", c.BurnIn, "steps before the first kept sample")
 	fs.IntVar(&c.Thin, "thin", c.Thin, "keep a rung-1 sample every this many steps")
@@ -46,6 +48,8 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.StringVar(&c.Scheme, "scheme", c.Scheme, "exchange pairs: alternate (even/odd adjacent) or first (each against rung 1)")
 	fs.StringVar(&c.Corr, "correction", c.Corr, "Barker correction table: nnls or hermite (the paper's)")
 	fs.Float64Var(&c.XMargin, "xmargin", c.XMargin, "decide an exchange early when |deltaE| exceeds this by 6 standard errors (0: never)")
+	fs.StringVar(&c.XTest, "exchange-test", c.XTest, "barker: the corrected minibatch Barker test (exact up to its correction table); resghmc: APPROXIMATE bias-corrected Metropolis swap of reSGHMC (Deng et al. 2020) on one minibatch, which gives up detailed balance of the swaps (rung 1 is then not guaranteed to sample the posterior) to swap where the exact test never does")
+	fs.Float64Var(&c.XF, "resghmc-f", c.XF, "with --exchange-test resghmc: divisor F of the variance correction (1: the penalty method; reSGHMC uses up to 3e5, swapping more and with more bias)")
 	fs.StringVar(&c.DType, "dtype", c.DType, "float32 or float64")
 	fs.StringVar(&c.Engine, "engine", c.Engine, "plan (BLAS execution plan) or graph (Gorgonia VM)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
@@ -97,48 +101,107 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 	})
 
-	var run *train.Run
+	var ch *train.Chains
 	var err error
 	if *resume != "" {
-		run, err = train.Resume(*resume, steps)
+		ch, err = train.ResumeChains(*resume, steps)
 	} else {
-		run, err = train.New(*out, cfg, *overwrite)
+		ch, err = train.NewChains(*out, cfg, *overwrite)
 	}
 	if err != nil {
 		return err
 	}
-	defer run.Close()
-	c := run.Cfg
-	fmt.Fprintf(stderr, "ptsghmc train: %s %s on %d examples (%d validation), %d parameters, %s; step %d of %d -> %s\n",
-		c.Sampler, c.Arch, run.Data.N, c.Validation, run.Spec.NumParams(), ladderText(run), run.Steps(), c.Steps, run.Dir)
+	defer ch.Close()
+	c, run := ch.Cfg, ch.Runs[0]
+	chains := ""
+	if c.Chains > 1 {
+		chains = fmt.Sprintf(", %d chains", c.Chains)
+	}
+	fmt.Fprintf(stderr, "ptsghmc train: %s %s on %d examples (%d validation), %d parameters, %s%s; step %d of %d -> %s\n",
+		c.Sampler, c.Arch, run.Data.N, c.Validation, run.Spec.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, ch.Dir)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	progress := newProgress(stderr, run.Steps(), c.Steps, *quiet)
-	err = run.Train(ctx, progress.update)
+	progress := newProgress(stderr, ch.Steps()*len(ch.Runs), c.Steps*len(ch.Runs), *quiet)
+	done := make([]int, len(ch.Runs))
+	err = ch.Train(ctx, func(i int, s train.Status) {
+		done[i-1] = s.Step
+		if i != 1 { // chain 1's figures are shown; every chain's steps count
+			s.LogLik, s.SwapRate, s.Samples = progress.lastStatus.LogLik, progress.lastStatus.SwapRate, progress.lastStatus.Samples
+		}
+		s.Step, s.Target = 0, c.Steps*len(ch.Runs)
+		for _, d := range done {
+			s.Step += d
+		}
+		progress.update(s)
+	})
 	progress.finish()
 	if errors.Is(err, train.ErrInterrupted) {
-		fmt.Fprintf(stderr, "interrupted at step %d; resume with: ptsghmc train --resume %s\n", run.Steps(), run.Dir)
+		fmt.Fprintf(stderr, "interrupted at step %d; resume with: ptsghmc train --resume %s\n", ch.Steps(), ch.Dir)
 		return err
 	}
 	if err != nil {
 		return err
 	}
-	m := run.LastMetrics()
-	fmt.Fprintf(stdout, "trained %d steps: %d samples kept in %s", run.Steps(), m.Samples, run.Dir)
-	if run.Val != nil {
-		fmt.Fprintf(stdout, "; validation accuracy of the last rung-1 state %.4f, log-likelihood %.4f", m.ValAcc, m.ValLogLik)
+	for i, r := range ch.Runs {
+		m := r.LastMetrics()
+		name := r.Dir
+		if len(ch.Runs) > 1 {
+			name = fmt.Sprintf("%s (chain %d)", r.Dir, i+1)
+		}
+		fmt.Fprintf(stdout, "trained %d steps: %d samples kept in %s", r.Steps(), m.Samples, name)
+		if r.Val != nil {
+			fmt.Fprintf(stdout, "; validation accuracy of the last rung-1 state %.4f, log-likelihood %.4f", m.ValAcc, m.ValLogLik)
+		}
+		fmt.Fprintln(stdout)
+		if tp := r.Tempering(); tp != nil {
+			printTempering(stdout, tp)
+		}
 	}
-	fmt.Fprintln(stdout)
 	return nil
 }
 
 func ladderText(run *train.Run) string {
-	t, _ := run.Cfg.Temps()
+	t := run.State().Temps
 	if len(t) == 1 {
 		return "1 chain"
 	}
-	return fmt.Sprintf("%d rungs T=%.3g..%.3g", len(t), t[0], t[len(t)-1])
+	kind := run.Cfg.Ladder
+	if run.Cfg.Ladder == "adaptive" && run.Cfg.SwapTarget > 0 {
+		kind = fmt.Sprintf("adaptive, free top at swap acceptance %.2g", run.Cfg.SwapTarget)
+	}
+	return fmt.Sprintf("%d rungs T=%.4g..%.4g (%s)", len(t), t[0], t[len(t)-1], kind)
+}
+
+// printTempering prints what a PT ladder did after burn-in, and in words
+// what to change when it does not pay for itself.
+func printTempering(w io.Writer, tp *train.Tempering) {
+	when := "after burn-in"
+	if !tp.AfterBurnIn {
+		when = "in the last tuning round (burn-in not over)"
+	}
+	temps := make([]string, len(tp.Temps))
+	for j, t := range tp.Temps {
+		temps[j] = fmt.Sprintf("%.4g", t)
+	}
+	acc := make([]string, len(tp.SwapAcceptance))
+	for p, a := range tp.SwapAcceptance {
+		acc[p] = fmt.Sprintf("%.2f", a)
+	}
+	loc := make([]string, len(tp.LocalBarrier))
+	for j, l := range tp.LocalBarrier {
+		loc[j] = fmt.Sprintf("%.3g", l)
+	}
+	tuned := ""
+	if tp.TuningRounds > 0 {
+		tuned = fmt.Sprintf(", adapted in %d tuning rounds", tp.TuningRounds)
+	}
+	fmt.Fprintf(w, "  tempering %s: ladder T = %s%s\n", when, strings.Join(temps, ", "), tuned)
+	fmt.Fprintf(w, "  swap acceptance per pair %s; barrier Lambda %.3g (local %s); recommended rungs %d; round trips %d in %d steps (%.2f per 1,000)\n",
+		strings.Join(acc, "/"), tp.Barrier, strings.Join(loc, "/"), tp.RecommendedRungs, tp.RoundTrips, tp.WindowSteps, tp.RoundTripsPer1k)
+	if tp.Advice != "" {
+		fmt.Fprintf(w, "  WARNING: %s\n", tp.Advice)
+	}
 }
 
 // progress shows a progress bar on a terminal, and a plain line every 5% of

@@ -1,0 +1,301 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/datasets"
+)
+
+// ChainDir returns the directory of chain i (1-based) of a run in dir with k
+// chains: dir itself when k = 1, dir/chain-i otherwise. Each chain directory
+// is a complete run directory (config, checkpoint, samples, metrics) that
+// eval and predict read on their own; the run directory's config.json has
+// chain 0.
+func ChainDir(dir string, k, i int) string {
+	if k <= 1 {
+		return dir
+	}
+	return filepath.Join(dir, fmt.Sprintf("chain-%d", i))
+}
+
+// Chains is a run of Cfg.Chains independent chains of the configured
+// sampler (PT included: each chain has its own ladder), stepped in parallel
+// in one process. Chain i's random streams and initial weights depend only
+// on the run's seed and i (chain 1 is the single-chain run of the same
+// seed), and all chains share the training data and its validation split.
+type Chains struct {
+	Dir  string
+	Cfg  Config
+	Runs []*Run // chain i+1 is Runs[i]
+}
+
+// NewChains creates the run directory of cfg.Chains chains. With overwrite
+// false an existing run in dir is an error.
+func NewChains(dir string, cfg Config, overwrite bool) (*Chains, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Chains == 1 {
+		r, err := New(dir, cfg, overwrite)
+		if err != nil {
+			return nil, err
+		}
+		return &Chains{Dir: dir, Cfg: cfg, Runs: []*Run{r}}, nil
+	}
+	if !overwrite {
+		for _, f := range []string{checkpointName, filepath.Join("chain-1", checkpointName)} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				return nil, fmt.Errorf("run directory %s already holds a run: resume it with --resume, or pass --overwrite", dir)
+			}
+		}
+	}
+	tr, val, err := loadData(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newChains(dir, cfg, tr, val)
+}
+
+// NewChainsFromData is NewChains with the training data given (for tests
+// and embedding).
+func NewChainsFromData(dir string, cfg Config, train *datasets.Dataset) (*Chains, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	tr, val, err := splitData(cfg, train)
+	if err != nil {
+		return nil, err
+	}
+	return newChains(dir, cfg, tr, val)
+}
+
+func newChains(dir string, cfg Config, tr, val *datasets.Dataset) (*Chains, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	cfg.Chain = 0
+	if cfg.Chains > 1 {
+		// the run's own files belong to a single-chain run: remove them
+		for _, f := range []string{checkpointName, checkpointName + ".prev", SamplesFile, MetricsFile} {
+			os.Remove(filepath.Join(dir, f))
+		}
+		if err := writeConfig(dir, cfg); err != nil {
+			return nil, err
+		}
+	}
+	c := &Chains{Dir: dir, Cfg: cfg}
+	for i := 1; i <= cfg.Chains; i++ {
+		cc := cfg
+		if cfg.Chains > 1 {
+			cc.Chain = i
+		}
+		cd := ChainDir(dir, cfg.Chains, i)
+		if err := os.MkdirAll(cd, 0o755); err != nil {
+			return nil, fmt.Errorf("chain directory: %w", err)
+		}
+		for _, f := range []string{checkpointName, checkpointName + ".prev", SamplesFile, MetricsFile} {
+			os.Remove(filepath.Join(cd, f))
+		}
+		r, err := newRun(cd, cc, tr, val)
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("chain %d: %w", i, err)
+		}
+		c.Runs = append(c.Runs, r)
+	}
+	return c, nil
+}
+
+func writeConfig(dir string, cfg Config) error {
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save config: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ConfigFile), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("save config: %w", err)
+	}
+	return nil
+}
+
+// ResumeChains reopens the run in dir, every chain from its checkpoint.
+// steps > 0 replaces the run's target step count.
+func ResumeChains(dir string, steps int) (*Chains, error) {
+	cfg, err := ReadRunConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Chains <= 1 {
+		r, err := Resume(dir, steps)
+		if err != nil {
+			return nil, err
+		}
+		return &Chains{Dir: dir, Cfg: r.Cfg, Runs: []*Run{r}}, nil
+	}
+	tr, val, err := loadData(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return resumeChains(dir, cfg, tr, val, steps)
+}
+
+// ResumeChainsFromData is ResumeChains with the training data given.
+func ResumeChainsFromData(dir string, train *datasets.Dataset, steps int) (*Chains, error) {
+	cfg, err := ReadRunConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Chains <= 1 {
+		r, err := ResumeFromData(dir, train, steps)
+		if err != nil {
+			return nil, err
+		}
+		return &Chains{Dir: dir, Cfg: r.Cfg, Runs: []*Run{r}}, nil
+	}
+	tr, val, err := splitData(cfg, train)
+	if err != nil {
+		return nil, err
+	}
+	return resumeChains(dir, cfg, tr, val, steps)
+}
+
+func resumeChains(dir string, cfg Config, tr, val *datasets.Dataset, steps int) (*Chains, error) {
+	c := &Chains{Dir: dir, Cfg: cfg}
+	for i := 1; i <= cfg.Chains; i++ {
+		cd := ChainDir(dir, cfg.Chains, i)
+		ck, err := ReadCheckpoint(filepath.Join(cd, checkpointName))
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("chain %d: %w", i, err)
+		}
+		if ck.Config.Chain != i || ck.Config.Seed != cfg.Seed || ck.Config.Chains != cfg.Chains {
+			c.Close()
+			return nil, fmt.Errorf("chain %d: checkpoint in %s is of chain %d of %d with seed %d, the run's config says %d chains with seed %d: %w",
+				i, cd, ck.Config.Chain, ck.Config.Chains, ck.Config.Seed, cfg.Chains, cfg.Seed, ErrCheckpoint)
+		}
+		r, err := resume(cd, ck, tr, val, steps)
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("chain %d: %w", i, err)
+		}
+		c.Runs = append(c.Runs, r)
+	}
+	c.Cfg.Steps = c.Runs[0].Cfg.Steps
+	if steps > 0 && steps != cfg.Steps {
+		if err := writeConfig(dir, c.Cfg); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Train runs every chain to the configured number of steps, in parallel
+// goroutines (each BLAS call then uses one thread), each keeping its samples
+// and checkpointing as Run.Train does; progress, if not nil, is called
+// after every step of every chain, from one goroutine at a time. When ctx
+// is cancelled, or a chain fails, every chain checkpoints and stops; the
+// error is the failure, or ErrInterrupted.
+func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) error {
+	if len(c.Runs) == 1 {
+		var p func(Status)
+		if progress != nil {
+			p = func(s Status) { progress(1, s) }
+		}
+		return c.Runs[0].Train(ctx, p)
+	}
+	autodiff.SetBLASThreads(1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	errs := make([]error, len(c.Runs))
+	var wg sync.WaitGroup
+	for i, r := range c.Runs {
+		wg.Add(1)
+		go func(i int, r *Run) {
+			defer wg.Done()
+			var p func(Status)
+			if progress != nil {
+				p = func(s Status) {
+					mu.Lock()
+					progress(i+1, s)
+					mu.Unlock()
+				}
+			}
+			if err := r.Train(ctx, p); err != nil {
+				if !errors.Is(err, ErrInterrupted) {
+					err = fmt.Errorf("chain %d: %w", i+1, err)
+					cancel()
+				}
+				errs[i] = err
+			}
+		}(i, r)
+	}
+	wg.Wait()
+	var failed []error
+	interrupted := false
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrInterrupted) && len(errs) > 0:
+			interrupted = true
+		default:
+			failed = append(failed, err)
+		}
+	}
+	if len(failed) > 0 {
+		return errors.Join(failed...)
+	}
+	if interrupted {
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// Steps returns the steps done by the chain that is furthest behind.
+func (c *Chains) Steps() int {
+	n := c.Runs[0].Steps()
+	for _, r := range c.Runs {
+		n = min(n, r.Steps())
+	}
+	return n
+}
+
+// Close closes every chain's files.
+func (c *Chains) Close() error {
+	var errs []error
+	for _, r := range c.Runs {
+		errs = append(errs, r.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// RunDirs expands run directories for evaluation: a run of several chains
+// becomes its chain directories, in order; other directories stay.
+func RunDirs(dirs []string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		cfg, err := ReadRunConfig(d)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Chains <= 1 || cfg.Chain != 0 {
+			out = append(out, d)
+			continue
+		}
+		for i := 1; i <= cfg.Chains; i++ {
+			cd := ChainDir(d, cfg.Chains, i)
+			if _, err := os.Stat(filepath.Join(cd, ConfigFile)); err != nil {
+				return nil, fmt.Errorf("run %s has %d chains but chain %d is missing: %w", d, cfg.Chains, i, err)
+			}
+			out = append(out, cd)
+		}
+	}
+	return out, nil
+}

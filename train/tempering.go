@@ -1,0 +1,143 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// Tempering is what a PT run's ladder did in its window: after burn-in
+// (during burn-in, in the current tuning round). Pigeons.jl reports the same
+// figures (Syed et al. 2021): the global communication barrier Lambda, the
+// local barrier along the ladder, the swap acceptance per pair and the round
+// trips, and from them the number of rungs the target needs.
+type Tempering struct {
+	Run              string    `json:"run,omitempty"`              // the run directory, in eval reports
+	Temps            []float64 `json:"temps"`                      // the ladder in use
+	SwapAcceptance   []float64 `json:"swap_acceptance"`            // per adjacent pair, the test's own acceptance in the window
+	Rejection        []float64 `json:"rejection"`                  // per pair, Metropolis-equivalent rejection 1 - min(1, exp(deltaE)) in the window
+	Barrier          float64   `json:"barrier"`                    // Lambda: the sum of the pairs' rejections
+	LocalBarrier     []float64 `json:"local_barrier"`              // lambda(beta) at each rung, beta = 1/T
+	RecommendedRungs int       `json:"recommended_rungs"`          // about 2 Lambda (non-reversible PT)
+	RoundTrips       int       `json:"round_trips"`                // in the window
+	RoundTripsPer1k  float64   `json:"round_trips_per_1000_steps"` // in the window
+	WindowSteps      int       `json:"window_steps"`               // steps in the window
+	AfterBurnIn      bool      `json:"after_burnin"`               // the window is the sampling phase
+	TuningRounds     int       `json:"tuning_rounds"`              // ladder tuning rounds done
+	Communicates     bool      `json:"communicates"`               // swaps accepted at every pair and Lambda <= rungs
+	Advice           string    `json:"advice,omitempty"`           // what to do when it does not communicate
+}
+
+// MinSwapAcceptance is the pair acceptance below which Advice suggests a
+// narrower ladder, and RoundTripTarget the round trips per 1,000 steps
+// below which it says the ladder is too slow to pay for itself.
+const (
+	MinSwapAcceptance = 0.2
+	RoundTripTarget   = 0.5
+)
+
+// TemperingOf computes the tempering figures of a PT state (nil for a
+// single chain). burnin is the run's burn-in.
+func TemperingOf(st *sampler.PTState, burnin int) *Tempering {
+	r := len(st.Temps)
+	if r < 2 {
+		return nil
+	}
+	s := &st.Stats
+	t := &Tempering{Temps: append([]float64(nil), st.Temps...), RoundTrips: s.WinRoundTrips,
+		WindowSteps: st.Steps - s.WinStart, AfterBurnIn: st.Steps > burnin, TuningRounds: len(st.Tuning.Rounds)}
+	floored := make([]float64, r-1)
+	tried := true
+	for p := 0; p < r-1; p++ {
+		if s.WinProposed[p] == 0 {
+			tried = false
+			t.SwapAcceptance = append(t.SwapAcceptance, 0)
+			t.Rejection = append(t.Rejection, 1)
+		} else {
+			t.SwapAcceptance = append(t.SwapAcceptance, s.WindowAcceptance(p))
+			t.Rejection = append(t.Rejection, s.WindowRejection(p))
+		}
+		floored[p] = math.Max(t.Rejection[p], 1e-6)
+		t.Barrier += t.Rejection[p]
+	}
+	if b, err := sampler.NewBarrier(st.Temps, floored); err == nil {
+		for _, temp := range st.Temps {
+			t.LocalBarrier = append(t.LocalBarrier, b.Local(1/temp))
+		}
+	}
+	t.RecommendedRungs = sampler.RecommendedRungs(t.Barrier)
+	if t.WindowSteps > 0 {
+		t.RoundTripsPer1k = 1000 * float64(t.RoundTrips) / float64(t.WindowSteps)
+	}
+	t.Communicates = tried && t.Barrier <= float64(r)
+	for _, a := range t.SwapAcceptance {
+		t.Communicates = t.Communicates && a > 0
+	}
+	t.Advice = t.advice(tried)
+	return t
+}
+
+// advice says in words what is wrong with a ladder that does not
+// communicate, with the numbers, and what to do instead; "" when it does.
+func (t *Tempering) advice(tried bool) string {
+	r := len(t.Temps)
+	if !tried {
+		return "no exchange was tried in the window: lower --exchange (steps between exchange rounds) so that every pair is tried"
+	}
+	lowAcc, noSwap := false, false
+	for _, a := range t.SwapAcceptance {
+		lowAcc = lowAcc || a < MinSwapAcceptance
+		noSwap = noSwap || a == 0
+	}
+	if !noSwap && t.Barrier <= float64(r) && !lowAcc && t.RoundTripsPer1k >= RoundTripTarget {
+		return ""
+	}
+	acc := make([]string, len(t.SwapAcceptance))
+	for p, a := range t.SwapAcceptance {
+		acc[p] = fmt.Sprintf("%.2f", a)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the ladder T = %.4g..%.4g (%d rungs) ", t.Temps[0], t.Temps[r-1], r)
+	switch {
+	case noSwap:
+		b.WriteString("does not communicate: ")
+	case t.Barrier > float64(r):
+		b.WriteString("barely communicates: ")
+	default:
+		b.WriteString("communicates slowly: ")
+	}
+	fmt.Fprintf(&b, "swap acceptance per pair %s, communication barrier Lambda = %.3g, %d round trips in %d steps (%.2f per 1,000). ",
+		strings.Join(acc, "/"), t.Barrier, t.RoundTrips, t.WindowSteps, t.RoundTripsPer1k)
+	if noSwap || t.Barrier > float64(r) {
+		fmt.Fprintf(&b, "Rung 1 is then close to an independent chain that costs %d times the gradients. ", r)
+	}
+	fmt.Fprintf(&b, "This target needs about 2 Lambda = %d rungs for this temperature range. Instead: ", t.RecommendedRungs)
+	opts := []string{fmt.Sprintf("--replicas %d", t.RecommendedRungs)}
+	if top, ok := t.narrowerTop(); ok {
+		opts = append(opts, fmt.Sprintf("a lower top temperature (--tmax %.4g or lower, where the measured barrier puts %d rungs near %.0f%% acceptance per pair; --ladder adaptive --swap-target %.2g finds it during burn-in)", top, r, 100*0.3, 0.3))
+	}
+	opts = append(opts, fmt.Sprintf("or independent chains for the same cost (--sampler sgnht --chains %d)", r))
+	b.WriteString(strings.Join(opts, "; "))
+	return b.String()
+}
+
+// narrowerTop returns the top temperature at which this ladder's rungs would
+// each reach a Barker acceptance of about 0.3, from the measured barrier.
+func (t *Tempering) narrowerTop() (float64, bool) {
+	floored := make([]float64, len(t.Rejection))
+	for p, v := range t.Rejection {
+		floored[p] = math.Min(math.Max(v, 1e-6), 1)
+	}
+	b, err := sampler.NewBarrier(t.Temps, floored)
+	if err != nil {
+		return 0, false
+	}
+	rej, _ := sampler.BarkerToMetropolisRejection(0.3)
+	want := float64(len(t.Temps)-1) * rej
+	if want >= b.Global() {
+		return 0, false
+	}
+	return 1 / b.Inverse(b.Global()-want), true
+}
