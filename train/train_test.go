@@ -58,15 +58,37 @@ func readAll(t *testing.T, dir string) (samples, metrics []byte) {
 // its context) at several points, resumes it, and checks that the samples
 // and metrics files and the final state equal an uninterrupted run's, bit
 // for bit. Each sampler is covered.
+//
+// The adaptive ladders (4 rungs, exchanges every 5 steps, burn-in 40) tune
+// in rounds ending at steps 10 and 30: they are stopped inside the first and
+// the second round and after tuning.
 func TestResumeEqualsUninterrupted(t *testing.T) {
+	adaptive := func(target float64) func(*Config) {
+		return func(c *Config) { c.Replicas, c.Ladder, c.SwapTarget = 4, "adaptive", target }
+	}
 	for _, tc := range []struct {
 		sampler string
 		cycle   int
-	}{{"ptsghmc", 0}, {"sgnht", 0}, {"sgd", 0}, {"ptsghmc", 45}} {
-		t.Run(fmt.Sprintf("%s/cycle%d", tc.sampler, tc.cycle), func(t *testing.T) {
+		name    string
+		mod     func(*Config)
+		stops   []int
+	}{
+		{"ptsghmc", 0, "", nil, nil}, {"sgnht", 0, "", nil, nil}, {"sgd", 0, "", nil, nil}, {"ptsghmc", 45, "", nil, nil},
+		{"ptsghmc", 0, "adaptive", adaptive(0), []int{7, 22, 33, 97}},
+		{"ptsghmc", 0, "adaptive-free-top", adaptive(0.3), []int{7, 22, 33, 97}},
+		{"ptsghmc", 0, "resghmc", func(c *Config) { c.XTest, c.XF = "resghmc", 1 }, nil},
+	} {
+		t.Run(fmt.Sprintf("%s/cycle%d/%s", tc.sampler, tc.cycle, tc.name), func(t *testing.T) {
 			cfg := smallConfig()
 			cfg.Sampler = tc.sampler
 			cfg.Cycle = tc.cycle
+			if tc.mod != nil {
+				tc.mod(&cfg)
+			}
+			stops := tc.stops
+			if stops == nil {
+				stops = []int{33, 61, 97}
+			}
 			data := smallData(t)
 			ref := filepath.Join(t.TempDir(), "ref")
 			r, err := NewFromData(ref, cfg, data)
@@ -85,7 +107,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, stopAt := range []int{33, 61, 97} {
+			for _, stopAt := range stops {
 				ctx, cancel := context.WithCancel(context.Background())
 				err := r.Train(ctx, func(s Status) {
 					if s.Step == stopAt {
@@ -113,6 +135,13 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := r.State().Rungs[0].Theta
+			if tc.name == "adaptive" || tc.name == "adaptive-free-top" {
+				tu := r.State().Tuning
+				if len(tu.Rounds) != 2 || tu.Rounds[0].Step != 10 || tu.Rounds[1].Step != 30 {
+					t.Fatalf("tuning rounds %+v: want two, ending at steps 10 and 30", tu.Rounds)
+				}
+				t.Logf("ladder %.4g -> %.4g -> %.4g", tu.Rounds[0].Temps, tu.Rounds[0].Next, tu.Rounds[1].Next)
+			}
 			r.Close()
 			for i := range want {
 				if got[i] != want[i] {
