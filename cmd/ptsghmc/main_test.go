@@ -170,3 +170,50 @@ func TestBenchCommand(t *testing.T) {
 		t.Errorf("no scaling plot: %v", err)
 	}
 }
+
+// TestTemperingCommand trains two chains of PT with an adaptive ladder and
+// checks that train reports the tempering figures, that eval pools both
+// chains of the run directory, reports the fields by name in --json, and
+// plots the barrier and the index process.
+func TestTemperingCommand(t *testing.T) {
+	data := writeData(t)
+	rd := filepath.Join(t.TempDir(), "run")
+	out, stderr, code := run(t, "train", "--out", rd, "--data", data, "--arch", "16-8-10", "--validation", "0", "--batch", "32",
+		"--replicas", "4", "--ladder", "adaptive", "--tmax", "3", "--exchange", "5", "--burnin", "150", "--steps", "400",
+		"--thin", "10", "--log-every", "5", "--chains", "2", "--quiet")
+	if code != 0 {
+		t.Fatalf("train: %s", stderr)
+	}
+	if strings.Count(out, "tempering after burn-in: ladder T = 1, ") != 2 || !strings.Contains(out, "adapted in 4 tuning rounds") ||
+		!strings.Contains(out, "recommended rungs") {
+		t.Fatalf("train does not report both chains' tempering:\n%s", out)
+	}
+	plots := filepath.Join(t.TempDir(), "plots")
+	out, stderr, code = run(t, "eval", "--run", rd, "--json", "--plot", plots)
+	if code != 0 {
+		t.Fatalf("eval: %s", stderr)
+	}
+	var rep struct {
+		Runs      []string
+		RHat      float64
+		Tempering []map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("eval json: %v\n%s", err, out)
+	}
+	if len(rep.Runs) != 2 || len(rep.Tempering) != 2 || !(rep.RHat > 0) {
+		t.Fatalf("eval of a 2-chain run: runs %v, %d tempering reports, R-hat %v", rep.Runs, len(rep.Tempering), rep.RHat)
+	}
+	for _, f := range []string{"barrier", "recommended_rungs", "swap_acceptance", "round_trips", "local_barrier"} {
+		if _, ok := rep.Tempering[0][f]; !ok {
+			t.Errorf("eval --json tempering has no field %q: %v", f, rep.Tempering[0])
+		}
+	}
+	if st, err := os.Stat(filepath.Join(plots, "tempering.png")); err != nil || st.Size() == 0 {
+		t.Errorf("tempering plot: %v", err)
+	}
+	lines, err := os.ReadFile(filepath.Join(rd, "chain-2", "metrics.jsonl"))
+	if err != nil || !strings.Contains(string(lines), `"barrier":`) || !strings.Contains(string(lines), `"walker":`) {
+		t.Errorf("chain 2's metrics have no barrier or index process: %v", err)
+	}
+}

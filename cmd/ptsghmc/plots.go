@@ -15,8 +15,9 @@ import (
 )
 
 // writePlots writes the evaluation's PNGs into dir: reliability.png,
-// samples.png (ensemble accuracy and NLL against samples) and traces.png
-// (swap acceptance and validation log-likelihood against steps).
+// samples.png (ensemble accuracy and NLL against samples), traces.png
+// (swap acceptance and validation log-likelihood against steps) and, for PT
+// runs, tempering.png (local barrier against beta, and the index process).
 func writePlots(dir string, rep *train.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plot: %w", err)
@@ -87,7 +88,58 @@ func writePlots(dir string, rep *train.Report) error {
 			nSw++
 		}
 	}
-	return saveRow(filepath.Join(dir, "traces.png"), sw, ll)
+	if err := saveRow(filepath.Join(dir, "traces.png"), sw, ll); err != nil {
+		return err
+	}
+	if len(rep.Tempering) > 0 {
+		return plotTempering(filepath.Join(dir, "tempering.png"), rep)
+	}
+	return nil
+}
+
+// plotTempering draws each PT chain's local communication barrier lambda
+// at its rungs against beta = 1/T, and the first PT chain's index process:
+// the rung each replica occupies over the steps, from the metrics lines
+// (every exchange round when --log-every divides --exchange).
+func plotTempering(path string, rep *train.Report) error {
+	lb, ix := plot.New(), plot.New()
+	lb.Title.Text, ix.Title.Text = "Local communication barrier", "Index process (rung of each replica)"
+	lb.X.Label.Text, lb.Y.Label.Text = "beta = 1/T", "lambda(beta)"
+	ix.X.Label.Text, ix.Y.Label.Text = "step", "rung"
+	for i, tp := range rep.Tempering {
+		var xy plotter.XYs
+		for j, t := range tp.Temps {
+			if j < len(tp.LocalBarrier) {
+				xy = append(xy, plotter.XY{X: 1 / t, Y: tp.LocalBarrier[j]})
+			}
+		}
+		if err := addLine(lb, fmt.Sprintf("%s (Lambda %.3g)", filepath.Base(tp.Run), tp.Barrier), xy, i); err != nil {
+			return err
+		}
+	}
+	for _, tr := range rep.Traces {
+		if tr.Dir != rep.Tempering[0].Run {
+			continue
+		}
+		var paths []plotter.XYs
+		for _, m := range tr.Lines {
+			for rung, w := range m.Walker {
+				for len(paths) <= w {
+					paths = append(paths, nil)
+				}
+				paths[w] = append(paths[w], plotter.XY{X: float64(m.Step), Y: float64(rung + 1)})
+			}
+		}
+		for w, xy := range paths {
+			if len(xy) == 0 {
+				continue
+			}
+			if err := addLine(ix, fmt.Sprintf("replica %d", w+1), xy, w); err != nil {
+				return err
+			}
+		}
+	}
+	return saveRow(path, lb, ix)
 }
 
 // addLine adds a line in the i-th colour and dash pattern of plotutil's
