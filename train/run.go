@@ -579,6 +579,34 @@ func (r *Run) Train(ctx context.Context, progress func(Status)) error {
 	return nil
 }
 
+// Finish ends the run at its current step, as if its configured steps had
+// been the steps done (for a wall-clock budget): the target is saved in
+// config.json and the checkpoint, sgd keeps its final weights, and a final
+// metrics line is written. A resume with more --steps continues it (with
+// that extra metrics line, and for sgd that extra sample, which an
+// uninterrupted run would not have).
+func (r *Run) Finish() error {
+	step := r.state.Steps
+	if step >= r.Cfg.Steps {
+		return nil
+	}
+	r.Cfg.Steps = step
+	if r.Cfg.Sampler == "sgd" && step > 0 {
+		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
+			return err
+		}
+	}
+	if r.last.Step != step || r.mbytes == 0 {
+		if err := r.logMetrics(); err != nil {
+			return err
+		}
+	}
+	if err := writeConfig(r.Dir, r.Cfg); err != nil {
+		return err
+	}
+	return r.checkpoint()
+}
+
 // Tempering returns the run's tempering figures (nil for a single chain).
 func (r *Run) Tempering() *Tempering { return TemperingOf(r.state, r.Cfg.BurnIn) }
 

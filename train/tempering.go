@@ -114,7 +114,10 @@ func (t *Tempering) advice(tried bool) string {
 		fmt.Fprintf(&b, "Rung 1 is then close to an independent chain that costs %d times the gradients. ", r)
 	}
 	fmt.Fprintf(&b, "This target needs about 2 Lambda = %d rungs for this temperature range. Instead: ", t.RecommendedRungs)
-	opts := []string{fmt.Sprintf("--replicas %d", t.RecommendedRungs)}
+	var opts []string
+	if t.RecommendedRungs > r {
+		opts = append(opts, fmt.Sprintf("--replicas %d", t.RecommendedRungs))
+	}
 	if top, ok := t.narrowerTop(); ok {
 		opts = append(opts, fmt.Sprintf("a lower top temperature (--tmax %.4g or lower, where the measured barrier puts %d rungs near %.0f%% acceptance per pair; --ladder adaptive --swap-target %.2g finds it during burn-in)", top, r, 100*0.3, 0.3))
 	}

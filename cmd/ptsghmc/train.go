@@ -87,6 +87,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	resume := fs.String("resume", "", "resume the run in this directory (with --steps: continue to that many steps in all)")
 	overwrite := fs.Bool("overwrite", false, "replace an existing run in --out")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	timeLimit := fs.Duration("time-limit", 0, "wall-clock budget (e.g. 20m): stop then and end the run at the step reached, as if --steps had said so (0: none)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ptsghmc train [flags]\n\nSamples a Bayesian MLP's posterior; rung-1 samples go to OUT/samples, metrics to OUT/metrics.jsonl,\nthe whole state to OUT/checkpoint every --checkpoint-every steps and on SIGINT/SIGTERM.\n\nflags:")
 		fs.PrintDefaults()
@@ -122,6 +123,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	sigCtx := ctx
+	if *timeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeLimit)
+		defer cancel()
+	}
 	progress := newProgress(stderr, ch.Steps()*len(ch.Runs), c.Steps*len(ch.Runs), *quiet)
 	done := make([]int, len(ch.Runs))
 	err = ch.Train(ctx, func(i int, s train.Status) {
@@ -136,6 +143,15 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		progress.update(s)
 	})
 	progress.finish()
+	if errors.Is(err, train.ErrInterrupted) && sigCtx.Err() == nil && ctx.Err() != nil { // the time limit
+		for _, r := range ch.Runs {
+			if ferr := r.Finish(); ferr != nil {
+				return ferr
+			}
+		}
+		fmt.Fprintf(stderr, "time limit %s reached: the run ends at step %d (resume with --steps to go on)\n", *timeLimit, ch.Steps())
+		err = nil
+	}
 	if errors.Is(err, train.ErrInterrupted) {
 		fmt.Fprintf(stderr, "interrupted at step %d; resume with: ptsghmc train --resume %s\n", ch.Steps(), ch.Dir)
 		return err
