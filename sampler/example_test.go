@@ -2,6 +2,7 @@ package sampler_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -60,4 +61,87 @@ func ExampleDeltaE() {
 	// Output:
 	// 3.00
 	// -3.00
+}
+
+// ExampleLadderAdaptation tempers a 50-dimensional standard Gaussian from
+// T = 1 to 10 with 8 rungs, starting from a linear ladder: tuning rounds
+// during burn-in move the rungs to equal communication barrier (for this
+// target, a geometric ladder), and the barrier estimated after burn-in says
+// how many rungs the range needs.
+func ExampleLadderAdaptation() {
+	g := gaussian{d: 50}
+	temps, _ := sampler.LinearLadder(8, 10)
+	corr, _ := sampler.NewCorrection(1, sampler.CorrectionOptions{})
+	pt := &sampler.PT{
+		Kernel:   sampler.SGNHT{StepSize: 0.1, Diffusion: 1, Inertia: 0.01},
+		Temps:    temps,
+		Every:    1,
+		Exchange: &sampler.Exchanger{Batch: 2, Correction: corr},
+		BurnIn:   8190, // tuning rounds of 2, 4, ..., 4096 exchange rounds
+		Adapt:    &sampler.LadderAdaptation{},
+		Workers:  1,
+	}
+	state, _ := pt.Init([][]float64{make([]float64, 50)}, 1)
+	pots := make([]sampler.Potential, len(temps))
+	for i := range pots {
+		pots[i] = g
+	}
+	if err := pt.Run(pots, g, state, 30000, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	reject := make([]float64, len(temps)-1)
+	for p := range reject {
+		reject[p] = state.Stats.WindowRejection(p)
+	}
+	b, _ := sampler.NewBarrier(state.Temps, reject)
+	fmt.Printf("tuning rounds: %d\n", len(state.Tuning.Rounds))
+	fmt.Printf("ladder: %.1f\n", state.Temps)
+	fmt.Printf("barrier between 5 and 7 (exact sqrt(50/2pi) ln 10 = 6.5): %v\n", b.Global() > 5 && b.Global() < 7)
+	fmt.Printf("recommended rungs: %d\n", sampler.RecommendedRungs(b.Global()))
+	// Output:
+	// tuning rounds: 12
+	// ladder: [1.0 1.4 2.0 2.7 3.8 5.1 7.2 10.0]
+	// barrier between 5 and 7 (exact sqrt(50/2pi) ln 10 = 6.5): true
+	// recommended rungs: 11
+}
+
+// gaussian is the d-dimensional standard Gaussian with exact energies
+// (Size 1: every exchange test is the exact Barker test).
+type gaussian struct{ d int }
+
+func (g gaussian) Dim() int  { return g.d }
+func (g gaussian) Size() int { return 1 }
+func (g gaussian) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+	u := 0.0
+	for i, v := range theta {
+		grad[i] = v
+		u += 0.5 * v * v
+	}
+	return u, nil
+}
+func (g gaussian) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
+	for t, th := range thetas {
+		u := 0.0
+		for _, v := range th {
+			u += 0.5 * v * v
+		}
+		out[t][0] = u
+	}
+	return nil
+}
+
+// ExampleBarrier estimates a ladder's communication barrier from its pairs'
+// rejection rates and places the same number of rungs at equal barrier:
+// the rungs move to where rejections were, here the hot end.
+func ExampleBarrier() {
+	temps := []float64{1, 2, 4, 8}
+	reject := []float64{0.1, 0.3, 0.8} // the hot end is hard to cross
+	b, _ := sampler.NewBarrier(temps, reject)
+	ladder, _ := b.EqualBarrierLadder(4)
+	fmt.Printf("Lambda %.1f, recommended rungs %d\n", b.Global(), sampler.RecommendedRungs(b.Global()))
+	fmt.Printf("equal-barrier ladder %.2f\n", ladder)
+	// Output:
+	// Lambda 1.2, recommended rungs 3
+	// equal-barrier ladder [1.00 4.00 5.72 8.00]
 }
