@@ -119,7 +119,11 @@ func (t *Tempering) advice(tried bool) string {
 		opts = append(opts, fmt.Sprintf("--replicas %d", t.RecommendedRungs))
 	}
 	if top, ok := t.narrowerTop(); ok {
-		opts = append(opts, fmt.Sprintf("a lower top temperature (--tmax %.4g or lower, where the measured barrier puts %d rungs near %.0f%% acceptance per pair; --ladder adaptive --swap-target %.2g finds it during burn-in)", top, r, 100*0.3, 0.3))
+		how := fmt.Sprintf("--ladder adaptive --swap-target %.2g finds it during burn-in", 0.3)
+		if t.TuningRounds > 0 {
+			how = fmt.Sprintf("the ladder was tuned in %d rounds during burn-in, but the barrier measured since is different: the chains were still moving, so a longer --burnin tunes on a later stretch", t.TuningRounds)
+		}
+		opts = append(opts, fmt.Sprintf("a lower top temperature (--tmax %.4g or lower, where the measured barrier puts %d rungs near %.0f%% acceptance per pair; %s)", top, r, 100*0.3, how))
 	}
 	opts = append(opts, fmt.Sprintf("or independent chains for the same cost (--sampler sgnht --chains %d)", r))
 	b.WriteString(strings.Join(opts, "; "))
