@@ -39,6 +39,7 @@ type TuningRound struct {
 	Acceptance []float64 // the test's own, per pair
 	Lambda     float64
 	Next       []float64
+	Err        string // why no new ladder could be placed (the round's ladder was kept)
 }
 
 // tuningRoundSteps returns the length in steps of tuning round k (1-based):
@@ -85,12 +86,13 @@ func (pt *PT) tune(st *PTState) error {
 		reject[p] = s.WindowRejection(p)
 		acc[p] = s.WindowAcceptance(p)
 	}
+	round := TuningRound{Step: st.Steps, Temps: append([]float64(nil), st.Temps...), Reject: reject, Acceptance: acc}
 	next, lambda, err := pt.Adapt.NextLadder(st.Temps, reject)
-	if err != nil {
-		return fmt.Errorf("tuning round ending at step %d: %w", st.Steps, err)
+	if err != nil { // keep the ladder for the next round
+		next, round.Err = append([]float64(nil), st.Temps...), err.Error()
 	}
-	st.Tuning.Rounds = append(st.Tuning.Rounds, TuningRound{Step: st.Steps, Temps: append([]float64(nil), st.Temps...),
-		Reject: reject, Acceptance: acc, Lambda: lambda, Next: next})
+	round.Next, round.Lambda = next, lambda
+	st.Tuning.Rounds = append(st.Tuning.Rounds, round)
 	copy(st.Temps, next)
 	s.resetWindow(st.Steps)
 	k := len(st.Tuning.Rounds) + 1

@@ -244,7 +244,7 @@ func fritschCarlsonSlopes(x, y []float64) []float64 {
 		switch {
 		case s <= 0:
 			return 0
-		case d0 > 0 && d1 <= 0 || s > 3*d0:
+		case d1 <= 0 && s > 3*d0:
 			return 3 * d0
 		}
 		return s

@@ -49,12 +49,8 @@ func NewChains(dir string, cfg Config, overwrite bool) (*Chains, error) {
 		}
 		return &Chains{Dir: dir, Cfg: cfg, Runs: []*Run{r}}, nil
 	}
-	if !overwrite {
-		for _, f := range []string{checkpointName, filepath.Join("chain-1", checkpointName)} {
-			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-				return nil, fmt.Errorf("run directory %s already holds a run: resume it with --resume, or pass --overwrite", dir)
-			}
-		}
+	if err := checkFree(dir, overwrite); err != nil {
+		return nil, err
 	}
 	tr, val, err := loadData(cfg)
 	if err != nil {
@@ -81,11 +77,10 @@ func newChains(dir string, cfg Config, tr, val *datasets.Dataset) (*Chains, erro
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	cfg.Chain = 0
+	if err := clearRun(dir); err != nil {
+		return nil, err
+	}
 	if cfg.Chains > 1 {
-		// the run's own files belong to a single-chain run: remove them
-		for _, f := range []string{checkpointName, checkpointName + ".prev", SamplesFile, MetricsFile} {
-			os.Remove(filepath.Join(dir, f))
-		}
 		if err := writeConfig(dir, cfg); err != nil {
 			return nil, err
 		}
@@ -99,9 +94,6 @@ func newChains(dir string, cfg Config, tr, val *datasets.Dataset) (*Chains, erro
 		cd := ChainDir(dir, cfg.Chains, i)
 		if err := os.MkdirAll(cd, 0o755); err != nil {
 			return nil, fmt.Errorf("chain directory: %w", err)
-		}
-		for _, f := range []string{checkpointName, checkpointName + ".prev", SamplesFile, MetricsFile} {
-			os.Remove(filepath.Join(cd, f))
 		}
 		r, err := newRun(cd, cc, tr, val)
 		if err != nil {
@@ -131,7 +123,7 @@ func ResumeChains(dir string, steps int) (*Chains, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Chains <= 1 {
+	if cfg.Chains <= 1 || cfg.Chain != 0 { // one chain, or one chain's directory
 		r, err := Resume(dir, steps)
 		if err != nil {
 			return nil, err
@@ -151,7 +143,7 @@ func ResumeChainsFromData(dir string, train *datasets.Dataset, steps int) (*Chai
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Chains <= 1 {
+	if cfg.Chains <= 1 || cfg.Chain != 0 {
 		r, err := ResumeFromData(dir, train, steps)
 		if err != nil {
 			return nil, err
@@ -200,8 +192,9 @@ func resumeChains(dir string, cfg Config, tr, val *datasets.Dataset, steps int) 
 // goroutines (each BLAS call then uses one thread), each keeping its samples
 // and checkpointing as Run.Train does; progress, if not nil, is called
 // after every step of every chain, from one goroutine at a time. When ctx
-// is cancelled, or a chain fails, every chain checkpoints and stops; the
-// error is the failure, or ErrInterrupted.
+// is cancelled, or a chain fails, every other chain checkpoints and stops
+// (the failed one keeps its last periodic checkpoint); the error is the
+// failure, or ErrInterrupted.
 func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) error {
 	if len(c.Runs) == 1 {
 		var p func(Status)
@@ -229,7 +222,7 @@ func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) 
 				}
 			}
 			if err := r.Train(ctx, p); err != nil {
-				if !errors.Is(err, ErrInterrupted) {
+				if err != ErrInterrupted { // a failure, or an interruption whose checkpoint failed
 					err = fmt.Errorf("chain %d: %w", i+1, err)
 					cancel()
 				}
@@ -243,7 +236,7 @@ func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) 
 	for _, err := range errs {
 		switch {
 		case err == nil:
-		case errors.Is(err, ErrInterrupted) && len(errs) > 0:
+		case err == ErrInterrupted:
 			interrupted = true
 		default:
 			failed = append(failed, err)
@@ -256,6 +249,25 @@ func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) 
 		return ErrInterrupted
 	}
 	return nil
+}
+
+// Finish ends every chain at the step it reached (see Run.Finish) and
+// records the furthest in the run's config.
+func (c *Chains) Finish() error {
+	for i, r := range c.Runs {
+		if err := r.Finish(); err != nil {
+			return fmt.Errorf("chain %d: %w", i+1, err)
+		}
+	}
+	if len(c.Runs) == 1 {
+		c.Cfg = c.Runs[0].Cfg
+		return nil
+	}
+	c.Cfg.Steps = 0
+	for _, r := range c.Runs {
+		c.Cfg.Steps = max(c.Cfg.Steps, r.Cfg.Steps)
+	}
+	return writeConfig(c.Dir, c.Cfg)
 }
 
 // Steps returns the steps done by the chain that is furthest behind.

@@ -82,6 +82,16 @@ func TestChains(t *testing.T) {
 	if err != nil || len(dirs) != 3 {
 		t.Fatalf("RunDirs: %v, %v", dirs, err)
 	}
+	// a new run over the 3-chain run is refused without overwrite
+	if err := checkFree(dir, false); err == nil {
+		t.Error("a new run may replace a 3-chain run without --overwrite")
+	}
+	// one chain's directory resumes on its own
+	one, err := ResumeChainsFromData(ChainDir(dir, 3, 2), data, 0)
+	if err != nil || len(one.Runs) != 1 || one.Steps() != cfg.Steps {
+		t.Fatalf("resume of chain 2's directory: %v", err)
+	}
+	one.Close()
 }
 
 // TestChainsRHat pools chains through Evaluate: four SGNHT chains of one

@@ -166,6 +166,9 @@ func (c Config) Validate() error {
 		if c.Exchange == 0 || c.BurnIn < 2*c.Exchange {
 			return fmt.Errorf("config: ladder adaptive tunes during burn-in in rounds of 2, 4, 8, ... exchange rounds: burnin %d must be at least 2 x exchange (%d)", c.BurnIn, c.Exchange)
 		}
+		if c.SwapTarget != 0 && c.XTest == "resghmc" {
+			return fmt.Errorf("config: swap_target is a Barker test's acceptance; with exchange_test resghmc keep the ladder's ends fixed (swap_target 0)")
+		}
 		if c.SwapTarget != 0 {
 			if _, err := sampler.BarkerToMetropolisRejection(c.SwapTarget); err != nil {
 				return fmt.Errorf("config: swap_target: %w", err)

@@ -103,8 +103,10 @@ func runTempering(dir string, cfg Config) (*Tempering, error) {
 	if c.Stats.WinProposed == nil { // a checkpoint older than window statistics
 		return nil, nil
 	}
-	tp := TemperingOf(&sampler.PTState{Temps: temps, Stats: c.Stats, Steps: c.Steps, Tuning: c.Tuning}, cfg.BurnIn)
-	tp.Run = dir
+	tp := TemperingOf(&sampler.PTState{Temps: temps, Stats: c.Stats, Steps: c.Steps, Tuning: c.Tuning}, cfg)
+	if tp != nil {
+		tp.Run = dir
+	}
 	return tp, nil
 }
 

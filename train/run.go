@@ -153,20 +153,48 @@ func New(dir string, cfg Config, overwrite bool) (*Run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, checkpointName)); err == nil && !overwrite {
-		return nil, fmt.Errorf("run directory %s already holds a run: resume it with --resume, or pass --overwrite", dir)
+	if err := checkFree(dir, overwrite); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
-	for _, f := range []string{checkpointName, checkpointName + ".prev", SamplesFile, MetricsFile} {
-		os.Remove(filepath.Join(dir, f))
+	if err := clearRun(dir); err != nil {
+		return nil, err
 	}
 	tr, val, err := loadData(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return newRun(dir, cfg, tr, val)
+}
+
+// checkFree reports an error when dir already holds a run (of one chain or
+// several) and overwrite is false.
+func checkFree(dir string, overwrite bool) error {
+	if overwrite {
+		return nil
+	}
+	for _, f := range []string{checkpointName, filepath.Join("chain-1", checkpointName)} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return fmt.Errorf("run directory %s already holds a run: resume it with --resume, or pass --overwrite", dir)
+		}
+	}
+	return nil
+}
+
+// clearRun removes the files and chain directories of a run in dir.
+func clearRun(dir string) error {
+	for _, f := range []string{checkpointName, checkpointName + ".prev", checkpointName + ".tmp", SamplesFile, MetricsFile} {
+		os.Remove(filepath.Join(dir, f))
+	}
+	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*"))
+	for _, c := range chains {
+		if err := os.RemoveAll(c); err != nil {
+			return fmt.Errorf("overwrite %s: %w", dir, err)
+		}
+	}
+	return nil
 }
 
 // NewFromData is New with the data given (for tests and embedding).
@@ -518,8 +546,10 @@ func (r *Run) logMetrics() error {
 	}
 	if tp := r.Tempering(); tp != nil {
 		m.Temps, m.Walker = tp.Temps, append([]int(nil), s.Stats.Walker...)
-		m.SwapAcceptance, m.Barrier, m.LocalBarrier = tp.SwapAcceptance, tp.Barrier, tp.LocalBarrier
-		m.RecommendedRungs, m.WindowRoundTrips = tp.RecommendedRungs, tp.RoundTrips
+		if tp.Complete {
+			m.SwapAcceptance, m.Barrier, m.LocalBarrier = tp.SwapAcceptance, tp.Barrier, tp.LocalBarrier
+			m.RecommendedRungs, m.WindowRoundTrips = tp.RecommendedRungs, tp.RoundTrips
+		}
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -596,7 +626,7 @@ func (r *Run) Finish() error {
 			return err
 		}
 	}
-	if r.last.Step != step || r.mbytes == 0 {
+	if step%r.Cfg.LogEvery != 0 { // Train logged this step otherwise
 		if err := r.logMetrics(); err != nil {
 			return err
 		}
@@ -608,7 +638,7 @@ func (r *Run) Finish() error {
 }
 
 // Tempering returns the run's tempering figures (nil for a single chain).
-func (r *Run) Tempering() *Tempering { return TemperingOf(r.state, r.Cfg.BurnIn) }
+func (r *Run) Tempering() *Tempering { return TemperingOf(r.state, r.Cfg) }
 
 // LastMetrics returns the last metrics line written.
 func (r *Run) LastMetrics() MetricsLine { return r.last }

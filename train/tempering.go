@@ -26,41 +26,44 @@ type Tempering struct {
 	WindowSteps      int       `json:"window_steps"`               // steps in the window
 	AfterBurnIn      bool      `json:"after_burnin"`               // the window is the sampling phase
 	TuningRounds     int       `json:"tuning_rounds"`              // ladder tuning rounds done
-	Communicates     bool      `json:"communicates"`               // swaps accepted at every pair and Lambda <= rungs
+	Complete         bool      `json:"complete"`                   // every pair was tried in the window (else no barrier estimate)
+	Every            int       `json:"exchange_every"`             // steps between exchange rounds
+	Communicates     bool      `json:"communicates"`               // swaps accepted at every pair, and 2 Lambda <= rungs
 	Advice           string    `json:"advice,omitempty"`           // what to do when it does not communicate
 }
 
 // MinSwapAcceptance is the pair acceptance below which Advice suggests a
-// narrower ladder, and RoundTripTarget the round trips per 1,000 steps
-// below which it says the ladder is too slow to pay for itself.
-const (
-	MinSwapAcceptance = 0.2
-	RoundTripTarget   = 0.5
-)
+// narrower ladder.
+const MinSwapAcceptance = 0.2
 
 // TemperingOf computes the tempering figures of a PT state (nil for a
-// single chain). burnin is the run's burn-in.
-func TemperingOf(st *sampler.PTState, burnin int) *Tempering {
+// single chain, or for the first-rung exchange scheme, whose pairs are not
+// adjacent). cfg supplies the burn-in and the exchange interval.
+func TemperingOf(st *sampler.PTState, cfg Config) *Tempering {
 	r := len(st.Temps)
-	if r < 2 {
+	s := &st.Stats
+	if r < 2 || cfg.Scheme == string(sampler.SchemeToFirst) || len(s.WinProposed) != r-1 || len(s.WinAccepted) != r-1 || len(s.WinReject) != r-1 {
 		return nil
 	}
-	s := &st.Stats
 	t := &Tempering{Temps: append([]float64(nil), st.Temps...), RoundTrips: s.WinRoundTrips,
-		WindowSteps: st.Steps - s.WinStart, AfterBurnIn: st.Steps > burnin, TuningRounds: len(st.Tuning.Rounds)}
+		WindowSteps: st.Steps - s.WinStart, AfterBurnIn: st.Steps > cfg.BurnIn, TuningRounds: len(st.Tuning.Rounds),
+		Complete: true, Every: cfg.Exchange}
 	floored := make([]float64, r-1)
-	tried := true
 	for p := 0; p < r-1; p++ {
 		if s.WinProposed[p] == 0 {
-			tried = false
+			t.Complete = false
 			t.SwapAcceptance = append(t.SwapAcceptance, 0)
-			t.Rejection = append(t.Rejection, 1)
+			t.Rejection = append(t.Rejection, 0)
 		} else {
 			t.SwapAcceptance = append(t.SwapAcceptance, s.WindowAcceptance(p))
 			t.Rejection = append(t.Rejection, s.WindowRejection(p))
 		}
-		floored[p] = math.Max(t.Rejection[p], 1e-6)
+		floored[p] = math.Min(math.Max(t.Rejection[p], 1e-6), 1)
 		t.Barrier += t.Rejection[p]
+	}
+	if !t.Complete {
+		t.Advice = "not every pair has been tried since the window began (the end of burn-in or of a tuning round): no barrier estimate yet"
+		return t
 	}
 	if b, err := sampler.NewBarrier(st.Temps, floored); err == nil {
 		for _, temp := range st.Temps {
@@ -71,27 +74,36 @@ func TemperingOf(st *sampler.PTState, burnin int) *Tempering {
 	if t.WindowSteps > 0 {
 		t.RoundTripsPer1k = 1000 * float64(t.RoundTrips) / float64(t.WindowSteps)
 	}
-	t.Communicates = tried && t.Barrier <= float64(r)
+	t.Communicates = t.RecommendedRungs <= r
 	for _, a := range t.SwapAcceptance {
 		t.Communicates = t.Communicates && a > 0
 	}
-	t.Advice = t.advice(tried)
+	t.Advice = t.advice()
 	return t
+}
+
+// roundTripBound returns the round trips per 1,000 steps that
+// non-reversible PT makes at best with this barrier and exchange interval:
+// 1/(2 + 2 Lambda) per exchange round (Syed et al. 2021).
+func (t *Tempering) roundTripBound() float64 {
+	if t.Every <= 0 {
+		return 0
+	}
+	return 1000 / float64(t.Every) / (2 + 2*t.Barrier)
 }
 
 // advice says in words what is wrong with a ladder that does not
 // communicate, with the numbers, and what to do instead; "" when it does.
-func (t *Tempering) advice(tried bool) string {
+func (t *Tempering) advice() string {
 	r := len(t.Temps)
-	if !tried {
-		return "no exchange was tried in the window: lower --exchange (steps between exchange rounds) so that every pair is tried"
-	}
 	lowAcc, noSwap := false, false
 	for _, a := range t.SwapAcceptance {
 		lowAcc = lowAcc || a < MinSwapAcceptance
 		noSwap = noSwap || a == 0
 	}
-	if !noSwap && t.Barrier <= float64(r) && !lowAcc && t.RoundTripsPer1k >= RoundTripTarget {
+	tooFew := t.RecommendedRungs > r
+	slow := t.RoundTripsPer1k < 0.5*t.roundTripBound()
+	if !noSwap && !tooFew && !lowAcc && !slow {
 		return ""
 	}
 	acc := make([]string, len(t.SwapAcceptance))
@@ -103,14 +115,14 @@ func (t *Tempering) advice(tried bool) string {
 	switch {
 	case noSwap:
 		b.WriteString("does not communicate: ")
-	case t.Barrier > float64(r):
+	case tooFew:
 		b.WriteString("barely communicates: ")
 	default:
 		b.WriteString("communicates slowly: ")
 	}
-	fmt.Fprintf(&b, "swap acceptance per pair %s, communication barrier Lambda = %.3g, %d round trips in %d steps (%.2f per 1,000). ",
-		strings.Join(acc, "/"), t.Barrier, t.RoundTrips, t.WindowSteps, t.RoundTripsPer1k)
-	if noSwap || t.Barrier > float64(r) {
+	fmt.Fprintf(&b, "swap acceptance per pair %s, communication barrier Lambda = %.3g, %d round trips in %d steps (%.2f per 1,000; at best %.2f with this barrier and --exchange %d). ",
+		strings.Join(acc, "/"), t.Barrier, t.RoundTrips, t.WindowSteps, t.RoundTripsPer1k, t.roundTripBound(), t.Every)
+	if noSwap || tooFew {
 		fmt.Fprintf(&b, "Rung 1 is then close to an independent chain that costs %d times the gradients. ", r)
 	}
 	fmt.Fprintf(&b, "This target needs about 2 Lambda = %d rungs for this temperature range. Instead: ", t.RecommendedRungs)

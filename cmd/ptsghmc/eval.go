@@ -148,10 +148,16 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := train.ReadSamples(filepath.Join(*run, train.SamplesFile), func(_ int, theta []float64) error {
-		return ens.Add(theta)
-	}); err != nil {
+	dirs, err := train.RunDirs([]string{*run}) // every chain of a multi-chain run
+	if err != nil {
 		return err
+	}
+	for _, d := range dirs {
+		if _, _, err := train.ReadSamples(filepath.Join(d, train.SamplesFile), func(_ int, theta []float64) error {
+			return ens.Add(theta)
+		}); err != nil {
+			return err
+		}
 	}
 	if ens.Count == 0 {
 		return fmt.Errorf("run %s has no samples", *run)

@@ -131,6 +131,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	progress := newProgress(stderr, ch.Steps()*len(ch.Runs), c.Steps*len(ch.Runs), *quiet)
 	done := make([]int, len(ch.Runs))
+	for i, r := range ch.Runs {
+		done[i] = r.Steps()
+	}
 	err = ch.Train(ctx, func(i int, s train.Status) {
 		done[i-1] = s.Step
 		if i != 1 { // chain 1's figures are shown; every chain's steps count
@@ -144,10 +147,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	})
 	progress.finish()
 	if errors.Is(err, train.ErrInterrupted) && sigCtx.Err() == nil && ctx.Err() != nil { // the time limit
-		for _, r := range ch.Runs {
-			if ferr := r.Finish(); ferr != nil {
-				return ferr
-			}
+		if ferr := ch.Finish(); ferr != nil {
+			return ferr
 		}
 		fmt.Fprintf(stderr, "time limit %s reached: the run ends at step %d (resume with --steps to go on)\n", *timeLimit, ch.Steps())
 		err = nil
