@@ -25,7 +25,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 
 	cfg := train.DefaultConfig()
-	cfg.Arch, cfg.Validation = "64-32-10", 200
+	cfg.Sampler, cfg.Arch, cfg.Validation = "ptsghmc", "64-32-10", 200
 	cfg.Steps, cfg.BurnIn, cfg.Thin = 600, 300, 30
 	cfg.Batch, cfg.Replicas, cfg.Exchange = 32, 3, 20
 	run, err := train.NewFromData(filepath.Join(dir, "run"), cfg, data)

@@ -17,6 +17,7 @@ import (
 
 func smallConfig() Config {
 	c := DefaultConfig()
+	c.Sampler = "ptsghmc"
 	c.Arch = "16-12-3"
 	c.Validation = 30
 	c.Replicas = 3
@@ -370,5 +371,40 @@ func TestRHatESS(t *testing.T) {
 	}
 	if e := BulkESS(ar); e < 40 || e > 170 {
 		t.Errorf("AR(1) chains: ESS %v, expected about 84", e)
+	}
+}
+
+// TestConfigTempering checks that bad tempering settings are refused with
+// an error naming the setting.
+func TestConfigTempering(t *testing.T) {
+	cases := []struct {
+		name string
+		mod  func(*Config)
+		want string // "" : valid
+	}{
+		{"adaptive fixed ends", func(c *Config) { c.Ladder = "adaptive" }, ""},
+		{"adaptive free top", func(c *Config) { c.Ladder, c.SwapTarget = "adaptive", 0.3 }, ""},
+		{"swap target without adaptive", func(c *Config) { c.SwapTarget = 0.3 }, "swap_target needs ladder adaptive"},
+		{"swap target above Barker's 1/2", func(c *Config) { c.Ladder, c.SwapTarget = "adaptive", 0.6 }, "(0, 0.5)"},
+		{"adaptive with 2 rungs", func(c *Config) { c.Ladder, c.Replicas = "adaptive", 2 }, "at least 3 replicas"},
+		{"adaptive, burn-in too short", func(c *Config) { c.Ladder, c.BurnIn = "adaptive", 900 }, "burnin 900 must be at least 2 x exchange"},
+		{"adaptive, first-rung scheme", func(c *Config) { c.Ladder, c.Scheme = "adaptive", "first" }, "scheme alternate"},
+		{"swap target with resghmc", func(c *Config) { c.Ladder, c.SwapTarget, c.XTest = "adaptive", 0.3, "resghmc" }, "swap_target is a Barker"},
+		{"unknown exchange test", func(c *Config) { c.XTest = "metropolis" }, "exchange_test"},
+		{"no chains", func(c *Config) { c.Chains = 0 }, "chains must be at least 1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Sampler, c.Replicas, c.Exchange, c.BurnIn = "ptsghmc", 4, 500, 8000
+			tc.mod(&c)
+			err := c.Validate()
+			if tc.want == "" && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -38,7 +38,7 @@ func writeData(t *testing.T) string {
 func TestTrainEvalPredict(t *testing.T) {
 	data := writeData(t)
 	rd := filepath.Join(t.TempDir(), "run")
-	common := []string{"--data", data, "--arch", "16-8-10", "--validation", "50", "--batch", "32", "--burnin", "50", "--thin", "10", "--log-every", "20", "--quiet"}
+	common := []string{"--sampler", "ptsghmc", "--data", data, "--arch", "16-8-10", "--validation", "50", "--batch", "32", "--burnin", "50", "--thin", "10", "--log-every", "20", "--quiet"}
 	out, stderr, code := run(t, append([]string{"train", "--out", rd, "--steps", "60"}, common...)...)
 	if code != 0 {
 		t.Fatalf("train: %s", stderr)
@@ -55,7 +55,7 @@ func TestTrainEvalPredict(t *testing.T) {
 		t.Fatalf("resume: %s", stderr)
 	}
 	sgd := filepath.Join(t.TempDir(), "sgd")
-	if out, stderr, code = run(t, append(append([]string{"train", "--out", sgd, "--steps", "60", "--sampler", "sgd"}, common...), "--validation", "0")...); code != 0 {
+	if out, stderr, code = run(t, append(append([]string{"train", "--out", sgd, "--steps", "60"}, common...), "--validation", "0", "--sampler", "sgd")...); code != 0 {
 		t.Fatalf("sgd: %s", stderr)
 	}
 	if strings.Contains(out, "validation") {
@@ -178,7 +178,7 @@ func TestBenchCommand(t *testing.T) {
 func TestTemperingCommand(t *testing.T) {
 	data := writeData(t)
 	rd := filepath.Join(t.TempDir(), "run")
-	out, stderr, code := run(t, "train", "--out", rd, "--data", data, "--arch", "16-8-10", "--validation", "0", "--batch", "32",
+	out, stderr, code := run(t, "train", "--sampler", "ptsghmc", "--out", rd, "--data", data, "--arch", "16-8-10", "--validation", "0", "--batch", "32",
 		"--replicas", "4", "--ladder", "adaptive", "--tmax", "3", "--exchange", "5", "--burnin", "150", "--steps", "400",
 		"--thin", "10", "--log-every", "5", "--chains", "2", "--quiet")
 	if code != 0 {
