@@ -22,7 +22,8 @@ deps:
 build: deps
 	$(GO) build -o $(BIN) ./cmd/ptsghmc
 
-# run trains the default small Bayesian MLP on Fashion-MNIST with PT-SGHMC and
+# run trains the default Bayesian MLP on Fashion-MNIST (one SGNHT chain, chosen
+# by the tempering verdict in the README) and
 # prints its posterior-predictive figures.
 run: build
 	./$(BIN) train --data $(DATA) --out $(RUNDIR) --overwrite

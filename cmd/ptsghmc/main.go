@@ -29,7 +29,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"train", "sample a Bayesian MLP's posterior with PT-SGHMC (or sgnht, sghmc, sgld, sgd)", runTrain},
+		{"train", "sample a Bayesian MLP's posterior with SGNHT (default), PT-SGHMC, SGHMC or SGLD (or sgd, the baseline)", runTrain},
 		{"eval", "posterior-predictive figures of one or more runs", runEval},
 		{"predict", "class probabilities and uncertainties for an IDX image file", runPredict},
 		{"mixture", "the paper's Gaussian-mixture experiments", runMixture},
