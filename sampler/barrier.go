@@ -73,30 +73,27 @@ func (b *Barrier) segment(beta float64) int {
 // At returns Lambda(beta) for beta in [Betas[0], 1]; beyond the knots the
 // interpolant is extended linearly with the end slopes.
 func (b *Barrier) At(beta float64) float64 {
-	n := len(b.Betas)
-	if beta <= b.Betas[0] {
-		return b.Cum[0] + b.slopes[0]*(beta-b.Betas[0])
-	}
-	if beta >= b.Betas[n-1] {
-		return b.Cum[n-1] + b.slopes[n-1]*(beta-b.Betas[n-1])
-	}
-	k := b.segment(beta)
-	v, _ := hermite(b.Betas[k], b.Betas[k+1], b.Cum[k], b.Cum[k+1], b.slopes[k], b.slopes[k+1], beta)
+	v, _ := b.eval(beta)
 	return v
 }
 
 // Local returns the local barrier lambda(beta) = dLambda/dbeta.
 func (b *Barrier) Local(beta float64) float64 {
+	_, d := b.eval(beta)
+	return d
+}
+
+// eval returns the interpolant and its derivative at beta.
+func (b *Barrier) eval(beta float64) (float64, float64) {
 	n := len(b.Betas)
 	if beta <= b.Betas[0] {
-		return b.slopes[0]
+		return b.Cum[0] + b.slopes[0]*(beta-b.Betas[0]), b.slopes[0]
 	}
 	if beta >= b.Betas[n-1] {
-		return b.slopes[n-1]
+		return b.Cum[n-1] + b.slopes[n-1]*(beta-b.Betas[n-1]), b.slopes[n-1]
 	}
 	k := b.segment(beta)
-	_, d := hermite(b.Betas[k], b.Betas[k+1], b.Cum[k], b.Cum[k+1], b.slopes[k], b.slopes[k+1], beta)
-	return d
+	return hermite(b.Betas[k], b.Betas[k+1], b.Cum[k], b.Cum[k+1], b.slopes[k], b.slopes[k+1], beta)
 }
 
 // Inverse returns the beta in [Betas[0], 1] with Lambda(beta) = l, by

@@ -6,33 +6,8 @@ import (
 	"testing"
 )
 
-// stdGaussian is the D-dimensional standard Gaussian, U = |theta|^2/2, with
-// exact energies: Size 1 makes every exchange test the exact Barker test.
-type stdGaussian struct{ d int }
-
-func (g stdGaussian) Dim() int  { return g.d }
-func (g stdGaussian) Size() int { return 1 }
-func (g stdGaussian) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
-	u := 0.0
-	for i, v := range theta {
-		grad[i] = v
-		u += 0.5 * v * v
-	}
-	return u, nil
-}
-func (g stdGaussian) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
-	for t, th := range thetas {
-		u := 0.0
-		for _, v := range th {
-			u += 0.5 * v * v
-		}
-		out[t][0] = u
-	}
-	return nil
-}
-
 // exactGaussianKernel draws theta ~ N(0, T I) afresh at every step: a
-// perfect sampler of every rung of stdGaussian, so that a test of the
+// perfect sampler of every rung of StdGaussian, so that a test of the
 // ladder and the barrier is not also a test of some dynamics.
 type exactGaussianKernel struct{}
 
@@ -59,7 +34,7 @@ func (exactGaussianKernel) Step(pot Potential, s *State, temp float64, rng *rand
 // of the Metropolis-equivalent rate gives Lambda 12.2 and fails.)
 func TestGaussianBarrier(t *testing.T) {
 	const d, r = 100, 20
-	g := stdGaussian{d}
+	g := StdGaussian{D: d}
 	temps, _ := LinearLadder(r, 10)
 	corr, _ := NewCorrection(1, CorrectionOptions{})
 	burn := 0

@@ -2,7 +2,6 @@ package sampler_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -69,7 +68,7 @@ func ExampleDeltaE() {
 // target, a geometric ladder), and the barrier estimated after burn-in says
 // how many rungs the range needs.
 func ExampleLadderAdaptation() {
-	g := gaussian{d: 50}
+	g := sampler.StdGaussian{D: 50}
 	temps, _ := sampler.LinearLadder(8, 10)
 	corr, _ := sampler.NewCorrection(1, sampler.CorrectionOptions{})
 	pt := &sampler.PT{
@@ -104,31 +103,6 @@ func ExampleLadderAdaptation() {
 	// ladder: [1.0 1.4 2.0 2.7 3.8 5.1 7.2 10.0]
 	// barrier between 5 and 7 (exact sqrt(50/2pi) ln 10 = 6.5): true
 	// recommended rungs: 11
-}
-
-// gaussian is the d-dimensional standard Gaussian with exact energies
-// (Size 1: every exchange test is the exact Barker test).
-type gaussian struct{ d int }
-
-func (g gaussian) Dim() int  { return g.d }
-func (g gaussian) Size() int { return 1 }
-func (g gaussian) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
-	u := 0.0
-	for i, v := range theta {
-		grad[i] = v
-		u += 0.5 * v * v
-	}
-	return u, nil
-}
-func (g gaussian) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
-	for t, th := range thetas {
-		u := 0.0
-		for _, v := range th {
-			u += 0.5 * v * v
-		}
-		out[t][0] = u
-	}
-	return nil
 }
 
 // ExampleBarrier estimates a ladder's communication barrier from its pairs'

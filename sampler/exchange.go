@@ -91,13 +91,7 @@ func (x *Exchanger) Test(tp TermPotential, thetaJ, thetaK []float64, tj, tk floa
 		}
 		have = n
 		// d_i = c (u_i(theta_j) - u_i(theta_k)); deltaE = mean, sigma = sd/sqrt(n)
-		mean, m2 := 0.0, 0.0
-		for i := 0; i < n; i++ {
-			d := c * (x.buf[0][i] - x.buf[1][i])
-			delta := d - mean
-			mean += delta / float64(i+1)
-			m2 += delta * (d - mean)
-		}
+		mean, m2 := pairedDifferences(c, x.buf[0][:n], x.buf[1][:n])
 		res.DeltaE, res.N = mean, n
 		exact := size > 0 && n >= size
 		if exact {
@@ -131,4 +125,18 @@ func (x *Exchanger) Test(tp TermPotential, thetaJ, thetaK []float64, tj, tk floa
 		res.Grown = true
 		n *= 2
 	}
+}
+
+// pairedDifferences returns the mean of d_i = c (a_i - b_i) and the sum of
+// squared deviations from it (Welford's algorithm): an exchange test's
+// estimate of deltaE from paired per-example energy terms, and what its
+// variance is computed from.
+func pairedDifferences(c float64, a, b []float64) (mean, m2 float64) {
+	for i := range a {
+		d := c * (a[i] - b[i])
+		delta := d - mean
+		mean += delta / float64(i+1)
+		m2 += delta * (d - mean)
+	}
+	return mean, m2
 }

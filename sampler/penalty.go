@@ -49,13 +49,7 @@ func (x *BiasCorrectedExchange) Test(tp TermPotential, thetaJ, thetaK []float64,
 		return ExchangeResult{}, fmt.Errorf("exchange: %w", err)
 	}
 	c := 1/tj - 1/tk
-	mean, m2 := 0.0, 0.0
-	for i := 0; i < n; i++ {
-		d := c * (x.buf[0][i] - x.buf[1][i])
-		delta := d - mean
-		mean += delta / float64(i+1)
-		m2 += delta * (d - mean)
-	}
+	mean, m2 := pairedDifferences(c, x.buf[0][:n], x.buf[1][:n])
 	res := ExchangeResult{DeltaE: mean, N: n}
 	variance := 0.0
 	if size > 0 && n >= size {

@@ -54,26 +54,14 @@ func TestBiasCorrectedExchange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var cold, hot [][]float64
-			err = pt.Run([]Potential{c.pot, c.pot}, c.pot, st, 300000, func(s *PTState) error {
-				if s.Steps > 1000 {
-					cold = append(cold, []float64{s.Rungs[0].Theta[0]})
-					hot = append(hot, []float64{s.Rungs[1].Theta[0]})
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, vc := moments(cold)
-			_, vh := moments(hot)
-			t.Logf("variances %.3f (want 1), %.3f (want 6), acceptance %.3f", vc[0], vh[0], st.Stats.AcceptanceRate(0))
-			ok := math.Abs(vc[0]-1) < 0.06 && math.Abs(vh[0]/6-1) < 0.06
+			vc, vh := twoRungVariances(t, pt, st, c.pot)
+			t.Logf("variances %.3f (want 1), %.3f (want 6), acceptance %.3f", vc, vh, st.Stats.AcceptanceRate(0))
+			ok := math.Abs(vc-1) < 0.06 && math.Abs(vh/6-1) < 0.06
 			if c.correct && !ok {
 				t.Errorf("marginals off by more than 6%%")
 			}
-			if !c.correct && vc[0] < 1.1 {
-				t.Errorf("uncorrected noisy swaps left the cold variance at %.3f: the test cannot tell the correction matters", vc[0])
+			if !c.correct && vc < 1.1 {
+				t.Errorf("uncorrected noisy swaps left the cold variance at %.3f: the test cannot tell the correction matters", vc)
 			}
 		})
 	}

@@ -133,27 +133,38 @@ func TestExchangeSign(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pot := exactTerms{negate: negate}
-		var cold, hot [][]float64
-		err = pt.Run([]Potential{pot, pot}, pot, st, 300000, func(s *PTState) error {
-			if s.Steps > 1000 {
-				cold = append(cold, []float64{s.Rungs[0].Theta[0]})
-				hot = append(hot, []float64{s.Rungs[1].Theta[0]})
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, vc := moments(cold)
-		_, vh := moments(hot)
-		ok := math.Abs(vc[0]-1) < 0.05 && math.Abs(vh[0]/6-1) < 0.05
+		vc, vh := twoRungVariances(t, pt, st, exactTerms{negate: negate})
+		ok := math.Abs(vc-1) < 0.05 && math.Abs(vh/6-1) < 0.05
 		t.Logf("negated deltaE %v: variances %.3f (want 1), %.3f (want 6), acceptance %.3f, exact %d",
-			negate, vc[0], vh[0], st.Stats.AcceptanceRate(0), st.Stats.Exact)
+			negate, vc, vh, st.Stats.AcceptanceRate(0), st.Stats.Exact)
 		if ok == negate {
 			t.Errorf("negated deltaE %v: marginals right = %v", negate, ok)
 		}
 	}
+}
+
+// twoRungVariances runs a 2-rung PT system on the 1-d potential pot for
+// 300,000 steps and returns the variances of the cold and hot rungs'
+// positions after the first 1,000.
+func twoRungVariances(t *testing.T, pt *PT, st *PTState, pot interface {
+	Potential
+	TermPotential
+}) (cold, hot float64) {
+	t.Helper()
+	var c, h [][]float64
+	err := pt.Run([]Potential{pot, pot}, pot, st, 300000, func(s *PTState) error {
+		if s.Steps > 1000 {
+			c = append(c, []float64{s.Rungs[0].Theta[0]})
+			h = append(h, []float64{s.Rungs[1].Theta[0]})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, vc := moments(c)
+	_, vh := moments(h)
+	return vc[0], vh[0]
 }
 
 // TestCorrectionAccuracy checks the largest CDF error between N(0,1)+C and

@@ -180,3 +180,39 @@ func (g *Gaussian) Gradient(theta, grad []float64, rng *rand.Rand) (float64, err
 	}
 	return u, nil
 }
+
+// StdGaussian is the D-dimensional standard Gaussian target, U = |theta|^2/2,
+// with exact energies and gradients: Size is 1, so every exchange test on it
+// is the exact Barker test. Tempered to T it is N(0, T I), and its
+// communication barrier between temperatures T1 < T2 is known in the limit
+// of many rungs, sqrt(D/(2 pi)) ln(T2/T1), which makes it the reference for
+// ladder adaptation.
+type StdGaussian struct{ D int }
+
+// Dim returns D.
+func (g StdGaussian) Dim() int { return g.D }
+
+// Size returns 1: energies are exact.
+func (g StdGaussian) Size() int { return 1 }
+
+// Gradient writes theta into grad and returns |theta|^2/2.
+func (g StdGaussian) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+	copy(grad, theta)
+	return halfSquaredNorm(theta), nil
+}
+
+// Terms writes each theta's exact energy as its single term.
+func (g StdGaussian) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
+	for t, th := range thetas {
+		out[t][0] = halfSquaredNorm(th)
+	}
+	return nil
+}
+
+func halfSquaredNorm(x []float64) float64 {
+	u := 0.0
+	for _, v := range x {
+		u += 0.5 * v * v
+	}
+	return u
+}
