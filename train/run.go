@@ -217,9 +217,8 @@ func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, _ := json.MarshalIndent(cfg, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, ConfigFile), append(b, '\n'), 0o644); err != nil {
-		return nil, fmt.Errorf("save config: %w", err)
+	if err := writeConfig(dir, cfg); err != nil {
+		return nil, err
 	}
 	theta := make([]float64, r.Spec.NumParams())
 	r.Spec.Init(theta, rand.New(rand.NewPCG(cfg.chainSeed(), 0x1417)))
@@ -410,8 +409,10 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	}
 	r.mbytes = c.Metrics
 	if cfg.Steps != c.Config.Steps {
-		b, _ := json.MarshalIndent(cfg, "", "  ")
-		os.WriteFile(filepath.Join(dir, ConfigFile), append(b, '\n'), 0o644)
+		if err := writeConfig(dir, cfg); err != nil {
+			r.Close()
+			return nil, err
+		}
 	}
 	return r, nil
 }
