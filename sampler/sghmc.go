@@ -33,6 +33,7 @@ func (k SGHMC) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
 		return err
 	}
 	s.Xi = k.Friction
-	SGNHTUpdate(s.Theta, s.P, s.Grad, k.Friction, k.StepSize, k.Friction, 1/temp, 0, rng)
-	return finite(s.Theta[0])
+	// p'p is not finite when any coordinate of p is; theta moves by h p,
+	// so it stays finite with p (a restored state is checked on resume).
+	return finite(momentumUpdate(s.Theta, s.P, s.Grad, k.Friction, k.StepSize, k.Friction, 1/temp, rng))
 }

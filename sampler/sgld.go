@@ -24,15 +24,24 @@ func (k SGLD) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error 
 	if err := gradientAt(pot, s, rng); err != nil {
 		return err
 	}
-	SGLDUpdate(s.Theta, s.Grad, k.StepSize, 1/temp, rng)
-	return finite(s.Theta[0])
+	return finite(sgldUpdate(s.Theta, s.Grad, k.StepSize, 1/temp, rng))
 }
 
 // SGLDUpdate applies one SGLD update to theta in place.
 func SGLDUpdate(theta, grad []float64, eps, invT float64, rng *rand.Rand) {
+	sgldUpdate(theta, grad, eps, invT, rng)
+}
+
+// sgldUpdate is SGLDUpdate; it returns the sum of the new theta, which is
+// not finite when any coordinate is not (the divergence check of every
+// coordinate, at no extra pass).
+func sgldUpdate(theta, grad []float64, eps, invT float64, rng *rand.Rand) float64 {
 	noise := math.Sqrt(eps)
 	ns := newNormalSource(rng)
+	sum := 0.0
 	for i := range theta {
 		theta[i] += -0.5*eps*invT*grad[i] + noise*ns.norm()
+		sum += theta[i]
 	}
+	return sum
 }

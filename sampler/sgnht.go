@@ -57,6 +57,15 @@ func (k SGNHT) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
 // (1/Q). With invQ = 0 the thermostat is held fixed (xi is then SGHMC's
 // friction).
 func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand) float64 {
+	kin := momentumUpdate(theta, p, grad, xi, h, a, invT, rng)
+	xi += invQ * h * (kin/float64(len(p)) - 1)
+	return xi
+}
+
+// momentumUpdate is SGNHTUpdate's loop over the coordinates; it returns
+// p'p after the update, which is not finite when any p_i is not (the
+// divergence check of every coordinate, at no extra pass).
+func momentumUpdate(theta, p, grad []float64, xi, h, a, invT float64, rng *rand.Rand) float64 {
 	noise := math.Sqrt(2 * a * h)
 	decay := math.Exp(-xi * h)
 	kin := 0.0
@@ -67,6 +76,5 @@ func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *ra
 		theta[i] += h * pi
 		kin += pi * pi
 	}
-	xi += invQ * h * (kin/float64(len(p)) - 1)
-	return xi
+	return kin
 }

@@ -77,6 +77,10 @@ func newChains(dir string, cfg Config, tr, val *datasets.Dataset) (*Chains, erro
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	cfg.Chain = 0
+	if cfg.Chains > 1 {
+		fp := DataFingerprint(tr)
+		cfg.DataFingerprint = &fp
+	}
 	if err := clearRun(dir); err != nil {
 		return nil, err
 	}

@@ -127,7 +127,70 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	}
 	var c Checkpoint
 	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&c); err != nil {
-		return nil, fail("decode: %v", err)
+		return nil, fmt.Errorf("checkpoint %s: decode: %w: %w", path, err, ErrCheckpoint)
 	}
 	return &c, nil
+}
+
+// validateFor checks everything c holds against the run it is restored
+// into: a model of dim parameters, numRungs rungs and training data of n
+// examples. It returns an error wrapping ErrCheckpoint naming what does not
+// fit; a checkpoint it accepts cannot make the resumed run index outside
+// its data or its model.
+func (c *Checkpoint) validateFor(cfg Config, dim, numRungs, n int) error {
+	bad := func(f string, args ...any) error {
+		return fmt.Errorf("%s: %w", fmt.Sprintf(f, args...), ErrCheckpoint)
+	}
+	switch {
+	case len(c.Rungs) != numRungs || len(c.Streams) != numRungs+1 || len(c.Batches) != numRungs:
+		return bad("%d rungs, %d streams, %d batch states for a %d-rung run (need %d, %d, %d)",
+			len(c.Rungs), len(c.Streams), len(c.Batches), numRungs, numRungs, numRungs+1, numRungs)
+	case c.Steps < 0 || c.Steps > cfg.Steps:
+		return bad("%d steps done, outside [0, %d] (the run's steps)", c.Steps, cfg.Steps)
+	case c.Rounds < 0 || c.Rounds > c.Steps:
+		return bad("%d exchange rounds in %d steps", c.Rounds, c.Steps)
+	case c.Samples < 0 || c.Samples > c.Steps:
+		return bad("%d samples after %d steps", c.Samples, c.Steps)
+	case c.Metrics < 0:
+		return bad("metrics length %d", c.Metrics)
+	case c.Temps != nil && len(c.Temps) != numRungs:
+		return bad("a ladder of %d temperatures for %d rungs", len(c.Temps), numRungs)
+	}
+	for j, rs := range c.Rungs {
+		if len(rs.Theta) != dim || len(rs.P) != dim {
+			return bad("rung %d has %d parameters and %d momenta, model %s has %d", j+1, len(rs.Theta), len(rs.P), cfg.Arch, dim)
+		}
+		if !finiteAll(rs.Theta) || !finiteAll(rs.P) || !finiteAll([]float64{rs.Xi}) {
+			return bad("rung %d holds a non-finite position, momentum or thermostat", j+1)
+		}
+	}
+	want := min(cfg.Batch, n)
+	for j, b := range c.Batches {
+		if b.N != n || b.Size != want || len(b.Order) != n {
+			return bad("rung %d's batch state is over %d examples in batches of %d (order of %d), the run has %d examples in batches of %d",
+				j+1, b.N, b.Size, len(b.Order), n, want)
+		}
+		if b.Pos < 0 || b.Pos > n || b.Epoch < 0 {
+			return bad("rung %d's batch state is at position %d of epoch %d, outside [0, %d]", j+1, b.Pos, b.Epoch, n)
+		}
+		seen := make([]bool, n)
+		for _, i := range b.Order {
+			if i < 0 || i >= n || seen[i] {
+				return bad("rung %d's batch order is not a permutation of the %d examples", j+1, n)
+			}
+			seen[i] = true
+		}
+	}
+	return nil
+}
+
+// finiteAll reports whether every value of x is finite; the sum is not
+// finite when a value is not (or when they overflow, which is no state to
+// resume either).
+func finiteAll(x []float64) bool {
+	s := 0.0
+	for _, v := range x {
+		s += v * 0 // NaN for NaN and ±Inf, 0 otherwise
+	}
+	return s == 0
 }

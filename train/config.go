@@ -61,6 +61,9 @@ type Config struct {
 	Workers    int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
 	CkptEvery  int     `json:"checkpoint_every" yaml:"checkpoint_every"`
 	LogEvery   int     `json:"log_every" yaml:"log_every"`
+	// DataFingerprint identifies the training examples the run was created
+	// on (set by the run, not by the user; absent in runs older than it).
+	DataFingerprint *Fingerprint `json:"data_fingerprint,omitempty" yaml:"data_fingerprint,omitempty"`
 }
 
 // DefaultConfig returns the defaults: the configuration `make run` trains.

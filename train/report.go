@@ -20,7 +20,8 @@ type Report struct {
 	Single   Metrics   `json:"single"`             // the last sample of the first run
 	Baseline *Metrics  `json:"baseline,omitempty"` // the sgd run given as baseline
 	Curve    []CurvePt `json:"curve"`              // ensemble figures against the number of samples
-	Dropped  int       `json:"dropped_records"`    // torn sample records ignored
+	Dropped  int       `json:"dropped_records"`    // torn records at the ends of samples files (a crash mid-write), dropped
+	Skipped  int       `json:"skipped_records"`    // corrupt records inside samples files, skipped (EvalOptions.SkipCorrupt)
 	RHat     float64   `json:"rhat,omitempty"`     // split R-hat of the chains' held-out log-likelihood traces (several chains; else 0)
 	ESS      float64   `json:"ess,omitempty"`      // bulk ESS of the same
 	// HeldOut[c][s] is the mean log-likelihood of kept sample s of chain c
@@ -130,6 +131,19 @@ func RunSpec(dir string, data *datasets.Dataset) (Config, nn.Spec, error) {
 // one chain, R-hat and ESS are those of the held-out log-likelihood of each
 // kept sample on test (so runs without a validation split get them too).
 func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, error) {
+	return EvaluateWith(runs, baseline, test, EvalOptions{})
+}
+
+// EvalOptions are the options of EvaluateWith.
+type EvalOptions struct {
+	// SkipCorrupt skips sample records that fail their checksum inside a
+	// samples file (counted in Report.Skipped) instead of stopping with an
+	// error wrapping ErrCorruptSamples.
+	SkipCorrupt bool
+}
+
+// EvaluateWith is Evaluate with options.
+func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt EvalOptions) (*Report, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("evaluate: no runs")
 	}
@@ -156,7 +170,7 @@ func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, 
 		}
 		n := 0
 		var trace []float64
-		_, dropped, err := ReadSamples(filepath.Join(dir, SamplesFile), func(step int, theta []float64) error {
+		sc, err := ScanSamples(filepath.Join(dir, SamplesFile), opt.SkipCorrupt, func(step int, theta []float64) error {
 			if err := ens.Add(theta); err != nil {
 				return err
 			}
@@ -176,9 +190,11 @@ func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, 
 		if err != nil {
 			return nil, err
 		}
-		if dropped {
+		rep.Dropped += sc.Torn
+		if sc.TornBytes > 0 {
 			rep.Dropped++
 		}
+		rep.Skipped += len(sc.Corrupt)
 		if n == 0 {
 			return nil, fmt.Errorf("run %s has no samples yet (burn-in not over?)", dir)
 		}
@@ -216,13 +232,15 @@ func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, 
 		if err != nil {
 			return nil, err
 		}
-		if _, _, err := ReadSamples(filepath.Join(baseline, SamplesFile), func(_ int, theta []float64) error {
+		bs, err := ScanSamples(filepath.Join(baseline, SamplesFile), opt.SkipCorrupt, func(_ int, theta []float64) error {
 			// the baseline's prediction is its final weights alone
 			be.Reset()
 			return be.Add(theta)
-		}); err != nil {
+		})
+		if err != nil {
 			return nil, err
 		}
+		rep.Skipped += len(bs.Corrupt)
 		if be.Count == 0 {
 			return nil, fmt.Errorf("baseline %s has no saved weights (unfinished?)", baseline)
 		}

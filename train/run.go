@@ -137,11 +137,13 @@ func (k sgdKernel) Step(pot sampler.Potential, s *sampler.State, temp float64, r
 	}
 	s.U = u
 	decay := 1 - k.Friction*k.StepSize
+	kin := 0.0 // p'p: not finite when any coordinate of p is (checked in the same pass)
 	for i := range s.P {
 		s.P[i] = decay*s.P[i] - k.StepSize*s.Grad[i]
 		s.Theta[i] += k.StepSize * s.P[i]
+		kin += s.P[i] * s.P[i]
 	}
-	if math.IsNaN(s.Theta[0]) || math.IsInf(s.Theta[0], 0) {
+	if math.IsNaN(kin) || math.IsInf(kin, 0) {
 		return sampler.ErrDiverged
 	}
 	return nil
@@ -213,6 +215,10 @@ func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) 
 }
 
 func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
+	if cfg.Chain == 0 { // chains of a multi-chain run have it from newChains
+		fp := DataFingerprint(tr)
+		cfg.DataFingerprint = &fp
+	}
 	r, err := build(dir, cfg, tr, val)
 	if err != nil {
 		return nil, err
@@ -361,8 +367,11 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	if err != nil {
 		return nil, err
 	}
-	if len(c.Rungs) != len(r.pots) || len(c.Streams) != len(r.pots)+1 || len(c.Batches) != len(r.pots) {
-		return nil, fmt.Errorf("checkpoint in %s: %d rungs, %d streams for a %d-rung run: %w", dir, len(c.Rungs), len(c.Streams), len(r.pots), ErrCheckpoint)
+	if err := c.validateFor(cfg, r.Spec.NumParams(), len(r.pots), tr.N); err != nil {
+		return nil, fmt.Errorf("checkpoint in %s: %w", dir, err)
+	}
+	if err := checkFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
+		return nil, err
 	}
 	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning}
 	if st.Temps == nil { // written before the ladder was state
@@ -371,10 +380,7 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	if pairs := len(c.Rungs) - 1; st.Stats.WinProposed == nil && pairs > 0 { // written before window statistics
 		st.Stats.WinProposed, st.Stats.WinAccepted, st.Stats.WinReject = make([]int, pairs), make([]int, pairs), make([]float64, pairs)
 	}
-	for j, rs := range c.Rungs {
-		if len(rs.Theta) != r.Spec.NumParams() {
-			return nil, fmt.Errorf("checkpoint in %s: rung %d has %d parameters, model %s has %d: %w", dir, j, len(rs.Theta), cfg.Arch, r.Spec.NumParams(), ErrCheckpoint)
-		}
+	for _, rs := range c.Rungs {
 		s := sampler.NewState(rs.Theta)
 		copy(s.P, rs.P)
 		s.Xi, s.U = rs.Xi, rs.U
@@ -396,6 +402,10 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	}
 	if r.samples, err = OpenSamplesAt(filepath.Join(dir, SamplesFile), c.Samples); err != nil {
 		return nil, err
+	}
+	if h := r.samples.Header(); h.Params != r.Spec.NumParams() {
+		r.samples.Close()
+		return nil, fmt.Errorf("samples %s hold %d values per sample (arch %s), the checkpoint's model %s has %d: the files are of different runs", filepath.Join(dir, SamplesFile), h.Params, h.Arch, cfg.Arch, r.Spec.NumParams())
 	}
 	mpath := filepath.Join(dir, MetricsFile)
 	if r.metrics, err = os.OpenFile(mpath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {

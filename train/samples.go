@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -19,7 +20,9 @@ import (
 //
 // Records have a fixed size, so a record torn by a crash mid-write is
 // detected (short, or a checksum mismatch) and dropped on resume; it is
-// never returned by ReadSamples.
+// never returned by ReadSamples. A record that fails its checksum with
+// intact records after it is corruption, not a crash: readers stop with an
+// error naming it (see ScanSamples).
 const (
 	samplesMagic   = "PTSGSMP1"
 	samplesVersion = 1
@@ -94,16 +97,23 @@ func CreateSamples(path string, h SampleHeader) (*SampleWriter, error) {
 // samples, truncating anything after them (records written after the last
 // checkpoint, or a torn record).
 func OpenSamplesAt(path string, count int) (*SampleWriter, error) {
-	h, hlen, n, err := scanSamples(path)
-	if err != nil {
-		return nil, err
-	}
-	if n < count {
-		return nil, fmt.Errorf("samples %s: %d intact samples, checkpoint expects %d", path, n, count)
-	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("samples: %w", err)
+	}
+	hlen, sc, err := scanRecords(path, bufio.NewReaderSize(f, 1<<16), false, count, nil)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	h := sc.Header
+	if sc.Intact < count {
+		f.Close()
+		if len(sc.Corrupt) > 0 {
+			b := sc.Corrupt[0]
+			return nil, fmt.Errorf("samples %s: record %d (step field %d) fails its checksum, and the checkpoint covers %d samples: %w", path, b.Index, b.Step, count, ErrCorruptSamples)
+		}
+		return nil, fmt.Errorf("samples %s: %d intact samples, checkpoint expects %d", path, sc.Intact, count)
 	}
 	size := int64(hlen) + int64(count)*int64(h.recordSize())
 	if err := f.Truncate(size); err != nil {
@@ -149,13 +159,17 @@ func (w *SampleWriter) Append(step int, theta []float64) error {
 	return nil
 }
 
+// Header returns the file's header.
+func (w *SampleWriter) Header() SampleHeader { return w.h }
+
 // Sync flushes the file to stable storage.
 func (w *SampleWriter) Sync() error { return w.f.Sync() }
 
 // Close closes the file.
 func (w *SampleWriter) Close() error { return w.f.Close() }
 
-// readSampleHeader parses the header at the start of r.
+// readSampleHeader parses the header at the start of r. A file that ends
+// inside the header is "truncated"; other read errors are returned wrapped.
 func readSampleHeader(r io.Reader) (SampleHeader, int, error) {
 	var h SampleHeader
 	fixed := make([]byte, 8+4+4+8+4)
@@ -164,10 +178,7 @@ func readSampleHeader(r io.Reader) (SampleHeader, int, error) {
 		return h, 0, fmt.Errorf("bad magic %q: not a ptsghmc samples file", fixed[:min(n, 8)])
 	}
 	if err != nil {
-		return h, 0, errors.New("truncated header")
-	}
-	if string(fixed[:8]) != samplesMagic {
-		return h, 0, fmt.Errorf("bad magic %q: not a ptsghmc samples file", fixed[:8])
+		return h, 0, headerReadErr(err, n, len(fixed))
 	}
 	if v := binary.LittleEndian.Uint32(fixed[8:]); v != samplesVersion {
 		return h, 0, fmt.Errorf("format version %d, this build reads %d", v, samplesVersion)
@@ -187,8 +198,8 @@ func readSampleHeader(r io.Reader) (SampleHeader, int, error) {
 	}
 	h.Params = int(params)
 	rest := make([]byte, int(alen)+4)
-	if _, err := io.ReadFull(r, rest); err != nil {
-		return h, 0, errors.New("truncated header")
+	if n, err := io.ReadFull(r, rest); err != nil {
+		return h, 0, headerReadErr(err, len(fixed)+n, len(fixed)+len(rest))
 	}
 	h.Arch = string(rest[:alen])
 	all := append(fixed, rest[:alen]...)
@@ -198,60 +209,111 @@ func readSampleHeader(r io.Reader) (SampleHeader, int, error) {
 	return h, len(all) + 4, nil
 }
 
-// scanSamples returns the header, its length and the number of intact
-// records before the first torn or corrupt one.
-func scanSamples(path string) (SampleHeader, int, int, error) {
-	n := 0
-	h, hlen, err := readSamples(path, func(int, []float64) error { n++; return nil }, false)
-	return h, hlen, n, err
-}
-
-// ReadSamples reads a samples file and calls fn with each intact sample in
-// order; a torn or corrupt record ends the file (its later records are
-// ignored) and is reported through dropped.
-func ReadSamples(path string, fn func(step int, theta []float64) error) (h SampleHeader, dropped bool, err error) {
-	dropped = false
-	h, _, err = readSamples(path, fn, true)
-	if errors.Is(err, errTorn) {
-		return h, true, nil
+// headerReadErr tells a file that ends inside its header from a failed read.
+func headerReadErr(err error, got, want int) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("truncated header: %d bytes of at least %d", got, want)
 	}
-	return h, false, err
+	return fmt.Errorf("read header: %w", err)
 }
 
-var errTorn = errors.New("torn record")
+// ErrCorruptSamples is wrapped by the error about a record that fails its
+// checksum inside a samples file (intact records follow it): corruption,
+// not a crash mid-write.
+var ErrCorruptSamples = errors.New("corrupt sample record")
 
-func readSamples(path string, fn func(int, []float64) error, reportTorn bool) (SampleHeader, int, error) {
+// BadRecord is a sample record that failed its checksum.
+type BadRecord struct {
+	Index int // 0-based position of the record in the file
+	Step  int // the step the record's own (unverified) step field holds
+}
+
+// SampleScan is what reading a samples file found.
+type SampleScan struct {
+	Header SampleHeader
+	Intact int // records that passed their checksum (those passed to fn)
+	// Torn counts the records at the end of the file, from the first bad
+	// one on, of which none is intact, and TornBytes a partial record
+	// after them: what a crash mid-write leaves. They are dropped.
+	Torn, TornBytes int
+	// Corrupt are the bad records followed by intact ones (only with
+	// skipCorrupt; without it the first is an error).
+	Corrupt []BadRecord
+}
+
+// Dropped reports whether anything at the end of the file was dropped.
+func (s SampleScan) Dropped() bool { return s.Torn > 0 || s.TornBytes > 0 }
+
+// ScanSamples reads the samples file at path and calls fn with each intact
+// sample in order. A record that fails its checksum and is followed by an
+// intact record is corruption: without skipCorrupt the read stops with an
+// error (wrapping ErrCorruptSamples) naming the file, the record's index and
+// step, and the steps of its intact neighbours; with skipCorrupt it is
+// skipped and listed in the result. Bad records at the end of the file with
+// nothing intact after them, and a partial last record, are what a crash
+// mid-write leaves: they are counted in Torn and TornBytes and dropped.
+func ScanSamples(path string, skipCorrupt bool, fn func(step int, theta []float64) error) (SampleScan, error) {
+	var sc SampleScan
 	f, err := os.Open(path)
 	if err != nil {
-		return SampleHeader{}, 0, fmt.Errorf("samples: %w", err)
+		return sc, fmt.Errorf("samples: %w", err)
 	}
 	defer f.Close()
-	h, hlen, err := readSampleHeader(f)
+	_, sc, err = scanRecords(path, bufio.NewReaderSize(f, 1<<16), skipCorrupt, -1, fn)
+	return sc, err
+}
+
+// scanRecords reads a samples file from r (at its start). With stopAt >= 0
+// it stops after that many intact records, and reports the first bad record
+// (if any, before stopAt intact ones) through the scan's Corrupt list
+// without looking further. It returns the header length.
+func scanRecords(path string, r io.Reader, skipCorrupt bool, stopAt int, fn func(int, []float64) error) (int, SampleScan, error) {
+	var sc SampleScan
+	h, hlen, err := readSampleHeader(r)
 	if err != nil {
-		return h, 0, fmt.Errorf("samples %s: %w", path, err)
+		return 0, sc, fmt.Errorf("samples %s: %w", path, err)
 	}
+	sc.Header = h
 	rs := h.recordSize()
 	buf := make([]byte, rs)
 	theta := make([]float64, h.Params)
-	for {
-		k, err := io.ReadFull(f, buf)
-		if err == io.EOF {
-			return h, hlen, nil
+	var pending []BadRecord // bad records not yet known to be corrupt or torn
+	lastStep := -1          // step of the last intact record (-1: none yet)
+	for index := 0; ; index++ {
+		if stopAt >= 0 && sc.Intact >= stopAt {
+			return hlen, sc, nil
 		}
-		if err != nil || k < rs {
-			if reportTorn {
-				return h, hlen, errTorn
-			}
-			return h, hlen, nil
+		k, err := io.ReadFull(r, buf)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			sc.Torn, sc.TornBytes = len(pending), k
+			return hlen, sc, nil
 		}
-		off := 8 + rs - 12
-		if crc32.ChecksumIEEE(buf[:off]) != binary.LittleEndian.Uint32(buf[off:]) {
-			if reportTorn {
-				return h, hlen, errTorn
-			}
-			return h, hlen, nil
+		if err != nil {
+			return hlen, sc, fmt.Errorf("samples %s: read record %d: %w", path, index, err)
 		}
+		off := rs - 4
 		step := int(binary.LittleEndian.Uint64(buf))
+		if crc32.ChecksumIEEE(buf[:off]) != binary.LittleEndian.Uint32(buf[off:]) {
+			pending = append(pending, BadRecord{Index: index, Step: step})
+			if stopAt >= 0 {
+				sc.Corrupt = pending
+				return hlen, sc, nil
+			}
+			continue
+		}
+		if len(pending) > 0 {
+			if !skipCorrupt {
+				b := pending[0]
+				prev := "none"
+				if lastStep >= 0 {
+					prev = fmt.Sprint(lastStep)
+				}
+				return hlen, sc, fmt.Errorf("samples %s: record %d (step field %d; intact neighbours: step %s before, step %d at record %d after) fails its checksum: %w (%d bad record(s) before the next intact one; --skip-corrupt evaluates the intact records)",
+					path, b.Index, b.Step, prev, step, index, ErrCorruptSamples, len(pending))
+			}
+			sc.Corrupt = append(sc.Corrupt, pending...)
+			pending = pending[:0]
+		}
 		p := 8
 		if h.DType == "float32" {
 			for i := range theta {
@@ -264,8 +326,21 @@ func readSamples(path string, fn func(int, []float64) error, reportTorn bool) (S
 				p += 8
 			}
 		}
-		if err := fn(step, theta); err != nil {
-			return h, hlen, err
+		sc.Intact++
+		lastStep = step
+		if fn != nil {
+			if err := fn(step, theta); err != nil {
+				return hlen, sc, err
+			}
 		}
 	}
+}
+
+// ReadSamples reads a samples file and calls fn with each intact sample in
+// order. A torn end (what a crash mid-write leaves) is dropped and reported
+// through dropped; a corrupt record inside the file is an error wrapping
+// ErrCorruptSamples (ScanSamples can skip such records).
+func ReadSamples(path string, fn func(step int, theta []float64) error) (h SampleHeader, dropped bool, err error) {
+	sc, err := ScanSamples(path, false, fn)
+	return sc.Header, sc.Dropped(), err
 }

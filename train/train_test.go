@@ -290,14 +290,29 @@ func TestSamplesTornRecord(t *testing.T) {
 			t.Fatalf("cut %d: steps %v dropped %v err %v", cut, steps, dropped, err)
 		}
 	}
-	// a corrupted value in the middle record ends the file there
+	// a corrupted value in the middle record is corruption (an intact
+	// record follows it): an error naming the file, the record and its
+	// step, or with skipCorrupt a skip that is counted
 	b := append([]byte(nil), full...)
 	b[len(b)-rec-5] ^= 1
 	os.WriteFile(path, b, 0o644)
 	n := 0
-	_, dropped, _ := ReadSamples(path, func(int, []float64) error { n++; return nil })
-	if n != 1 || !dropped {
-		t.Fatalf("corrupt record: read %d, dropped %v", n, dropped)
+	_, _, err = ReadSamples(path, func(int, []float64) error { n++; return nil })
+	if !errors.Is(err, ErrCorruptSamples) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "record 1 (step field 10") {
+		t.Fatalf("corrupt record: read %d, error %v", n, err)
+	}
+	var steps []int
+	sc, err := ScanSamples(path, true, func(s int, _ []float64) error { steps = append(steps, s); return nil })
+	if err != nil || len(steps) != 2 || steps[0] != 0 || steps[1] != 20 || len(sc.Corrupt) != 1 || sc.Corrupt[0] != (BadRecord{Index: 1, Step: 10}) || sc.Dropped() {
+		t.Fatalf("skip corrupt: steps %v, scan %+v, error %v", steps, sc, err)
+	}
+	// the same damage in the last record is a torn end: dropped, no error
+	b = append([]byte(nil), full...)
+	b[len(b)-5] ^= 1
+	os.WriteFile(path, b, 0o644)
+	sc, err = ScanSamples(path, false, nil)
+	if err != nil || sc.Intact != 2 || sc.Torn != 1 || sc.TornBytes != 0 {
+		t.Fatalf("bad last record: scan %+v, error %v", sc, err)
 	}
 	os.WriteFile(path, []byte("not a samples file at all"), 0o644)
 	if _, _, err := ReadSamples(path, func(int, []float64) error { return nil }); err == nil || !strings.Contains(err.Error(), "bad magic") {

@@ -30,8 +30,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	baseline := fs.String("baseline", "", "an sgd run directory to compare against")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	plotDir := fs.String("plot", "", "write PNG plots into this directory")
+	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline SGDRUN] [--json] [--plot DIR]\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline SGDRUN] [--json] [--plot DIR] [--skip-corrupt]\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -54,7 +55,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, err := train.Evaluate(runs, *baseline, test)
+	rep, err := train.EvaluateWith(runs, *baseline, test, train.EvalOptions{SkipCorrupt: *skipCorrupt})
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,10 @@ func printReport(w io.Writer, rep *train.Report) {
 		printTempering(w, tp)
 	}
 	if rep.Dropped > 0 {
-		fmt.Fprintf(w, "\n%d torn sample record(s) at file ends were ignored\n", rep.Dropped)
+		fmt.Fprintf(w, "\n%d torn sample record(s) at the end of a samples file (a crash mid-write) were dropped\n", rep.Dropped)
+	}
+	if rep.Skipped > 0 {
+		fmt.Fprintf(w, "\nWARNING: %d corrupt sample record(s) inside samples files were skipped (--skip-corrupt); the figures use the %d intact samples\n", rep.Skipped, rep.Ensemble.Samples)
 	}
 }
 
@@ -106,6 +110,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	run := fs.String("run", "", "run directory")
 	images := fs.String("images", "", "IDX image file (optionally .gz)")
 	out := fs.String("out", "", "CSV output file (default: standard output)")
+	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ptsghmc predict --run RUNDIR --images FILE.idx[.gz] [--out FILE.csv]\n\nWrites CSV: index, predicted class, class probabilities, predictive entropy,\nmutual information (the epistemic part of the entropy).\n\nflags:")
 		fs.PrintDefaults()
@@ -152,23 +157,35 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	skipped, dropped := 0, 0
 	for _, d := range dirs {
-		if _, _, err := train.ReadSamples(filepath.Join(d, train.SamplesFile), func(_ int, theta []float64) error {
+		sc, err := train.ScanSamples(filepath.Join(d, train.SamplesFile), *skipCorrupt, func(_ int, theta []float64) error {
 			return ens.Add(theta)
-		}); err != nil {
+		})
+		if err != nil {
 			return err
 		}
+		skipped += len(sc.Corrupt)
+		if sc.Dropped() {
+			dropped += sc.Torn + min(sc.TornBytes, 1)
+		}
+	}
+	if dropped > 0 {
+		fmt.Fprintf(stderr, "predict: %d torn sample record(s) at the end of a samples file (a crash mid-write) were dropped\n", dropped)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(stderr, "predict: WARNING: %d corrupt sample record(s) skipped (--skip-corrupt); predicting with the %d intact samples\n", skipped, ens.Count)
 	}
 	if ens.Count == 0 {
 		return fmt.Errorf("run %s has no samples", *run)
 	}
 	w := stdout
+	var f *os.File
 	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
+		if f, err = os.Create(*out); err != nil {
 			return err
 		}
-		defer f.Close()
+		defer f.Close() // on the error paths; closed and checked below
 		w = f
 	}
 	cw := csv.NewWriter(w)
@@ -197,5 +214,20 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		cw.Write(rec)
 	}
 	cw.Flush()
-	return cw.Error()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write %s: %w", outName(*out), err)
+	}
+	if f != nil {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("close %s: %w", *out, err)
+		}
+	}
+	return nil
+}
+
+func outName(path string) string {
+	if path == "" {
+		return "standard output"
+	}
+	return path
 }
