@@ -70,9 +70,9 @@ type Run struct {
 	Dir   string
 	Cfg   Config
 	Model nn.Model
-	Spec  nn.Spec // the model's spec when it is an MLP (Model.MLP)
-	Data *datasets.Dataset // training data (validation split removed)
-	Val  *datasets.Dataset
+	Spec  nn.Spec           // the model's spec when it is an MLP (Model.MLP)
+	Data  *datasets.Dataset // training data (validation split removed)
+	Val   *datasets.Dataset
 
 	pt      *sampler.PT
 	state   *sampler.PTState
