@@ -16,8 +16,7 @@ import (
 // exchange tests. Each replica of a sampler needs its own Potential (its own
 // evaluator and batch stream); they may share Model and Data.
 type Potential struct {
-	Model nn.Model // its layout gives the prior of Terms
-
+	Model   nn.Model // its layout gives the prior of Terms
 	Data    *datasets.Dataset
 	Eval    Evaluator
 	Batches *datasets.Batches // this potential's minibatch stream

@@ -31,16 +31,36 @@ func (c Config) validateModel() error {
 	return nil
 }
 
-// NNModel returns the model the config describes, for data with the given
-// number of features and classes: the MLP of Arch (with Activation and the
-// prior), or the registered model named Model with the config's prior. When
-// the config records parameter shapes (a run's config does) the model must
-// have exactly those: a run is never resumed or evaluated with a model other
-// than the one that made it.
+// NNModel returns the model the config describes, checked against data
+// with the given number of features and classes: the MLP of Arch (with
+// Activation and the prior), or the registered model named Model with the
+// config's prior (see BuildModel).
 func (c Config) NNModel(features, classes int) (nn.Model, error) {
+	m, err := c.BuildModel()
+	if err != nil {
+		return m, err
+	}
+	if m.Inputs != features {
+		return m, fmt.Errorf("model %s takes %d inputs, data has %d features", m.Name, m.Inputs, features)
+	}
+	if !m.OneHot || !m.Logits || m.Outputs != classes {
+		return m, fmt.Errorf("model %s is not a classifier of the data's %d classes (%d outputs)", m.Name, classes, m.Outputs)
+	}
+	return m, nil
+}
+
+// BuildModel returns the model the config describes. When the config
+// records parameter shapes (a run's config does) the model must have exactly
+// those: a run is never resumed or evaluated with a model other than the
+// one that made it.
+func (c Config) BuildModel() (nn.Model, error) {
 	var m nn.Model
+	if err := c.validateModel(); err != nil {
+		return m, err
+	}
 	if c.Model == "" {
-		spec, err := c.Spec(features, classes)
+		sizes, _ := nn.ParseArch(c.Arch)
+		spec, err := c.Spec(sizes[0], sizes[len(sizes)-1])
 		if err != nil {
 			return m, err
 		}
@@ -48,20 +68,11 @@ func (c Config) NNModel(features, classes int) (nn.Model, error) {
 			return m, err
 		}
 	} else {
-		build, ok := nn.Models[c.Model]
-		if !ok {
-			return m, c.validateModel()
-		}
 		var err error
-		if m, err = build(nn.PriorConfig{Precision: c.Prior, FanIn: c.PriorFanIn, DF: c.PriorDF}); err != nil {
+		if m, err = nn.Models[c.Model](nn.PriorConfig{Precision: c.Prior, FanIn: c.PriorFanIn, DF: c.PriorDF}); err != nil {
 			return m, err
 		}
-		if m.Inputs != features {
-			return m, fmt.Errorf("model %s takes %d inputs, data has %d features", c.Model, m.Inputs, features)
-		}
-		if !m.OneHot || !m.Logits || m.Outputs != classes {
-			return m, fmt.Errorf("model %s is not a classifier of the data's %d classes (outputs %d)", c.Model, classes, m.Outputs)
-		}
+		m.Name = c.Model
 	}
 	if c.Shapes != "" && c.Shapes != m.Layout.String() {
 		return m, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", c.ModelName(), c.Shapes, m.Layout)
