@@ -1,14 +1,16 @@
-// Package autodiff evaluates a Bayesian MLP's minibatch potential
+// Package autodiff evaluates a Bayesian model's minibatch potential
 //
 //	U~(theta) = -log p(theta) - (N/|S|) sum_{x in S} log l(theta; x),
 //
 // its gradient and its per-example log-likelihoods for a flat parameter
 // vector theta, and exposes them as the stochastic potential a sampler needs.
 //
-// Two evaluators compute the same thing: GraphEvaluator runs the model's
-// Gorgonia expression graph on Gorgonia's VM (the reference), and Plan runs a
-// preallocated execution plan of the same network that calls BLAS directly
-// (the fast path, checked against the graph and finite differences).
+// GraphEvaluator runs any model of the contract nn.Graph (an MLP, a CNN, a
+// model of the user's own) on Gorgonia's VM and differentiates it with
+// Gorgonia's Grad. For MLPs, Plan computes the same thing with a
+// preallocated execution plan that calls BLAS directly (the fast path,
+// checked against the graph and finite differences); NewFor picks it when
+// the model is an MLP.
 package autodiff
 
 import (
@@ -49,6 +51,34 @@ const (
 	Float64 DType = "float64"
 )
 
+// NewFor returns an evaluator of model for batches of up to batch examples:
+// the BLAS plan when the engine is plan and the model is an MLP, Gorgonia's
+// VM on the model's graph otherwise.
+func NewFor(engine Engine, model nn.Model, batch int, dtype DType) (Evaluator, error) {
+	switch engine {
+	case EnginePlan, "":
+		if model.MLP != nil {
+			return NewPlan(*model.MLP, batch, dtype)
+		}
+		return NewModelEvaluator(model, batch, dtype)
+	case EngineGraph:
+		return NewModelEvaluator(model, batch, dtype)
+	}
+	return nil, fmt.Errorf("unknown engine %q: expected plan or graph", engine)
+}
+
+// NewPredictor returns an evaluator of model whose Logits reports the
+// model's logits: the BLAS plan for an MLP, a forward-only graph otherwise.
+func NewPredictor(model nn.Model, batch int, dtype DType) (Evaluator, error) {
+	if !model.Logits {
+		return nil, fmt.Errorf("predictor: model %s reports no logits (not a classifier)", model.Name)
+	}
+	if model.MLP != nil {
+		return NewPlan(*model.MLP, batch, dtype)
+	}
+	return NewForwardEvaluator(model, batch, dtype)
+}
+
 // New returns an evaluator of spec for batches of up to batch examples.
 func New(engine Engine, spec nn.Spec, batch int, dtype DType) (Evaluator, error) {
 	switch engine {
@@ -80,6 +110,33 @@ func checkEval(spec nn.Spec, maxBatch int, theta []float64, data *datasets.Datas
 	}
 	if spec.Likelihood == nn.Gaussian && data.Outputs != out {
 		return fmt.Errorf("eval: data has %d targets, model %s has %d outputs", data.Outputs, spec.Arch(), out)
+	}
+	return nil
+}
+
+// checkModel checks an evaluation's arguments against a model.
+func checkModel(m nn.Model, maxBatch int, theta []float64, data *datasets.Dataset, idx []int, grad, loglik []float64) error {
+	n := m.NumParams()
+	switch {
+	case len(theta) != n:
+		return fmt.Errorf("eval: theta has %d values, model %s has %d parameters", len(theta), m.Name, n)
+	case grad != nil && len(grad) != n:
+		return fmt.Errorf("eval: gradient buffer has %d values, need %d", len(grad), n)
+	case len(idx) == 0 || len(idx) > maxBatch:
+		return fmt.Errorf("eval: %d examples, expected 1 to %d", len(idx), maxBatch)
+	case loglik != nil && len(loglik) < len(idx):
+		return fmt.Errorf("eval: log-likelihood buffer has %d values for %d examples", len(loglik), len(idx))
+	case data.D != m.Inputs:
+		return fmt.Errorf("eval: data has %d features, model %s takes %d", data.D, m.Name, m.Inputs)
+	case m.OneHot != (data.Classes > 0):
+		if m.OneHot {
+			return fmt.Errorf("eval: model %s is a classifier, data has regression targets", m.Name)
+		}
+		return fmt.Errorf("eval: model %s is a regression, data has class labels", m.Name)
+	case data.Classes > 0 && data.Classes != m.Outputs:
+		return fmt.Errorf("eval: data has %d classes, model %s has %d outputs", data.Classes, m.Name, m.Outputs)
+	case data.Classes == 0 && data.Outputs != m.Outputs:
+		return fmt.Errorf("eval: data has %d targets, model %s has %d outputs", data.Outputs, m.Name, m.Outputs)
 	}
 	return nil
 }

@@ -287,7 +287,11 @@ func toyPotential(t *testing.T, seed uint64, act nn.Activation, n int) (*Potenti
 	if err != nil {
 		t.Fatal(err)
 	}
-	pot, err := NewPotential(spec, data, ev, 8, rng)
+	model, err := spec.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pot, err := NewPotential(model, data, ev, 8, rng)
 	if err != nil {
 		t.Fatal(err)
 	}

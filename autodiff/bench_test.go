@@ -46,3 +46,34 @@ func BenchmarkGradient(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLeNetGradient times one minibatch gradient of U~ for the LeNet
+// CNN (nn.LeNet) at batch 128 on Gorgonia's VM, per dtype, and reports
+// milliseconds per gradient.
+func BenchmarkLeNetGradient(b *testing.B) {
+	model, err := nn.LeNet(nn.PriorConfig{Precision: 1}).Model("lenet")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	data, _ := datasets.SyntheticImages(1024, 784, 10, rng)
+	theta := make([]float64, model.NumParams())
+	model.Layout.Init(theta, rng)
+	grad := make([]float64, len(theta))
+	idx := rng.Perm(1024)[:128]
+	for _, dt := range []DType{Float32, Float64} {
+		b.Run(string(dt), func(b *testing.B) {
+			ev, err := NewModelEvaluator(model, 128, dt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := ev.Eval(theta, data, idx, 60000.0/128, grad, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/gradient")
+		})
+	}
+}

@@ -10,13 +10,13 @@ import (
 	"github.com/ptsghmc/ptsghmc/nn"
 )
 
-// Potential is a Bayesian MLP's posterior potential on a data set, as a
+// Potential is a Bayesian model's posterior potential on a data set, as a
 // sampler sees it: a stochastic gradient on the next minibatch of its own
 // batch stream, and per-example energy terms on shared random batches for
 // exchange tests. Each replica of a sampler needs its own Potential (its own
-// evaluator and batch stream); they may share Spec and Data.
+// evaluator and batch stream); they may share Model and Data.
 type Potential struct {
-	Spec    nn.Spec
+	Model   nn.Model // its layout gives the prior of Terms
 	Data    *datasets.Dataset
 	Eval    Evaluator
 	Batches *datasets.Batches // this potential's minibatch stream
@@ -29,9 +29,9 @@ type Potential struct {
 	perm []int
 }
 
-// NewPotential returns a potential of spec on data evaluated by eval, drawing
-// minibatches of size batch; rng shuffles the first epoch.
-func NewPotential(spec nn.Spec, data *datasets.Dataset, eval Evaluator, batch int, rng *rand.Rand) (*Potential, error) {
+// NewPotential returns a potential of model on data evaluated by eval,
+// drawing minibatches of size batch; rng shuffles the first epoch.
+func NewPotential(model nn.Model, data *datasets.Dataset, eval Evaluator, batch int, rng *rand.Rand) (*Potential, error) {
 	if err := data.Validate(); err != nil {
 		return nil, err
 	}
@@ -42,7 +42,10 @@ func NewPotential(spec nn.Spec, data *datasets.Dataset, eval Evaluator, batch in
 	if err != nil {
 		return nil, err
 	}
-	return &Potential{Spec: spec, Data: data, Eval: eval, Batches: b}, nil
+	if eval.Dim() != model.NumParams() {
+		return nil, fmt.Errorf("potential: evaluator has %d parameters, model %s %d", eval.Dim(), model.Name, model.NumParams())
+	}
+	return &Potential{Model: model, Data: data, Eval: eval, Batches: b}, nil
 }
 
 // Dim returns the number of parameters.
@@ -75,14 +78,14 @@ func logLik(ev Evaluator, data *datasets.Dataset, theta []float64, idx []int, ou
 	return nil
 }
 
-// ParallelTerms gives Terms n evaluators of its own, BLAS plans at the
-// given batch size and dtype, so that an exchange test evaluates its n
+// ParallelTerms gives Terms n evaluators of its own at the given batch size
+// and dtype (BLAS plans for an MLP, Gorgonia graphs otherwise), so that an exchange test evaluates its n
 // configurations in parallel and in large batches (tests may need the whole
 // data set).
 func (p *Potential) ParallelTerms(n, batch int, dtype DType) error {
 	p.TermEvals = p.TermEvals[:0]
 	for t := 0; t < n; t++ {
-		ev, err := NewPlan(p.Spec, batch, dtype)
+		ev, err := NewFor(EnginePlan, p.Model, batch, dtype)
 		if err != nil {
 			return fmt.Errorf("parallel terms: %w", err)
 		}
@@ -135,7 +138,7 @@ func (p *Potential) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out 
 		if err := logLik(ev, p.Data, thetas[t], idx, out[t][:n]); err != nil {
 			return err
 		}
-		prior := p.Spec.NegLogPrior(thetas[t])
+		prior := p.Model.Layout.NegLogPrior(thetas[t])
 		for i := range out[t][:n] {
 			out[t][i] = prior - float64(N)*out[t][i]
 		}

@@ -23,12 +23,14 @@ import (
 // of the same name (in kebab case) and can be set from a JSON or YAML file;
 // the config actually used is saved in the run directory.
 type Config struct {
-	Data       string  `json:"data" yaml:"data"`             // directory with the four IDX files
-	TrainSize  int     `json:"train_size" yaml:"train_size"` // use only the first n training examples (0: all)
-	Validation int     `json:"validation" yaml:"validation"` // held-out examples for the log-likelihood trace
-	Arch       string  `json:"arch" yaml:"arch"`             // e.g. 784-400-400-10
-	Activation string  `json:"activation" yaml:"activation"` // relu, tanh, sigmoid
-	Prior      float64 `json:"prior" yaml:"prior"`           // prior precision per weight, times fan-in when PriorFanIn
+	Data       string  `json:"data" yaml:"data"`                         // directory with the four IDX files
+	TrainSize  int     `json:"train_size" yaml:"train_size"`             // use only the first n training examples (0: all)
+	Validation int     `json:"validation" yaml:"validation"`             // held-out examples for the log-likelihood trace
+	Arch       string  `json:"arch" yaml:"arch"`                         // e.g. 784-400-400-10 (an MLP; ignored when Model is set)
+	Model      string  `json:"model,omitempty" yaml:"model,omitempty"`   // a registered model (nn.Models, e.g. lenet); empty: the MLP of Arch
+	Shapes     string  `json:"shapes,omitempty" yaml:"shapes,omitempty"` // recorded by a run: its model's parameter names and shapes
+	Activation string  `json:"activation" yaml:"activation"`             // relu, tanh, sigmoid
+	Prior      float64 `json:"prior" yaml:"prior"`                       // prior precision per weight, times fan-in when PriorFanIn
 	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
 	PriorDF    float64 `json:"prior_df" yaml:"prior_df"` // Student-t prior's degrees of freedom (0: Gaussian prior)
 
@@ -114,8 +116,8 @@ func LoadConfigFile(path string, c *Config) error {
 
 // Validate checks the configuration, naming the first bad field.
 func (c Config) Validate() error {
-	if _, err := nn.ParseArch(c.Arch); err != nil {
-		return fmt.Errorf("arch: %w", err)
+	if err := c.validateModel(); err != nil {
+		return err
 	}
 	if _, err := nn.ParseActivation(c.Activation); err != nil {
 		return fmt.Errorf("activation: %w", err)

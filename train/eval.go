@@ -107,40 +107,59 @@ func Reliability(probs []float64, labels []int, k int) (count []int, conf, acc [
 // samples on a data set: the mean of the samples' softmax probabilities.
 type Ensemble struct {
 	Data  *datasets.Dataset
-	Spec  nn.Spec
+	Model nn.Model
+	Spec  nn.Spec   // the model's spec when it is an MLP
 	Sum   []float64 // sum over samples of p(c | x_i, theta_s), row-major
 	Ent   []float64 // sum over samples of the entropy of p(. | x_i, theta_s)
 	Count int
 	Last  []float64 // the last sample's probabilities
 
-	plan   *autodiff.Plan
+	eval   autodiff.Evaluator
 	logits []float64
 	idx    []int
 }
 
-// NewEnsemble returns an empty ensemble of spec on data.
+// NewEnsemble returns an empty ensemble of an MLP spec on data.
 func NewEnsemble(spec nn.Spec, data *datasets.Dataset) (*Ensemble, error) {
 	if data.Classes != spec.Sizes[len(spec.Sizes)-1] || data.D != spec.Sizes[0] {
 		return nil, fmt.Errorf("ensemble: model %s does not fit data of %d features and %d classes", spec.Arch(), data.D, data.Classes)
 	}
-	plan, err := autodiff.NewPlan(spec, 500, autodiff.Float32)
+	m, err := spec.Model()
+	if err != nil {
+		return nil, err
+	}
+	return NewModelEnsemble(m, data)
+}
+
+// NewModelEnsemble returns an empty ensemble of a classifier model on data:
+// the BLAS plan computes an MLP's logits, Gorgonia's VM any other model's.
+func NewModelEnsemble(model nn.Model, data *datasets.Dataset) (*Ensemble, error) {
+	if data.Classes != model.Outputs || data.D != model.Inputs || !model.Logits {
+		return nil, fmt.Errorf("ensemble: model %s (%d inputs, %d outputs, logits %v) does not fit data of %d features and %d classes", model.Name, model.Inputs, model.Outputs, model.Logits, data.D, data.Classes)
+	}
+	ev, err := newPredictor(model, autodiff.Float32)
 	if err != nil {
 		return nil, err
 	}
 	k := data.Classes
-	return &Ensemble{Data: data, Spec: spec, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
-		Last: make([]float64, data.N*k), plan: plan, logits: make([]float64, 500*k)}, nil
+	e := &Ensemble{Data: data, Model: model, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
+		Last: make([]float64, data.N*k), eval: ev, logits: make([]float64, ev.MaxBatch()*k)}
+	if model.MLP != nil {
+		e.Spec = *model.MLP
+	}
+	return e, nil
 }
 
 // Add adds one weight sample.
 func (e *Ensemble) Add(theta []float64) error {
 	k := e.Data.Classes
-	for s := 0; s < e.Data.N; s += 500 {
+	mb := e.eval.MaxBatch()
+	for s := 0; s < e.Data.N; s += mb {
 		e.idx = e.idx[:0]
-		for i := s; i < min(s+500, e.Data.N); i++ {
+		for i := s; i < min(s+mb, e.Data.N); i++ {
 			e.idx = append(e.idx, i)
 		}
-		if err := e.plan.Logits(theta, e.Data, e.idx, e.logits); err != nil {
+		if err := autodiff.Logits(e.eval, theta, e.Data, e.idx, e.logits); err != nil {
 			return err
 		}
 		for r, i := range e.idx {

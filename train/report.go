@@ -3,6 +3,7 @@ package train
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -124,6 +125,40 @@ func RunSpec(dir string, data *datasets.Dataset) (Config, nn.Spec, error) {
 	return cfg, spec, nil
 }
 
+// RunModel returns the config and model of a run directory for data,
+// rebuilt from the config (an MLP's widths or a registered model's name)
+// and checked against the parameter shapes the run recorded in its config
+// and its samples header (if dir has a samples file; a run of several
+// chains keeps them in its chain directories): samples are never scored with
+// another model.
+func RunModel(dir string, data *datasets.Dataset) (Config, nn.Model, error) {
+	cfg, err := ReadRunConfig(dir)
+	if err != nil {
+		return cfg, nn.Model{}, err
+	}
+	m, err := cfg.NNModel(data.D, data.Classes)
+	if err != nil {
+		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, SamplesFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return cfg, m, nil
+	}
+	if err != nil {
+		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
+	}
+	defer f.Close()
+	h, _, err := readSampleHeader(f)
+	if err != nil {
+		return cfg, m, fmt.Errorf("samples %s: %w", path, err)
+	}
+	if err := checkSamplesModel(path, h, m); err != nil {
+		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
+	}
+	return cfg, m, nil
+}
+
 // Evaluate pools the samples of runs and scores them on test; baseline, if
 // not empty, is an sgd run scored alongside.
 //
@@ -153,20 +188,20 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	}
 	rep := &Report{Runs: runs, TestCount: test.N}
 	var ens *Ensemble
-	var first nn.Spec
+	var first nn.Model
 	var single []float64
 	for ri, dir := range runs {
-		cfg, spec, err := RunSpec(dir, test)
+		cfg, model, err := RunModel(dir, test)
 		if err != nil {
 			return nil, err
 		}
 		if ri == 0 {
-			first = spec
-			if ens, err = NewEnsemble(spec, test); err != nil {
+			first = model
+			if ens, err = NewModelEnsemble(model, test); err != nil {
 				return nil, err
 			}
-		} else if spec.Arch() != first.Arch() {
-			return nil, fmt.Errorf("run %s has architecture %s, run %s has %s: cannot pool", dir, spec.Arch(), runs[0], first.Arch())
+		} else if samplesModel(model) != samplesModel(first) {
+			return nil, fmt.Errorf("run %s has model %s (%s), run %s has %s (%s): cannot pool", dir, model.Name, model.Layout, runs[0], first.Name, first.Layout)
 		}
 		n := 0
 		var trace []float64
@@ -224,11 +259,11 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		}
 	}
 	if baseline != "" {
-		_, spec, err := RunSpec(baseline, test)
+		_, model, err := RunModel(baseline, test)
 		if err != nil {
 			return nil, err
 		}
-		be, err := NewEnsemble(spec, test)
+		be, err := NewModelEnsemble(model, test)
 		if err != nil {
 			return nil, err
 		}

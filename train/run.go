@@ -65,13 +65,14 @@ type MetricsLine struct {
 	WindowRoundTrips int       `json:"round_trips_window,omitempty"`
 }
 
-// Run is a sampling run of a Bayesian MLP, tied to its directory.
+// Run is a sampling run of a Bayesian model, tied to its directory.
 type Run struct {
-	Dir  string
-	Cfg  Config
-	Spec nn.Spec
-	Data *datasets.Dataset // training data (validation split removed)
-	Val  *datasets.Dataset
+	Dir   string
+	Cfg   Config
+	Model nn.Model
+	Spec  nn.Spec           // the model's spec when it is an MLP (Model.MLP)
+	Data  *datasets.Dataset // training data (validation split removed)
+	Val   *datasets.Dataset
 
 	pt      *sampler.PT
 	state   *sampler.PTState
@@ -223,18 +224,18 @@ func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeConfig(dir, cfg); err != nil {
+	if err := writeConfig(dir, r.Cfg); err != nil {
 		return nil, err
 	}
-	theta := make([]float64, r.Spec.NumParams())
-	r.Spec.Init(theta, rand.New(rand.NewPCG(cfg.chainSeed(), 0x1417)))
+	theta := make([]float64, r.Model.NumParams())
+	r.Model.Layout.Init(theta, rand.New(rand.NewPCG(cfg.chainSeed(), 0x1417)))
 	if r.state, err = r.pt.Init([][]float64{theta}, cfg.chainSeed()); err != nil {
 		return nil, err
 	}
 	if err := r.makeBatches(nil); err != nil {
 		return nil, err
 	}
-	if r.samples, err = CreateSamples(filepath.Join(dir, SamplesFile), SampleHeader{Arch: cfg.Arch, Params: r.Spec.NumParams(), DType: "float32"}); err != nil {
+	if r.samples, err = CreateSamples(filepath.Join(dir, SamplesFile), SampleHeader{Arch: samplesModel(r.Model), Params: r.Model.NumParams(), DType: "float32"}); err != nil {
 		return nil, err
 	}
 	if r.metrics, err = os.Create(filepath.Join(dir, MetricsFile)); err != nil {
@@ -248,7 +249,7 @@ func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 
 // build sets up everything but the sampler state.
 func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
-	spec, err := cfg.Spec(tr.D, tr.Classes)
+	model, err := cfg.NNModel(tr.D, tr.Classes)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +257,11 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Dir: dir, Cfg: cfg, Spec: spec, Data: tr, Val: val}
+	cfg.Shapes = model.Layout.String()
+	r := &Run{Dir: dir, Cfg: cfg, Model: model, Data: tr, Val: val}
+	if model.MLP != nil {
+		r.Spec = *model.MLP
+	}
 	r.pt = &sampler.PT{Kernel: cfg.kernel(tr.N, cfg.stepScale(1)), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn}
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange
@@ -284,21 +289,21 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		autodiff.SetBLASThreads(1)
 	}
 	for range temps {
-		ev, err := autodiff.New(autodiff.Engine(cfg.Engine), spec, cfg.Batch, cfg.DTypeValue())
+		ev, err := autodiff.NewFor(autodiff.Engine(cfg.Engine), model, cfg.Batch, cfg.DTypeValue())
 		if err != nil {
 			return nil, err
 		}
-		r.pots = append(r.pots, &autodiff.Potential{Spec: spec, Data: tr, Eval: ev})
+		r.pots = append(r.pots, &autodiff.Potential{Model: model, Data: tr, Eval: ev})
 	}
 	if len(temps) > 1 {
 		// Exchange tests evaluate the two configurations in parallel, on
 		// large batches (they may need the whole data set).
-		if err := r.pots[0].ParallelTerms(2, 1024, cfg.DTypeValue()); err != nil {
+		if err := r.pots[0].ParallelTerms(2, termBatch(model), cfg.DTypeValue()); err != nil {
 			return nil, err
 		}
 	}
 	if val != nil {
-		if r.valEval, err = autodiff.New(autodiff.EnginePlan, spec, 500, cfg.DTypeValue()); err != nil {
+		if r.valEval, err = newPredictor(model, cfg.DTypeValue()); err != nil {
 			return nil, err
 		}
 	}
@@ -367,7 +372,7 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	if err != nil {
 		return nil, err
 	}
-	if err := c.validateFor(cfg, r.Spec.NumParams(), len(r.pots), tr.N); err != nil {
+	if err := c.validateFor(cfg, r.Model.NumParams(), len(r.pots), tr.N); err != nil {
 		return nil, fmt.Errorf("checkpoint in %s: %w", dir, err)
 	}
 	if err := checkFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
@@ -393,7 +398,7 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 		}
 		st.Streams = append(st.Streams, s)
 	}
-	if err := r.pt.Check(st, r.Spec.NumParams()); err != nil {
+	if err := r.pt.Check(st, r.Model.NumParams()); err != nil {
 		return nil, fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
 	}
 	r.state = st
@@ -403,9 +408,9 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	if r.samples, err = OpenSamplesAt(filepath.Join(dir, SamplesFile), c.Samples); err != nil {
 		return nil, err
 	}
-	if h := r.samples.Header(); h.Params != r.Spec.NumParams() {
+	if err := checkSamplesModel(r.samples.path, r.samples.h, r.Model); err != nil {
 		r.samples.Close()
-		return nil, fmt.Errorf("samples %s hold %d values per sample (arch %s), the checkpoint's model %s has %d: the files are of different runs", filepath.Join(dir, SamplesFile), h.Params, h.Arch, cfg.Arch, r.Spec.NumParams())
+		return nil, err
 	}
 	mpath := filepath.Join(dir, MetricsFile)
 	if r.metrics, err = os.OpenFile(mpath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
@@ -546,7 +551,7 @@ func (r *Run) logMetrics() error {
 	rung := s.Rungs[0]
 	m := MetricsLine{Step: s.Steps, U: rung.U, SwapRate: r.swapRates(), RoundTrips: s.Stats.RoundTrips,
 		Grown: s.Stats.Grown, Exact: s.Stats.Exact, Early: s.Stats.Early, Samples: r.samples.Count}
-	m.LogLik = (r.Spec.NegLogPrior(rung.Theta) - rung.U) / float64(r.Data.N)
+	m.LogLik = (r.Model.Layout.NegLogPrior(rung.Theta) - rung.U) / float64(r.Data.N)
 	var err error
 	if m.ValLogLik, m.ValAcc, err = r.validate(rung.Theta); err != nil {
 		return err

@@ -153,6 +153,10 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 		return res, fmt.Errorf("bench: replicas, batch and steps must be positive (got %d, %d, %d)", c.replicas, c.batch, c.steps)
 	}
 	spec := nn.Spec{Sizes: sizes, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
+	model, err := spec.Model()
+	if err != nil {
+		return res, err
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	data, err := datasets.SyntheticImages(10000, sizes[0], sizes[len(sizes)-1], rng)
 	if err != nil {
@@ -175,7 +179,7 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 		if err != nil {
 			return res, err
 		}
-		p, err := autodiff.NewPotential(spec, data, ev, c.batch, rng)
+		p, err := autodiff.NewPotential(model, data, ev, c.batch, rng)
 		if err != nil {
 			return res, err
 		}

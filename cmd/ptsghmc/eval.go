@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -139,17 +138,17 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sizes, err := nn.ParseArch(cfg.Arch)
+	m, err := cfg.BuildModel()
 	if err != nil {
 		return fmt.Errorf("run %s: %w", *run, err)
 	}
-	data.Classes = sizes[len(sizes)-1]
+	data.Classes = m.Outputs
 	data.Labels = make([]int, n)
-	_, spec, err := train.RunSpec(*run, data)
+	_, model, err := train.RunModel(*run, data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *images, err)
 	}
-	ens, err := train.NewEnsemble(spec, data)
+	ens, err := train.NewModelEnsemble(model, data)
 	if err != nil {
 		return err
 	}
@@ -159,6 +158,9 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	skipped, dropped := 0, 0
 	for _, d := range dirs {
+		if _, _, err := train.RunModel(d, data); err != nil {
+			return err
+		}
 		sc, err := train.ScanSamples(filepath.Join(d, train.SamplesFile), *skipCorrupt, func(_ int, theta []float64) error {
 			return ens.Add(theta)
 		})

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/train"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -23,7 +24,8 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.StringVar(&c.Data, "data", c.Data, "directory holding the four MNIST-style IDX files (optionally .gz)")
 	fs.IntVar(&c.TrainSize, "train-size", c.TrainSize, "use a random subset of this many training examples (0: all)")
 	fs.IntVar(&c.Validation, "validation", c.Validation, "training examples held out for the validation log-likelihood trace")
-	fs.StringVar(&c.Arch, "arch", c.Arch, "layer widths, input to output")
+	fs.StringVar(&c.Arch, "arch", c.Arch, "MLP layer widths, input to output")
+	fs.StringVar(&c.Model, "model", c.Model, "a registered model instead of an MLP: "+strings.Join(nn.ModelNames(), ", ")+" (see docs/models.md)")
 	fs.StringVar(&c.Activation, "activation", c.Activation, "hidden activation: relu, tanh or sigmoid")
 	fs.Float64Var(&c.Prior, "prior", c.Prior, "prior precision per weight (times fan-in with --prior-fan-in); with --prior-df, 1/scale^2 of the Student-t prior")
 	fs.Float64Var(&c.PriorDF, "prior-df", c.PriorDF, "Student-t prior with this many degrees of freedom (heavy-tailed; 0: Gaussian prior)")
@@ -89,18 +91,28 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	quiet := fs.Bool("quiet", false, "no progress output")
 	timeLimit := fs.Duration("time-limit", 0, "wall-clock budget (e.g. 20m): stop then and end the run at the step reached, as if --steps had said so (0: none)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc train [flags]\n\nSamples a Bayesian MLP's posterior; rung-1 samples go to OUT/samples, metrics to OUT/metrics.jsonl,\nthe whole state to OUT/checkpoint every --checkpoint-every steps and on SIGINT/SIGTERM.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc train [flags]\n\nSamples the posterior of a Bayesian MLP (--arch) or of a registered model (--model lenet); rung-1 samples go to OUT/samples, metrics to OUT/metrics.jsonl,\nthe whole state to OUT/checkpoint every --checkpoint-every steps and on SIGINT/SIGTERM.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	steps := 0
+	archSet := false
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "steps" {
+		switch f.Name {
+		case "steps":
 			steps = cfg.Steps
+		case "arch":
+			archSet = true
 		}
 	})
+	if cfg.Model != "" {
+		if archSet {
+			return fmt.Errorf("train: --model %s and --arch %s: give one (--arch describes an MLP)", cfg.Model, cfg.Arch)
+		}
+		cfg.Arch = "" // not an MLP: keep config.json from naming one
+	}
 
 	var ch *train.Chains
 	var err error
@@ -119,7 +131,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		chains = fmt.Sprintf(", %d chains", c.Chains)
 	}
 	fmt.Fprintf(stderr, "ptsghmc train: %s %s on %d examples (%d validation), %d parameters, %s%s; step %d of %d -> %s\n",
-		c.Sampler, c.Arch, run.Data.N, c.Validation, run.Spec.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, ch.Dir)
+		c.Sampler, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, ch.Dir)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,0 +1,120 @@
+package train
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/nn"
+)
+
+// ModelName returns the name of the config's model: a registered model's
+// name (nn.Models), or the MLP's widths when Model is empty.
+func (c Config) ModelName() string {
+	if c.Model != "" {
+		return c.Model
+	}
+	return c.Arch
+}
+
+// validateModel checks the model fields of the config.
+func (c Config) validateModel() error {
+	if c.Model == "" {
+		if _, err := nn.ParseArch(c.Arch); err != nil {
+			return fmt.Errorf("arch: %w", err)
+		}
+		return nil
+	}
+	if _, ok := nn.Models[c.Model]; !ok {
+		return fmt.Errorf("model %q is not registered: expected one of %s, or no model and an MLP --arch", c.Model, strings.Join(nn.ModelNames(), ", "))
+	}
+	return nil
+}
+
+// NNModel returns the model the config describes, checked against data
+// with the given number of features and classes: the MLP of Arch (with
+// Activation and the prior), or the registered model named Model with the
+// config's prior (see BuildModel).
+func (c Config) NNModel(features, classes int) (nn.Model, error) {
+	m, err := c.BuildModel()
+	if err != nil {
+		return m, err
+	}
+	if m.Inputs != features {
+		return m, fmt.Errorf("model %s takes %d inputs, data has %d features", m.Name, m.Inputs, features)
+	}
+	if !m.OneHot || !m.Logits || m.Outputs != classes {
+		return m, fmt.Errorf("model %s is not a classifier of the data's %d classes (%d outputs)", m.Name, classes, m.Outputs)
+	}
+	return m, nil
+}
+
+// BuildModel returns the model the config describes. When the config
+// records parameter shapes (a run's config does) the model must have exactly
+// those: a run is never resumed or evaluated with a model other than the
+// one that made it.
+func (c Config) BuildModel() (nn.Model, error) {
+	var m nn.Model
+	if err := c.validateModel(); err != nil {
+		return m, err
+	}
+	if c.Model == "" {
+		sizes, _ := nn.ParseArch(c.Arch)
+		spec, err := c.Spec(sizes[0], sizes[len(sizes)-1])
+		if err != nil {
+			return m, err
+		}
+		if m, err = spec.Model(); err != nil {
+			return m, err
+		}
+	} else {
+		var err error
+		if m, err = nn.Models[c.Model](nn.PriorConfig{Precision: c.Prior, FanIn: c.PriorFanIn, DF: c.PriorDF}); err != nil {
+			return m, err
+		}
+		m.Name = c.Model
+	}
+	if c.Shapes != "" && c.Shapes != m.Layout.String() {
+		return m, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", c.ModelName(), c.Shapes, m.Layout)
+	}
+	return m, nil
+}
+
+// samplesModel is what a samples header records of its model: its name
+// and parameter shapes, "NAME SHAPES". Headers written before models were
+// recorded hold an MLP's widths alone.
+func samplesModel(m nn.Model) string { return m.Name + " " + m.Layout.String() }
+
+// checkSamplesModel reports an error when a samples file's header does not
+// describe model m.
+func checkSamplesModel(path string, h SampleHeader, m nn.Model) error {
+	name, shapes, recorded := strings.Cut(h.Arch, " ")
+	if name != m.Name || recorded && shapes != m.Layout.String() || h.Params != m.NumParams() {
+		return fmt.Errorf("samples %s hold model %q (%d parameters), the run's model is %q (%d parameters, %s): refusing to mix models", path, h.Arch, h.Params, m.Name, m.NumParams(), m.Layout)
+	}
+	return nil
+}
+
+// evalBatch returns the batch of validation and prediction evaluators of
+// model: large for the BLAS plan of an MLP, smaller for a graph (a CNN's
+// convolution buffers grow with the batch).
+func evalBatch(m nn.Model) int {
+	if m.MLP != nil {
+		return 500
+	}
+	return 100
+}
+
+// termBatch returns the batch of the exchange tests' evaluators.
+func termBatch(m nn.Model) int {
+	if m.MLP != nil {
+		return 1024
+	}
+	return 128
+}
+
+// newPredictor returns an evaluator of model's logits for validation and
+// prediction.
+func newPredictor(m nn.Model, dtype autodiff.DType) (autodiff.Evaluator, error) {
+	return autodiff.NewPredictor(m, evalBatch(m), dtype)
+}

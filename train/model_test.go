@@ -1,0 +1,190 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/nn"
+)
+
+// tinyCNN registers a CNN for the 4x4 images of smallData under name, with
+// convolution channels conv.
+func tinyCNN(name string, conv int) {
+	nn.Models[name] = func(p nn.PriorConfig) (nn.Model, error) {
+		return nn.ConvNet{Height: 4, Width: 4, Channels: 1, Conv: []int{conv}, Kernel: 3, Dense: []int{5}, Classes: 3, Prior: p}.Model(name)
+	}
+}
+
+func cnnConfig(name string) Config {
+	cfg := smallConfig()
+	cfg.Model, cfg.Arch = name, ""
+	cfg.Replicas = 2
+	cfg.Steps, cfg.BurnIn, cfg.Thin = 40, 10, 5
+	cfg.CkptEvery, cfg.LogEvery = 10, 5
+	return cfg
+}
+
+// TestCNNResumeEqualsUninterrupted checks that a PT-SGHMC run of a CNN (two
+// rungs, exchange tests on the CNN's graph) interrupted twice and resumed
+// writes the same samples, metrics and final state as an uninterrupted
+// run, bit for bit, and that its config and samples header record the model.
+func TestCNNResumeEqualsUninterrupted(t *testing.T) {
+	tinyCNN("test-cnn-resume", 2)
+	defer delete(nn.Models, "test-cnn-resume")
+	cfg := cnnConfig("test-cnn-resume")
+	data := smallData(t)
+	ref := filepath.Join(t.TempDir(), "ref")
+	r, err := NewFromData(ref, cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Model.MLP != nil || r.Model.Name != "test-cnn-resume" {
+		t.Fatalf("run model %+v", r.Model)
+	}
+	if err := r.Train(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	want := append([]float64(nil), r.State().Rungs[0].Theta...)
+	r.Close()
+	ws, wm := readAll(t, ref)
+	saved, err := ReadRunConfig(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shapes = "conv1.W:2x1x3x3,conv1.b:2,fc1.W:8x5,fc1.b:5,fc2.W:5x3,fc2.b:3"
+	if saved.Model != "test-cnn-resume" || saved.Shapes != shapes {
+		t.Fatalf("config.json records model %q shapes %q, want %q", saved.Model, saved.Shapes, shapes)
+	}
+	h, _, err := ReadSamples(filepath.Join(ref, SamplesFile), func(int, []float64) error { return nil })
+	if err != nil || h.Arch != "test-cnn-resume "+shapes {
+		t.Fatalf("samples header %q (%v)", h.Arch, err)
+	}
+
+	dir := filepath.Join(t.TempDir(), "int")
+	if r, err = NewFromData(dir, cfg, data); err != nil {
+		t.Fatal(err)
+	}
+	for _, stopAt := range []int{13, 27} {
+		ctx, cancel := context.WithCancel(context.Background())
+		err := r.Train(ctx, func(s Status) {
+			if s.Step == stopAt {
+				cancel()
+			}
+		})
+		cancel()
+		if !errors.Is(err, ErrInterrupted) {
+			t.Fatalf("stop at %d: %v", stopAt, err)
+		}
+		r.Close()
+		if r, err = ResumeFromData(dir, data, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Train(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	got := r.State().Rungs[0].Theta
+	r.Close()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("final rung-1 parameter %d: %v, uninterrupted %v", i, got[i], want[i])
+		}
+	}
+	gs, gm := readAll(t, dir)
+	if !bytes.Equal(gs, ws) || !bytes.Equal(gm, wm) {
+		t.Fatalf("samples or metrics differ from the uninterrupted run's")
+	}
+}
+
+// TestRunRefusesOtherModel checks that a run is neither resumed nor
+// evaluated with a model other than the one that made it: the registered
+// model changed under the same name (config shapes), and samples of another
+// model in the run directory (samples header).
+func TestRunRefusesOtherModel(t *testing.T) {
+	tinyCNN("test-cnn-other", 2)
+	defer delete(nn.Models, "test-cnn-other")
+	cfg := cnnConfig("test-cnn-other")
+	cfg.Sampler, cfg.Steps = "sgnht", 20
+	data := smallData(t)
+	dir := filepath.Join(t.TempDir(), "cnn")
+	r, err := NewFromData(dir, cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Train(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if _, err := Evaluate([]string{dir}, "", data); err != nil {
+		t.Fatalf("evaluate the run's own model: %v", err)
+	}
+
+	tinyCNN("test-cnn-other", 3) // same name, another network
+	if _, err := ResumeFromData(dir, data, 30); err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Fatalf("resume with another model: %v, want a refusal", err)
+	}
+	if _, err := Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Fatalf("evaluate with another model: %v, want a refusal", err)
+	}
+	tinyCNN("test-cnn-other", 2)
+
+	// An MLP's samples put in the CNN's run directory.
+	mlp := smallConfig()
+	mlp.Sampler, mlp.Steps, mlp.Replicas = "sgnht", 50, 1
+	mdir := filepath.Join(t.TempDir(), "mlp")
+	if r, err = NewFromData(mdir, mlp, data); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Train(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	b, err := os.ReadFile(filepath.Join(mdir, SamplesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, SamplesFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Fatalf("evaluate an MLP's samples as the CNN's: %v, want a refusal", err)
+	}
+	if _, err := Evaluate([]string{dir, mdir}, "", data); err == nil {
+		t.Fatal("pooled a CNN run with an MLP run")
+	}
+}
+
+// TestOldArchOnlyHeader checks that run directories written before models
+// were recorded (an MLP's widths alone in the samples header, no shapes in
+// config.json) are still read, as MLPs.
+func TestOldArchOnlyHeader(t *testing.T) {
+	dir := t.TempDir()
+	cfg := smallConfig()
+	if err := writeConfig(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := cfg.Spec(16, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := CreateSamples(filepath.Join(dir, SamplesFile), SampleHeader{Arch: "16-12-3", Params: spec.NumParams(), DType: "float32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(1, make([]float64, spec.NumParams())); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	_, m, err := RunModel(dir, smallData(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MLP == nil || m.Name != "16-12-3" {
+		t.Fatalf("old run read as model %q (MLP %v)", m.Name, m.MLP != nil)
+	}
+}
