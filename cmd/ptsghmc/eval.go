@@ -79,6 +79,7 @@ func printReport(w io.Writer, rep *train.Report) {
 	row := func(name string, m train.Metrics) {
 		fmt.Fprintf(w, "%-22s %8d %9.4f %8.4f %8.4f %8.4f\n", name, m.Samples, m.Accuracy, m.NLL, m.ECE, m.Brier)
 	}
+	printChains(w, rep.Chains)
 	row("ensemble (posterior)", rep.Ensemble)
 	row("single sample", rep.Single)
 	if rep.Baseline != nil {

@@ -68,6 +68,8 @@ func mainCode(args []string, stdout, stderr io.Writer) int {
 				return 0
 			case errors.Is(err, errUsage):
 				return 2
+			case errors.As(err, new(requeueError)):
+				return exitRequeue // the reason is printed already
 			}
 			fmt.Fprintf(stderr, "ptsghmc %s: %v\n", c.name, err)
 			return 1
