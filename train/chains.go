@@ -136,6 +136,11 @@ func writeTemp(dir string, b []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := f.Chmod(0o644); err != nil { // as os.WriteFile made it (CreateTemp makes 0600)
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
 	if _, err := f.Write(b); err != nil {
 		f.Close()
 		os.Remove(f.Name())

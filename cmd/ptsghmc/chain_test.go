@@ -199,3 +199,87 @@ func TestChainSIGTERM(t *testing.T) {
 	t.Logf("SIGTERM at step %d of %d; resumed", at, steps)
 	sameChains(t, one, tasks, 2, 2)
 }
+
+// TestSlurmCommand writes the array job script of a 2-chain run, checks its
+// Slurm directives, and runs its train command as array tasks 1 and 2 would
+// (SLURM_ARRAY_TASK_ID set): the chains equal the one-process run's.
+func TestSlurmCommand(t *testing.T) {
+	data := writeData(t)
+	settings := []string{"--data", data, "--arch", "16-8-10", "--validation", "50", "--batch", "32",
+		"--steps", "100", "--burnin", "40", "--thin", "10", "--log-every", "20", "--chains", "2"}
+	rd := filepath.Join(t.TempDir(), "run dir") // a space, to be quoted
+	out, stderr, code := run(t, append([]string{"slurm", "--out", rd, "--time", "0:30:00", "--mem", "1G", "--cpus-per-task", "2", "--partition", "short", "--binary", "/opt/ptsghmc"}, settings...)...)
+	if code != 0 {
+		t.Fatalf("slurm: %s", stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(rd, "job.sbatch"))
+	if err != nil {
+		t.Fatalf("%v (stdout %s)", err, out)
+	}
+	script := string(b)
+	for _, want := range []string{"#SBATCH --array=1-2\n", "#SBATCH --requeue\n", "#SBATCH --signal=TERM@120\n", "#SBATCH --cpus-per-task=2\n",
+		"#SBATCH --mem=1G\n", "#SBATCH --time=0:30:00\n", "#SBATCH --partition=short\n", "#SBATCH --open-mode=append\n",
+		"#SBATCH --output=" + filepath.Join(rd, "logs", "chain-%a.out") + "\n", `scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"`} {
+		if !strings.Contains(script, want) {
+			t.Errorf("script has no %q:\n%s", want, script)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(rd, "logs")); err != nil || !st.IsDir() {
+		t.Errorf("no log directory: %v", err)
+	}
+	var line string
+	for _, l := range strings.Split(script, "\n") {
+		if strings.HasPrefix(l, "srun ") {
+			line = l
+		}
+	}
+	_, cmdline, ok := strings.Cut(line, "/opt/ptsghmc ")
+	if !ok {
+		t.Fatalf("no srun line running /opt/ptsghmc:\n%s", script)
+	}
+	args := splitShell(t, cmdline)
+	for i := 1; i <= 2; i++ {
+		t.Setenv(envSlurmTask, string(rune('0'+i)))
+		if _, stderr, code := run(t, args...); code != 0 {
+			t.Fatalf("task %d running %v: %s", i, args, stderr)
+		}
+	}
+	one := filepath.Join(t.TempDir(), "one")
+	if _, stderr, code := run(t, append([]string{"train", "--out", one, "--quiet"}, settings...)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	sameChains(t, one, rd, 2, 1, 2)
+}
+
+// splitShell splits a command line of plain words and single-quoted ones.
+func splitShell(t *testing.T, s string) []string {
+	var out []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quoted && c == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteByte(c)
+		case c == '\'':
+			quoted, inWord = true, true
+		case c == ' ':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\\' || c == '"' || c == '$':
+			t.Fatalf("unexpected shell syntax in %q", s)
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out
+}
