@@ -145,8 +145,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			chains = fmt.Sprintf(", chain %d of %d", ch.Only, c.Chains)
 		}
 	}
+	dest := ch.Dir
+	if ch.Only > 0 {
+		dest = run.Dir
+	}
 	fmt.Fprintf(stderr, "ptsghmc train: %s %s on %d examples (%d validation), %d parameters, %s%s; step %d of %d -> %s\n",
-		c.Sampler, c.Arch, run.Data.N, c.Validation, run.Spec.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, run.Dir)
+		c.Sampler, c.Arch, run.Data.N, c.Validation, run.Spec.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, dest)
 
 	if *timeLimit > 0 {
 		var cancel context.CancelFunc
