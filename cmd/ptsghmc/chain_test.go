@@ -171,12 +171,23 @@ func TestChainSIGTERM(t *testing.T) {
 	// eval pools what is there while a chain is missing and one stopped,
 	// and reads no record past the checkpoint, such as one being written
 	cd := train.ChainDir(tasks, 2, 2)
+	h, _, err := train.ReadSamples(filepath.Join(cd, train.SamplesFile), func(int, []float64) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := os.ReadFile(filepath.Join(cd, train.SamplesFile))
+	last := sb[len(sb)-(8+4*h.Params+4):] // a whole record past the checkpoint, then half of one
 	for _, f := range []string{train.SamplesFile, train.MetricsFile} {
 		fh, err := os.OpenFile(filepath.Join(cd, f), os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fh.Write([]byte(`{"step": 99999, "u": 1`)) // half a record or line, as a running writer leaves them
+		if f == train.SamplesFile {
+			fh.Write(last)
+			fh.Write(last[:100])
+		} else {
+			fh.Write([]byte(`{"step": 99999, "u": 1`)) // half a line, as a running writer leaves it
+		}
 		fh.Close()
 	}
 	out, serr, code := run(t, "eval", "--run", tasks, "--json")
