@@ -5,7 +5,7 @@ DATA    ?= /usr/share/datasets/fashion-mnist
 RUNDIR  ?= runs/default
 PKGS    := libopenblas-dev dataset-fashion-mnist
 
-.PHONY: all deps build run run-long test test-long bench bench-pt bench-torch fuzz fmt vet clean
+.PHONY: all deps build run run-long test test-long cluster-test bench bench-pt bench-torch fuzz fmt vet clean
 
 all: build
 
@@ -48,6 +48,14 @@ test: deps
 # test-long runs the long statistical tests (minutes).
 test-long: deps
 	$(GO) test -count=1 -tags=long -timeout 60m ./...
+
+# cluster-test (not part of test; root) starts a one-host Slurm cluster in a
+# temporary directory, runs a 4-chain Fashion-MNIST run as an array job with
+# one task requeued mid-run, and compares every chain with the same run in
+# one process byte for byte (docs/cluster.md). It installs slurm-wlm and
+# munge when missing.
+cluster-test: build
+	scripts/cluster-test.sh $(BIN) $(DATA)
 
 bench: deps
 	$(GO) test -run XXX -bench . -benchtime 2s ./autodiff/ ./sampler/

@@ -30,10 +30,16 @@ func ChainDir(dir string, k, i int) string {
 // in one process. Chain i's random streams and initial weights depend only
 // on the run's seed and i (chain 1 is the single-chain run of the same
 // seed), and all chains share the training data and its validation split.
+//
+// A Chains from OpenChain holds one chain of a run whose other chains run
+// elsewhere (array tasks): Only is its number and Runs its one Run.
 type Chains struct {
 	Dir  string
 	Cfg  Config
-	Runs []*Run // chain i+1 is Runs[i]
+	Runs []*Run // chain i+1 is Runs[i]; with Only > 0, Runs[0] is chain Only
+
+	Only    int  // the one chain this process runs (OpenChain), or 0: all of them
+	Resumed bool // OpenChain found the chain's checkpoint and resumed it
 }
 
 // NewChains creates the run directory of cfg.Chains chains. With overwrite
@@ -109,15 +115,51 @@ func newChains(dir string, cfg Config, tr, val *datasets.Dataset) (*Chains, erro
 	return c, nil
 }
 
+// writeConfig writes cfg to dir/config.json atomically (a temporary file
+// renamed over it), so a reader such as eval never sees half a file.
 func writeConfig(dir string, cfg Config) error {
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save config: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ConfigFile), append(b, '\n'), 0o644); err != nil {
+	tmp, err := writeTemp(dir, append(b, '\n'))
+	if err != nil {
+		return fmt.Errorf("save config: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, ConfigFile)); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("save config: %w", err)
 	}
 	return nil
+}
+
+// writeTemp writes b to a new temporary file in dir, synced to stable
+// storage, and returns its path.
+func writeTemp(dir string, b []byte) (string, error) {
+	f, err := os.CreateTemp(dir, "."+ConfigFile+"-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	if err := f.Chmod(0o644); err != nil { // as os.WriteFile made it (CreateTemp makes 0600)
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // ResumeChains reopens the run in dir, every chain from its checkpoint.
@@ -201,9 +243,13 @@ func resumeChains(dir string, cfg Config, tr, val *datasets.Dataset, steps int) 
 // failure, or ErrInterrupted.
 func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) error {
 	if len(c.Runs) == 1 {
+		chain := max(c.Only, 1)
+		if c.Only > 0 { // one BLAS thread, as when it runs beside the others
+			autodiff.SetBLASThreads(1)
+		}
 		var p func(Status)
 		if progress != nil {
-			p = func(s Status) { progress(1, s) }
+			p = func(s Status) { progress(chain, s) }
 		}
 		return c.Runs[0].Train(ctx, p)
 	}
@@ -262,6 +308,9 @@ func (c *Chains) Finish() error {
 		if err := r.Finish(); err != nil {
 			return fmt.Errorf("chain %d: %w", i+1, err)
 		}
+	}
+	if c.Only > 0 { // the run's config is not this process's to change
+		return nil
 	}
 	if len(c.Runs) == 1 {
 		c.Cfg = c.Runs[0].Cfg

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,9 +30,13 @@ type Report struct {
 	// on the evaluation data: the trace R-hat and ESS are computed from.
 	HeldOut   [][]float64  `json:"heldout_loglik"`
 	Tempering []*Tempering `json:"tempering,omitempty"` // per chain, for PT runs (from its checkpoint)
-	Reliab    Reliab       `json:"reliability"`
-	Traces    []RunTraces  `json:"-"`
-	TestCount int          `json:"test_examples"`
+	// Chains is the state of every chain of the runs given, pooled or not
+	// (a chain is pooled when it has samples at its last checkpoint; only
+	// those samples and metrics are read).
+	Chains    []ChainStatus `json:"chains"`
+	Reliab    Reliab        `json:"reliability"`
+	Traces    []RunTraces   `json:"-"`
+	TestCount int           `json:"test_examples"`
 }
 
 // CurvePt is the ensemble's accuracy and NLL after its first Samples samples.
@@ -75,8 +80,13 @@ func ReadMetrics(dir string) ([]MetricsLine, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	defer f.Close()
+	return scanMetrics(path, f)
+}
+
+// scanMetrics reads metrics lines from r (the file at path).
+func scanMetrics(path string, r io.Reader) ([]MetricsLine, error) {
 	var out []MetricsLine
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for line := 1; sc.Scan(); line++ {
 		var m MetricsLine
@@ -182,11 +192,15 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("evaluate: no runs")
 	}
-	runs, err := RunDirs(runs)
+	pool, status, err := poolDirs(runs)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Runs: runs, TestCount: test.N}
+	runs = runs[:0:0]
+	for _, s := range pool {
+		runs = append(runs, s.Dir)
+	}
+	rep := &Report{Runs: runs, TestCount: test.N, Chains: status}
 	var ens *Ensemble
 	var first nn.Model
 	var single []float64
@@ -206,6 +220,9 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		n := 0
 		var trace []float64
 		sc, err := ScanSamples(filepath.Join(dir, SamplesFile), opt.SkipCorrupt, func(step int, theta []float64) error {
+			if n == pool[ri].Samples { // the rest is not checkpointed yet (a running chain)
+				return errCommitted
+			}
 			if err := ens.Add(theta); err != nil {
 				return err
 			}
@@ -222,19 +239,26 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 			rep.Curve = append(rep.Curve, CurvePt{Samples: ens.Count, Accuracy: m.Accuracy, NLL: m.NLL})
 			return nil
 		})
+		if errors.Is(err, errCommitted) {
+			err = nil
+		}
 		if err != nil {
 			return nil, err
 		}
-		rep.Dropped += sc.Torn
-		if sc.TornBytes > 0 {
-			rep.Dropped++
+		// Torn records past the checkpointed count are being written (a
+		// running chain); before it they are samples lost.
+		if n < pool[ri].Samples {
+			rep.Dropped += sc.Torn
+			if sc.TornBytes > 0 {
+				rep.Dropped++
+			}
 		}
 		rep.Skipped += len(sc.Corrupt)
 		if n == 0 {
 			return nil, fmt.Errorf("run %s has no samples yet (burn-in not over?)", dir)
 		}
 		rep.HeldOut = append(rep.HeldOut, trace)
-		lines, err := ReadMetrics(dir)
+		lines, err := readMetricsUpTo(dir, pool[ri].metrics)
 		if err != nil {
 			return nil, err
 		}

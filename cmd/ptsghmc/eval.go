@@ -75,6 +75,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 
 func printReport(w io.Writer, rep *train.Report) {
 	fmt.Fprintf(w, "posterior-predictive evaluation on %d test examples (runs: %s)\n\n", rep.TestCount, strings.Join(rep.Runs, ", "))
+	printChains(w, rep.Chains)
 	fmt.Fprintf(w, "%-22s %8s %9s %8s %8s %8s\n", "predictor", "samples", "accuracy", "nll", "ece", "brier")
 	row := func(name string, m train.Metrics) {
 		fmt.Fprintf(w, "%-22s %8d %9.4f %8.4f %8.4f %8.4f\n", name, m.Samples, m.Accuracy, m.NLL, m.ECE, m.Brier)

@@ -5,6 +5,7 @@
 //
 //	ptsghmc train      [flags]   sample a Bayesian MLP's posterior (checkpointed, resumable)
 //	ptsghmc eval       [flags]   posterior-predictive accuracy, NLL, ECE, Brier of runs
+//	ptsghmc slurm      [flags]   write a Slurm array job script: one task per chain
 //	ptsghmc predict    [flags]   class probabilities and uncertainties for new images
 //	ptsghmc mixture    [flags]   the paper's Gaussian-mixture experiments
 //	ptsghmc correction [flags]   print the Barker correction distribution's CDF
@@ -31,6 +32,7 @@ func commands() []command {
 	return []command{
 		{"train", "sample a Bayesian MLP's posterior with SGNHT (default), PT-SGHMC, SGHMC or SGLD (or sgd, the baseline)", runTrain},
 		{"eval", "posterior-predictive figures of one or more runs", runEval},
+		{"slurm", "write the Slurm array job script of a multi-chain run (one task per chain, preemption-safe)", runSlurm},
 		{"predict", "class probabilities and uncertainties for an IDX image file", runPredict},
 		{"mixture", "the paper's Gaussian-mixture experiments", runMixture},
 		{"correction", "print the Barker correction distribution's CDF as x,cdf lines", runCorrection},
@@ -68,6 +70,8 @@ func mainCode(args []string, stdout, stderr io.Writer) int {
 				return 0
 			case errors.Is(err, errUsage):
 				return 2
+			case errors.As(err, new(requeueError)):
+				return exitRequeue // the reason is printed already
 			}
 			fmt.Fprintf(stderr, "ptsghmc %s: %v\n", c.name, err)
 			return 1

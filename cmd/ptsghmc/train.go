@@ -90,8 +90,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	overwrite := fs.Bool("overwrite", false, "replace an existing run in --out")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	timeLimit := fs.Duration("time-limit", 0, "wall-clock budget (e.g. 20m): stop then and end the run at the step reached, as if --steps had said so (0: none)")
+	chainArg := fs.String("chain", "", "run only this chain (1..K) of the --chains K run in --out, as one task of a job array; \"env\": the chain is $SLURM_ARRAY_TASK_ID (submit with --array=1-K) or $JOB_COMPLETION_INDEX+1 (Kubernetes Indexed Job). A chain with a checkpoint resumes from it, so the same command starts a task and continues it after a requeue (see docs/cluster.md)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc train [flags]\n\nSamples the posterior of a Bayesian MLP (--arch) or of a registered model (--model lenet); rung-1 samples go to OUT/samples, metrics to OUT/metrics.jsonl,\nthe whole state to OUT/checkpoint every --checkpoint-every steps and on SIGINT/SIGTERM.\n\nflags:")
+		fmt.Fprintf(stderr, "usage: ptsghmc train [flags]\n\nSamples the posterior of a Bayesian MLP (--arch) or of a registered model (--model lenet); rung-1 samples go to OUT/samples, metrics to OUT/metrics.jsonl,\nthe whole state to OUT/checkpoint every --checkpoint-every steps and on SIGINT/SIGTERM, after which\ntrain exits with status %d (requeue me: rerun the same command to continue).\n\nflags:\n", exitRequeue)
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -114,11 +115,34 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		cfg.Arch = "" // not an MLP: keep config.json from naming one
 	}
 
+	// Signals are caught from here on: a SIGTERM while the data loads
+	// stops the run at its first step, with a checkpoint.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sigCtx := ctx
+
 	var ch *train.Chains
 	var err error
-	if *resume != "" {
+	switch {
+	case *chainArg != "":
+		if *resume != "" || *overwrite {
+			return fmt.Errorf("--chain resumes its chain when it has a checkpoint: drop --resume and --overwrite (remove the run directory to start again)")
+		}
+		i, from, cerr := chainIndex(*chainArg, cfg.Chains, os.Getenv)
+		if cerr != nil {
+			return cerr
+		}
+		if ch, err = train.OpenChain(*out, cfg, i); err != nil {
+			return err
+		}
+		verb := "starting"
+		if ch.Resumed {
+			verb = fmt.Sprintf("resuming from its checkpoint at step %d", ch.Steps())
+		}
+		fmt.Fprintf(stderr, "ptsghmc train: chain %d of %d (%s): %s\n", i, cfg.Chains, from, verb)
+	case *resume != "":
 		ch, err = train.ResumeChains(*resume, steps)
-	} else {
+	default:
 		ch, err = train.NewChains(*out, cfg, *overwrite)
 	}
 	if err != nil {
@@ -129,13 +153,17 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	chains := ""
 	if c.Chains > 1 {
 		chains = fmt.Sprintf(", %d chains", c.Chains)
+		if ch.Only > 0 {
+			chains = fmt.Sprintf(", chain %d of %d", ch.Only, c.Chains)
+		}
+	}
+	dest := ch.Dir
+	if ch.Only > 0 {
+		dest = run.Dir
 	}
 	fmt.Fprintf(stderr, "ptsghmc train: %s %s on %d examples (%d validation), %d parameters, %s%s; step %d of %d -> %s\n",
-		c.Sampler, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, ch.Dir)
+		c.Sampler, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, dest)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	sigCtx := ctx
 	if *timeLimit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, *timeLimit)
@@ -147,6 +175,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		done[i] = r.Steps()
 	}
 	err = ch.Train(ctx, func(i int, s train.Status) {
+		if ch.Only > 0 {
+			i = 1
+		}
 		done[i-1] = s.Step
 		if i != 1 { // chain 1's figures are shown; every chain's steps count
 			s.LogLik, s.SwapRate, s.Samples = progress.lastStatus.LogLik, progress.lastStatus.SwapRate, progress.lastStatus.Samples
@@ -165,18 +196,28 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "time limit %s reached: the run ends at step %d (resume with --steps to go on)\n", *timeLimit, ch.Steps())
 		err = nil
 	}
-	if errors.Is(err, train.ErrInterrupted) {
-		fmt.Fprintf(stderr, "interrupted at step %d; resume with: ptsghmc train --resume %s\n", ch.Steps(), ch.Dir)
-		return err
+	if err == train.ErrInterrupted { // checkpoint written (a failed one is joined to it, and exits 1)
+		again := "ptsghmc train --resume " + ch.Dir
+		if ch.Only > 0 {
+			again = "the same command"
+		}
+		fmt.Fprintf(stderr, "interrupted at step %d, checkpoint written; resume with: %s\n", ch.Steps(), again)
+		return requeueError{err}
 	}
 	if err != nil {
 		return err
 	}
 	for i, r := range ch.Runs {
 		m := r.LastMetrics()
+		if m.Step == 0 { // resumed a finished run: nothing was done
+			fmt.Fprintf(stdout, "%s: already finished at step %d\n", r.Dir, r.Steps())
+			continue
+		}
 		name := r.Dir
 		if len(ch.Runs) > 1 {
 			name = fmt.Sprintf("%s (chain %d)", r.Dir, i+1)
+		} else if ch.Only > 0 {
+			name = fmt.Sprintf("%s (chain %d of %d)", r.Dir, ch.Only, c.Chains)
 		}
 		fmt.Fprintf(stdout, "trained %d steps: %d samples kept in %s", r.Steps(), m.Samples, name)
 		if r.Val != nil {

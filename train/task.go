@@ -1,0 +1,175 @@
+package train
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+)
+
+// ErrConfigMismatch is wrapped by the error of a chain task whose settings
+// disagree with those its run directory was started with.
+var ErrConfigMismatch = errors.New("settings disagree with the run's config")
+
+// OpenChain opens chain i (1-based) of the cfg.Chains-chain run in dir for
+// a process that runs that chain alone, such as one task of a Slurm array
+// job or of a Kubernetes Indexed Job. The chain is written into the same
+// layout that NewChains writes in one process (dir/config.json for the run,
+// dir/chain-i for the chain), with the same seed stream, so its samples and
+// metrics equal those of chain i of the one-process run byte for byte.
+//
+// The run's config.json is created by the first task to get there
+// (atomically: written to a temporary file and hard-linked into place, which
+// fails when the name exists, on local file systems and NFS alike); every
+// task compares its settings with it and is refused, with the fields named
+// and an error wrapping ErrConfigMismatch, when they differ. A task writes
+// nothing else outside its chain directory.
+//
+// When the chain directory holds a checkpoint the chain resumes from it
+// (Chains.Resumed is set): the same call starts a chain and continues it
+// after a preemption or requeue. A finished chain resumes with nothing
+// left to do.
+func OpenChain(dir string, cfg Config, i int) (*Chains, error) {
+	return openChain(dir, cfg, i, loadData)
+}
+
+// OpenChainFromData is OpenChain with the training data given.
+func OpenChainFromData(dir string, cfg Config, i int, train *datasets.Dataset) (*Chains, error) {
+	return openChain(dir, cfg, i, func(cfg Config) (*datasets.Dataset, *datasets.Dataset, error) {
+		return splitData(cfg, train)
+	})
+}
+
+func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Dataset, *datasets.Dataset, error)) (*Chains, error) {
+	if cfg.Chains < 2 {
+		return nil, fmt.Errorf("chain %d: a chain task needs a run of at least 2 chains, got chains %d", i, cfg.Chains)
+	}
+	if i < 1 || i > cfg.Chains {
+		return nil, fmt.Errorf("chain %d: not a chain of this run, whose chains are 1..%d", i, cfg.Chains)
+	}
+	cfg.Chain = 0
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	if err := claimRunConfig(dir, cfg); err != nil {
+		return nil, err
+	}
+	cd := ChainDir(dir, cfg.Chains, i)
+	cc := cfg
+	cc.Chain = i
+	ckPath := filepath.Join(cd, checkpointName)
+	c := &Chains{Dir: dir, Cfg: cfg, Only: i}
+	if _, err := os.Stat(ckPath); err == nil {
+		ck, err := ReadCheckpoint(ckPath)
+		if err != nil {
+			return nil, fmt.Errorf("chain %d: %w", i, err)
+		}
+		if diff := configDiff(ck.Config, cc); len(diff) > 0 {
+			return nil, fmt.Errorf("chain %d: checkpoint in %s was written with other settings: %s: %w", i, cd, strings.Join(diff, ", "), ErrConfigMismatch)
+		}
+		tr, val, err := data(cfg)
+		if err != nil {
+			return nil, err
+		}
+		r, err := resume(cd, ck, tr, val, 0)
+		if err != nil {
+			return nil, fmt.Errorf("chain %d: %w", i, err)
+		}
+		c.Runs, c.Resumed = []*Run{r}, true
+		return c, nil
+	}
+	if _, err := os.Stat(ckPath + ".prev"); err == nil {
+		return nil, fmt.Errorf("chain %d: %s has %s.prev but no %s: copy it over %s to resume from it, or remove the directory to start the chain again",
+			i, cd, checkpointName, checkpointName, checkpointName)
+	}
+	if err := os.MkdirAll(cd, 0o755); err != nil {
+		return nil, fmt.Errorf("chain directory: %w", err)
+	}
+	tr, val, err := data(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Files of an attempt that died before its first checkpoint are
+	// replaced: newRun truncates samples and metrics.
+	r, err := newRun(cd, cc, tr, val)
+	if err != nil {
+		return nil, fmt.Errorf("chain %d: %w", i, err)
+	}
+	c.Runs = []*Run{r}
+	return c, nil
+}
+
+// claimRunConfig writes cfg as dir's run config unless one exists, and
+// otherwise checks that the existing one has the same settings. Concurrent
+// callers are safe: exactly one link succeeds.
+func claimRunConfig(dir string, cfg Config) error {
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return fmt.Errorf("run config: %w", err)
+	}
+	tmp, err := writeTemp(dir, append(b, '\n'))
+	if err != nil {
+		return fmt.Errorf("run config: %w", err)
+	}
+	path := filepath.Join(dir, ConfigFile)
+	err = os.Link(tmp, path)
+	os.Remove(tmp)
+	if err == nil {
+		if d, err := os.Open(dir); err == nil {
+			d.Sync()
+			d.Close()
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("run config: %w", err)
+	}
+	have, err := ReadRunConfig(dir)
+	if err != nil {
+		return err
+	}
+	if have.Chain != 0 || have.Chains != cfg.Chains && have.Chains <= 1 {
+		return fmt.Errorf("%s holds a single-chain run (or one chain of a run), not a run of %d chains: %w", dir, cfg.Chains, ErrConfigMismatch)
+	}
+	if diff := configDiff(have, cfg); len(diff) > 0 {
+		return fmt.Errorf("run %s was started with other settings: %s: %w", dir, strings.Join(diff, ", "), ErrConfigMismatch)
+	}
+	return nil
+}
+
+// configDiff lists the settings (by their config-file names) in which
+// want, the saved config, and got, a task's, differ, as
+// "name saved (this task: value)"; the chain number is not compared.
+func configDiff(want, got Config) []string {
+	want.Chain, got.Chain = 0, 0
+	w, g := fieldsOf(want), fieldsOf(got)
+	var keys []string
+	for k := range w {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		if !bytes.Equal(w[k], g[k]) {
+			out = append(out, fmt.Sprintf("%s %s (this task: %s)", k, w[k], g[k]))
+		}
+	}
+	return out
+}
+
+func fieldsOf(c Config) map[string]json.RawMessage {
+	b, _ := json.Marshal(c) // a Config always marshals
+	m := map[string]json.RawMessage{}
+	json.Unmarshal(b, &m)
+	return m
+}
