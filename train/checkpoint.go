@@ -194,3 +194,36 @@ func finiteAll(x []float64) bool {
 	}
 	return s == 0
 }
+
+// restore validates c against the run it is restored into (pt, a model of
+// dim parameters, n training examples) and returns its sampler state.
+// Every error wraps ErrCheckpoint.
+func (c *Checkpoint) restore(cfg Config, pt *sampler.PT, dim, n int) (*sampler.PTState, error) {
+	if err := c.validateFor(cfg, dim, len(pt.Temps), n); err != nil {
+		return nil, err
+	}
+	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning}
+	if st.Temps == nil { // written before the ladder was state
+		st.Temps = append([]float64(nil), pt.Temps...)
+	}
+	if pairs := len(c.Rungs) - 1; st.Stats.WinProposed == nil && pairs > 0 { // written before window statistics
+		st.Stats.WinProposed, st.Stats.WinAccepted, st.Stats.WinReject = make([]int, pairs), make([]int, pairs), make([]float64, pairs)
+	}
+	for _, rs := range c.Rungs {
+		s := sampler.NewState(rs.Theta)
+		copy(s.P, rs.P)
+		s.Xi, s.U = rs.Xi, rs.U
+		st.Rungs = append(st.Rungs, s)
+	}
+	for j, b := range c.Streams {
+		s := &sampler.Stream{}
+		if err := s.UnmarshalBinary(b); err != nil {
+			return nil, fmt.Errorf("random stream %d: %w: %w", j+1, err, ErrCheckpoint)
+		}
+		st.Streams = append(st.Streams, s)
+	}
+	if err := pt.Check(st, dim); err != nil {
+		return nil, fmt.Errorf("%w: %w", err, ErrCheckpoint)
+	}
+	return st, nil
+}
