@@ -9,8 +9,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
