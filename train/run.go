@@ -158,14 +158,14 @@ func New(dir string, cfg Config, overwrite bool) (*Run, error) {
 	if err := checkFree(dir, overwrite); err != nil {
 		return nil, err
 	}
+	tr, val, err := loadData(cfg) // before touching dir: bad data leaves no empty run behind
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	if err := clearRun(dir); err != nil {
-		return nil, err
-	}
-	tr, val, err := loadData(cfg)
-	if err != nil {
 		return nil, err
 	}
 	return newRun(dir, cfg, tr, val)
