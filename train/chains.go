@@ -114,7 +114,13 @@ func writeConfig(dir string, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("save config: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ConfigFile), append(b, '\n'), 0o644); err != nil {
+	// temporary file and rename: a crash mid-write leaves the old config
+	path := filepath.Join(dir, ConfigFile)
+	if err := writeSynced(path+".tmp", append(b, '\n')); err != nil {
+		os.Remove(path + ".tmp")
+		return fmt.Errorf("save config: %w", err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
 		return fmt.Errorf("save config: %w", err)
 	}
 	return nil
