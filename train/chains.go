@@ -56,6 +56,9 @@ func NewChains(dir string, cfg Config, overwrite bool) (*Chains, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := cfg.Spec(tr.D, tr.Classes); err != nil {
+		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
+	}
 	return newChains(dir, cfg, tr, val)
 }
 

@@ -162,6 +162,9 @@ func New(dir string, cfg Config, overwrite bool) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := cfg.Spec(tr.D, tr.Classes); err != nil {
+		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}

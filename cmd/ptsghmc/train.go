@@ -105,6 +105,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	var ch *train.Chains
 	var err error
 	if *resume != "" {
+		if err := checkResumeFlags(fs, args, *resume); err != nil {
+			return err
+		}
 		ch, err = train.ResumeChains(*resume, steps)
 	} else {
 		ch, err = train.NewChains(*out, cfg, *overwrite)
