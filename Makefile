@@ -5,7 +5,7 @@ DATA    ?= /usr/share/datasets/fashion-mnist
 RUNDIR  ?= runs/default
 PKGS    := libopenblas-dev dataset-fashion-mnist
 
-.PHONY: all deps build run run-long test test-long cluster-test bench bench-pt bench-torch fuzz fmt vet clean
+.PHONY: all deps build run run-long test test-long cluster-test soak bench bench-pt bench-torch fuzz fmt vet clean
 
 all: build
 
@@ -71,8 +71,15 @@ bench-torch:
 	/usr/bin/python3 scripts/pytorch_bench.py --threads 1
 	/usr/bin/python3 scripts/pytorch_bench.py --threads 2
 
+# fuzz runs each fuzzer for FUZZTIME on one worker (the seed corpora also
+# run in `make test`); a crasher is saved under testdata/fuzz/ and becomes a
+# regression test there.
+FUZZTIME ?= 5m
 fuzz: deps
-	$(GO) test -run XXX -fuzz FuzzReadIDX -fuzztime 60s ./datasets/
+	$(GO) test -run XXX -fuzz '^FuzzReadIDX$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./datasets/
+	$(GO) test -run XXX -fuzz '^FuzzCheckpoint$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./train/
+	$(GO) test -run XXX -fuzz '^FuzzSamples$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./train/
+	$(GO) test -run XXX -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./train/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

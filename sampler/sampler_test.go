@@ -1,10 +1,13 @@
 package sampler
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -212,33 +215,39 @@ func TestCorrectionAccuracy(t *testing.T) {
 	}
 }
 
-// TestBarkerAcceptance checks that the corrected test accepts with the
-// logistic probability 1/(1+e^-deltaE) when deltaE is observed with Gaussian
-// noise, and that an uncorrected Gaussian test would not.
+// TestBarkerAcceptance checks that Exchanger.Test, given energy terms whose
+// deltaE estimate has Gaussian noise (sd 0.6, under the table's 1), accepts
+// with the logistic probability 1/(1+e^-deltaE), and that the estimate's
+// sign alone (an uncorrected test) would not.
 func TestBarkerAcceptance(t *testing.T) {
 	corr, _ := NewCorrection(1, CorrectionOptions{})
 	rng := rand.New(rand.NewPCG(1, 2))
+	// Temperatures 1 and 2: d_i = (1 - 1/2)(a_i - b_i) = (mu + sd z_i)/2,
+	// so deltaE = mu/2 and, on a batch of 64, its sd is sd/16.
+	const batch, sigma = 64, 0.6
 	for _, de := range []float64{-2, 0.7, 3} {
 		const trials = 200000
-		sigma := 0.6
-		acc := 0
-		gauss := 0
+		x := Exchanger{Batch: batch, Correction: corr}
+		tp := noisyPair{n: 0, mu: 2 * de, sd: 2 * sigma * math.Sqrt(batch)}
+		acc, sign := 0, 0
 		for i := 0; i < trials; i++ {
-			est := de + sigma*rng.NormFloat64()
-			pad := math.Sqrt(1 - sigma*sigma)
-			if est+pad*rng.NormFloat64()+corr.Sample(rng) > 0 {
+			res, err := x.Test(tp, nil, nil, 1, 2, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Accepted {
 				acc++
 			}
-			if est > 0 { // uncorrected: the noise alone as the test
-				gauss++
+			if res.DeltaE > 0 { // uncorrected: the noisy estimate alone as the test
+				sign++
 			}
 		}
 		want := Logistic(de)
 		got := float64(acc) / trials
-		if math.Abs(got-want) > 0.004 {
+		if math.Abs(got-want) > 0.005 {
 			t.Errorf("deltaE %v: acceptance %.4f, want %.4f", de, got, want)
 		}
-		if math.Abs(float64(gauss)/trials-want) < 0.02 {
+		if math.Abs(float64(sign)/trials-want) < 0.02 {
 			t.Errorf("deltaE %v: uncorrected test also matched; the check is too weak", de)
 		}
 	}
@@ -269,11 +278,13 @@ func TestExchangerGrowth(t *testing.T) {
 		margin       float64
 		grown, exact bool
 		early        bool
+		accept       int // 1: must accept, -1: must reject, 0: either
 	}{
-		{"small noise", noisyPair{n: 1000, mu: 1, sd: 2}, 0, false, false, false},
-		{"grows", noisyPair{n: 100000, mu: 1, sd: 20}, 0, true, false, false},
-		{"grows to exact", noisyPair{n: 300, mu: 1, sd: 200}, 0, true, true, false},
-		{"decided early", noisyPair{n: 100000, mu: -2000, sd: 200}, 50, false, false, true},
+		{"small noise", noisyPair{n: 1000, mu: 1, sd: 2}, 0, false, false, false, 0},
+		{"grows", noisyPair{n: 100000, mu: 1, sd: 20}, 0, true, false, false, 0},
+		{"grows to exact", noisyPair{n: 300, mu: 1, sd: 200}, 0, true, true, false, 0},
+		{"decided early, rejected", noisyPair{n: 100000, mu: -2000, sd: 200}, 50, false, false, true, -1},
+		{"decided early, accepted", noisyPair{n: 100000, mu: 2000, sd: 200}, 50, false, false, true, 1},
 	}
 	for _, c := range cases {
 		x := Exchanger{Batch: 16, Correction: corr, Margin: c.margin}
@@ -283,6 +294,9 @@ func TestExchangerGrowth(t *testing.T) {
 		}
 		if res.Grown != c.grown || res.Exact != c.exact || res.Early != c.early {
 			t.Errorf("%s: %+v", c.name, res)
+		}
+		if c.accept != 0 && res.Accepted != (c.accept > 0) {
+			t.Errorf("%s: accepted %v", c.name, res.Accepted)
 		}
 		if !res.Exact && !res.Early && res.Sigma > 1 {
 			t.Errorf("%s: accepted with sigma %v above the table's", c.name, res.Sigma)
@@ -338,9 +352,23 @@ func TestPTReproducible(t *testing.T) {
 	}
 	a, b := run(1), run(4)
 	for r := range a.Rungs {
-		if a.Rungs[r].Theta[0] != b.Rungs[r].Theta[0] || a.Rungs[r].Xi != b.Rungs[r].Xi {
+		x, y := a.Rungs[r], b.Rungs[r]
+		if !slices.Equal(x.Theta, y.Theta) || !slices.Equal(x.P, y.P) || x.Xi != y.Xi || x.U != y.U {
 			t.Fatalf("rung %d differs between 1 and 4 workers", r)
 		}
+	}
+	for j := range a.Streams {
+		sa, _ := a.Streams[j].MarshalBinary()
+		sb, _ := b.Streams[j].MarshalBinary()
+		if !bytes.Equal(sa, sb) {
+			t.Fatalf("stream %d differs between 1 and 4 workers", j)
+		}
+	}
+	if !reflect.DeepEqual(a.Stats, b.Stats) || !slices.Equal(a.Temps, b.Temps) || a.Steps != b.Steps || a.Rounds != b.Rounds {
+		t.Fatalf("exchange statistics or ladder differ between 1 and 4 workers:\n%+v\n%+v", a.Stats, b.Stats)
+	}
+	if a.Stats.Accepted[0] == 0 {
+		t.Fatal("no exchange accepted: the comparison does not cover exchanges")
 	}
 	s := NewStream(1, 2)
 	s.Float64()

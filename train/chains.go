@@ -62,6 +62,9 @@ func NewChains(dir string, cfg Config, overwrite bool) (*Chains, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := cfg.Spec(tr.D, tr.Classes); err != nil {
+		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
+	}
 	return newChains(dir, cfg, tr, val)
 }
 
@@ -122,12 +125,13 @@ func writeConfig(dir string, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("save config: %w", err)
 	}
-	tmp, err := writeTemp(dir, append(b, '\n'))
-	if err != nil {
+	// temporary file and rename: a crash mid-write leaves the old config
+	path := filepath.Join(dir, ConfigFile)
+	if err := writeSynced(path+".tmp", append(b, '\n')); err != nil {
+		os.Remove(path + ".tmp")
 		return fmt.Errorf("save config: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, ConfigFile)); err != nil {
-		os.Remove(tmp)
+	if err := os.Rename(path+".tmp", path); err != nil {
 		return fmt.Errorf("save config: %w", err)
 	}
 	return nil

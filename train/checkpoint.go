@@ -18,8 +18,9 @@ import (
 //
 //	magic "PTSGCKP1" | version uint32 | payload length uint64 | payload (gob) | SHA-256 of payload
 //
-// It is written to a temporary file, fsynced and renamed over the old one;
-// the previous checkpoint is kept as checkpoint.prev.
+// It is written to a temporary file, fsynced and renamed over the old one
+// (atomic: a crash or signal at any moment leaves a complete checkpoint);
+// the previous checkpoint is kept as checkpoint.prev (a hard link).
 const (
 	checkpointMagic   = "PTSGCKP1"
 	checkpointVersion = 1
@@ -67,27 +68,25 @@ func WriteCheckpoint(dir string, c *Checkpoint) error {
 
 	path := filepath.Join(dir, checkpointName)
 	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	if err := writeSynced(tmp, out.Bytes()); err != nil {
+		os.Remove(tmp) // a partial file (disk full) frees its space
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	if _, err := f.Write(out.Bytes()); err != nil {
-		f.Close()
-		return fmt.Errorf("checkpoint: write %s: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("checkpoint: sync %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("checkpoint: close %s: %w", tmp, err)
-	}
+	// Keep the current checkpoint as checkpoint.prev by a hard link (a copy
+	// where links are not supported), then rename the new one over it: at
+	// every moment "checkpoint" names a complete file, the old or the new.
 	if _, err := os.Stat(path); err == nil {
-		if err := os.Rename(path, path+".prev"); err != nil {
-			return fmt.Errorf("checkpoint: keep previous: %w", err)
+		prev := path + ".prev"
+		os.Remove(prev)
+		if err := os.Link(path, prev); err != nil {
+			if err := copyFile(path, prev); err != nil {
+				os.Remove(tmp)
+				return fmt.Errorf("checkpoint: keep previous: %w", err)
+			}
 		}
 	}
 	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	if d, err := os.Open(dir); err == nil {
@@ -95,6 +94,38 @@ func WriteCheckpoint(dir string, c *Checkpoint) error {
 		d.Close()
 	}
 	return nil
+}
+
+// checkpointWrite writes b to f; tests replace it to inject write errors.
+var checkpointWrite = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
+
+// writeSynced creates path holding b, fsynced.
+func writeSynced(path string, b []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := checkpointWrite(f, b); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	return nil
+}
+
+// copyFile copies src to dst, fsynced.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return writeSynced(dst, b)
 }
 
 // ReadCheckpoint reads and verifies the checkpoint file at path.
@@ -193,4 +224,37 @@ func finiteAll(x []float64) bool {
 		s += v * 0 // NaN for NaN and ±Inf, 0 otherwise
 	}
 	return s == 0
+}
+
+// restore validates c against the run it is restored into (pt, a model of
+// dim parameters, n training examples) and returns its sampler state.
+// Every error wraps ErrCheckpoint.
+func (c *Checkpoint) restore(cfg Config, pt *sampler.PT, dim, n int) (*sampler.PTState, error) {
+	if err := c.validateFor(cfg, dim, len(pt.Temps), n); err != nil {
+		return nil, err
+	}
+	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning}
+	if st.Temps == nil { // written before the ladder was state
+		st.Temps = append([]float64(nil), pt.Temps...)
+	}
+	if pairs := len(c.Rungs) - 1; st.Stats.WinProposed == nil && pairs > 0 { // written before window statistics
+		st.Stats.WinProposed, st.Stats.WinAccepted, st.Stats.WinReject = make([]int, pairs), make([]int, pairs), make([]float64, pairs)
+	}
+	for _, rs := range c.Rungs {
+		s := sampler.NewState(rs.Theta)
+		copy(s.P, rs.P)
+		s.Xi, s.U = rs.Xi, rs.U
+		st.Rungs = append(st.Rungs, s)
+	}
+	for j, b := range c.Streams {
+		s := &sampler.Stream{}
+		if err := s.UnmarshalBinary(b); err != nil {
+			return nil, fmt.Errorf("random stream %d: %w: %w", j+1, err, ErrCheckpoint)
+		}
+		st.Streams = append(st.Streams, s)
+	}
+	if err := pt.Check(st, dim); err != nil {
+		return nil, fmt.Errorf("%w: %w", err, ErrCheckpoint)
+	}
+	return st, nil
 }

@@ -95,23 +95,26 @@ func LoadConfigFile(path string, c *Config) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	switch strings.ToLower(filepath.Ext(path)) {
+	if err := parseConfig(b, strings.ToLower(filepath.Ext(path)), c); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+// parseConfig reads a JSON (ext ".json") or YAML (".yaml", ".yml") config
+// over c, refusing unknown fields and fields of the wrong type.
+func parseConfig(b []byte, ext string, c *Config) error {
+	switch ext {
 	case ".json":
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(c); err != nil {
-			return fmt.Errorf("config %s: %w", path, err)
-		}
+		return dec.Decode(c)
 	case ".yaml", ".yml":
 		dec := yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
-		if err := dec.Decode(c); err != nil {
-			return fmt.Errorf("config %s: %w", path, err)
-		}
-	default:
-		return fmt.Errorf("config %s: unknown extension: expected .json, .yaml or .yml", path)
+		return dec.Decode(c)
 	}
-	return nil
+	return fmt.Errorf("unknown extension %q: expected .json, .yaml or .yml", ext)
 }
 
 // Validate checks the configuration, naming the first bad field.

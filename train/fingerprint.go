@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 
@@ -60,6 +61,10 @@ func (f Fingerprint) String() string {
 	return fmt.Sprintf("%d examples x %d features, %d classes, sha256 %s", f.N, f.D, f.Classes, sum)
 }
 
+// ErrOtherData is wrapped by the error about a run given training data
+// other than its own.
+var ErrOtherData = errors.New("not the data the run was trained on")
+
 // checkFingerprint compares the fingerprint a run recorded (nil for runs
 // older than fingerprints: nothing to check) with the data it is given.
 func checkFingerprint(dir string, recorded *Fingerprint, dataName string, d *datasets.Dataset) error {
@@ -68,7 +73,27 @@ func checkFingerprint(dir string, recorded *Fingerprint, dataName string, d *dat
 	}
 	got := DataFingerprint(d)
 	if got != *recorded {
-		return fmt.Errorf("run %s was trained on %s; the training data from %s is %s: refusing to continue on other data", dir, recorded, dataName, got)
+		return fmt.Errorf("run %s was trained on %s; the training data from %s is %s: %w", dir, recorded, dataName, got, ErrOtherData)
 	}
 	return nil
+}
+
+// CheckRunData reports an error when the run in dir recorded a training-data
+// fingerprint and full, the training set of a data directory (before the
+// run's subset and validation split, which are redone here), is not that
+// data: evaluating a run against a data directory other than its own. Runs
+// older than fingerprints pass.
+func CheckRunData(dir, dataName string, full *datasets.Dataset) error {
+	cfg, err := ReadRunConfig(dir)
+	if err != nil {
+		return err
+	}
+	if cfg.DataFingerprint == nil {
+		return nil
+	}
+	tr, _, err := splitData(cfg, full)
+	if err != nil {
+		return fmt.Errorf("run %s on the training data of %s: %w", dir, dataName, err)
+	}
+	return checkFingerprint(dir, cfg.DataFingerprint, dataName, tr)
 }

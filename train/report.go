@@ -219,12 +219,13 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		}
 		n := 0
 		var trace []float64
-		sc, err := ScanSamples(filepath.Join(dir, SamplesFile), opt.SkipCorrupt, func(step int, theta []float64) error {
+		spath := filepath.Join(dir, SamplesFile)
+		sc, err := ScanSamples(spath, opt.SkipCorrupt, func(step int, theta []float64) error {
 			if n == pool[ri].Samples { // the rest is not checkpointed yet (a running chain)
 				return errCommitted
 			}
 			if err := ens.Add(theta); err != nil {
-				return err
+				return fmt.Errorf("%s: %w", spath, err)
 			}
 			ll := 0.0
 			for i, y := range test.Labels {

@@ -159,14 +159,17 @@ func New(dir string, cfg Config, overwrite bool) (*Run, error) {
 	if err := checkFree(dir, overwrite); err != nil {
 		return nil, err
 	}
+	tr, val, err := loadData(cfg) // before touching dir: bad data leaves no empty run behind
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cfg.Spec(tr.D, tr.Classes); err != nil {
+		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	if err := clearRun(dir); err != nil {
-		return nil, err
-	}
-	tr, val, err := loadData(cfg)
-	if err != nil {
 		return nil, err
 	}
 	return newRun(dir, cfg, tr, val)
@@ -362,6 +365,9 @@ func ResumeFromData(dir string, train *datasets.Dataset, steps int) (*Run, error
 
 func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*Run, error) {
 	cfg := c.Config
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
+	}
 	if steps > 0 {
 		if steps < c.Steps {
 			return nil, fmt.Errorf("run %s has already done %d steps; --steps %d would go back", dir, c.Steps, steps)
@@ -372,34 +378,12 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	if err != nil {
 		return nil, err
 	}
-	if err := c.validateFor(cfg, r.Model.NumParams(), len(r.pots), tr.N); err != nil {
-		return nil, fmt.Errorf("checkpoint in %s: %w", dir, err)
-	}
 	if err := checkFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
 		return nil, err
 	}
-	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning}
-	if st.Temps == nil { // written before the ladder was state
-		st.Temps = append([]float64(nil), r.pt.Temps...)
-	}
-	if pairs := len(c.Rungs) - 1; st.Stats.WinProposed == nil && pairs > 0 { // written before window statistics
-		st.Stats.WinProposed, st.Stats.WinAccepted, st.Stats.WinReject = make([]int, pairs), make([]int, pairs), make([]float64, pairs)
-	}
-	for _, rs := range c.Rungs {
-		s := sampler.NewState(rs.Theta)
-		copy(s.P, rs.P)
-		s.Xi, s.U = rs.Xi, rs.U
-		st.Rungs = append(st.Rungs, s)
-	}
-	for _, b := range c.Streams {
-		s := &sampler.Stream{}
-		if err := s.UnmarshalBinary(b); err != nil {
-			return nil, fmt.Errorf("checkpoint in %s: %w", dir, err)
-		}
-		st.Streams = append(st.Streams, s)
-	}
-	if err := r.pt.Check(st, r.Model.NumParams()); err != nil {
-		return nil, fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
+	st, err := c.restore(cfg, r.pt, r.Model.NumParams(), tr.N)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint in %s: %w", dir, err)
 	}
 	r.state = st
 	if err := r.makeBatches(c.Batches); err != nil {

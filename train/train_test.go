@@ -34,7 +34,7 @@ func smallConfig() Config {
 	return c
 }
 
-func smallData(t *testing.T) *datasets.Dataset {
+func smallData(t testing.TB) *datasets.Dataset {
 	d, err := datasets.SyntheticImages(200, 16, 3, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	plotDir := fs.String("plot", "", "write PNG plots into this directory")
 	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
+	otherData := fs.Bool("other-data", false, "evaluate on --data even when its training set is not the one the runs were trained on (default: refuse)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline SGDRUN] [--json] [--plot DIR] [--skip-corrupt]\n\nflags:")
 		fs.PrintDefaults()
@@ -50,9 +51,25 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		}
 		dir = cfg.Data
 	}
-	_, test, err := datasets.LoadMNIST(dir)
+	full, test, err := datasets.LoadMNIST(dir)
 	if err != nil {
 		return err
+	}
+	if !*otherData {
+		// the test set belongs with the training set the runs recorded
+		check := append([]string(nil), runs...)
+		if *baseline != "" {
+			check = append(check, *baseline)
+		}
+		dirs, err := train.RunDirs(check)
+		if err != nil {
+			return err
+		}
+		for _, d := range dirs {
+			if err := train.CheckRunData(d, dir, full); err != nil {
+				return fmt.Errorf("%w (--other-data evaluates anyway)", err)
+			}
+		}
 	}
 	rep, err := train.EvaluateWith(runs, *baseline, test, train.EvalOptions{SkipCorrupt: *skipCorrupt})
 	if err != nil {
@@ -112,7 +129,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "CSV output file (default: standard output)")
 	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc predict --run RUNDIR --images FILE.idx[.gz] [--out FILE.csv]\n\nWrites CSV: index, predicted class, class probabilities, predictive entropy,\nmutual information (the epistemic part of the entropy).\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc predict --run RUNDIR --images FILE.idx[.gz] [--out FILE.csv] [--skip-corrupt]\n\nWrites CSV: index, predicted class, class probabilities, predictive entropy,\nmutual information (the epistemic part of the entropy).\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -162,8 +179,12 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		if _, _, err := train.RunModel(d, data); err != nil {
 			return err
 		}
-		sc, err := train.ScanSamples(filepath.Join(d, train.SamplesFile), *skipCorrupt, func(_ int, theta []float64) error {
-			return ens.Add(theta)
+		spath := filepath.Join(d, train.SamplesFile)
+		sc, err := train.ScanSamples(spath, *skipCorrupt, func(_ int, theta []float64) error {
+			if err := ens.Add(theta); err != nil {
+				return fmt.Errorf("%s: %w", spath, err)
+			}
+			return nil
 		})
 		if err != nil {
 			return err

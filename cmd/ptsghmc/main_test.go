@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/train"
 )
 
 func run(t *testing.T, args ...string) (string, string, int) {
@@ -24,8 +28,14 @@ func run(t *testing.T, args ...string) (string, string, int) {
 func writeData(t *testing.T) string {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
-	tr, _ := datasets.SyntheticImages(300, 16, 10, rng)
-	te, _ := datasets.SyntheticImages(100, 16, 10, rng)
+	// one draw split in two: the test images share the training images'
+	// class prototypes (two draws would have unrelated classes)
+	all, _ := datasets.SyntheticImages(400, 16, 10, rng)
+	idx := make([]int, 400)
+	for i := range idx {
+		idx[i] = i
+	}
+	tr, te := all.Subset(idx[:300]), all.Subset(idx[300:])
 	if err := datasets.WriteImages(tr, 4, 4, filepath.Join(dir, datasets.TrainImages), filepath.Join(dir, datasets.TrainLabels), false); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +48,7 @@ func writeData(t *testing.T) string {
 func TestTrainEvalPredict(t *testing.T) {
 	data := writeData(t)
 	rd := filepath.Join(t.TempDir(), "run")
-	common := []string{"--sampler", "ptsghmc", "--data", data, "--arch", "16-8-10", "--validation", "50", "--batch", "32", "--burnin", "50", "--thin", "10", "--log-every", "20", "--quiet"}
+	common := []string{"--sampler", "ptsghmc", "--chains", "2", "--lr", "1", "--data", data, "--arch", "16-8-10", "--validation", "50", "--batch", "32", "--burnin", "50", "--thin", "10", "--log-every", "20", "--quiet"}
 	out, stderr, code := run(t, append([]string{"train", "--out", rd, "--steps", "60"}, common...)...)
 	if code != 0 {
 		t.Fatalf("train: %s", stderr)
@@ -55,14 +65,14 @@ func TestTrainEvalPredict(t *testing.T) {
 		t.Fatalf("resume: %s", stderr)
 	}
 	sgd := filepath.Join(t.TempDir(), "sgd")
-	if out, stderr, code = run(t, append(append([]string{"train", "--out", sgd, "--steps", "60"}, common...), "--validation", "0", "--sampler", "sgd")...); code != 0 {
+	if out, stderr, code = run(t, append(append([]string{"train", "--out", sgd, "--steps", "60"}, common...), "--validation", "0", "--sampler", "sgd", "--chains", "1", "--lr", "0.2")...); code != 0 {
 		t.Fatalf("sgd: %s", stderr)
 	}
 	if strings.Contains(out, "validation") {
 		t.Fatalf("train without a validation split reports one: %q", out)
 	}
 	plots := filepath.Join(t.TempDir(), "plots")
-	out, stderr, code = run(t, "eval", "--run", rd, "--run", rd, "--baseline", sgd, "--json", "--plot", plots)
+	out, stderr, code = run(t, "eval", "--run", rd, "--baseline", sgd, "--json", "--plot", plots)
 	if code != 0 {
 		t.Fatalf("eval: %s", stderr)
 	}
@@ -73,12 +83,26 @@ func TestTrainEvalPredict(t *testing.T) {
 		}
 		Baseline *struct{ Accuracy float64 }
 		RHat     float64
+		ESS      float64
+		HeldOut  [][]float64 `json:"heldout_loglik"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("eval json: %v\n%s", err, out)
 	}
-	if rep.Ensemble.Samples != 14 || rep.Baseline == nil || rep.Ensemble.Accuracy <= 0.1 {
+	// Two chains of 7 samples each. The synthetic classes are learnable:
+	// after 120 steps the ensemble is far above chance (0.1; here 0.48),
+	// and so is the sgd baseline after 60 (here 0.50).
+	t.Logf("ensemble accuracy %.3f, baseline %.3f, R-hat %.3f, ESS %.1f", rep.Ensemble.Accuracy, rep.Baseline.Accuracy, rep.RHat, rep.ESS)
+	if rep.Ensemble.Samples != 14 || rep.Baseline == nil || rep.Ensemble.Accuracy < 0.35 || rep.Baseline.Accuracy < 0.35 {
 		t.Fatalf("eval: %+v", rep)
+	}
+	// R-hat is that of the two chains' held-out log-likelihood traces,
+	// which differ (independent chains, not one run pooled twice).
+	if len(rep.HeldOut) != 2 || len(rep.HeldOut[0]) != 7 || len(rep.HeldOut[1]) != 7 || slices.Equal(rep.HeldOut[0], rep.HeldOut[1]) {
+		t.Fatalf("held-out traces %v", rep.HeldOut)
+	}
+	if want := train.SplitRHat(rep.HeldOut); rep.RHat != want || !(rep.RHat > 0) || rep.ESS <= 0 {
+		t.Fatalf("R-hat %v (of the traces: %v), ESS %v", rep.RHat, want, rep.ESS)
 	}
 	for _, f := range []string{"reliability.png", "samples.png", "traces.png"} {
 		if st, err := os.Stat(filepath.Join(plots, f)); err != nil || st.Size() == 0 {
@@ -93,17 +117,53 @@ func TestTrainEvalPredict(t *testing.T) {
 	if len(lines) != 101 || !strings.HasPrefix(lines[0], "index,predicted,p0") || !strings.HasSuffix(lines[0], "entropy,mutual_information") {
 		t.Fatalf("predict: %d lines, header %q", len(lines), lines[0])
 	}
+	// predict's classes are eval's ensemble's: same accuracy on the labels
+	_, test, err := datasets.LoadMNIST(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	correct := 0
+	for i, line := range lines[1:] {
+		f := strings.Split(line, ",")
+		sum := 0.0
+		for _, v := range f[2 : 2+10] {
+			p, _ := strconv.ParseFloat(v, 64)
+			sum += p
+		}
+		if math.Abs(sum-1) > 1e-4 {
+			t.Fatalf("predict row %d: probabilities sum to %v", i, sum)
+		}
+		if f[1] == strconv.Itoa(test.Labels[i]) {
+			correct++
+		}
+	}
+	if acc := float64(correct) / float64(test.N); acc != rep.Ensemble.Accuracy {
+		t.Fatalf("predict's accuracy %v, eval's %v", acc, rep.Ensemble.Accuracy)
+	}
 }
 
+// TestCommandErrors checks each bad command line fails with its reason, and
+// writes nothing outside the test's temporary directory (the working
+// directory, where a default --out would land, stays as it was).
 func TestCommandErrors(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadDir(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want string
 	}{
 		{[]string{"nosuch"}, "unknown command"},
-		{[]string{"train", "--data", "/nonexistent", "--out", "/tmp/x-ptsghmc-test", "--overwrite"}, "/nonexistent"},
-		{[]string{"train", "--arch", "784-x-10"}, "width"},
-		{[]string{"train", "--sampler", "magic"}, "sampler"},
+		{[]string{"train", "--data", "/nonexistent", "--out", out, "--overwrite"}, "/nonexistent"},
+		{[]string{"train", "--arch", "784-x-10", "--out", out}, "width"},
+		{[]string{"train", "--sampler", "magic", "--out", out}, "sampler"},
+		{[]string{"train", "--data", "/nonexistent"}, "/nonexistent"}, // the default --out: must not be created
 		{[]string{"eval"}, "--run is required"},
 		{[]string{"mixture", "--target", "gauss3d"}, "unknown target"},
 		{[]string{"correction", "--method", "magic"}, "unknown method"},
@@ -115,6 +175,13 @@ func TestCommandErrors(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: code %d, stderr %q, want %q", c.args, code, stderr, c.want)
 		}
+	}
+	after, err := os.ReadDir(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Errorf("the commands wrote into the working directory %s: %d entries before, %d after", wd, len(before), len(after))
 	}
 }
 

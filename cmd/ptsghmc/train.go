@@ -141,6 +141,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "ptsghmc train: chain %d of %d (%s): %s\n", i, cfg.Chains, from, verb)
 	case *resume != "":
+		if err := checkResumeFlags(fs, args, *resume); err != nil {
+			return err
+		}
 		ch, err = train.ResumeChains(*resume, steps)
 	default:
 		ch, err = train.NewChains(*out, cfg, *overwrite)
