@@ -5,7 +5,7 @@ DATA    ?= /usr/share/datasets/fashion-mnist
 RUNDIR  ?= runs/default
 PKGS    := libopenblas-dev dataset-fashion-mnist
 
-.PHONY: all deps build run run-long test test-long cluster-test soak bench bench-pt bench-torch fuzz fmt vet clean
+.PHONY: all deps build run run-long test test-long cluster-test soak bench bench-pt bench-torch fuzz fmt vet clean bench-lenet
 
 all: build
 
@@ -59,6 +59,11 @@ cluster-test: build
 
 bench: deps
 	$(GO) test -run XXX -bench . -benchtime 2s ./autodiff/ ./sampler/
+
+# bench-lenet times one gradient of the LeNet CNN at batch 128 on Gorgonia's
+# VM (wall and CPU ms per gradient; docs/models.md) and writes its CPU profile.
+bench-lenet: deps
+	$(GO) test -run XXX -bench LeNetGradient -benchtime 5x -cpuprofile lenet-cpu.prof ./autodiff/
 
 # bench-pt times full PT-SGHMC steps (issue's configuration) and the scaling
 # sweep; bench-torch runs the PyTorch reference script beside it (needs
