@@ -197,7 +197,7 @@ func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, 
 		if err != nil {
 			return nil, err
 		}
-		if dropped && n < pool[ri].Samples { // a torn record past the checkpoint is one being written
+		if dropped && (pool[ri].Samples < 0 || n < pool[ri].Samples) { // a torn record past the checkpoint is one being written
 			rep.Dropped++
 		}
 		if n == 0 {
