@@ -71,8 +71,9 @@ func chainStatus(dir string, i, target int) ChainStatus {
 // poolDirs expands the run directories given to eval into the chain
 // directories to pool, with their statuses: a run of several chains
 // becomes those of its chains that have samples at their last checkpoint
-// (the others are reported, not pooled); any other directory stays, as
-// long as it has a checkpoint.
+// (the others are reported, not pooled); any other directory stays (read
+// up to its checkpoint's counts, or whole without a usable checkpoint, when
+// Samples is -1).
 func poolDirs(dirs []string) ([]ChainStatus, []ChainStatus, error) {
 	var pool, all []ChainStatus
 	for _, d := range dirs {
@@ -82,13 +83,11 @@ func poolDirs(dirs []string) ([]ChainStatus, []ChainStatus, error) {
 		}
 		all = append(all, st...)
 		if len(st) == 1 && st[0].Dir == d {
-			if st[0].State == ChainMissing {
-				if st[0].Note != "" {
-					return nil, nil, fmt.Errorf("run %s: %s", d, st[0].Note)
-				}
-				return nil, nil, fmt.Errorf("run %s has no checkpoint yet", d)
+			s := st[0]
+			if s.State == ChainMissing { // no usable checkpoint: every intact record counts
+				s.Samples, s.metrics = -1, -1
 			}
-			pool = append(pool, st[0])
+			pool = append(pool, s)
 			continue
 		}
 		n := len(pool)

@@ -247,8 +247,8 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 			return nil, err
 		}
 		// Torn records past the checkpointed count are being written (a
-		// running chain); before it they are samples lost.
-		if n < pool[ri].Samples {
+		// running chain); before it, or in a run read whole, they are samples lost.
+		if pool[ri].Samples < 0 || n < pool[ri].Samples {
 			rep.Dropped += sc.Torn
 			if sc.TornBytes > 0 {
 				rep.Dropped++

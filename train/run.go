@@ -181,8 +181,9 @@ func checkFree(dir string, overwrite bool) error {
 	if overwrite {
 		return nil
 	}
-	for _, f := range []string{checkpointName, filepath.Join("chain-1", checkpointName)} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*", checkpointName)) // any chain, as array tasks start in any order
+	for _, f := range append([]string{filepath.Join(dir, checkpointName)}, chains...) {
+		if _, err := os.Stat(f); err == nil {
 			return fmt.Errorf("run directory %s already holds a run: resume it with --resume, or pass --overwrite", dir)
 		}
 	}

@@ -98,6 +98,7 @@ func TestChainTasks(t *testing.T) {
 		{[]string{"--chain", "x"}, "expected a chain number"},
 		{[]string{"--chain", "2", "--overwrite"}, "drop --resume and --overwrite"},
 		{[]string{"--chain", "env"}, "neither SLURM_ARRAY_TASK_ID"},
+		{[]string{"--chain", "1", "--time-limit", "1m"}, "--time-limit ends a run"},
 	}
 	t.Setenv(envK8sIndex, "")
 	for _, c := range bad {

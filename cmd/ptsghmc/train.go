@@ -128,6 +128,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if *resume != "" || *overwrite {
 			return fmt.Errorf("--chain resumes its chain when it has a checkpoint: drop --resume and --overwrite (remove the run directory to start again)")
 		}
+		if *timeLimit > 0 {
+			return fmt.Errorf("--time-limit ends a run for good; with --chain let the scheduler's time limit send SIGTERM (sbatch --signal, docs/cluster.md) and requeue the task")
+		}
 		i, from, cerr := chainIndex(*chainArg, cfg.Chains, os.Getenv)
 		if cerr != nil {
 			return cerr
