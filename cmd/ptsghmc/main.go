@@ -5,6 +5,7 @@
 //
 //	ptsghmc train      [flags]   sample a Bayesian MLP's posterior (checkpointed, resumable)
 //	ptsghmc eval       [flags]   posterior-predictive accuracy, NLL, ECE, Brier of runs
+//	ptsghmc export     [flags]   samples and log-likelihoods as a NumPy .npz archive
 //	ptsghmc predict    [flags]   class probabilities and uncertainties for new images
 //	ptsghmc mixture    [flags]   the paper's Gaussian-mixture experiments
 //	ptsghmc correction [flags]   print the Barker correction distribution's CDF
@@ -31,6 +32,7 @@ func commands() []command {
 	return []command{
 		{"train", "sample a Bayesian MLP's posterior with SGNHT (default), PT-SGHMC, SGHMC or SGLD (or sgd, the baseline)", runTrain},
 		{"eval", "posterior-predictive figures of one or more runs", runEval},
+		{"export", "write runs' samples (and test log-likelihoods) as a NumPy .npz archive", runExport},
 		{"predict", "class probabilities and uncertainties for an IDX image file", runPredict},
 		{"mixture", "the paper's Gaussian-mixture experiments", runMixture},
 		{"correction", "print the Barker correction distribution's CDF as x,cdf lines", runCorrection},
