@@ -30,8 +30,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	baseline := fs.String("baseline", "", "an sgd run directory to compare against")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	plotDir := fs.String("plot", "", "write PNG plots into this directory")
+	report := fs.String("report", "", "write a self-contained HTML report (tables and plots) to this file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline SGDRUN] [--json] [--plot DIR]\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline SGDRUN] [--json] [--plot DIR] [--report FILE.html]\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -63,12 +64,20 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if *report != "" {
+		if err := writeReportFile(*report, rep); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		return writeJSON(stdout, rep)
 	}
 	printReport(stdout, rep)
 	if *plotDir != "" {
 		fmt.Fprintf(stdout, "plots written to %s\n", *plotDir)
+	}
+	if *report != "" {
+		fmt.Fprintf(stdout, "report written to %s\n", *report)
 	}
 	return nil
 }
