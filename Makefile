@@ -23,7 +23,7 @@ build: deps
 	$(GO) build -o $(BIN) ./cmd/ptsghmc
 
 # run trains the default Bayesian MLP on Fashion-MNIST (one SGNHT chain, chosen
-# by the tempering verdict in the README) and
+# by the tempering verdict in docs/experiments.md) and
 # prints its posterior-predictive figures.
 run: build
 	./$(BIN) train --data $(DATA) --out $(RUNDIR) --overwrite
