@@ -5,7 +5,7 @@ DATA    ?= /usr/share/datasets/fashion-mnist
 RUNDIR  ?= runs/default
 PKGS    := libopenblas-dev dataset-fashion-mnist
 
-.PHONY: all deps build run run-long test test-long cluster-test soak bench bench-pt bench-torch fuzz fmt vet clean bench-lenet
+.PHONY: all deps build run run-long test test-long cluster-test soak bench bench-pt bench-torch fuzz fmt vet clean bench-lenet report-check check-readme
 
 all: build
 
@@ -23,7 +23,7 @@ build: deps
 	$(GO) build -o $(BIN) ./cmd/ptsghmc
 
 # run trains the default Bayesian MLP on Fashion-MNIST (one SGNHT chain, chosen
-# by the tempering verdict in the README) and
+# by the tempering verdict in docs/experiments.md) and
 # prints its posterior-predictive figures.
 run: build
 	./$(BIN) train --data $(DATA) --out $(RUNDIR) --overwrite
@@ -37,6 +37,24 @@ run-long: build
 	./$(BIN) train --data $(DATA) --out runs/slong --overwrite --validation 0 --sampler sgnht --lr 0.01 --steps 350000 --burnin 20000 --thin 300
 	./$(BIN) train --data $(DATA) --out runs/sgd --overwrite --validation 0 --sampler sgd --steps 30000
 	./$(BIN) eval --run runs/slong --baseline runs/sgd --data $(DATA) --plot runs/slong/plots
+
+# check-readme runs `make run` (about 6.5 minutes on 2 idle cores), saving its
+# output in runs/make-run.log, and checks that the figures README.md quotes for
+# it (the table after the make-run-figures marker) are the ones it printed.
+# LOG=FILE compares a saved make run output instead of running it.
+check-readme:
+	@if [ -z "$(LOG)" ]; then mkdir -p runs && { $(MAKE) --no-print-directory run 2>&1; echo "make run exit $$?"; } | tee runs/make-run.log; fi
+	scripts/check_readme.sh README.md $(or $(LOG),runs/make-run.log)
+
+# report-check trains a small PT-SGHMC run (784-32-10, 2 chains) and an sgd
+# baseline, writes eval's HTML report and opens it in headless chromium
+# (Debian's chromium; not part of make test): every image must load, and
+# runs/report-check/report.png is a screenshot to look at.
+report-check: build
+	./$(BIN) train --data $(DATA) --out runs/report-check --overwrite --quiet --arch 784-32-10 --sampler ptsghmc --replicas 3 --chains 2 --steps 1500 --burnin 500 --thin 50 --exchange 10
+	./$(BIN) train --data $(DATA) --out runs/report-check-sgd --overwrite --quiet --arch 784-32-10 --sampler sgd --steps 1500
+	./$(BIN) eval --run runs/report-check --baseline runs/report-check-sgd --report runs/report-check/report.html
+	scripts/report_check.sh runs/report-check/report.html runs/report-check/report.png
 
 test: deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }

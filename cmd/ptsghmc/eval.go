@@ -31,8 +31,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	plotDir := fs.String("plot", "", "write PNG plots into this directory")
 	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
 	otherData := fs.Bool("other-data", false, "evaluate on --data even when its training set is not the one the runs were trained on (default: refuse)")
+	report := fs.String("report", "", "write a self-contained HTML report (tables and plots) to this file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline SGDRUN] [--json] [--plot DIR] [--skip-corrupt]\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline SGDRUN] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data]\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -80,12 +81,20 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if *report != "" {
+		if err := writeReportFile(*report, rep); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		return writeJSON(stdout, rep)
 	}
 	printReport(stdout, rep)
 	if *plotDir != "" {
 		fmt.Fprintf(stdout, "plots written to %s\n", *plotDir)
+	}
+	if *report != "" {
+		fmt.Fprintf(stdout, "report written to %s\n", *report)
 	}
 	return nil
 }

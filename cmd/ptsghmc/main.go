@@ -6,6 +6,7 @@
 //	ptsghmc train      [flags]   sample a Bayesian MLP's posterior (checkpointed, resumable)
 //	ptsghmc eval       [flags]   posterior-predictive accuracy, NLL, ECE, Brier of runs
 //	ptsghmc slurm      [flags]   write a Slurm array job script: one task per chain
+//	ptsghmc export     [flags]   samples and log-likelihoods as a NumPy .npz archive
 //	ptsghmc predict    [flags]   class probabilities and uncertainties for new images
 //	ptsghmc mixture    [flags]   the paper's Gaussian-mixture experiments
 //	ptsghmc correction [flags]   print the Barker correction distribution's CDF
@@ -33,6 +34,7 @@ func commands() []command {
 		{"train", "sample a Bayesian MLP's posterior with SGNHT (default), PT-SGHMC, SGHMC or SGLD (or sgd, the baseline)", runTrain},
 		{"eval", "posterior-predictive figures of one or more runs", runEval},
 		{"slurm", "write the Slurm array job script of a multi-chain run (one task per chain, preemption-safe)", runSlurm},
+		{"export", "write runs' samples (and test log-likelihoods) as a NumPy .npz archive", runExport},
 		{"predict", "class probabilities and uncertainties for an IDX image file", runPredict},
 		{"mixture", "the paper's Gaussian-mixture experiments", runMixture},
 		{"correction", "print the Barker correction distribution's CDF as x,cdf lines", runCorrection},

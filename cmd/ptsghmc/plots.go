@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,14 +15,37 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
+// figure is one rendered plot: its file name and PNG bytes.
+type figure struct {
+	Name, Title string
+	PNG         []byte
+}
+
 // writePlots writes the evaluation's PNGs into dir: reliability.png,
 // samples.png (ensemble accuracy and NLL against samples), traces.png
-// (swap acceptance and validation log-likelihood against steps) and, for PT
-// runs, tempering.png (local barrier against beta, and the index process).
+// (swap acceptance and validation log-likelihood against steps),
+// heldout.png (each chain's held-out log-likelihood per kept sample) and,
+// for PT runs, tempering.png (local barrier against beta, and the index
+// process).
 func writePlots(dir string, rep *train.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
+	figs, err := renderPlots(rep)
+	if err != nil {
+		return err
+	}
+	for _, f := range figs {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.PNG, 0o644); err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+	}
+	return nil
+}
+
+// renderPlots draws the figures of writePlots in memory.
+func renderPlots(rep *train.Report) ([]figure, error) {
+	var figs []figure
 	// Reliability diagram.
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Reliability (ECE %.4f)", rep.Ensemble.ECE)
@@ -35,11 +59,15 @@ func writePlots(dir string, rep *train.Report) error {
 	}
 	diag := plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}}
 	if err := plotutil.AddLinePoints(p, "ensemble", pts, "perfect calibration", diag); err != nil {
-		return fmt.Errorf("plot: %w", err)
+		return nil, fmt.Errorf("plot: %w", err)
 	}
-	if err := p.Save(5*vg.Inch, 5*vg.Inch, filepath.Join(dir, "reliability.png")); err != nil {
-		return fmt.Errorf("plot: %w", err)
+	c := vgimgCanvas(5*vg.Inch, 5*vg.Inch)
+	p.Draw(draw.New(c))
+	b, err := pngBytes(c)
+	if err != nil {
+		return nil, err
 	}
+	figs = append(figs, figure{"reliability.png", "Reliability diagram of the ensemble", b})
 
 	// Accuracy and NLL against the number of samples.
 	acc, nll := plot.New(), plot.New()
@@ -51,14 +79,15 @@ func writePlots(dir string, rep *train.Report) error {
 		l = append(l, plotter.XY{X: float64(c.Samples), Y: c.NLL})
 	}
 	if err := plotutil.AddLinePoints(acc, "test accuracy", a); err != nil {
-		return err
+		return nil, err
 	}
 	if err := plotutil.AddLinePoints(nll, "test NLL", l); err != nil {
-		return err
+		return nil, err
 	}
-	if err := saveRow(filepath.Join(dir, "samples.png"), acc, nll); err != nil {
-		return err
+	if b, err = rowPNG(acc, nll); err != nil {
+		return nil, err
 	}
+	figs = append(figs, figure{"samples.png", "Ensemble accuracy and NLL against the number of samples", b})
 
 	// Traces.
 	sw, ll := plot.New(), plot.New()
@@ -78,30 +107,53 @@ func writePlots(dir string, rep *train.Report) error {
 			}
 		}
 		if err := addLine(ll, filepath.Base(tr.Dir), v, nLL); err != nil {
-			return err
+			return nil, err
 		}
 		nLL++
 		for p, xy := range s {
 			if err := addLine(sw, fmt.Sprintf("%s pair %d", filepath.Base(tr.Dir), p+1), xy, nSw); err != nil {
-				return err
+				return nil, err
 			}
 			nSw++
 		}
 	}
-	if err := saveRow(filepath.Join(dir, "traces.png"), sw, ll); err != nil {
-		return err
+	if b, err = rowPNG(sw, ll); err != nil {
+		return nil, err
 	}
+	figs = append(figs, figure{"traces.png", "Traces: swap acceptance and rung-1 validation log-likelihood against steps", b})
+
+	// Held-out log-likelihood of each kept sample, per chain: the trace
+	// R-hat and ESS are computed from.
+	ho := plot.New()
+	ho.Title.Text = "Held-out log-likelihood of each kept sample"
+	ho.X.Label.Text, ho.Y.Label.Text = "sample", "mean test log-likelihood"
+	for c, tr := range rep.HeldOut {
+		xy := make(plotter.XYs, len(tr))
+		for s, v := range tr {
+			xy[s] = plotter.XY{X: float64(s + 1), Y: v}
+		}
+		if err := addLine(ho, filepath.Base(rep.Runs[c]), xy, c); err != nil {
+			return nil, err
+		}
+	}
+	if b, err = rowPNG(ho); err != nil {
+		return nil, err
+	}
+	figs = append(figs, figure{"heldout.png", "Per-chain held-out log-likelihood traces", b})
 	if len(rep.Tempering) > 0 {
-		return plotTempering(filepath.Join(dir, "tempering.png"), rep)
+		if b, err = plotTempering(rep); err != nil {
+			return nil, err
+		}
+		figs = append(figs, figure{"tempering.png", "Tempering: local barrier and index process", b})
 	}
-	return nil
+	return figs, nil
 }
 
 // plotTempering draws each PT chain's local communication barrier lambda
 // at its rungs against beta = 1/T, and the first PT chain's index process:
 // the rung each replica occupies over the steps, from the metrics lines
 // (every exchange round when --log-every divides --exchange).
-func plotTempering(path string, rep *train.Report) error {
+func plotTempering(rep *train.Report) ([]byte, error) {
 	lb, ix := plot.New(), plot.New()
 	lb.Title.Text, ix.Title.Text = "Local communication barrier", "Index process (rung of each replica)"
 	lb.X.Label.Text, lb.Y.Label.Text = "beta = 1/T", "lambda(beta)"
@@ -114,7 +166,7 @@ func plotTempering(path string, rep *train.Report) error {
 			}
 		}
 		if err := addLine(lb, fmt.Sprintf("%s (Lambda %.3g)", filepath.Base(tp.Run), tp.Barrier), xy, i); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, tr := range rep.Traces {
@@ -135,11 +187,11 @@ func plotTempering(path string, rep *train.Report) error {
 				continue
 			}
 			if err := addLine(ix, fmt.Sprintf("replica %d", w+1), xy, w); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return saveRow(path, lb, ix)
+	return rowPNG(lb, ix)
 }
 
 // addLine adds a line in the i-th colour and dash pattern of plotutil's
@@ -156,14 +208,14 @@ func addLine(p *plot.Plot, name string, xy plotter.XYs, i int) error {
 	return nil
 }
 
-// saveRow saves plots side by side in one PNG.
-func saveRow(path string, ps ...*plot.Plot) error {
+// rowPNG draws plots side by side in one PNG.
+func rowPNG(ps ...*plot.Plot) ([]byte, error) {
 	const w, h = 5 * vg.Inch, 4 * vg.Inch
 	img := vgimgCanvas(w*vg.Length(len(ps)), h)
 	for i, p := range ps {
 		p.Draw(subCanvas(img, vg.Length(i)*w, w, h))
 	}
-	return savePNG(img, path)
+	return pngBytes(img)
 }
 
 func vgimgCanvas(w, h vg.Length) *vgimg.Canvas { return vgimg.New(w, h) }
@@ -172,14 +224,23 @@ func subCanvas(c *vgimg.Canvas, x0, w, h vg.Length) draw.Canvas {
 	return draw.Canvas{Canvas: c, Rectangle: vg.Rectangle{Min: vg.Point{X: x0, Y: 0}, Max: vg.Point{X: x0 + w, Y: h}}}
 }
 
-func savePNG(c *vgimg.Canvas, path string) error {
-	f, err := os.Create(path)
+// pngBytes encodes a canvas as PNG.
+func pngBytes(c *vgimg.Canvas) ([]byte, error) {
+	var b bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// saveRow saves plots side by side in one PNG file.
+func saveRow(path string, ps ...*plot.Plot) error {
+	b, err := rowPNG(ps...)
 	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return f.Close()
+	return nil
 }

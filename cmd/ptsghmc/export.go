@@ -1,0 +1,77 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/train"
+)
+
+func runExport(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var runs multiFlag
+	fs.Var(&runs, "run", "run directory (repeat to export several chains together)")
+	format := fs.String("format", "npz", "output format: npz (NumPy)")
+	out := fs.String("out", "", "output file")
+	data := fs.String("data", "", "data directory: add the per-example test log-likelihood matrix [chains, draws, examples] (for ArviZ LOO/WAIC)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: ptsghmc export --run RUNDIR [--run RUNDIR2 ...] [--format npz] --out FILE.npz [--data DIR]
+
+Writes the rung-1 samples as a NumPy .npz archive: one array per layer named
+after the model's learnables (W0 [samples, in, out], b0 [samples, out], ...),
+step and chain [samples], chain_dirs, and with --data log_likelihood
+[chains, draws, examples] and log_likelihood_step [chains, draws] on the test
+images (chains of unequal length give their first draws, as many as the
+shortest chain has).
+
+flags:`)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if len(runs) == 0 || *out == "" {
+		fmt.Fprintln(stderr, "export: --run and --out are required")
+		fs.Usage()
+		return errUsage
+	}
+	if *format != "npz" {
+		fmt.Fprintf(stderr, "export: --format %q: only npz is supported\n", *format)
+		return errUsage
+	}
+	var test *datasets.Dataset
+	if *data != "" {
+		var err error
+		if _, test, err = datasets.LoadMNIST(*data); err != nil {
+			return err
+		}
+	}
+	sum, err := train.ExportNPZ(*out, runs, test)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, n := range sum.Draws {
+		total += n
+	}
+	var names []string
+	for _, l := range sum.Learnables {
+		names = append(names, fmt.Sprintf("%s %v", l.Name, append([]int{total}, l.Shape...)))
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d samples (%s) from %d chain(s) %v\n  %s\n", *out, total, sum.DType, len(sum.Chains), sum.Draws, strings.Join(names, ", "))
+	if test != nil {
+		fmt.Fprintf(stdout, "  log_likelihood [%d %d %d]", len(sum.Chains), sum.LogLikDraws, test.N)
+		if sum.LogLikDraws*len(sum.Chains) < total {
+			fmt.Fprintf(stdout, " (the first %d draws of each chain: ArviZ needs equal chains)", sum.LogLikDraws)
+		}
+		fmt.Fprintln(stdout)
+	}
+	if sum.Dropped > 0 {
+		fmt.Fprintf(stdout, "  %d torn sample record(s) at file ends were ignored\n", sum.Dropped)
+	}
+	return nil
+}

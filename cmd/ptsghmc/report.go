@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/ptsghmc/ptsghmc/train"
+)
+
+// writeReportFile writes the evaluation as one self-contained HTML page:
+// tables and the plots of writePlots embedded as base64 PNG data URIs, no
+// reference to anything outside the file.
+func writeReportFile(path string, rep *train.Report) error {
+	figs, err := renderPlots(rep)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := writeHTMLReport(&b, rep, figs); err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// reportRow is one predictor's row of the metrics table.
+type reportRow struct {
+	Name string
+	train.Metrics
+}
+
+// reportChain is one chain's row of the chains table.
+type reportChain struct {
+	Dir     string
+	Samples int
+	HeldOut float64 // mean over its samples of the held-out log-likelihood
+}
+
+// reportImage is a figure as the page embeds it.
+type reportImage struct {
+	Name, Title string
+	Src         template.HTMLAttr // src="data:image/png;base64,..."
+}
+
+// writeHTMLReport writes the page for rep and its figures to w.
+func writeHTMLReport(w io.Writer, rep *train.Report, figs []figure) error {
+	rows := []reportRow{{"ensemble (posterior)", rep.Ensemble}, {"single sample", rep.Single}}
+	if rep.Baseline != nil {
+		rows = append(rows, reportRow{"sgd baseline", *rep.Baseline})
+	}
+	var chains []reportChain
+	for c, tr := range rep.HeldOut {
+		m := 0.0
+		for _, v := range tr {
+			m += v
+		}
+		if len(tr) > 0 {
+			m /= float64(len(tr))
+		}
+		chains = append(chains, reportChain{Dir: rep.Runs[c], Samples: len(tr), HeldOut: m})
+	}
+	var imgs []reportImage
+	for _, f := range figs {
+		// A whole attribute, written as is: as a plain value html/template
+		// would escape base64's '+' as an entity; its alphabet needs no
+		// escaping, and the bytes are our own PNG.
+		imgs = append(imgs, reportImage{f.Name, f.Title, template.HTMLAttr(`src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(f.PNG) + `"`)})
+	}
+	return reportTemplate.Execute(w, map[string]any{
+		"Rep":    rep,
+		"Rows":   rows,
+		"Chains": chains,
+		"Pooled": len(rep.Runs) > 1,
+		"Images": imgs,
+		"Bins":   train.ECEBins,
+	})
+}
+
+var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"f4":   func(v float64) string { return fmt.Sprintf("%.4f", v) },
+	"f3":   func(v float64) string { return fmt.Sprintf("%.3g", v) },
+	"base": filepath.Base,
+	"inc":  func(i int) int { return i + 1 },
+	"div1": func(t float64) float64 { return 1 / t },
+	"at": func(v []float64, i int) string {
+		if i < len(v) {
+			return fmt.Sprintf("%.3g", v[i])
+		}
+		return ""
+	},
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+<title>ptsghmc evaluation</title>
+<style>
+body { font-family: sans-serif; max-width: 1100px; margin: 1em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+thead { background: #eee; }
+figure { margin: 1em 0; }
+img { max-width: 100%; border: 1px solid #ddd; }
+.warn { color: #a00; }
+code { background: #f4f4f4; }
+</style>
+</head>
+<body>
+<h1>Posterior-predictive evaluation</h1>
+<p>{{.Rep.TestCount}} test examples; runs: {{range $i, $r := .Rep.Runs}}{{if $i}}, {{end}}<code>{{$r}}</code>{{end}}.</p>
+
+<h2>Metrics</h2>
+<table id="metrics">
+<thead><tr><th>predictor</th><th>samples</th><th>accuracy</th><th>NLL</th><th>ECE ({{.Bins}} bins)</th><th>Brier</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr><td>{{.Name}}</td><td>{{.Samples}}</td><td>{{f4 .Accuracy}}</td><td>{{f4 .NLL}}</td><td>{{f4 .ECE}}</td><td>{{f4 .Brier}}</td></tr>
+{{end}}</tbody>
+</table>
+<p>Ensemble: the mean of the kept samples' predictive probabilities. Single sample: the first run's last sample alone.{{if .Rep.Dropped}} {{.Rep.Dropped}} torn sample record(s) at file ends were ignored.{{end}}</p>
+
+<h2>Chains</h2>
+{{if .Pooled}}{{if .Rep.RHat}}<p id="rhat">Held-out log-likelihood of each kept sample over {{len .Rep.Runs}} chains: split R-hat <b>{{printf "%.3f" .Rep.RHat}}</b>, bulk ESS <b>{{printf "%.1f" .Rep.ESS}}</b>. R-hat near 1 (below about 1.01) says the chains agree; larger says they have not mixed.</p>
+{{else}}<p id="rhat">No split R-hat or ESS: a chain has fewer than 4 samples.</p>
+{{end}}{{else}}<p>One chain: R-hat and ESS need several (<code>train --chains K</code>, or <code>eval --run A --run B</code>).</p>
+{{end}}<table id="chains">
+<thead><tr><th>chain</th><th>samples</th><th>mean held-out log-likelihood</th></tr></thead>
+<tbody>
+{{range .Chains}}<tr><td><code>{{.Dir}}</code></td><td>{{.Samples}}</td><td>{{f4 .HeldOut}}</td></tr>
+{{end}}</tbody>
+</table>
+
+{{if .Rep.Tempering}}<h2>Tempering</h2>
+{{range .Rep.Tempering}}{{$tp := .}}<h3><code>{{.Run}}</code></h3>
+<p>{{if .AfterBurnIn}}After burn-in{{else}}In the last tuning round (burn-in not over){{end}}, {{.WindowSteps}} steps{{if .TuningRounds}}; ladder adapted in {{.TuningRounds}} tuning rounds{{end}}:
+barrier Lambda {{f3 .Barrier}}, recommended rungs {{.RecommendedRungs}}, round trips {{.RoundTrips}} ({{printf "%.2f" .RoundTripsPer1k}} per 1,000 steps); swaps accepted at every pair and 2 Lambda &le; rungs: {{if .Communicates}}yes{{else}}no{{end}}.</p>
+<table class="ladder">
+<thead><tr><th>rung</th><th>T</th><th>beta = 1/T</th><th>local barrier</th><th>swap acceptance with the next rung</th></tr></thead>
+<tbody>
+{{range $j, $t := .Temps}}<tr><td>{{inc $j}}</td><td>{{f3 $t}}</td><td>{{f3 (div1 $t)}}</td><td>{{at $tp.LocalBarrier $j}}</td><td>{{at $tp.SwapAcceptance $j}}</td></tr>
+{{end}}</tbody>
+</table>
+{{if .Advice}}<p class="warn">WARNING: {{.Advice}}</p>{{end}}
+{{end}}{{end}}
+<h2>Figures</h2>
+{{range .Images}}<figure id="{{.Name}}">
+<img {{.Src}} alt="{{.Title}}">
+<figcaption>{{.Title}} ({{.Name}})</figcaption>
+</figure>
+{{end}}
+</body>
+</html>
+`))
