@@ -73,9 +73,12 @@ type HealthFigures struct {
 	// Share is GradNoise / (GradNoise + Injected), the gradient noise's
 	// share in the momentum's diffusion.
 	Share float64
-	// Budget is Injected + GradNoise, the momentum variance each step adds:
-	// friction can remove at most 1 per step at kinetic temperature 1, so a
-	// budget of 1 or more has no equilibrium (the thermostat grows forever).
+	// Budget is (Injected + GradNoise)/2: the thermostat's level solves
+	// 1 - exp(-xi h) = Budget (the friction per step that removes the
+	// momentum variance each step adds, at unit configurational
+	// temperature), so at a budget of 1 or more there is no level and xi
+	// grows without bound, the momentum wiped every step; near 1 the
+	// friction per step is several units and the same happens in effect.
 	Budget float64
 	Status HealthStatus
 }
@@ -112,8 +115,8 @@ const (
 	WarnShare = 0.1
 	// FailShare is the noise share above which a window fails.
 	FailShare = 0.3
-	// FailBudget is the momentum budget above which a window fails: the
-	// friction per step needed to hold it exceeds -log(1-FailBudget)/2.
+	// FailBudget is the budget above which a window fails: the friction
+	// per step needed to hold it exceeds -log(1-FailBudget), 2.3.
 	FailBudget = 0.9
 	// KineticSlack is the kinetic temperature's allowed systematic error
 	// (besides its statistical tolerance) before a window warns; four
@@ -181,9 +184,10 @@ func (hl *Health) Observe(k Frictional, xiBefore, kinEnd, kinMid float64, dim, s
 	if fig.Friction != 0 {
 		fig.XiTrend = (hl.XiF2/n2 - hl.XiF1/n1) / math.Abs(fig.Friction)
 	}
-	fig.Budget = fig.Injected + math.Max(fig.GradNoise, 0)
-	if fig.Budget > 0 {
-		fig.Share = math.Max(fig.GradNoise, 0) / fig.Budget
+	total := fig.Injected + math.Max(fig.GradNoise, 0)
+	fig.Budget = total / 2
+	if total > 0 {
+		fig.Share = math.Max(fig.GradNoise, 0) / total
 	}
 	// p'p/D has variance 2/D per step and relaxes over about 1/(2 f)
 	// steps; a window mean's standard error is about
@@ -239,7 +243,7 @@ func (f HealthFigures) NoiseReduction(target float64) float64 {
 func (f HealthFigures) Problems() []string {
 	var out []string
 	if f.Budget >= FailBudget {
-		out = append(out, fmt.Sprintf("the momentum receives %.3g of variance per step (injected %.3g + gradient noise %.3g): friction cannot remove it at kinetic temperature 1, so the thermostat grows without bound and the momentum is wiped every step", f.Budget, f.Injected, f.GradNoise))
+		out = append(out, fmt.Sprintf("the momentum receives %.3g of variance per step (injected %.3g + gradient noise %.3g), more than friction can remove at temperature 1 (2): the thermostat grows without bound and the momentum is wiped every step", 2*f.Budget, f.Injected, f.GradNoise))
 	}
 	if f.Share > WarnShare {
 		out = append(out, fmt.Sprintf("gradient noise is %.0f%% of the momentum's diffusion (h^2 Var[grad U~] = %.3g per step against %.3g injected)", 100*f.Share, f.GradNoise, f.Injected))

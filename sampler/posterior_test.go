@@ -177,3 +177,141 @@ func (lr *linReg) init(seed uint64) []float64 {
 	lr.Spec.Init(theta, rand.New(rand.NewPCG(seed, 0x1417)))
 	return theta
 }
+
+// suiteCase is one sampler setting of the posterior suite.
+type suiteCase struct {
+	name      string
+	kernel    sampler.Kernel
+	temps     []float64 // PT ladder; nil for a single chain at T = 1
+	steps     int
+	burn      int
+	wantOK    bool // posterior within tolerance and health not failed
+	wantWarn  bool // health must warn or fail (the noisy settings)
+	meanTol   float64
+	sdTol     float64
+	batch     int
+	healthWin int
+}
+
+// runSuiteCase runs c on lr and checks every rung's samples against the
+// exact posterior (covariance times T) and its health.
+func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
+	t.Helper()
+	temps := c.temps
+	if temps == nil {
+		temps = []float64{1}
+	}
+	pt := &sampler.PT{Kernel: c.kernel, Temps: temps, Workers: 1, BurnIn: c.burn, HealthWindow: c.healthWin}
+	var tp sampler.TermPotential
+	pots := make([]sampler.Potential, len(temps))
+	for j := range pots {
+		p, err := lr.potential(c.batch, uint64(100+j))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pots[j] = p
+		if j == 0 {
+			tp = p
+		}
+	}
+	if len(temps) > 1 {
+		corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt.Every, pt.Exchange = 10, &sampler.Exchanger{Batch: 100, Correction: corr}
+	}
+	st, err := pt.Init([][]float64{lr.init(1)}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := make([][][]float64, len(temps))
+	err = pt.Run(pots, tp, st, c.steps, func(s *sampler.PTState) error {
+		if s.Steps > c.burn && s.Steps%5 == 0 {
+			for j, r := range s.Rungs {
+				xs[j] = append(xs[j], append([]float64(nil), r.Theta...))
+			}
+		}
+		return nil
+	})
+	if err != nil && c.wantOK {
+		t.Fatal(err)
+	}
+	ok, warned := err == nil, false
+	for j, temp := range temps {
+		var chk posteriorCheck
+		if err == nil {
+			chk = lr.check(xs[j], temp)
+			ok = ok && chk.within(c.meanTol, c.sdTol)
+		}
+		hl := st.Stats.Health[j]
+		_, fr := c.kernel.(sampler.Frictional)
+		if fr {
+			if hl.After == 0 {
+				t.Fatalf("rung %d: no health window after burn-in", j+1)
+			}
+			warned = warned || hl.Worst != sampler.HealthOK
+			ok = ok && hl.Worst != sampler.HealthFail
+		}
+		if !fr {
+			t.Logf("%s rung %d (T=%g): %v", c.name, j+1, temp, chk)
+			continue
+		}
+		t.Logf("%s rung %d (T=%g): %v; health %d windows (%d failed, %d warned), last %v", c.name, j+1, temp, chk, hl.After, hl.Bad, hl.Warned, hl.Last)
+	}
+	if len(temps) > 1 {
+		t.Logf("swap acceptance %.2f", st.Stats.AcceptanceRate(0))
+	}
+	if ok != c.wantOK {
+		t.Errorf("%s: within tolerance (means %.2g sd, sds %.0f%%) and healthy = %v, want %v", c.name, c.meanTol, 100*c.sdTol, ok, c.wantOK)
+	}
+	if c.wantWarn && !warned {
+		t.Errorf("%s: the health check did not warn", c.name)
+	}
+	if !c.wantWarn && warned {
+		t.Errorf("%s: the health check warned at a setting in its regime", c.name)
+	}
+}
+
+// TestPosteriorSuite checks SGLD, SGHMC, SGNHT (default inertia) and PT
+// (SGNHT rungs at T = 1, 1.5, 2) against the exact posterior of a Bayesian
+// linear regression run through the nn and autodiff code users run: every
+// rung's means within 0.1 posterior sd and every sd within 5% of the exact
+// ones (times sqrt(T)), and the health check quiet. The settings are the
+// documented ones (docs/posterior-checks.md): friction 0.1 per step, the
+// step near 0.1 of the fastest oscillation (h = 2.2e-3, omega = 45), and a
+// batch that keeps the gradient noise near 5% of the momentum's diffusion.
+// The noisy setting (friction 0.1 per step at the step size of
+// train's default learning rate, batch 128 of 2,000) must fail and warn.
+// Sized for make test (about 2 s a case); TestPosteriorSuiteLong
+// (-tags long) runs the 2,000-example problem.
+func TestPosteriorSuite(t *testing.T) {
+	lr, err := newLinReg(500, 10, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h, a = 2.2e-3, 45.0 // friction A h = 0.1 per step
+	cases := []suiteCase{
+		{name: "sgld", kernel: sampler.SGLD{StepSize: 5e-5}, steps: 80000, burn: 10000, wantOK: true},
+		{name: "sghmc", kernel: sampler.SGHMC{StepSize: h, Friction: a}, steps: 80000, burn: 10000, wantOK: true},
+		{name: "sgnht", kernel: sampler.SGNHT{StepSize: h, Diffusion: a}, steps: 80000, burn: 10000, wantOK: true},
+		{name: "pt", kernel: sampler.SGNHT{StepSize: h, Diffusion: a}, temps: []float64{1, 1.5, 2}, steps: 60000, burn: 10000, wantOK: true},
+	}
+	for i := range cases {
+		cases[i].batch, cases[i].meanTol, cases[i].sdTol, cases[i].healthWin = 100, 0.1, 0.05, 5000
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { runSuiteCase(t, lr, c) })
+	}
+	t.Run("noisy", func(t *testing.T) {
+		big, err := newLinReg(2000, 10, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// train's defaults (lr 0.02, friction 0.1, batch 128) on 2,000
+		// examples: h = sqrt(0.02/2000).
+		h := math.Sqrt(0.02 / 2000)
+		runSuiteCase(t, big, suiteCase{name: "noisy", kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h, Inertia: 0.01},
+			steps: 12000, burn: 2000, batch: 128, meanTol: 0.1, sdTol: 0.05, healthWin: 2000, wantOK: false, wantWarn: true})
+	})
+}

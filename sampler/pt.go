@@ -154,6 +154,12 @@ func (pt *PT) Validate() error {
 			return errors.New("pt: exchanges need a correction table")
 		}
 	}
+	if !(pt.NoiseTarget >= 0 && pt.NoiseTarget < 1) {
+		return fmt.Errorf("pt: noise target %v must be in [0, 1) (0: off)", pt.NoiseTarget)
+	}
+	if pt.HealthWindow < 0 {
+		return fmt.Errorf("pt: health window %d must be >= 0 (0: %d steps)", pt.HealthWindow, DefaultHealthWindow)
+	}
 	if pt.Adapt != nil {
 		if err := pt.Adapt.validate(pt); err != nil {
 			return fmt.Errorf("pt: %w", err)

@@ -19,9 +19,14 @@ type HealthMetrics struct {
 	XiTrend    []float64 `json:"xi_trend,omitempty"`        // relative change of xi h across the window
 	GradNoise  []float64 `json:"grad_noise,omitempty"`      // h^2 Var[grad U~]/T^2 per step and coordinate
 	NoiseShare []float64 `json:"noise_share,omitempty"`     // gradient noise / (gradient noise + 2 A h)
-	Budget     []float64 `json:"noise_budget,omitempty"`    // 2 A h + gradient noise (no equilibrium at 1)
+	Budget     []float64 `json:"noise_budget,omitempty"`    // (injected + gradient noise)/2: 1 - exp(-xi h) at the thermostat's level (none at 1)
 	StepScale  []float64 `json:"step_scale,omitempty"`      // noise-aware step multiplier (1: the configured step)
 }
+
+// healthWindow returns the length of a run's health windows: five metrics
+// intervals (1,000 steps at the default --log-every 200), so every metrics
+// line reports a window at most that old.
+func healthWindow(cfg Config) int { return 5 * cfg.LogEvery }
 
 // healthMetrics returns st's health figures for a metrics line.
 func healthMetrics(st *sampler.PTState) HealthMetrics {
@@ -124,8 +129,12 @@ func healthAdvice(fig sampler.HealthFigures, cfg Config) string {
 	target := sampler.WarnShare / 2
 	if r := fig.NoiseReduction(target); r < 1 {
 		b := int(math.Ceil(float64(cfg.Batch) / r))
-		return fmt.Sprintf("reduce the gradient noise per step about %.3g-fold: a smaller --lr (about %.3g instead of %g) or a larger --batch (about %d instead of %d), or both; or pass --noise-target %g to let burn-in shrink the step itself",
-			1/r, cfg.LR*r, cfg.LR, b, cfg.Batch, target)
+		auto := fmt.Sprintf("or pass --noise-target %g to let burn-in shrink the step itself", target)
+		if cfg.NoiseTarget > 0 {
+			auto = "or a longer --burnin, so that --noise-target can shrink the step further (by at most 4x per health window)"
+		}
+		return fmt.Sprintf("reduce the gradient noise per step about %.3g-fold: a smaller --lr (about %.3g instead of %g) or a larger --batch (about %d instead of %d), or both; %s",
+			1/r, cfg.LR*r, cfg.LR, b, cfg.Batch, auto)
 	}
 	if fig.Kinetic < 1 {
 		return "the kinetic temperature is below 1 with little gradient noise: the thermostat has not settled (a longer --burnin, or the default --thermostat-inertia 0, which scales with the friction)"

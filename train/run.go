@@ -257,7 +257,8 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Dir: dir, Cfg: cfg, Spec: spec, Data: tr, Val: val}
-	r.pt = &sampler.PT{Kernel: cfg.kernel(tr.N, cfg.stepScale(1)), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn, NoiseTarget: cfg.NoiseTarget}
+	r.pt = &sampler.PT{Kernel: cfg.kernel(tr.N, cfg.stepScale(1)), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
+		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg)}
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange
 		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
