@@ -41,6 +41,15 @@ type PT struct {
 	BurnIn int
 	// Adapt, if not nil, tunes the ladder during burn-in.
 	Adapt *LadderAdaptation
+	// HealthWindow is the length in steps of the windows over which each
+	// rung's Health is measured (0: DefaultHealthWindow). Rungs of a
+	// Frictional kernel are watched.
+	HealthWindow int
+	// NoiseTarget, when positive, makes the run noise-aware: at the end of
+	// every health window during burn-in, a rung whose gradient-noise
+	// share exceeds NoiseTarget shrinks its step (same friction per step)
+	// until the share reaches it. The steps are then fixed for sampling.
+	NoiseTarget float64
 }
 
 // ExchangeTest decides a swap between the configurations of two rungs.
@@ -61,6 +70,7 @@ type PTState struct {
 	Tuning  TuningState
 
 	kin []float64 // scratch: each rung's kinetic temperature after a step
+	xi0 []float64 // scratch: each rung's thermostat before a step
 }
 
 // PTStats are exchange and thermostat statistics of a PT run.
@@ -85,6 +95,8 @@ type PTStats struct {
 	WinProposed, WinAccepted []int
 	WinReject                []float64
 	WinRoundTrips            int
+	// Health watches each rung's dynamics (Frictional kernels only).
+	Health []Health
 }
 
 // resetWindow restarts the window statistics at step.
@@ -142,6 +154,12 @@ func (pt *PT) Validate() error {
 			return errors.New("pt: exchanges need a correction table")
 		}
 	}
+	if !(pt.NoiseTarget >= 0 && pt.NoiseTarget < 1) {
+		return fmt.Errorf("pt: noise target %v must be in [0, 1) (0: off)", pt.NoiseTarget)
+	}
+	if pt.HealthWindow < 0 {
+		return fmt.Errorf("pt: health window %d must be >= 0 (0: %d steps)", pt.HealthWindow, DefaultHealthWindow)
+	}
 	if pt.Adapt != nil {
 		if err := pt.Adapt.validate(pt); err != nil {
 			return fmt.Errorf("pt: %w", err)
@@ -179,6 +197,7 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 		Walker: make([]int, r), LastEnd: make([]int, r),
 		XiSum: make([]float64, r), KinSum: make([]float64, r),
 		WinProposed: make([]int, pairs), WinAccepted: make([]int, pairs), WinReject: make([]float64, pairs),
+		Health: make([]Health, r),
 	}
 	for j := range st.Stats.Walker {
 		st.Stats.Walker[j] = j
@@ -240,11 +259,23 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 	}
 	errs := make([]error, r)
 	if len(st.kin) != r {
-		st.kin = make([]float64, r)
+		st.kin, st.xi0 = make([]float64, r), make([]float64, r)
+	}
+	if len(st.Stats.Health) != r { // a state from before health watching
+		st.Stats.Health = make([]Health, r)
+	}
+	fk, watched := pt.Kernel.(Frictional)
+	kernels := make([]Kernel, r)
+	for j := range kernels {
+		kernels[j] = pt.Kernel
+		if sc := st.Stats.Health[j].stepScale(); watched && sc != 1 {
+			kernels[j] = fk.Scaled(sc)
+		}
 	}
 	step := func(j int) {
 		s := st.Rungs[j]
-		errs[j] = pt.Kernel.Step(pots[j], s, st.Temps[j], st.Streams[j].Rand)
+		st.xi0[j] = s.Xi
+		errs[j] = kernels[j].Step(pots[j], s, st.Temps[j], st.Streams[j].Rand)
 		st.kin[j] = s.KineticTemperature() // a pass over p: done in parallel too
 	}
 	if workers == 1 || r == 1 {
@@ -275,6 +306,14 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 	for j, s := range st.Rungs {
 		st.Stats.XiSum[j] += s.Xi
 		st.Stats.KinSum[j] += st.kin[j]
+		if !watched {
+			continue
+		}
+		hl := &st.Stats.Health[j]
+		ended := hl.Observe(kernels[j].(Frictional), st.xi0[j], st.kin[j], s.Kinetic, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
+		if ended && pt.NoiseTarget > 0 && st.Steps <= pt.BurnIn {
+			s.Xi /= hl.adaptStep(pt.NoiseTarget) // the same friction per step
+		}
 	}
 	if pt.Every > 0 && r > 1 && st.Steps%pt.Every == 0 {
 		if err := pt.exchangeRound(tp, st); err != nil {

@@ -53,6 +53,10 @@ type State struct {
 	P     []float64
 	Xi    float64
 	U     float64 // last estimate of U(Theta)
+	// Kinetic is the last step's kinetic temperature of the mid-step
+	// momentum, |p_before + p_after|^2/(4D), which SGNHT holds at 1 (0
+	// before a step, and for kernels without momentum).
+	Kinetic float64 `json:"-"`
 
 	Grad []float64 `json:"-"`
 	// HMC bookkeeping: whether Grad and U hold values at Theta, and

@@ -7,13 +7,22 @@ import (
 // SGHMC is stochastic gradient HMC with friction (Chen et al. 2014), with
 // unit mass and no gradient-noise estimate (B^ = 0):
 //
-//	p     <- exp(-C h) p - grad U~(theta)/T h + sqrt(2 C h) N(0, I)
+//	p     <- exp(-C h) p - grad U~(theta)/T h + sqrt(2 (1 - exp(-C h))) N(0, I)
 //	theta <- theta + p h
 //
 // It is SGNHT with the thermostat held at the friction C.
 type SGHMC struct {
 	StepSize float64 // h
 	Friction float64 // C
+}
+
+// Dynamics returns h and A = C.
+func (k SGHMC) Dynamics() (h, a float64) { return k.StepSize, k.Friction }
+
+// Scaled returns SGHMC with step f h and friction C/f (the same friction
+// and injected noise per step).
+func (k SGHMC) Scaled(f float64) Kernel {
+	return SGHMC{StepSize: k.StepSize * f, Friction: k.Friction / f}
 }
 
 // Name returns "sghmc".
@@ -33,7 +42,9 @@ func (k SGHMC) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
 		return err
 	}
 	s.Xi = k.Friction
-	// p'p is not finite when any coordinate of p is; theta moves by h p,
-	// so it stays finite with p (a restored state is checked on resume).
-	return finite(momentumUpdate(s.Theta, s.P, s.Grad, k.Friction, k.StepSize, k.Friction, 1/temp, rng))
+	// The mid-step kinetic temperature is not finite when any coordinate of
+	// p is; theta moves by h p, so it stays finite with p (a restored state
+	// is checked on resume).
+	_, s.Kinetic = SGNHTUpdate(s.Theta, s.P, s.Grad, k.Friction, k.StepSize, k.Friction, 1/temp, 0, rng)
+	return finite(s.Kinetic)
 }

@@ -28,8 +28,9 @@ type Report struct {
 	ESS      float64   `json:"ess,omitempty"`      // bulk ESS of the same
 	// HeldOut[c][s] is the mean log-likelihood of kept sample s of chain c
 	// on the evaluation data: the trace R-hat and ESS are computed from.
-	HeldOut   [][]float64  `json:"heldout_loglik"`
-	Tempering []*Tempering `json:"tempering,omitempty"` // per chain, for PT runs (from its checkpoint)
+	HeldOut   [][]float64     `json:"heldout_loglik"`
+	Tempering []*Tempering    `json:"tempering,omitempty"` // per chain, for PT runs (from its checkpoint)
+	Health    []*HealthReport `json:"health,omitempty"`    // per chain: the dynamics' health verdict (from its checkpoint)
 	// Chains is the state of every chain of the runs given, pooled or not
 	// (a chain is pooled when it has samples at its last checkpoint; only
 	// those samples and metrics are read).
@@ -270,6 +271,13 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		}
 		if tp != nil {
 			rep.Tempering = append(rep.Tempering, tp)
+		}
+		hr, err := runHealth(dir, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if hr != nil {
+			rep.Health = append(rep.Health, hr)
 		}
 	}
 	rep.Ensemble = ens.Metrics()

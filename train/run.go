@@ -35,6 +35,9 @@ type Status struct {
 	SwapRate     []float64 // per pair acceptance so far
 	Samples      int
 	Logged       bool // a metrics line was written at this step
+	// Warning, when not empty, is a health window's verdict that the
+	// dynamics are leaving their regime (see Run.Health).
+	Warning string
 }
 
 // MetricsLine is one line of metrics.jsonl. It holds no wall-clock times, so
@@ -63,6 +66,8 @@ type MetricsLine struct {
 	LocalBarrier     []float64 `json:"local_barrier,omitempty"`
 	RecommendedRungs int       `json:"recommended_rungs,omitempty"`
 	WindowRoundTrips int       `json:"round_trips_window,omitempty"`
+	// Each rung's dynamics: the last health window (see HealthMetrics).
+	HealthMetrics
 }
 
 // Run is a sampling run of a Bayesian model, tied to its directory.
@@ -82,6 +87,7 @@ type Run struct {
 	metrics *os.File
 	mbytes  int64
 	last    MetricsLine
+	warned  []warnedAt // per rung: the last health window warned about
 }
 
 // loadData reads the training data named by cfg and splits off the
@@ -266,7 +272,8 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	if model.MLP != nil {
 		r.Spec = *model.MLP
 	}
-	r.pt = &sampler.PT{Kernel: cfg.kernel(tr.N, cfg.stepScale(1)), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn}
+	r.pt = &sampler.PT{Kernel: cfg.kernel(tr.N, cfg.stepScale(1)), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
+		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg)}
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange
 		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
@@ -545,6 +552,7 @@ func (r *Run) logMetrics() error {
 		m.Xi = append(m.Xi, q.Xi)
 		m.Kinetic = append(m.Kinetic, q.KineticTemperature())
 	}
+	m.HealthMetrics = healthMetrics(s)
 	if tp := r.Tempering(); tp != nil {
 		m.Temps, m.Walker = tp.Temps, append([]int(nil), s.Stats.Walker...)
 		if tp.Complete {
@@ -604,7 +612,7 @@ func (r *Run) Train(ctx context.Context, progress func(Status)) error {
 			}
 		}
 		if progress != nil {
-			progress(Status{Step: step, Target: cfg.Steps, LogLik: r.last.LogLik, SwapRate: r.swapRates(), Samples: r.samples.Count, Logged: logged})
+			progress(Status{Step: step, Target: cfg.Steps, LogLik: r.last.LogLik, SwapRate: r.swapRates(), Samples: r.samples.Count, Logged: logged, Warning: r.healthWarning()})
 		}
 	}
 	return nil

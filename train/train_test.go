@@ -78,6 +78,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		{"ptsghmc", 0, "adaptive", adaptive(0), []int{7, 22, 33, 97}},
 		{"ptsghmc", 0, "adaptive-free-top", adaptive(0.3), []int{7, 22, 33, 97}},
 		{"ptsghmc", 0, "resghmc", func(c *Config) { c.XTest, c.XF = "resghmc", 1 }, nil},
+		{"ptsghmc", 0, "noise-aware", func(c *Config) { c.NoiseTarget, c.LR = 0.05, 0.5 }, nil},
 	} {
 		t.Run(fmt.Sprintf("%s/cycle%d/%s", tc.sampler, tc.cycle, tc.name), func(t *testing.T) {
 			cfg := smallConfig()

@@ -122,6 +122,9 @@ func printReport(w io.Writer, rep *train.Report) {
 		fmt.Fprintf(w, "\n%s:\n", tp.Run)
 		printTempering(w, tp)
 	}
+	for _, hr := range rep.Health {
+		fmt.Fprintf(w, "\n%s: dynamics\n%s\n", hr.Run, hr)
+	}
 	if rep.Dropped > 0 {
 		fmt.Fprintf(w, "\n%d torn sample record(s) at the end of a samples file (a crash mid-write) were dropped\n", rep.Dropped)
 	}

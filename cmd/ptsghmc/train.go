@@ -42,7 +42,8 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.IntVar(&c.Batch, "batch", c.Batch, "minibatch size")
 	fs.Float64Var(&c.LR, "lr", c.LR, "per-example learning rate eps (step size h = sqrt(eps/N))")
 	fs.Float64Var(&c.Friction, "friction", c.Friction, "momentum decay per step alpha (diffusion A = alpha/h)")
-	fs.Float64Var(&c.Inertia, "thermostat-inertia", c.Inertia, "SGNHT thermostat inertia Q: smaller adapts faster")
+	fs.Float64Var(&c.Inertia, "thermostat-inertia", c.Inertia, "SGNHT thermostat inertia Q: smaller adapts faster (0: 1/A^2, a thermostat that settles within a few momentum relaxation times)")
+	fs.Float64Var(&c.NoiseTarget, "noise-target", c.NoiseTarget, "noise-aware step: during burn-in, shrink the step (same friction per step) until the gradient noise is at most this share of the momentum's diffusion, e.g. 0.05 (0: off; the run still reports the share)")
 	fs.IntVar(&c.Cycle, "cycle", c.Cycle, "cyclical step size (Zhang et al. 2020): steps per cosine cycle of the learning rate (0: constant)")
 	fs.Float64Var(&c.CycleKeep, "cycle-keep", c.CycleKeep, "with --cycle: keep samples only in this last fraction of each cycle, where steps are small")
 	fs.IntVar(&c.Exchange, "exchange", c.Exchange, "steps between exchange rounds (0: none)")
@@ -188,6 +189,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if i != 1 { // chain 1's figures are shown; every chain's steps count
 			s.LogLik, s.SwapRate, s.Samples = progress.lastStatus.LogLik, progress.lastStatus.SwapRate, progress.lastStatus.Samples
 		}
+		if s.Warning != "" && len(ch.Runs) > 1 {
+			s.Warning = fmt.Sprintf("chain %d: %s", i, s.Warning)
+		}
 		s.Step, s.Target = 0, c.Steps*len(ch.Runs)
 		for _, d := range done {
 			s.Step += d
@@ -233,6 +237,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if tp := r.Tempering(); tp != nil {
 			printTempering(stdout, tp)
 		}
+		fmt.Fprintln(stdout, r.Health())
 	}
 	return nil
 }
@@ -327,6 +332,12 @@ func (p *progress) describe(s train.Status) string {
 
 func (p *progress) update(s train.Status) {
 	p.lastStatus = s
+	if s.Warning != "" {
+		if p.bar != nil {
+			p.bar.Clear()
+		}
+		fmt.Fprintf(p.w, "WARNING: %s\n", s.Warning)
+	}
 	if p.quiet {
 		return
 	}

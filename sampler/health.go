@@ -1,0 +1,292 @@
+package sampler
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Frictional is a kernel whose momentum update is
+//
+//	p <- exp(-xi h) p - h grad U~(theta)/T + sqrt(InjectedVariance(A, h)) N(0, I)
+//
+// (SGHMC, with xi = A = C, and SGNHT): a kernel whose health Health can
+// watch, and whose step a noise-aware run can shrink.
+type Frictional interface {
+	Kernel
+	// Dynamics returns the step size h and the injected diffusion A.
+	Dynamics() (h, a float64)
+	// Scaled returns the kernel with step size f h and the same friction
+	// per step (A h, and so the injected noise per step), A/f.
+	Scaled(f float64) Kernel
+}
+
+// DefaultHealthWindow is the number of steps of a health window when none
+// is given.
+const DefaultHealthWindow = 1000
+
+// Health watches one chain of a Frictional kernel: over windows of steps it
+// measures the kinetic temperature p'p/D (the dynamics hold it at 1 when
+// they are in their regime), the thermostat's level and trend, and the
+// gradient noise that enters the momentum each step, h^2 Var[grad U~]/T^2
+// per coordinate, estimated from the momentum's own energy balance (see
+// MomentumNoise). It is plain data: a PT run keeps one per rung in PTStats
+// (and so in checkpoints), and a resumed run continues it exactly.
+type Health struct {
+	// Sums over the current window.
+	Steps          int
+	KinSum, XiFSum float64 // p'p/D, and the friction per step xi h
+	XiF1, XiF2     float64 // xi h summed over the window's first and second halves
+	NoiseSum       float64 // MomentumNoise terms
+	InjSum         float64 // injected variance per step
+	// PrevKin is p'p/D after the last step; Started says it is set.
+	// KinSum sums the mid-step kinetic temperature State.Kinetic.
+	PrevKin float64
+	Started bool
+	// Last holds the figures of the last complete window; Windows counts
+	// complete windows, After those that ended after burn-in, Bad and
+	// Warned those of them whose status was HealthFail and HealthWarn;
+	// Worst is the worst status of a window after burn-in.
+	Last                        HealthFigures
+	Windows, After, Bad, Warned int
+	Worst                       HealthStatus
+	// StepScale multiplies the kernel's step (0 means 1): a noise-aware
+	// run shrinks it during burn-in (see PT.NoiseTarget).
+	StepScale float64
+}
+
+// HealthFigures are one window's measurements.
+type HealthFigures struct {
+	Step  int // the window's last step
+	Steps int // steps in the window
+	Dim   int // D
+	// Kinetic is the mean mid-step kinetic temperature (State.Kinetic): the
+	// configuration's temperature, 1 in the dynamics' regime.
+	Kinetic float64
+	// KineticTol is the statistical tolerance of Kinetic around 1 for a
+	// chain in equilibrium: 4 standard errors of a window mean.
+	KineticTol float64
+	Friction   float64 // mean friction per step xi h (SGHMC: C h)
+	XiTrend    float64 // change of the mean xi h from the window's first half to its second, relative to the mean
+	Injected   float64 // injected momentum variance per step and coordinate, InjectedVariance(A, h)
+	GradNoise  float64 // estimated gradient-noise variance per step and coordinate, h^2 Var[grad U~]/T^2
+	// Share is GradNoise / (GradNoise + Injected), the gradient noise's
+	// share in the momentum's diffusion.
+	Share float64
+	// Budget is (Injected + GradNoise)/2: the thermostat's level solves
+	// 1 - exp(-xi h) = Budget (the friction per step that removes the
+	// momentum variance each step adds, at unit configurational
+	// temperature), so at a budget of 1 or more there is no level and xi
+	// grows without bound, the momentum wiped every step; near 1 the
+	// friction per step is several units and the same happens in effect.
+	Budget float64
+	Status HealthStatus
+}
+
+// HealthStatus grades a window.
+type HealthStatus int
+
+// Health statuses, from good to bad.
+const (
+	HealthOK   HealthStatus = iota
+	HealthWarn              // gradient noise large enough to bias the posterior's spread by a few percent
+	HealthFail              // the dynamics left their regime: the samples are not from the posterior
+)
+
+// String returns ok, warn or fail.
+func (s HealthStatus) String() string {
+	switch s {
+	case HealthOK:
+		return "ok"
+	case HealthWarn:
+		return "warn"
+	case HealthFail:
+		return "fail"
+	}
+	return fmt.Sprintf("HealthStatus(%d)", int(s))
+}
+
+// Thresholds of the health grades (see docs/posterior-checks.md for the
+// measurements behind them). On the linear-regression suite, whose exact
+// posterior is known, SGNHT with epoch minibatches samples sds about
+// 0.3 x Share too small; with-replacement minibatches about a tenth of that.
+const (
+	// WarnShare is the noise share above which a window warns.
+	WarnShare = 0.1
+	// FailShare is the noise share above which a window fails.
+	FailShare = 0.3
+	// FailBudget is the budget above which a window fails: the friction
+	// per step needed to hold it exceeds -log(1-FailBudget), 2.3.
+	FailBudget = 0.9
+	// KineticSlack is the kinetic temperature's allowed systematic error
+	// (besides its statistical tolerance) before a window warns; four
+	// times it fails.
+	KineticSlack = 0.05
+)
+
+// MomentumNoise returns one step's estimate of the gradient noise that
+// entered the momentum, per coordinate: the momentum's energy balance
+// over a step p <- exp(-f) p - h grad U/T + sqrt(inj) N(0, I) + noise,
+//
+//	E[p'p/D after] = exp(-2 f) p'p/D before + inj + h^2 Var[grad U~]/T^2 + O((omega h)^4),
+//
+// so kinAfter - exp(-2 f) kinBefore - inj estimates h^2 Var[grad U~]/T^2
+// (the force terms cancel in equilibrium to that order, omega h the step
+// in units of the fastest oscillation). f = xi h is the friction the step
+// used. The estimate needs no extra gradients, holds with the thermostat
+// far from its level (it is a per-step balance, not a stationary one), and
+// averages to the noise over a window; during burn-in the descent adds
+// kinetic energy and it overestimates. With minibatches drawn in epochs
+// (without replacement) successive noises are slightly anti-correlated and
+// part of their heating cancels within the momentum's memory: the estimate
+// is then the heating the momentum actually receives, below
+// h^2 Var[grad U~] when 1/f approaches the number of batches per epoch.
+func MomentumNoise(kinBefore, kinAfter, f, injected float64) float64 {
+	return kinAfter - math.Exp(-2*f)*kinBefore - injected
+}
+
+// Observe records one step of kernel k: xiBefore is the thermostat the step
+// used (State.Xi before it), kinEnd is p'p/D after it
+// (State.KineticTemperature) and kinMid the step's mid-step kinetic
+// temperature (State.Kinetic). At the end of a window
+// of window steps (0: DefaultHealthWindow) it computes the window's figures
+// into Last, grades them, and when afterBurnIn counts bad windows; it then
+// returns true.
+func (hl *Health) Observe(k Frictional, xiBefore, kinEnd, kinMid float64, dim, step, window int, afterBurnIn bool) bool {
+	if window <= 0 {
+		window = DefaultHealthWindow
+	}
+	h, a := k.Dynamics()
+	inj := InjectedVariance(a, h)
+	f := xiBefore * h
+	if !hl.Started {
+		hl.PrevKin, hl.Started = kinEnd, true
+		return false
+	}
+	hl.Steps++
+	hl.KinSum += kinMid
+	hl.XiFSum += f
+	if hl.Steps <= window/2 {
+		hl.XiF1 += f
+	} else {
+		hl.XiF2 += f
+	}
+	hl.NoiseSum += MomentumNoise(hl.PrevKin, kinEnd, f, inj)
+	hl.InjSum += inj
+	hl.PrevKin = kinEnd
+	if hl.Steps < window {
+		return false
+	}
+	n := float64(hl.Steps)
+	fig := HealthFigures{Step: step, Steps: hl.Steps, Dim: dim, Kinetic: hl.KinSum / n, Friction: hl.XiFSum / n,
+		Injected: hl.InjSum / n, GradNoise: hl.NoiseSum / n}
+	n1, n2 := float64(window/2), n-float64(window/2)
+	if fig.Friction != 0 {
+		fig.XiTrend = (hl.XiF2/n2 - hl.XiF1/n1) / math.Abs(fig.Friction)
+	}
+	total := fig.Injected + math.Max(fig.GradNoise, 0)
+	fig.Budget = total / 2
+	if total > 0 {
+		fig.Share = math.Max(fig.GradNoise, 0) / total
+	}
+	// p'p/D has variance 2/D per step and relaxes over about 1/(2 f)
+	// steps; a window mean's standard error is about
+	// sqrt(2/D / (window * min(1, 2 f))).
+	eff := n * math.Min(1, math.Max(2*fig.Friction, 1/n))
+	fig.KineticTol = 4 * math.Sqrt(2/float64(dim)/eff)
+	fig.Status = fig.grade()
+	hl.Last = fig
+	hl.Windows++
+	if afterBurnIn {
+		hl.After++
+		switch fig.Status {
+		case HealthFail:
+			hl.Bad++
+		case HealthWarn:
+			hl.Warned++
+		}
+		hl.Worst = max(hl.Worst, fig.Status)
+	}
+	hl.Steps, hl.KinSum, hl.XiFSum, hl.XiF1, hl.XiF2, hl.NoiseSum, hl.InjSum = 0, 0, 0, 0, 0, 0, 0
+	return true
+}
+
+// grade returns the window's status: fail when the momentum's budget has
+// no equilibrium, the noise share exceeds FailShare or the kinetic
+// temperature is off by more than 4 KineticSlack beyond its tolerance; warn
+// for a share above WarnShare or a kinetic temperature off by more than
+// KineticSlack beyond its tolerance.
+func (f HealthFigures) grade() HealthStatus {
+	dev := math.Abs(f.Kinetic-1) - f.KineticTol
+	switch {
+	case f.Budget >= FailBudget, f.Share > FailShare, dev > 4*KineticSlack, math.IsNaN(f.Kinetic):
+		return HealthFail
+	case f.Share > WarnShare, dev > KineticSlack:
+		return HealthWarn
+	}
+	return HealthOK
+}
+
+// NoiseReduction returns the factor by which the gradient noise per step
+// (h^2 Var[grad U~], proportional to the learning rate h^2 and to 1/batch)
+// must shrink, the injected noise per step held, for the share to fall to
+// target: a value below 1 (1 when it is already there).
+func (f HealthFigures) NoiseReduction(target float64) float64 {
+	if f.GradNoise <= 0 || f.Share <= target {
+		return 1
+	}
+	want := f.Injected * target / (1 - target)
+	return want / f.GradNoise
+}
+
+// Problems returns the window's problems in words, empty when it is ok.
+func (f HealthFigures) Problems() []string {
+	var out []string
+	if f.Budget >= FailBudget {
+		out = append(out, fmt.Sprintf("the momentum receives %.3g of variance per step (injected %.3g + gradient noise %.3g), more than friction can remove at temperature 1 (2): the thermostat grows without bound and the momentum is wiped every step", 2*f.Budget, f.Injected, f.GradNoise))
+	}
+	if f.Share > WarnShare {
+		out = append(out, fmt.Sprintf("gradient noise is %.0f%% of the momentum's diffusion (h^2 Var[grad U~] = %.3g per step against %.3g injected)", 100*f.Share, f.GradNoise, f.Injected))
+	}
+	if dev := math.Abs(f.Kinetic-1) - f.KineticTol; dev > KineticSlack {
+		out = append(out, fmt.Sprintf("kinetic temperature %.3f, not 1 (tolerance %.3f)", f.Kinetic, f.KineticTol+KineticSlack))
+	}
+	if f.Friction != 0 && math.Abs(f.XiTrend) > 0.1 && f.Kinetic > 1 {
+		out = append(out, fmt.Sprintf("thermostat still rising (friction per step %.3g, %+.0f%% across the window)", f.Friction, 100*f.XiTrend))
+	}
+	return out
+}
+
+// String summarises the figures on one line.
+func (f HealthFigures) String() string {
+	s := fmt.Sprintf("%s: kinetic %.3f, friction/step %.3g (trend %+.0f%%), gradient noise %.3g vs injected %.3g (share %.0f%%, budget %.2f)",
+		f.Status, f.Kinetic, f.Friction, 100*f.XiTrend, f.GradNoise, f.Injected, 100*f.Share, f.Budget)
+	if p := f.Problems(); len(p) > 0 {
+		s += ": " + strings.Join(p, "; ")
+	}
+	return s
+}
+
+// stepScale returns the multiplier of the kernel's step.
+func (hl *Health) stepScale() float64 {
+	if hl.StepScale == 0 {
+		return 1
+	}
+	return hl.StepScale
+}
+
+// adaptStep shrinks the step after a window whose noise share exceeds
+// target, so that the gradient noise per step (proportional to h^2 at a
+// fixed friction per step) reaches it: f *= sqrt(NoiseReduction), at most a
+// factor 4 per window and 1/64 in all. It returns the factor applied.
+func (hl *Health) adaptStep(target float64) float64 {
+	r := hl.Last.NoiseReduction(target)
+	if r >= 1 {
+		return 1
+	}
+	f := math.Max(math.Sqrt(r), 0.25)
+	s := math.Max(hl.stepScale()*f, 1.0/64)
+	f = s / hl.stepScale()
+	hl.StepScale = s
+	return f
+}

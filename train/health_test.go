@@ -1,0 +1,63 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHealthVerdict runs SGNHT with a learning rate far too large for its
+// batch (the Fashion-MNIST setting in miniature: lr 0.5, friction
+// 0.01, batch 8): the run must refuse to call its samples a posterior, say
+// to lower --lr or raise --batch, write the figures to metrics.jsonl, and
+// warn while running. With --noise-target the burn-in shrinks the step.
+func TestHealthVerdict(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Sampler, cfg.LR, cfg.Friction, cfg.Batch = "sgnht", 0.5, 0.01, 8
+	cfg.Steps, cfg.BurnIn, cfg.LogEvery = 600, 200, 20
+	data := smallData(t)
+	for _, target := range []float64{0, 0.05} {
+		cfg.NoiseTarget = target
+		dir := filepath.Join(t.TempDir(), "run")
+		r, err := NewFromData(dir, cfg, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warnings := 0
+		if err := r.Train(context.Background(), func(s Status) {
+			if s.Warning != "" {
+				warnings++
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		hr := r.Health()
+		r.Close()
+		t.Logf("noise target %g: %d warnings\n%s", target, warnings, hr)
+		if target == 0 {
+			if hr.Posterior || warnings == 0 {
+				t.Fatalf("lr 0.5, batch 8: posterior %v, %d warnings: want the check to refuse and warn", hr.Posterior, warnings)
+			}
+			if !strings.Contains(hr.Advice, "--lr") || !strings.Contains(hr.Advice, "--batch") {
+				t.Fatalf("advice %q names neither --lr nor --batch", hr.Advice)
+			}
+		} else if sc := hr.Rungs[0].StepScale; sc >= 0.5 {
+			t.Fatalf("noise target %g: step scale %g, want the burn-in to shrink the step", target, sc)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		var last MetricsLine
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+			t.Fatal(err)
+		}
+		if len(last.Health) != 1 || len(last.NoiseShare) != 1 || last.NoiseShare[0] <= 0 {
+			t.Fatalf("last metrics line carries no health figures: %s", lines[len(lines)-1])
+		}
+	}
+}
