@@ -62,7 +62,7 @@ func NewChains(dir string, cfg Config, overwrite bool) (*Chains, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cfg.Spec(tr.D, tr.Classes); err != nil {
+	if _, err := cfg.NNModel(tr.D, tr.Classes); err != nil {
 		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
 	return newChains(dir, cfg, tr, val)
@@ -86,9 +86,9 @@ func newChains(dir string, cfg Config, tr, val *datasets.Dataset) (*Chains, erro
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	cfg.Chain = 0
-	if cfg.Chains > 1 {
-		fp := DataFingerprint(tr)
-		cfg.DataFingerprint = &fp
+	cfg, err := recordIdentity(cfg, tr)
+	if err != nil {
+		return nil, err
 	}
 	if err := clearRun(dir); err != nil {
 		return nil, err

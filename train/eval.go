@@ -152,8 +152,8 @@ func NewModelEnsemble(model nn.Model, data *datasets.Dataset) (*Ensemble, error)
 
 // Add adds one weight sample.
 func (e *Ensemble) Add(theta []float64) error {
-	if n := e.Spec.NumParams(); len(theta) != n {
-		return fmt.Errorf("ensemble: sample of %d values, model %s has %d parameters (samples of another model?)", len(theta), e.Spec.Arch(), n)
+	if n := e.Model.NumParams(); len(theta) != n {
+		return fmt.Errorf("ensemble: sample of %d values, model %s has %d parameters (samples of another model?)", len(theta), e.Model.Name, n)
 	}
 	k := e.Data.Classes
 	mb := e.eval.MaxBatch()

@@ -17,7 +17,7 @@ import (
 // Example_exportNames lists the named arrays of an MLP's flat parameter
 // vector (its learnables), as ExportNPZ names them.
 func Example_exportNames() {
-	for _, l := range (nn.Spec{Sizes: []int{784, 100, 10}}).Layout() {
+	for _, l := range (nn.Spec{Sizes: []int{784, 100, 10}, PriorPrecision: []float64{1}}).Layout() {
 		fmt.Println(l.Name, l.Shape, l.Offset)
 	}
 	// Output:

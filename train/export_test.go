@@ -14,7 +14,7 @@ import (
 )
 
 func TestLearnablesCoverParameters(t *testing.T) {
-	spec := nn.Spec{Sizes: []int{5, 4, 3}}
+	spec := nn.Spec{Sizes: []int{5, 4, 3}, PriorPrecision: []float64{1}}
 	got := spec.Layout()
 	type place struct {
 		Name   string

@@ -169,7 +169,7 @@ func New(dir string, cfg Config, overwrite bool) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cfg.Spec(tr.D, tr.Classes); err != nil {
+	if _, err := cfg.NNModel(tr.D, tr.Classes); err != nil {
 		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -225,10 +225,24 @@ func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) 
 	return newRun(dir, cfg, tr, val)
 }
 
+// recordIdentity returns cfg with what a run records of its identity: the
+// fingerprint of its training data and its model's parameter shapes. Every
+// path that writes a run's config (one chain, the chains of one process, a
+// chain task) takes it from here, so their config.json files agree.
+func recordIdentity(cfg Config, tr *datasets.Dataset) (Config, error) {
+	model, err := cfg.NNModel(tr.D, tr.Classes)
+	if err != nil {
+		return cfg, fmt.Errorf("data %s: %w", cfg.Data, err)
+	}
+	fp := DataFingerprint(tr)
+	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
+	return cfg, nil
+}
+
 func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
-	if cfg.Chain == 0 { // chains of a multi-chain run have it from newChains
-		fp := DataFingerprint(tr)
-		cfg.DataFingerprint = &fp
+	cfg, err := recordIdentity(cfg, tr)
+	if err != nil {
+		return nil, err
 	}
 	r, err := build(dir, cfg, tr, val)
 	if err != nil {
@@ -267,7 +281,6 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Shapes = model.Layout.String()
 	r := &Run{Dir: dir, Cfg: cfg, Model: model, Data: tr, Val: val}
 	if model.MLP != nil {
 		r.Spec = *model.MLP

@@ -58,6 +58,13 @@ func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Datas
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	tr, val, err := data(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg, err = recordIdentity(cfg, tr); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
@@ -77,10 +84,6 @@ func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Datas
 		if diff := configDiff(ck.Config, cc); len(diff) > 0 {
 			return nil, fmt.Errorf("chain %d: checkpoint in %s was written with other settings: %s: %w", i, cd, strings.Join(diff, ", "), ErrConfigMismatch)
 		}
-		tr, val, err := data(cfg)
-		if err != nil {
-			return nil, err
-		}
 		r, err := resume(cd, ck, tr, val, 0)
 		if err != nil {
 			return nil, fmt.Errorf("chain %d: %w", i, err)
@@ -94,10 +97,6 @@ func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Datas
 	}
 	if err := os.MkdirAll(cd, 0o755); err != nil {
 		return nil, fmt.Errorf("chain directory: %w", err)
-	}
-	tr, val, err := data(cfg)
-	if err != nil {
-		return nil, err
 	}
 	// Files of an attempt that died before its first checkpoint are
 	// replaced: newRun truncates samples and metrics.
