@@ -163,19 +163,23 @@ sleep 2
 say "eval while the array runs:"
 "$BIN" eval --run "$ARRAY" || die "eval while running failed"
 
-# task LIMIT_TASK near its time limit: once it runs, cut its limit to 1
-# minute, so that --signal=TERM@60 fires; it checkpoints, exits 75 and the
-# job script requeues it. Its limit goes back to 30 minutes once it has.
+# task LIMIT_TASK near its time limit: once it runs (its signal handler is
+# in place when it prints "starting"), cut its limit to 1 minute, so that
+# --signal=TERM@60 fires at slurmctld's next time-limit check (every 30 s);
+# it checkpoints, exits 75 and the job script requeues it. Its limit goes
+# back to 30 minutes once it has. Should the timer not have fired by two
+# thirds of the run (a fast machine), scancel --signal=TERM sends the same
+# SIGTERM to the task's step that --signal would.
 limitlog=$ARRAY/logs/chain-$LIMIT_TASK.out
 for _ in $(seq 2400); do
-	s3=$(lastStep "$ARRAY/chain-$LIMIT_TASK/metrics.jsonl")
-	[ -n "$s3" ] && [ "$s3" -ge 300 ] && break
+	grep -q "starting" "$limitlog" 2>/dev/null && break
 	sleep 0.25
 done
-[ -n "$s3" ] && [ "$s3" -ge 300 ] || die "task $LIMIT_TASK did not start"
-say "task $LIMIT_TASK is at step $s3 of $STEPS: scontrol update JobId=${JOB}_$LIMIT_TASK TimeLimit=1 (its --signal=TERM@60 fires next)"
+grep -q "starting" "$limitlog" 2>/dev/null || die "task $LIMIT_TASK did not start"
+say "task $LIMIT_TASK started: scontrol update JobId=${JOB}_$LIMIT_TASK TimeLimit=1 (its --signal=TERM@60 fires next)"
 scontrol update JobId="${JOB}_$LIMIT_TASK" TimeLimit=1 || die "scontrol update TimeLimit failed"
 limitReset=""
+fallback=""
 
 # wait for the array (a requeued job may wait for its begin time: start it now)
 for i in $(seq 900); do
@@ -186,6 +190,14 @@ for i in $(seq 900); do
 		done
 		limitReset=1
 		say "task $LIMIT_TASK exited 75 before its time limit; limit back to 30 minutes"
+	fi
+	if [ -z "$limitReset" ] && [ -z "$fallback" ]; then
+		s3=$(lastStep "$ARRAY/chain-$LIMIT_TASK/metrics.jsonl")
+		if [ -n "$s3" ] && [ "$s3" -ge $((2 * STEPS / 3)) ]; then
+			fallback=1
+			say "the --signal timer has not fired by step $s3: scancel --signal=TERM ${JOB}_$LIMIT_TASK (the SIGTERM --signal sends)"
+			scancel --signal=TERM "${JOB}_$LIMIT_TASK"
+		fi
 	fi
 	left=$(squeue -h -r -j "$JOB" -o "%i %T %r" 2>/dev/null)
 	[ -z "$left" ] && break
