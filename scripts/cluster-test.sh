@@ -16,7 +16,8 @@ set -uo pipefail
 BIN=$(readlink -f "${1:-bin/ptsghmc}")
 DATA=${2:-/usr/share/datasets/fashion-mnist}
 CHAINS=4
-REQUEUE_TASK=2
+REQUEUE_TASK=2 # requeued by scontrol requeue (as preemption would be)
+LIMIT_TASK=3   # stopped near its time limit by --signal (it requeues itself)
 # A small run: about 10 s of one core per chain here.
 TRAIN=(--data "$DATA" --train-size 2000 --validation 500 --arch 784-50-10 --sampler sgnht
 	--steps 6000 --burnin 1500 --thin 100 --batch 64 --checkpoint-every 300 --log-every 100 --seed 7)
@@ -162,8 +163,42 @@ sleep 2
 say "eval while the array runs:"
 "$BIN" eval --run "$ARRAY" || die "eval while running failed"
 
+# task LIMIT_TASK near its time limit: once it runs (its signal handler is
+# in place when it prints "starting"), cut its limit to 1 minute, so that
+# --signal=TERM@60 fires at slurmctld's next time-limit check (every 30 s);
+# it checkpoints, exits 75 and the job script requeues it. Its limit goes
+# back to 30 minutes once it has. Should the timer not have fired by two
+# thirds of the run (a fast machine), scancel --signal=TERM sends the same
+# SIGTERM to the task's step that --signal would.
+limitlog=$ARRAY/logs/chain-$LIMIT_TASK.out
+for _ in $(seq 2400); do
+	grep -q "starting" "$limitlog" 2>/dev/null && break
+	sleep 0.25
+done
+grep -q "starting" "$limitlog" 2>/dev/null || die "task $LIMIT_TASK did not start"
+say "task $LIMIT_TASK started: scontrol update JobId=${JOB}_$LIMIT_TASK TimeLimit=1 (its --signal=TERM@60 fires next)"
+scontrol update JobId="${JOB}_$LIMIT_TASK" TimeLimit=1 || die "scontrol update TimeLimit failed"
+limitReset=""
+fallback=""
+
 # wait for the array (a requeued job may wait for its begin time: start it now)
 for i in $(seq 900); do
+	if [ -z "$limitReset" ] && grep -q "exit code 75" "$limitlog" 2>/dev/null; then
+		for _ in $(seq 60); do # until the script has requeued it
+			scontrol update JobId="${JOB}_$LIMIT_TASK" TimeLimit=30 2>/dev/null && break
+			sleep 0.5
+		done
+		limitReset=1
+		say "task $LIMIT_TASK exited 75 before its time limit; limit back to 30 minutes"
+	fi
+	if [ -z "$limitReset" ] && [ -z "$fallback" ]; then
+		s3=$(lastStep "$ARRAY/chain-$LIMIT_TASK/metrics.jsonl")
+		if [ -n "$s3" ] && [ "$s3" -ge $((2 * STEPS / 3)) ]; then
+			fallback=1
+			say "the --signal timer has not fired by step $s3: scancel --signal=TERM ${JOB}_$LIMIT_TASK (the SIGTERM --signal sends)"
+			scancel --signal=TERM "${JOB}_$LIMIT_TASK"
+		fi
+	fi
 	left=$(squeue -h -r -j "$JOB" -o "%i %T %r" 2>/dev/null)
 	[ -z "$left" ] && break
 	if echo "$left" | grep -q BeginTime; then
@@ -186,6 +221,13 @@ at=$(sed -n 's/.*resuming from its checkpoint at step \([0-9]*\).*/\1/p' "$log" 
 $(cat "$log")"
 say "task $REQUEUE_TASK's log:"
 sed 's/^/    /' "$log"
+grep -q "task 0: Exited with exit code 75" "$limitlog" || die "task $LIMIT_TASK did not exit 75 on --signal:
+$(cat "$limitlog")"
+at3=$(sed -n 's/.*resuming from its checkpoint at step \([0-9]*\).*/\1/p' "$limitlog" | head -1)
+[ -n "$at3" ] && [ "$at3" -gt 0 ] && [ "$at3" -lt $STEPS ] || die "task $LIMIT_TASK did not requeue itself and resume mid-run:
+$(cat "$limitlog")"
+say "task $LIMIT_TASK's log:"
+sed 's/^/    /' "$limitlog"
 
 # --- the same run in one process, and the comparison ------------------------------
 say "the same run in one process (--chains $CHAINS):"
@@ -207,7 +249,7 @@ say "eval --run of the array job's run:"
 "$BIN" eval --run "$ARRAY" || die "eval failed"
 
 if [ $bad = 0 ]; then
-	say "PASS: $CHAINS array tasks (task $REQUEUE_TASK requeued at step $s, resumed from its checkpoint at step $at) wrote the same samples, metrics and configs as one process, byte for byte"
+	say "PASS: $CHAINS array tasks (task $REQUEUE_TASK requeued by scontrol at step $s, resumed from its checkpoint at step $at; task $LIMIT_TASK signalled before its time limit, requeued itself, resumed at step $at3) wrote the same samples, metrics and configs as one process, byte for byte"
 else
 	die "some chain differs from the one-process run"
 fi

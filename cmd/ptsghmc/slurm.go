@@ -87,7 +87,7 @@ func (j SlurmJob) Script() string {
 	p("#SBATCH --signal=TERM@%d", j.SignalLead)
 	p("")
 	p("echo \"$(date -u +%%FT%%TZ) task ${SLURM_ARRAY_TASK_ID} (job ${SLURM_JOB_ID}, restart ${SLURM_RESTART_COUNT:-0}) on $(hostname)\"")
-	p("srun --ntasks=1 --cpus-per-task=%d %s train --out %s --chains %d --chain env --quiet %s",
+	p("srun --ntasks=1 --cpus-per-task=%d %s train --out %s --chains %d --chain env %s",
 		j.CPUs, shellQuote(j.Binary), shellQuote(j.RunDir), j.Chains, quoteAll(j.TrainArgs))
 	p("rc=$?")
 	p("if [ \"$rc\" -eq %d ]; then", exitRequeue)
