@@ -32,10 +32,10 @@ const (
 
 // ExportSummary describes what ExportNPZ wrote.
 type ExportSummary struct {
-	Chains     []string    // the chains' run directories
-	Draws      []int       // samples per chain
+	Chains     []string  // the chains' run directories
+	Draws      []int     // samples per chain
 	Learnables nn.Layout // the parameter arrays (the model's learnables), each with a leading sample axis
-	DType      string      // float32 or float64, as stored in the samples files
+	DType      string    // float32 or float64, as stored in the samples files
 	// LogLikDraws is the number of draws per chain in ExportLogLik (the
 	// shortest chain's count; 0 without data).
 	LogLikDraws int
