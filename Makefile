@@ -73,6 +73,13 @@ fuzz: deps
 	$(GO) test -run XXX -fuzz '^FuzzSamples$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./train/
 	$(GO) test -run XXX -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./train/
 
+# soak SIGKILLs a training run at random moments (KILLS times, default 30)
+# across many checkpoint writes, resumes it each time and compares its
+# samples and metrics byte for byte with an uninterrupted run (a minute or
+# two; not part of make test).
+soak: build
+	scripts/soak.sh $(BIN)
+
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
