@@ -105,18 +105,16 @@ func writeSynced(path string, b []byte) error {
 	if err != nil {
 		return err
 	}
+	// the errors of *os.File name the operation and the path
 	if _, err := checkpointWrite(f, b); err != nil {
 		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
+		return err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	return nil
+	return f.Close()
 }
 
 // copyFile copies src to dst, fsynced.

@@ -52,7 +52,7 @@ func TestWriteErrors(t *testing.T) {
 			old := checkpointWrite
 			checkpointWrite = func(f *os.File, b []byte) (int, error) {
 				n, _ := f.Write(b[:len(b)/2]) // half written, then the disk is full
-				return n, syscall.ENOSPC
+				return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
 			}
 			return func() { checkpointWrite = old }
 		}, "checkpoint.tmp: no space left on device"},
