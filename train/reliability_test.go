@@ -229,6 +229,37 @@ func TestCheckpointMismatch(t *testing.T) {
 			}
 		})
 	}
+	// The samples the checkpoint covers must be intact: a corrupt record
+	// among them, or a file cut short, is refused (not built upon).
+	ck, _ := ReadCheckpoint(filepath.Join(base, checkpointName))
+	h, _ := os.ReadFile(filepath.Join(base, SamplesFile))
+	rec := 8 + 243*4 + 4
+	hlen := len(h) - ck.Samples*rec
+	for _, c := range []struct {
+		name   string
+		change func(b []byte) []byte
+		want   string
+	}{
+		{"corrupt sample record covered by the checkpoint", func(b []byte) []byte { b[hlen+rec+20] ^= 1; return b }, "record 1 (step field 60)"},
+		{"samples file shorter than the checkpoint's count", func(b []byte) []byte { return b[:len(b)-rec-3] }, "0 intact samples, checkpoint expects 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := fresh(t)
+			b := c.change(append([]byte(nil), h...))
+			os.WriteFile(filepath.Join(dir, SamplesFile), b, 0o644)
+			r, err := ResumeFromData(dir, data, 0)
+			if err == nil {
+				r.Close()
+				t.Fatal("resumed")
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Join(dir, SamplesFile)) {
+				t.Fatalf("error %v, want one naming the file and %q", err, c.want)
+			}
+			if after, _ := os.ReadFile(filepath.Join(dir, SamplesFile)); !bytes.Equal(after, b) {
+				t.Fatal("the refused samples file was changed")
+			}
+		})
+	}
 	t.Run("other training data", func(t *testing.T) {
 		dir := fresh(t)
 		other, _ := datasets.SyntheticImages(200, 16, 3, rand.New(rand.NewPCG(2, 2)))
