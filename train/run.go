@@ -384,12 +384,8 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	if err := r.makeBatches(c.Batches); err != nil {
 		return nil, err
 	}
-	if r.samples, err = OpenSamplesAt(filepath.Join(dir, SamplesFile), c.Samples); err != nil {
-		return nil, err
-	}
-	if h := r.samples.Header(); h.Params != r.Spec.NumParams() {
-		r.samples.Close()
-		return nil, fmt.Errorf("samples %s hold %d values per sample (arch %s), the checkpoint's model %s has %d: the files are of different runs", filepath.Join(dir, SamplesFile), h.Params, h.Arch, cfg.Arch, r.Spec.NumParams())
+	if r.samples, err = openSamplesAt(filepath.Join(dir, SamplesFile), c.Samples, r.Spec.NumParams()); err != nil {
+		return nil, fmt.Errorf("resume %s (model %s): %w", dir, cfg.Arch, err)
 	}
 	mpath := filepath.Join(dir, MetricsFile)
 	if r.metrics, err = os.OpenFile(mpath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {

@@ -97,6 +97,12 @@ func CreateSamples(path string, h SampleHeader) (*SampleWriter, error) {
 // samples, truncating anything after them (records written after the last
 // checkpoint, or a torn record).
 func OpenSamplesAt(path string, count int) (*SampleWriter, error) {
+	return openSamplesAt(path, count, 0)
+}
+
+// openSamplesAt is OpenSamplesAt; with params > 0 a file whose samples do
+// not have that many values is refused before anything is truncated.
+func openSamplesAt(path string, count, params int) (*SampleWriter, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("samples: %w", err)
@@ -107,6 +113,10 @@ func OpenSamplesAt(path string, count int) (*SampleWriter, error) {
 		return nil, err
 	}
 	h := sc.Header
+	if params > 0 && h.Params != params {
+		f.Close()
+		return nil, fmt.Errorf("samples %s hold %d values per sample (arch %s), the model has %d: the files are of different runs", path, h.Params, h.Arch, params)
+	}
 	if sc.Intact < count {
 		f.Close()
 		if len(sc.Corrupt) > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -122,7 +123,7 @@ func TestBadInput(t *testing.T) {
 		{"run directory of another model (eval)", []string{"eval", "--run", mixed, "--data", data},
 			[]string{filepath.Join(mixed, train.SamplesFile), "model 16-8-10"}, false},
 		{"run directory of another model (resume)", []string{"train", "--resume", mixed, "--quiet"},
-			[]string{filepath.Join(mixed, train.SamplesFile), "16-5-10", "16-8-10"}, false},
+			[]string{filepath.Join(mixed, train.SamplesFile), "16-5-10", "16-8-10", "different runs"}, false},
 		{"--resume with contradicting flags", []string{"train", "--resume", rd, "--lr", "0.5", "--arch", "16-3-10", "--steps", "50"},
 			[]string{"--lr 0.5 (the run has 0.02)", "--arch 16-3-10 (the run has 16-8-10)", "only --steps"}, false},
 		{"--resume with --config", []string{"train", "--resume", rd, "--config", goodJSON},
@@ -157,6 +158,9 @@ func TestBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+	if after, _ := os.ReadFile(filepath.Join(mixed, train.SamplesFile)); !bytes.Equal(after, b) {
+		t.Error("a refused resume changed the other model's samples file")
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a failed train left %s behind", out)
