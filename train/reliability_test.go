@@ -240,7 +240,7 @@ func TestCheckpointMismatch(t *testing.T) {
 		change func(b []byte) []byte
 		want   string
 	}{
-		{"corrupt sample record covered by the checkpoint", func(b []byte) []byte { b[hlen+rec+20] ^= 1; return b }, "record 1 (step field 60)"},
+		{"corrupt sample record covered by the checkpoint", func(b []byte) []byte { b[hlen+rec+20] ^= 1; return b }, "record #2 (counting from 1; step field 60)"},
 		{"samples file shorter than the checkpoint's count", func(b []byte) []byte { return b[:len(b)-rec-3] }, "0 intact samples, checkpoint expects 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
