@@ -24,6 +24,7 @@ import (
 // is left, and the run resumes to the same files as an uninterrupted run.
 func TestWriteErrors(t *testing.T) {
 	cfg := smallConfig()
+	cfg.Corr = "hermite" // its table builds in milliseconds
 	data := smallData(t)
 	ref := filepath.Join(t.TempDir(), "ref")
 	r, err := NewFromData(ref, cfg, data)

@@ -65,13 +65,20 @@ func TestSignalsDuringCheckpoint(t *testing.T) {
 			cmd, stderr := child(t, append([]string{"train", "--out", dir}, args...)...)
 			interrupts := 0
 			for {
-				// wait for the first checkpoint, then a random moment
-				deadline := time.Now().Add(30 * time.Second)
-				for {
-					if _, err := os.Stat(filepath.Join(dir, "checkpoint")); err == nil || time.Now().After(deadline) {
-						break
+				// wait until the child is in its training loop (its metrics
+				// file grows: signal handling is installed), then a random
+				// moment; a signal during setup, before there is anything to
+				// save, ends the process by default
+				size := func() int64 {
+					st, err := os.Stat(filepath.Join(dir, train.MetricsFile))
+					if err != nil {
+						return -1
 					}
-					time.Sleep(5 * time.Millisecond)
+					return st.Size()
+				}
+				start := size()
+				for deadline := time.Now().Add(60 * time.Second); size() <= max(start, 0) && time.Now().Before(deadline); {
+					time.Sleep(2 * time.Millisecond)
 				}
 				time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 				for i, s := range sig.sends {
