@@ -132,6 +132,12 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
+	return decodeCheckpoint(path, b)
+}
+
+// decodeCheckpoint verifies and decodes the bytes b of the checkpoint file
+// at path (named in errors).
+func decodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
 	fail := func(f string, args ...any) error {
 		return fmt.Errorf("checkpoint %s: %s: %w", path, fmt.Sprintf(f, args...), ErrCheckpoint)
 	}
