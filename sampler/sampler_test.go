@@ -223,8 +223,8 @@ func TestBarkerAcceptance(t *testing.T) {
 	corr, _ := NewCorrection(1, CorrectionOptions{})
 	rng := rand.New(rand.NewPCG(1, 2))
 	// Temperatures 1 and 2: d_i = (1 - 1/2)(a_i - b_i) = (mu + sd z_i)/2,
-	// so deltaE = mu/2 and, on a batch of 64, its sd is sd/16.
-	const batch, sigma = 64, 0.6
+	// so deltaE = mu/2 and, on a batch of 16, its sd is sd/8.
+	const batch, sigma = 16, 0.6
 	for _, de := range []float64{-2, 0.7, 3} {
 		const trials = 200000
 		x := Exchanger{Batch: batch, Correction: corr}
@@ -244,6 +244,7 @@ func TestBarkerAcceptance(t *testing.T) {
 		}
 		want := Logistic(de)
 		got := float64(acc) / trials
+		t.Logf("deltaE %v: acceptance %.4f, logistic %.4f, sign of the estimate %.4f", de, got, want, float64(sign)/trials)
 		if math.Abs(got-want) > 0.005 {
 			t.Errorf("deltaE %v: acceptance %.4f, want %.4f", de, got, want)
 		}

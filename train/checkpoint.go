@@ -105,18 +105,16 @@ func writeSynced(path string, b []byte) error {
 	if err != nil {
 		return err
 	}
+	// the errors of *os.File name the operation and the path
 	if _, err := checkpointWrite(f, b); err != nil {
 		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
+		return err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	return nil
+	return f.Close()
 }
 
 // copyFile copies src to dst, fsynced.
@@ -134,6 +132,12 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
+	return decodeCheckpoint(path, b)
+}
+
+// decodeCheckpoint verifies and decodes the bytes b of the checkpoint file
+// at path (named in errors).
+func decodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
 	fail := func(f string, args ...any) error {
 		return fmt.Errorf("checkpoint %s: %s: %w", path, fmt.Sprintf(f, args...), ErrCheckpoint)
 	}
@@ -189,7 +193,7 @@ func (c *Checkpoint) validateFor(cfg Config, dim, numRungs, n int) error {
 	}
 	for j, rs := range c.Rungs {
 		if len(rs.Theta) != dim || len(rs.P) != dim {
-			return bad("rung %d has %d parameters and %d momenta, model %s has %d", j+1, len(rs.Theta), len(rs.P), cfg.Arch, dim)
+			return bad("rung %d has %d parameters and %d momenta, model %s has %d", j+1, len(rs.Theta), len(rs.P), cfg.ModelName(), dim)
 		}
 		if !finiteAll(rs.Theta) || !finiteAll(rs.P) || !finiteAll([]float64{rs.Xi}) {
 			return bad("rung %d holds a non-finite position, momentum or thermostat", j+1)

@@ -104,13 +104,9 @@ func FuzzCheckpoint(f *testing.F) {
 		}
 		f.Add(b.Bytes())
 	}
+	data := smallData(f)
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, checkpointName)
-		if err := os.WriteFile(path, checkpointFile(payload), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c, err := ReadCheckpoint(path)
+		c, err := decodeCheckpoint("fuzzed", checkpointFile(payload))
 		if err != nil {
 			if !errors.Is(err, ErrCheckpoint) {
 				t.Fatalf("error does not wrap ErrCheckpoint: %v", err)
@@ -132,7 +128,7 @@ func FuzzCheckpoint(f *testing.F) {
 		if err != nil {
 			return
 		}
-		tr, _, err := splitData(cfg, smallData(t))
+		tr, _, err := splitData(cfg, data)
 		if err != nil {
 			return
 		}

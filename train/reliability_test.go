@@ -3,6 +3,7 @@ package train
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -22,6 +24,7 @@ import (
 // is left, and the run resumes to the same files as an uninterrupted run.
 func TestWriteErrors(t *testing.T) {
 	cfg := smallConfig()
+	cfg.Corr = "hermite" // its table builds in milliseconds
 	data := smallData(t)
 	ref := filepath.Join(t.TempDir(), "ref")
 	r, err := NewFromData(ref, cfg, data)
@@ -52,7 +55,7 @@ func TestWriteErrors(t *testing.T) {
 			old := checkpointWrite
 			checkpointWrite = func(f *os.File, b []byte) (int, error) {
 				n, _ := f.Write(b[:len(b)/2]) // half written, then the disk is full
-				return n, syscall.ENOSPC
+				return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
 			}
 			return func() { checkpointWrite = old }
 		}, "checkpoint.tmp: no space left on device"},
@@ -144,4 +147,147 @@ func (p nanAt) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) 
 		grad[p.at] = math.NaN()
 	}
 	return 0, nil
+}
+
+// rewriteCheckpoint reads the checkpoint in dir, changes it and writes it
+// back (with a valid checksum).
+func rewriteCheckpoint(t *testing.T, dir string, change func(c *Checkpoint)) {
+	t.Helper()
+	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	change(c)
+	if err := WriteCheckpoint(dir, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckpointMismatch resumes, through Resume's real path, checkpoints
+// that do not fit the run they rebuild: each is refused with an error
+// wrapping ErrCheckpoint that says what does not fit, never a panic. A
+// checkpoint and config of a version without the data fingerprint still
+// resume; other training data is refused with an error naming both.
+func TestCheckpointMismatch(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Corr = "hermite"
+	data := smallData(t)
+	base := filepath.Join(t.TempDir(), "base")
+	r, err := NewFromData(base, cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.Train(ctx, func(s Status) {
+		if s.Step == 60 {
+			cancel()
+		}
+	})
+	r.Close()
+	files := []string{checkpointName, SamplesFile, MetricsFile, ConfigFile}
+	fresh := func(t *testing.T) string {
+		dir := t.TempDir()
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(base, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		}
+		return dir
+	}
+	for _, c := range []struct {
+		name   string
+		change func(c *Checkpoint)
+		want   string
+	}{
+		{"batch position outside the data", func(c *Checkpoint) { c.Batches[1].Pos = -3 }, "rung 2's batch state is at position -3"},
+		{"batch order outside the data", func(c *Checkpoint) { c.Batches[0].Order[5] = 1 << 20 }, "rung 1's batch order is not a permutation"},
+		{"batch order repeats an example", func(c *Checkpoint) { c.Batches[2].Order[5] = c.Batches[2].Order[6] }, "rung 3's batch order is not a permutation"},
+		{"batch state of other data", func(c *Checkpoint) { c.Batches[0].N = 1000 }, "over 1000 examples"},
+		{"batch size not the run's", func(c *Checkpoint) { c.Batches[0].Size = 7 }, "in batches of 7"},
+		{"momenta of another model", func(c *Checkpoint) { c.Rungs[1].P = c.Rungs[1].P[:10] }, "rung 2 has 243 parameters and 10 momenta"},
+		{"parameters of another model", func(c *Checkpoint) { c.Rungs[0].Theta = append(c.Rungs[0].Theta, 1) }, "rung 1 has 244 parameters"},
+		{"non-finite state", func(c *Checkpoint) { c.Rungs[2].Theta[100] = math.NaN() }, "non-finite"},
+		{"missing random stream", func(c *Checkpoint) { c.Streams = c.Streams[:3] }, "3 streams"},
+		{"bad random stream", func(c *Checkpoint) { c.Streams[1] = []byte{1, 2} }, "random stream 2"},
+		{"more samples than steps", func(c *Checkpoint) { c.Samples = 1000 }, "1000 samples after 60 steps"},
+		{"steps beyond the run", func(c *Checkpoint) { c.Steps = 500 }, "500 steps done"},
+		{"ladder of other length", func(c *Checkpoint) { c.Temps = c.Temps[:2] }, "a ladder of 2 temperatures"},
+		{"walker labels not a permutation", func(c *Checkpoint) { c.Stats.Walker[0] = 7 }, "walker labels"},
+		{"invalid config", func(c *Checkpoint) { c.Config.Batch = -1 }, "batch must be positive"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := fresh(t)
+			rewriteCheckpoint(t, dir, c.change)
+			r, err := ResumeFromData(dir, data, 0)
+			if err == nil {
+				r.Close()
+				t.Fatal("resumed")
+			}
+			if !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), dir) {
+				t.Fatalf("error %v, want one wrapping ErrCheckpoint naming %s and %q", err, dir, c.want)
+			}
+		})
+	}
+	// The samples the checkpoint covers must be intact: a corrupt record
+	// among them, or a file cut short, is refused (not built upon).
+	ck, _ := ReadCheckpoint(filepath.Join(base, checkpointName))
+	h, _ := os.ReadFile(filepath.Join(base, SamplesFile))
+	rec := 8 + 243*4 + 4
+	hlen := len(h) - ck.Samples*rec
+	for _, c := range []struct {
+		name   string
+		change func(b []byte) []byte
+		want   string
+	}{
+		{"corrupt sample record covered by the checkpoint", func(b []byte) []byte { b[hlen+rec+20] ^= 1; return b }, "record #2 (counting from 1; step field 60)"},
+		{"samples file shorter than the checkpoint's count", func(b []byte) []byte { return b[:len(b)-rec-3] }, "0 intact samples, checkpoint expects 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := fresh(t)
+			b := c.change(append([]byte(nil), h...))
+			os.WriteFile(filepath.Join(dir, SamplesFile), b, 0o644)
+			r, err := ResumeFromData(dir, data, 0)
+			if err == nil {
+				r.Close()
+				t.Fatal("resumed")
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Join(dir, SamplesFile)) {
+				t.Fatalf("error %v, want one naming the file and %q", err, c.want)
+			}
+			if after, _ := os.ReadFile(filepath.Join(dir, SamplesFile)); !bytes.Equal(after, b) {
+				t.Fatal("the refused samples file was changed")
+			}
+		})
+	}
+	t.Run("other training data", func(t *testing.T) {
+		dir := fresh(t)
+		other, _ := datasets.SyntheticImages(200, 16, 3, rand.New(rand.NewPCG(2, 2)))
+		_, err := ResumeFromData(dir, other, 0)
+		if !errors.Is(err, ErrOtherData) || !strings.Contains(err.Error(), dir) || strings.Count(err.Error(), "170 examples x 16 features, 3 classes") != 2 {
+			t.Fatalf("error %v", err)
+		}
+	})
+	t.Run("run older than fingerprints", func(t *testing.T) {
+		dir := fresh(t)
+		rewriteCheckpoint(t, dir, func(c *Checkpoint) { c.Config.DataFingerprint = nil })
+		b, _ := os.ReadFile(filepath.Join(dir, ConfigFile))
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		if _, ok := m["data_fingerprint"]; !ok {
+			t.Fatal("config.json has no data_fingerprint")
+		}
+		delete(m, "data_fingerprint")
+		b, _ = json.Marshal(m)
+		os.WriteFile(filepath.Join(dir, ConfigFile), b, 0o644)
+		ch, err := ResumeChainsFromData(dir, data, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch.Close()
+		if err := CheckRunData(dir, "the same data", data); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -410,8 +410,8 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	if err := r.makeBatches(c.Batches); err != nil {
 		return nil, err
 	}
-	if r.samples, err = OpenSamplesAt(filepath.Join(dir, SamplesFile), c.Samples); err != nil {
-		return nil, err
+	if r.samples, err = openSamplesAt(filepath.Join(dir, SamplesFile), c.Samples, r.Model.NumParams()); err != nil {
+		return nil, fmt.Errorf("resume %s (model %s): %w", dir, cfg.ModelName(), err)
 	}
 	if err := checkSamplesModel(r.samples.path, r.samples.h, r.Model); err != nil {
 		r.samples.Close()

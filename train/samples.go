@@ -97,6 +97,12 @@ func CreateSamples(path string, h SampleHeader) (*SampleWriter, error) {
 // samples, truncating anything after them (records written after the last
 // checkpoint, or a torn record).
 func OpenSamplesAt(path string, count int) (*SampleWriter, error) {
+	return openSamplesAt(path, count, 0)
+}
+
+// openSamplesAt is OpenSamplesAt; with params > 0 a file whose samples do
+// not have that many values is refused before anything is truncated.
+func openSamplesAt(path string, count, params int) (*SampleWriter, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("samples: %w", err)
@@ -107,11 +113,15 @@ func OpenSamplesAt(path string, count int) (*SampleWriter, error) {
 		return nil, err
 	}
 	h := sc.Header
+	if params > 0 && h.Params != params {
+		f.Close()
+		return nil, fmt.Errorf("samples %s hold %d values per sample (arch %s), the model has %d: the files are of different runs", path, h.Params, h.Arch, params)
+	}
 	if sc.Intact < count {
 		f.Close()
 		if len(sc.Corrupt) > 0 {
 			b := sc.Corrupt[0]
-			return nil, fmt.Errorf("samples %s: record %d (step field %d) fails its checksum, and the checkpoint covers %d samples: %w", path, b.Index, b.Step, count, ErrCorruptSamples)
+			return nil, fmt.Errorf("samples %s: record #%d (counting from 1; step field %d) fails its checksum, and the checkpoint covers %d samples: %w", path, b.Index+1, b.Step, count, ErrCorruptSamples)
 		}
 		return nil, fmt.Errorf("samples %s: %d intact samples, checkpoint expects %d", path, sc.Intact, count)
 	}
@@ -224,7 +234,7 @@ var ErrCorruptSamples = errors.New("corrupt sample record")
 
 // BadRecord is a sample record that failed its checksum.
 type BadRecord struct {
-	Index int // 0-based position of the record in the file
+	Index int // 0-based position of the record in the file (messages count from 1)
 	Step  int // the step the record's own (unverified) step field holds
 }
 
@@ -308,8 +318,8 @@ func scanRecords(path string, r io.Reader, skipCorrupt bool, stopAt int, fn func
 				if lastStep >= 0 {
 					prev = fmt.Sprint(lastStep)
 				}
-				return hlen, sc, fmt.Errorf("samples %s: record %d (step field %d; intact neighbours: step %s before, step %d at record %d after) fails its checksum: %w (%d bad record(s) before the next intact one; --skip-corrupt evaluates the intact records)",
-					path, b.Index, b.Step, prev, step, index, ErrCorruptSamples, len(pending))
+				return hlen, sc, fmt.Errorf("samples %s: record #%d (counting from 1; step field %d; intact neighbours: step %s before, step %d at record #%d after) fails its checksum: %w (%d bad record(s) before the next intact one; --skip-corrupt evaluates the intact records)",
+					path, b.Index+1, b.Step, prev, step, index+1, ErrCorruptSamples, len(pending))
 			}
 			sc.Corrupt = append(sc.Corrupt, pending...)
 			pending = pending[:0]

@@ -299,7 +299,7 @@ func TestSamplesTornRecord(t *testing.T) {
 	os.WriteFile(path, b, 0o644)
 	n := 0
 	_, _, err = ReadSamples(path, func(int, []float64) error { n++; return nil })
-	if !errors.Is(err, ErrCorruptSamples) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "record 1 (step field 10") {
+	if !errors.Is(err, ErrCorruptSamples) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "record #2 (counting from 1; step field 10") {
 		t.Fatalf("corrupt record: read %d, error %v", n, err)
 	}
 	var steps []int
