@@ -287,7 +287,8 @@ func (p *Plan) Logits(theta []float64, data *datasets.Dataset, idx []int, out []
 	return nil
 }
 
-// Logits runs ev's forward pass if it can report logits (Plan can).
+// Logits runs ev's forward pass if it can report logits (Plan and a
+// GraphEvaluator of a model with Logits can).
 func Logits(ev Evaluator, theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
 	l, ok := ev.(interface {
 		Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error

@@ -1,6 +1,14 @@
-// Package nn describes Bayesian multilayer perceptrons: their architecture,
-// likelihood and Gaussian prior (Spec), the flat layout of their parameters,
-// seeded initialisation, and their Gorgonia expression graph (Graph).
+// Package nn describes Bayesian models as the rest of ptsghmc samples them.
+//
+// The model contract is Graph: a Gorgonia expression graph built by its user
+// for a fixed batch, naming its input and target nodes, its learnables (whose
+// shapes give the flat parameter Layout) with a prior each, and a
+// per-example log-likelihood node. Model wraps a graph's Builder with its
+// layout; Models is the registry of named models (LeNet, a Bayesian CNN from
+// Gorgonia's Conv2d, MaxPool2D and Rectify). Spec describes Bayesian
+// multilayer perceptrons (architecture, likelihood, Gaussian or Student-t
+// prior, flat layout, seeded initialisation); NewGraph builds one through the
+// contract.
 package nn
 
 import (

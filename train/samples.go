@@ -16,6 +16,8 @@ import (
 //
 //	header:  magic "PTSGSMP1" | version uint32 | dtype uint32 (1 float32, 2 float64)
 //	         | params uint64 | arch length uint32 | arch bytes | CRC-32 (IEEE) of all before it
+//	         (arch: the model's name and parameter shapes, "NAME SHAPES"; files
+//	         written before models were recorded hold an MLP's widths alone)
 //	records: step uint64 | params values of dtype | CRC-32 of step and values
 //
 // Records have a fixed size, so a record torn by a crash mid-write is
@@ -30,7 +32,7 @@ const (
 
 // SampleHeader describes the samples in a samples file.
 type SampleHeader struct {
-	Arch   string // architecture, as nn.ParseArch reads it
+	Arch   string // the model: "NAME SHAPES" (nn.Model.Name, nn.Layout.String()), or an MLP's widths alone in older files
 	Params int    // values per sample
 	DType  string // float32 or float64: the stored precision
 }
