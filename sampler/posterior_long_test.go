@@ -122,8 +122,8 @@ func TestMLPPosteriorMeanLong(t *testing.T) {
 		}
 		return m
 	}
-	ref := run(sampler.HMC{StepSize: 4e-3, Leapfrog: 40}, n, 40000, 4000, 4)
-	sg := run(sampler.SGNHT{StepSize: 7e-4, Diffusion: 140}, 20, 1500000, 100000, 100)
+	ref := run(sampler.HMC{StepSize: 4e-3, Leapfrog: 40}, n, 10000, 1000, 2)
+	sg := run(sampler.SGNHT{StepSize: 7e-4, Diffusion: 140}, 20, 600000, 50000, 50)
 	worstMean, worstSD := 0.0, 0.0
 	for i := 0; i < grid.N; i++ {
 		mr, sr := meanSD(ref, i)

@@ -71,6 +71,9 @@ type PTState struct {
 
 	kin []float64 // scratch: each rung's kinetic temperature after a step
 	xi0 []float64 // scratch: each rung's thermostat before a step
+	// scratch: each rung's kernel this step (the step-scaled kernel of a
+	// noise-aware run)
+	kernels []Kernel
 }
 
 // PTStats are exchange and thermostat statistics of a PT run.
@@ -265,7 +268,10 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 		st.Stats.Health = make([]Health, r)
 	}
 	fk, watched := pt.Kernel.(Frictional)
-	kernels := make([]Kernel, r)
+	if len(st.kernels) != r {
+		st.kernels = make([]Kernel, r)
+	}
+	kernels := st.kernels
 	for j := range kernels {
 		kernels[j] = pt.Kernel
 		if sc := st.Stats.Health[j].stepScale(); watched && sc != 1 {
