@@ -50,6 +50,9 @@ type Health struct {
 	Last                        HealthFigures
 	Windows, After, Bad, Warned int
 	Worst                       HealthStatus
+	// WorstWindow holds the figures of the worst window after burn-in
+	// (the first of the worst status).
+	WorstWindow HealthFigures
 	// StepScale multiplies the kernel's step (0 means 1): a noise-aware
 	// run shrinks it during burn-in (see PT.NoiseTarget).
 	StepScale float64
@@ -204,6 +207,9 @@ func (hl *Health) Observe(k Frictional, xiBefore, kinEnd, kinMid float64, dim, s
 			hl.Bad++
 		case HealthWarn:
 			hl.Warned++
+		}
+		if hl.After == 1 || fig.Status > hl.Worst {
+			hl.WorstWindow = fig
 		}
 		hl.Worst = max(hl.Worst, fig.Status)
 	}

@@ -257,7 +257,7 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 			t.Logf("%s rung %d (T=%g): %v", c.name, j+1, temp, chk)
 			continue
 		}
-		t.Logf("%s rung %d (T=%g): %v; health %d windows (%d failed, %d warned), last %v", c.name, j+1, temp, chk, hl.After, hl.Bad, hl.Warned, hl.Last)
+		t.Logf("%s rung %d (T=%g): %v; health %d windows (%d failed, %d warned), last %v; worst %v", c.name, j+1, temp, chk, hl.After, hl.Bad, hl.Warned, hl.Last, hl.WorstWindow)
 	}
 	if len(temps) > 1 {
 		t.Logf("swap acceptance %.2f", st.Stats.AcceptanceRate(0))
