@@ -136,6 +136,7 @@ func ExampleHealth() {
 		s := sampler.NewState(make([]float64, 100))
 		k.Init(s, rng.Rand)
 		var hl sampler.Health
+		hl.Start(s.KineticTemperature())
 		for i := 1; i <= 20000; i++ {
 			xi := s.Xi
 			if err := k.Step(g, s, 1, rng.Rand); err != nil {
@@ -147,6 +148,6 @@ func ExampleHealth() {
 		fmt.Printf("noise %g: %v, share %.2f, budget %.2f\n", noise, hl.Last.Status, hl.Last.Share, hl.Last.Budget)
 	}
 	// Output:
-	// noise 1: ok, share 0.05, budget 0.10
-	// noise 400: fail, share 0.95, budget 2.11
+	// noise 1: ok, share 0.06, budget 0.10
+	// noise 400: fail, share 0.95, budget 2.10
 }

@@ -148,6 +148,12 @@ func MomentumNoise(kinBefore, kinAfter, f, injected float64) float64 {
 	return kinAfter - math.Exp(-2*f)*kinBefore - injected
 }
 
+// Start sets the kinetic temperature p'p/D of the chain's initial momentum,
+// which the first step's noise estimate needs (PT.Init calls it). Without
+// it the first observed step only records its momentum and the first
+// window is one step late.
+func (hl *Health) Start(kin float64) { hl.PrevKin, hl.Started = kin, true }
+
 // Observe records one step of kernel k: xiBefore is the thermostat the step
 // used (State.Xi before it), kinEnd is p'p/D after it
 // (State.KineticTemperature) and kinMid the step's mid-step kinetic

@@ -34,6 +34,7 @@ func TestHealthNoiseEstimate(t *testing.T) {
 			s := NewState(make([]float64, d))
 			k.Init(s, rng.Rand)
 			var hl Health
+			hl.Start(s.KineticTemperature())
 			for i := 1; i <= 20000; i++ {
 				xi0 := s.Xi
 				if err := k.Step(g, s, 1, rng.Rand); err != nil {

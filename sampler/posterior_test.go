@@ -155,6 +155,7 @@ func runSingle(t testing.TB, lr *linReg, k sampler.Kernel, pot sampler.Potential
 	k.Init(s, rng.Rand)
 	var xs [][]float64
 	hl := &sampler.Health{}
+	hl.Start(s.KineticTemperature())
 	fk, watched := k.(sampler.Frictional)
 	for i := 1; i <= n; i++ {
 		xi0 := s.Xi
@@ -187,6 +188,7 @@ type suiteCase struct {
 	burn      int
 	wantOK    bool // posterior within tolerance and health not failed
 	wantWarn  bool // health must warn or fail (the noisy settings)
+	anyOK     bool // borderline: only the health verdict is asserted
 	meanTol   float64
 	sdTol     float64
 	batch     int
@@ -262,7 +264,7 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 	if len(temps) > 1 {
 		t.Logf("swap acceptance %.2f", st.Stats.AcceptanceRate(0))
 	}
-	if ok != c.wantOK {
+	if ok != c.wantOK && !c.anyOK {
 		t.Errorf("%s: within tolerance (means %.2g sd, sds %.0f%%) and healthy = %v, want %v", c.name, c.meanTol, 100*c.sdTol, ok, c.wantOK)
 	}
 	if c.wantWarn && !warned {

@@ -194,13 +194,16 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 		pt.Kernel.Init(s, st.Streams[j].Rand)
 		st.Rungs = append(st.Rungs, s)
 	}
+	st.Stats.Health = make([]Health, r)
+	for j, s := range st.Rungs {
+		st.Stats.Health[j].Start(s.KineticTemperature())
+	}
 	pairs := max(r-1, 0)
 	st.Stats = PTStats{
 		Proposed: make([]int, pairs), Accepted: make([]int, pairs),
 		Walker: make([]int, r), LastEnd: make([]int, r),
 		XiSum: make([]float64, r), KinSum: make([]float64, r),
 		WinProposed: make([]int, pairs), WinAccepted: make([]int, pairs), WinReject: make([]float64, pairs),
-		Health: make([]Health, r),
 	}
 	for j := range st.Stats.Walker {
 		st.Stats.Walker[j] = j
