@@ -287,18 +287,21 @@ func (hl *Health) stepScale() float64 {
 	return hl.StepScale
 }
 
-// adaptStep shrinks the step after a window whose noise share exceeds
-// target, so that the gradient noise per step (proportional to h^2 at a
-// fixed friction per step) reaches it: f *= sqrt(NoiseReduction), at most a
-// factor 4 per window and 1/64 in all. It returns the factor applied.
+// adaptStep moves the step after a window toward the one whose noise
+// share is target: when the share exceeds target, or falls below target/2
+// while the step is below the configured one, the multiplier changes by
+// the square root of the noise ratio (the gradient noise per step goes as
+// h^2 at a fixed friction per step), by at most a factor 4 down or 2 up per
+// window, and stays within [1/64, 1]. It returns the factor applied.
 func (hl *Health) adaptStep(target float64) float64 {
-	r := hl.Last.NoiseReduction(target)
-	if r >= 1 {
+	f := hl.Last
+	if f.GradNoise <= 0 || f.Share <= target && (f.Share >= target/2 || hl.stepScale() >= 1) {
 		return 1
 	}
-	f := math.Max(math.Sqrt(r), 0.25)
-	s := math.Max(hl.stepScale()*f, 1.0/64)
-	f = s / hl.stepScale()
-	hl.StepScale = s
-	return f
+	want := f.Injected * target / (1 - target)
+	g := math.Min(math.Max(math.Sqrt(want/f.GradNoise), 0.25), 2)
+	sc := math.Min(math.Max(hl.stepScale()*g, 1.0/64), 1)
+	g = sc / hl.stepScale()
+	hl.StepScale = sc
+	return g
 }

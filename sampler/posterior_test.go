@@ -189,6 +189,7 @@ type suiteCase struct {
 	wantOK    bool // posterior within tolerance and health not failed
 	wantWarn  bool // health must warn or fail (the noisy settings)
 	anyOK     bool // borderline: only the health verdict is asserted
+	target    float64 // PT.NoiseTarget (noise-aware step)
 	meanTol   float64
 	sdTol     float64
 	batch     int
@@ -203,7 +204,7 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 	if temps == nil {
 		temps = []float64{1}
 	}
-	pt := &sampler.PT{Kernel: c.kernel, Temps: temps, Workers: 1, BurnIn: c.burn, HealthWindow: c.healthWin}
+	pt := &sampler.PT{Kernel: c.kernel, Temps: temps, Workers: 1, BurnIn: c.burn, HealthWindow: c.healthWin, NoiseTarget: c.target}
 	var tp sampler.TermPotential
 	pots := make([]sampler.Potential, len(temps))
 	for j := range pots {
@@ -259,7 +260,7 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 			t.Logf("%s rung %d (T=%g): %v", c.name, j+1, temp, chk)
 			continue
 		}
-		t.Logf("%s rung %d (T=%g): %v; health %d windows (%d failed, %d warned), last %v; worst %v", c.name, j+1, temp, chk, hl.After, hl.Bad, hl.Warned, hl.Last, hl.WorstWindow)
+		t.Logf("%s rung %d (T=%g): step x%.3g; %v; health %d windows (%d failed, %d warned), last %v; worst %v", c.name, j+1, temp, max(hl.StepScale, 0)+float64(map[bool]int{true: 1}[hl.StepScale == 0]), chk, hl.After, hl.Bad, hl.Warned, hl.Last, hl.WorstWindow)
 	}
 	if len(temps) > 1 {
 		t.Logf("swap acceptance %.2f", st.Stats.AcceptanceRate(0))
@@ -302,6 +303,11 @@ func TestPosteriorSuite(t *testing.T) {
 	for i := range cases {
 		cases[i].batch, cases[i].meanTol, cases[i].sdTol, cases[i].healthWin = 100, 0.1, 0.05, 5000
 	}
+	// Batch 10: the gradient noise is 70% of the momentum's diffusion and
+	// the plain kernel's sds drift to 0.73: the health check must fail
+	// (TestPosteriorSuiteLong shows the noise-aware step correcting it).
+	cases = append(cases, suiteCase{name: "sgnht batch 10", kernel: sampler.SGNHT{StepSize: h, Diffusion: a},
+		steps: 30000, burn: 10000, batch: 10, wantWarn: true, meanTol: 0.1, sdTol: 0.05, healthWin: 5000})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { runSuiteCase(t, lr, c) })
 	}

@@ -48,7 +48,9 @@ type PT struct {
 	// NoiseTarget, when positive, makes the run noise-aware: at the end of
 	// every health window during burn-in, a rung whose gradient-noise
 	// share exceeds NoiseTarget shrinks its step (same friction per step)
-	// until the share reaches it. The steps are then fixed for sampling.
+	// toward the share NoiseTarget, and one whose shrunk step now gives
+	// less than half of it grows back (never beyond the configured step).
+	// The steps are then fixed for sampling.
 	NoiseTarget float64
 }
 
