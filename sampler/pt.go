@@ -196,10 +196,6 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 		pt.Kernel.Init(s, st.Streams[j].Rand)
 		st.Rungs = append(st.Rungs, s)
 	}
-	st.Stats.Health = make([]Health, r)
-	for j, s := range st.Rungs {
-		st.Stats.Health[j].Start(s.KineticTemperature())
-	}
 	pairs := max(r-1, 0)
 	st.Stats = PTStats{
 		Proposed: make([]int, pairs), Accepted: make([]int, pairs),
@@ -209,6 +205,10 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 	}
 	for j := range st.Stats.Walker {
 		st.Stats.Walker[j] = j
+	}
+	st.Stats.Health = make([]Health, r)
+	for j, s := range st.Rungs {
+		st.Stats.Health[j].Start(s.KineticTemperature())
 	}
 	if pt.Adapt != nil {
 		st.Tuning.NextRound = tuningRoundSteps(1, pt.Every)
