@@ -186,9 +186,9 @@ type suiteCase struct {
 	temps     []float64 // PT ladder; nil for a single chain at T = 1
 	steps     int
 	burn      int
-	wantOK    bool // posterior within tolerance and health not failed
-	wantWarn  bool // health must warn or fail (the noisy settings)
-	anyOK     bool // borderline: only the health verdict is asserted
+	wantOK    bool    // posterior within tolerance and health not failed
+	wantWarn  bool    // health must warn or fail (the noisy settings)
+	anyOK     bool    // borderline: only the health verdict is asserted
 	target    float64 // PT.NoiseTarget (noise-aware step)
 	meanTol   float64
 	sdTol     float64
@@ -260,7 +260,7 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 			t.Logf("%s rung %d (T=%g): %v", c.name, j+1, temp, chk)
 			continue
 		}
-		t.Logf("%s rung %d (T=%g): step x%.3g; %v; health %d windows (%d failed, %d warned), last %v; worst %v", c.name, j+1, temp, max(hl.StepScale, 0)+float64(map[bool]int{true: 1}[hl.StepScale == 0]), chk, hl.After, hl.Bad, hl.Warned, hl.Last, hl.WorstWindow)
+		t.Logf("%s rung %d (T=%g): step x%.3g; %v; health %d windows (%d failed, %d warned), last %v; worst %v", c.name, j+1, temp, stepScale(hl), chk, hl.After, hl.Bad, hl.Warned, hl.Last, hl.WorstWindow)
 	}
 	if len(temps) > 1 {
 		t.Logf("swap acceptance %.2f", st.Stats.AcceptanceRate(0))
@@ -322,4 +322,12 @@ func TestPosteriorSuite(t *testing.T) {
 		runSuiteCase(t, big, suiteCase{name: "noisy", kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h, Inertia: 0.01},
 			steps: 12000, burn: 2000, batch: 128, meanTol: 0.1, sdTol: 0.05, healthWin: 2000, wantOK: false, wantWarn: true})
 	})
+}
+
+// stepScale returns a rung's step multiplier (0 in Health means 1).
+func stepScale(hl sampler.Health) float64 {
+	if hl.StepScale == 0 {
+		return 1
+	}
+	return hl.StepScale
 }
