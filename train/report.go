@@ -25,12 +25,14 @@ type Report struct {
 	ESS      float64   `json:"ess,omitempty"`      // bulk ESS of the same
 	// HeldOut[c][s] is the mean log-likelihood of kept sample s of chain c
 	// on the evaluation data: the trace R-hat and ESS are computed from.
-	HeldOut   [][]float64     `json:"heldout_loglik"`
-	Tempering []*Tempering    `json:"tempering,omitempty"` // per chain, for PT runs (from its checkpoint)
-	Health    []*HealthReport `json:"health,omitempty"`    // per chain: the dynamics' health verdict (from its checkpoint)
-	Reliab    Reliab          `json:"reliability"`
-	Traces    []RunTraces     `json:"-"`
-	TestCount int             `json:"test_examples"`
+	HeldOut   [][]float64  `json:"heldout_loglik"`
+	Tempering []*Tempering `json:"tempering,omitempty"` // per chain, for PT runs (from its checkpoint)
+	Reliab    Reliab       `json:"reliability"`
+	Traces    []RunTraces  `json:"-"`
+	TestCount int          `json:"test_examples"`
+
+	// Health is each chain's dynamics verdict (from its checkpoint).
+	Health []*HealthReport `json:"health,omitempty"`
 }
 
 // CurvePt is the ensemble's accuracy and NLL after its first Samples samples.
