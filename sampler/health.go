@@ -50,6 +50,9 @@ type Health struct {
 	Last                        HealthFigures
 	Windows, After, Bad, Warned int
 	Worst                       HealthStatus
+	// WorstWindow holds the figures of the worst window after burn-in
+	// (the first of the worst status).
+	WorstWindow HealthFigures
 	// StepScale multiplies the kernel's step (0 means 1): a noise-aware
 	// run shrinks it during burn-in (see PT.NoiseTarget).
 	StepScale float64
@@ -145,6 +148,12 @@ func MomentumNoise(kinBefore, kinAfter, f, injected float64) float64 {
 	return kinAfter - math.Exp(-2*f)*kinBefore - injected
 }
 
+// Start sets the kinetic temperature p'p/D of the chain's initial momentum,
+// which the first step's noise estimate needs (PT.Init calls it). Without
+// it the first observed step only records its momentum and the first
+// window is one step late.
+func (hl *Health) Start(kin float64) { hl.PrevKin, hl.Started = kin, true }
+
 // Observe records one step of kernel k: xiBefore is the thermostat the step
 // used (State.Xi before it), kinEnd is p'p/D after it
 // (State.KineticTemperature) and kinMid the step's mid-step kinetic
@@ -204,6 +213,9 @@ func (hl *Health) Observe(k Frictional, xiBefore, kinEnd, kinMid float64, dim, s
 			hl.Bad++
 		case HealthWarn:
 			hl.Warned++
+		}
+		if hl.After == 1 || fig.Status > hl.Worst {
+			hl.WorstWindow = fig
 		}
 		hl.Worst = max(hl.Worst, fig.Status)
 	}
@@ -275,18 +287,21 @@ func (hl *Health) stepScale() float64 {
 	return hl.StepScale
 }
 
-// adaptStep shrinks the step after a window whose noise share exceeds
-// target, so that the gradient noise per step (proportional to h^2 at a
-// fixed friction per step) reaches it: f *= sqrt(NoiseReduction), at most a
-// factor 4 per window and 1/64 in all. It returns the factor applied.
+// adaptStep moves the step after a window toward the one whose noise
+// share is target: when the share exceeds target, or falls below target/2
+// while the step is below the configured one, the multiplier changes by
+// the square root of the noise ratio (the gradient noise per step goes as
+// h^2 at a fixed friction per step), by at most a factor 4 down or 2 up per
+// window, and stays within [1/64, 1]. It returns the factor applied.
 func (hl *Health) adaptStep(target float64) float64 {
-	r := hl.Last.NoiseReduction(target)
-	if r >= 1 {
+	f := hl.Last
+	if f.GradNoise <= 0 || f.Share <= target && (f.Share >= target/2 || hl.stepScale() >= 1) {
 		return 1
 	}
-	f := math.Max(math.Sqrt(r), 0.25)
-	s := math.Max(hl.stepScale()*f, 1.0/64)
-	f = s / hl.stepScale()
-	hl.StepScale = s
-	return f
+	want := f.Injected * target / (1 - target)
+	g := math.Min(math.Max(math.Sqrt(want/f.GradNoise), 0.25), 2)
+	sc := math.Min(math.Max(hl.stepScale()*g, 1.0/64), 1)
+	g = sc / hl.stepScale()
+	hl.StepScale = sc
+	return g
 }

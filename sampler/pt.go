@@ -48,7 +48,9 @@ type PT struct {
 	// NoiseTarget, when positive, makes the run noise-aware: at the end of
 	// every health window during burn-in, a rung whose gradient-noise
 	// share exceeds NoiseTarget shrinks its step (same friction per step)
-	// until the share reaches it. The steps are then fixed for sampling.
+	// toward the share NoiseTarget, and one whose shrunk step now gives
+	// less than half of it grows back (never beyond the configured step).
+	// The steps are then fixed for sampling.
 	NoiseTarget float64
 }
 
@@ -71,6 +73,9 @@ type PTState struct {
 
 	kin []float64 // scratch: each rung's kinetic temperature after a step
 	xi0 []float64 // scratch: each rung's thermostat before a step
+	// scratch: each rung's kernel this step (the step-scaled kernel of a
+	// noise-aware run)
+	kernels []Kernel
 }
 
 // PTStats are exchange and thermostat statistics of a PT run.
@@ -197,10 +202,13 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 		Walker: make([]int, r), LastEnd: make([]int, r),
 		XiSum: make([]float64, r), KinSum: make([]float64, r),
 		WinProposed: make([]int, pairs), WinAccepted: make([]int, pairs), WinReject: make([]float64, pairs),
-		Health: make([]Health, r),
 	}
 	for j := range st.Stats.Walker {
 		st.Stats.Walker[j] = j
+	}
+	st.Stats.Health = make([]Health, r)
+	for j, s := range st.Rungs {
+		st.Stats.Health[j].Start(s.KineticTemperature())
 	}
 	if pt.Adapt != nil {
 		st.Tuning.NextRound = tuningRoundSteps(1, pt.Every)
@@ -265,7 +273,10 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 		st.Stats.Health = make([]Health, r)
 	}
 	fk, watched := pt.Kernel.(Frictional)
-	kernels := make([]Kernel, r)
+	if len(st.kernels) != r {
+		st.kernels = make([]Kernel, r)
+	}
+	kernels := st.kernels
 	for j := range kernels {
 		kernels[j] = pt.Kernel
 		if sc := st.Stats.Health[j].stepScale(); watched && sc != 1 {

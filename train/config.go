@@ -35,36 +35,40 @@ type Config struct {
 	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
 	PriorDF    float64 `json:"prior_df" yaml:"prior_df"` // Student-t prior's degrees of freedom (0: Gaussian prior)
 
-	Sampler     string  `json:"sampler" yaml:"sampler"`                               // ptsghmc, sgnht, sghmc, sgld, sgd
-	Replicas    int     `json:"replicas" yaml:"replicas"`                             // PT rungs
-	TMax        float64 `json:"tmax" yaml:"tmax"`                                     // top temperature
-	Ladder      string  `json:"ladder" yaml:"ladder"`                                 // geometric, linear, adaptive or a list 1,1.5,...
-	SwapTarget  float64 `json:"swap_target" yaml:"swap_target"`                       // adaptive ladder with a free top: Barker swap acceptance per pair (0: ends fixed)
-	Chains      int     `json:"chains" yaml:"chains"`                                 // independent chains in the run (each its own PT ladder when sampler is ptsghmc)
-	Chain       int     `json:"chain,omitempty" yaml:"chain,omitempty"`               // which chain a chain directory holds (1-based; 0: the whole run)
-	Steps       int     `json:"steps" yaml:"steps"`                                   // total steps of the run
-	BurnIn      int     `json:"burnin" yaml:"burnin"`                                 // steps before the first kept sample
-	Thin        int     `json:"thin" yaml:"thin"`                                     // keep a sample every thin steps
-	Batch       int     `json:"batch" yaml:"batch"`                                   // minibatch size
-	LR          float64 `json:"lr" yaml:"lr"`                                         // per-example learning rate eps: step h = sqrt(eps/N)
-	Friction    float64 `json:"friction" yaml:"friction"`                             // momentum decay per step alpha: diffusion A = alpha/h
-	Inertia     float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"`         // SGNHT thermostat inertia Q (smaller adapts faster; 0: 1/A^2)
-	NoiseTarget float64 `json:"noise_target,omitempty" yaml:"noise_target,omitempty"` // noise-aware: during burn-in shrink the step until the gradient noise's share of the momentum's diffusion is at most this (0: off)
-	Cycle       int     `json:"cycle" yaml:"cycle"`                                   // cyclical step size: steps per cosine cycle (0: constant)
-	CycleKeep   float64 `json:"cycle_keep" yaml:"cycle_keep"`                         // with cycle: keep samples only in this last fraction of each cycle
-	Exchange    int     `json:"exchange" yaml:"exchange"`                             // steps between exchange rounds
-	XBatch      int     `json:"xbatch" yaml:"xbatch"`                                 // first exchange batch
-	Scheme      string  `json:"scheme" yaml:"scheme"`                                 // alternate or first
-	Corr        string  `json:"correction" yaml:"correction"`                         // nnls or hermite
-	XMargin     float64 `json:"xmargin" yaml:"xmargin"`                               // decisive early exchange decisions (0: off)
-	XTest       string  `json:"exchange_test" yaml:"exchange_test"`                   // barker (corrected minibatch Barker test) or resghmc (approximate)
-	XF          float64 `json:"resghmc_f" yaml:"resghmc_f"`                           // resghmc: correction divisor F (1: penalty method)
-	DType       string  `json:"dtype" yaml:"dtype"`                                   // float32 or float64
-	Engine      string  `json:"engine" yaml:"engine"`                                 // plan or graph
-	Seed        uint64  `json:"seed" yaml:"seed"`
-	Workers     int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
-	CkptEvery   int     `json:"checkpoint_every" yaml:"checkpoint_every"`
-	LogEvery    int     `json:"log_every" yaml:"log_every"`
+	Sampler    string  `json:"sampler" yaml:"sampler"`                       // ptsghmc, sgnht, sghmc, sgld, sgd
+	Replicas   int     `json:"replicas" yaml:"replicas"`                     // PT rungs
+	TMax       float64 `json:"tmax" yaml:"tmax"`                             // top temperature
+	Ladder     string  `json:"ladder" yaml:"ladder"`                         // geometric, linear, adaptive or a list 1,1.5,...
+	SwapTarget float64 `json:"swap_target" yaml:"swap_target"`               // adaptive ladder with a free top: Barker swap acceptance per pair (0: ends fixed)
+	Chains     int     `json:"chains" yaml:"chains"`                         // independent chains in the run (each its own PT ladder when sampler is ptsghmc)
+	Chain      int     `json:"chain,omitempty" yaml:"chain,omitempty"`       // which chain a chain directory holds (1-based; 0: the whole run)
+	Steps      int     `json:"steps" yaml:"steps"`                           // total steps of the run
+	BurnIn     int     `json:"burnin" yaml:"burnin"`                         // steps before the first kept sample
+	Thin       int     `json:"thin" yaml:"thin"`                             // keep a sample every thin steps
+	Batch      int     `json:"batch" yaml:"batch"`                           // minibatch size
+	LR         float64 `json:"lr" yaml:"lr"`                                 // per-example learning rate eps: step h = sqrt(eps/N)
+	Friction   float64 `json:"friction" yaml:"friction"`                     // momentum decay per step alpha: diffusion A = alpha/h
+	Inertia    float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"` // SGNHT thermostat inertia Q (smaller adapts faster; 0: 1/A^2)
+	Cycle      int     `json:"cycle" yaml:"cycle"`                           // cyclical step size: steps per cosine cycle (0: constant)
+	CycleKeep  float64 `json:"cycle_keep" yaml:"cycle_keep"`                 // with cycle: keep samples only in this last fraction of each cycle
+	Exchange   int     `json:"exchange" yaml:"exchange"`                     // steps between exchange rounds
+	XBatch     int     `json:"xbatch" yaml:"xbatch"`                         // first exchange batch
+	Scheme     string  `json:"scheme" yaml:"scheme"`                         // alternate or first
+	Corr       string  `json:"correction" yaml:"correction"`                 // nnls or hermite
+	XMargin    float64 `json:"xmargin" yaml:"xmargin"`                       // decisive early exchange decisions (0: off)
+	XTest      string  `json:"exchange_test" yaml:"exchange_test"`           // barker (corrected minibatch Barker test) or resghmc (approximate)
+	XF         float64 `json:"resghmc_f" yaml:"resghmc_f"`                   // resghmc: correction divisor F (1: penalty method)
+	DType      string  `json:"dtype" yaml:"dtype"`                           // float32 or float64
+	Engine     string  `json:"engine" yaml:"engine"`                         // plan or graph
+	Seed       uint64  `json:"seed" yaml:"seed"`
+	Workers    int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
+	CkptEvery  int     `json:"checkpoint_every" yaml:"checkpoint_every"`
+	LogEvery   int     `json:"log_every" yaml:"log_every"`
+
+	// NoiseTarget, when positive, makes the run noise-aware: during burn-in
+	// the step shrinks until the gradient noise's share of the momentum's
+	// diffusion is at most this (0: off; see docs/posterior-checks.md).
+	NoiseTarget float64 `json:"noise_target,omitempty" yaml:"noise_target,omitempty"`
 	// DataFingerprint identifies the training examples the run was created
 	// on (set by the run, not by the user; absent in runs older than it).
 	DataFingerprint *Fingerprint `json:"data_fingerprint,omitempty" yaml:"data_fingerprint,omitempty"`
@@ -79,6 +83,9 @@ type Config struct {
 // trips, some pair near zero acceptance) and paid a full gradient per rung,
 // and 4 pooled chains paid burn-in four times. PT-SGHMC is --sampler ptsghmc
 // (4 rungs, geometric ladder T = 1..1.5; --ladder adaptive tunes it).
+// The thermostat inertia is 0, SGNHT's default Q = 1/A^2: a thermostat that
+// settles within a few momentum relaxation times (docs/posterior-checks.md;
+// the former 0.01 relaxed over about 2,800 steps at these settings).
 func DefaultConfig() Config {
 	return Config{
 		Data: datasets.DefaultDir, Validation: 5000,

@@ -75,6 +75,7 @@ type RungHealth struct {
 	Worst          string                `json:"worst"`
 	StepScale      float64               `json:"step_scale"`
 	Last           sampler.HealthFigures `json:"last"`
+	WorstWindow    sampler.HealthFigures `json:"worst_window"` // after burn-in
 }
 
 // Health returns the run's health verdict.
@@ -95,13 +96,16 @@ func HealthOf(st *sampler.PTState, cfg Config) *HealthReport {
 		if sc == 0 {
 			sc = 1
 		}
-		rh := RungHealth{Temp: st.Temps[j], Windows: hl.Windows, After: hl.After, Bad: hl.Bad, Warned: hl.Warned, Worst: hl.Worst.String(), StepScale: sc, Last: hl.Last}
+		rh := RungHealth{Temp: st.Temps[j], Windows: hl.Windows, After: hl.After, Bad: hl.Bad, Warned: hl.Warned, Worst: hl.Worst.String(), StepScale: sc, Last: hl.Last, WorstWindow: hl.WorstWindow}
 		rep.Rungs = append(rep.Rungs, rh)
-		status := hl.Worst
+		status, fig := hl.Worst, hl.WorstWindow
+		if fig.Steps == 0 { // a checkpoint from before WorstWindow
+			fig = hl.Last
+		}
 		if hl.After > 0 {
 			rep.AfterBurnIn = true
 		} else {
-			status = hl.Last.Status
+			status, fig = hl.Last.Status, hl.Last
 		}
 		if status == sampler.HealthFail {
 			rep.Posterior = false
@@ -109,8 +113,8 @@ func HealthOf(st *sampler.PTState, cfg Config) *HealthReport {
 		if status == sampler.HealthWarn {
 			rep.Warn = true
 		}
-		if int(status) > worst || int(status) == worst && hl.Last.Share > worstFig.Share {
-			worst, worstFig = int(status), hl.Last
+		if int(status) > worst || int(status) == worst && fig.Share > worstFig.Share {
+			worst, worstFig = int(status), fig
 		}
 	}
 	if !rep.Watched || worst == int(sampler.HealthOK) {
@@ -155,6 +159,9 @@ func (h *HealthReport) String() string {
 		}
 		fmt.Fprintf(&b, "  rung %d (T=%.4g): %d health windows of %d steps, %d after burn-in (%d failed, %d warned)%s; last: %s\n",
 			j+1, r.Temp, r.Windows, r.Last.Steps, r.After, r.Bad, r.Warned, scale, r.Last)
+		if r.After > 0 && r.WorstWindow.Status != sampler.HealthOK && r.WorstWindow.Step != r.Last.Step {
+			fmt.Fprintf(&b, "    worst window after burn-in (to step %d): %s\n", r.WorstWindow.Step, r.WorstWindow)
+		}
 	}
 	switch {
 	case !h.Posterior:

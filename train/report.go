@@ -28,9 +28,8 @@ type Report struct {
 	ESS      float64   `json:"ess,omitempty"`      // bulk ESS of the same
 	// HeldOut[c][s] is the mean log-likelihood of kept sample s of chain c
 	// on the evaluation data: the trace R-hat and ESS are computed from.
-	HeldOut   [][]float64     `json:"heldout_loglik"`
-	Tempering []*Tempering    `json:"tempering,omitempty"` // per chain, for PT runs (from its checkpoint)
-	Health    []*HealthReport `json:"health,omitempty"`    // per chain: the dynamics' health verdict (from its checkpoint)
+	HeldOut   [][]float64  `json:"heldout_loglik"`
+	Tempering []*Tempering `json:"tempering,omitempty"` // per chain, for PT runs (from its checkpoint)
 	// Chains is the state of every chain of the runs given, pooled or not
 	// (a chain is pooled when it has samples at its last checkpoint; only
 	// those samples and metrics are read).
@@ -38,6 +37,9 @@ type Report struct {
 	Reliab    Reliab        `json:"reliability"`
 	Traces    []RunTraces   `json:"-"`
 	TestCount int           `json:"test_examples"`
+
+	// Health is each chain's dynamics verdict (from its checkpoint).
+	Health []*HealthReport `json:"health,omitempty"`
 }
 
 // CurvePt is the ensemble's accuracy and NLL after its first Samples samples.

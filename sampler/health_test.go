@@ -1,0 +1,92 @@
+package sampler
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// TestHealthNoiseEstimate runs SGHMC on a 200-dimensional Gaussian with
+// white gradient noise of known variance and checks the health window's
+// estimate of the noise entering the momentum, h^2 NoiseVar, and its
+// verdicts: quiet noise is ok, and noise beyond the share thresholds warns
+// or fails. The expected share is h^2 NoiseVar / (h^2 NoiseVar +
+// InjectedVariance).
+func TestHealthNoiseEstimate(t *testing.T) {
+	const d, h, c = 200, 0.05, 2.0 // friction 0.1 per step
+	inj := InjectedVariance(c, h)
+	for _, tc := range []struct {
+		noiseVar float64
+		want     HealthStatus
+	}{
+		{1, HealthOK},     // h^2 V = 0.0025, share 1.3%
+		{12, HealthWarn},  // 0.03, share 14%, kinetic 1.16 (SGHMC has no thermostat)
+		{40, HealthFail},  // 0.1, share 34%
+		{400, HealthFail}, // 1.0, share 84%
+	} {
+		t.Run(fmt.Sprint(tc.noiseVar), func(t *testing.T) {
+			g := &Gaussian{Mean: make([]float64, d), Var: make([]float64, d), NoiseVar: tc.noiseVar}
+			for i := range g.Var {
+				g.Var[i] = 1
+			}
+			k := SGHMC{StepSize: h, Friction: c}
+			rng := NewStream(3, 0)
+			s := NewState(make([]float64, d))
+			k.Init(s, rng.Rand)
+			var hl Health
+			hl.Start(s.KineticTemperature())
+			for i := 1; i <= 20000; i++ {
+				xi0 := s.Xi
+				if err := k.Step(g, s, 1, rng.Rand); err != nil {
+					t.Fatal(err)
+				}
+				hl.Observe(k, xi0, s.KineticTemperature(), s.Kinetic, d, i, 10000, i > 10000)
+			}
+			f := hl.Last
+			want := h * h * tc.noiseVar
+			share := want / (want + inj)
+			t.Logf("noise var %g: %v (want noise %.4g, share %.3f)", tc.noiseVar, f, want, share)
+			if math.Abs(f.GradNoise-want) > 0.05*want+0.002 {
+				t.Errorf("gradient noise %.4g, want %.4g", f.GradNoise, want)
+			}
+			if math.Abs(f.Injected-inj) > 1e-12 {
+				t.Errorf("injected %v, want %v", f.Injected, inj)
+			}
+			if f.Status != tc.want {
+				t.Errorf("status %v, want %v", f.Status, tc.want)
+			}
+			if hl.After != 1 || (tc.want == HealthFail) != (hl.Bad == 1) {
+				t.Errorf("windows after burn-in %d, failed %d", hl.After, hl.Bad)
+			}
+		})
+	}
+}
+
+// TestHealthGrade checks the grading thresholds and the advice factor.
+func TestHealthGrade(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    HealthFigures
+		want HealthStatus
+	}{
+		{"in regime", HealthFigures{Kinetic: 1.01, KineticTol: 0.02, Share: 0.05, Budget: 0.1}, HealthOK},
+		{"share warns", HealthFigures{Kinetic: 1, Share: 0.15, Budget: 0.1}, HealthWarn},
+		{"share fails", HealthFigures{Kinetic: 1, Share: 0.35, Budget: 0.1}, HealthFail},
+		{"no thermostat level", HealthFigures{Kinetic: 1, Share: 0.2, Budget: 0.95}, HealthFail},
+		{"kinetic warns", HealthFigures{Kinetic: 1.1, KineticTol: 0.02, Budget: 0.1}, HealthWarn},
+		{"kinetic within tolerance", HealthFigures{Kinetic: 1.1, KineticTol: 0.08, Budget: 0.1}, HealthOK},
+		{"cold fails", HealthFigures{Kinetic: 0.5, KineticTol: 0.02, Budget: 0.1}, HealthFail},
+	} {
+		if got := tc.f.grade(); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	f := HealthFigures{Injected: 0.1, GradNoise: 0.1, Share: 0.5}
+	// share 5% needs noise 0.1 * 0.05/0.95
+	if r, want := f.NoiseReduction(0.05), 0.05/0.95; math.Abs(r-want) > 1e-12 {
+		t.Errorf("noise reduction %v, want %v", r, want)
+	}
+	if r := (HealthFigures{Injected: 0.1, GradNoise: 0.001, Share: 0.0099}).NoiseReduction(0.05); r != 1 {
+		t.Errorf("noise reduction %v for a share below target, want 1", r)
+	}
+}
