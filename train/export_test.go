@@ -74,7 +74,7 @@ func TestExportNPZ(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	spec := nn.Spec{Sizes: []int{16, 12, 3}}
+	spec := nn.Spec{Sizes: []int{16, 12, 3}, PriorPrecision: []float64{1}}
 	wantKeys := []string{"W0.npy", "b0.npy", "W1.npy", "b1.npy", "step.npy", "chain.npy", "chain_dirs.npy", "log_likelihood.npy", "log_likelihood_step.npy"}
 	if !reflect.DeepEqual(r.Keys(), wantKeys) {
 		t.Fatalf("keys %v, want %v", r.Keys(), wantKeys)
