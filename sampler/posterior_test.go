@@ -290,7 +290,7 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 // batch that keeps the gradient noise near 5% of the momentum's diffusion.
 // The noisy setting (friction 0.1 per step at the step size of
 // train's default learning rate, batch 128 of 2,000) must fail and warn.
-// Sized for make test (about 2 s a case on an idle machine); TestPosteriorSuiteLong
+// Sized for make test (3.4 s in all on a lightly loaded machine); TestPosteriorSuiteLong
 // (-tags long) runs the 2,000-example problem.
 func TestPosteriorSuite(t *testing.T) {
 	lr, err := newLinReg(500, 10, 1)
