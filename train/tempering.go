@@ -137,7 +137,11 @@ func (t *Tempering) advice() string {
 		}
 		opts = append(opts, fmt.Sprintf("a lower top temperature (--tmax %.4g or lower, where the measured barrier puts %d rungs near %.0f%% acceptance per pair; %s)", top, r, 100*0.3, how))
 	}
-	opts = append(opts, fmt.Sprintf("or independent chains for the same cost (--sampler sgnht --chains %d)", r))
+	chains := fmt.Sprintf("independent chains for the same cost (--sampler sgnht --chains %d)", r)
+	if len(opts) > 0 {
+		chains = "or " + chains
+	}
+	opts = append(opts, chains)
 	b.WriteString(strings.Join(opts, "; "))
 	return b.String()
 }

@@ -40,7 +40,7 @@ func TestTemperingOf(t *testing.T) {
 		{"too few rungs", state([]int{500, 500, 500}, []int{40, 30, 35}, []float64{0.9, 0.95, 0.9}, 2), "", 2.75, 6, false,
 			[]string{"barely communicates", "--replicas 6", "--tmax"}},
 		{"slow round trips", state([]int{500, 500, 500}, []int{200, 180, 190}, []float64{0.3, 0.35, 0.3}, 5), "", 0.95, 2, true,
-			[]string{"communicates slowly", "5 round trips in 10000 steps"}},
+			[]string{"communicates slowly", "5 round trips in 10000 steps", "Instead: independent chains"}},
 		{"untried pair", state([]int{500, 0, 500}, []int{200, 0, 190}, []float64{0.3, 0, 0.3}, 0), "", 0.6, 0, false,
 			[]string{"not every pair has been tried"}},
 	}
