@@ -1,7 +1,9 @@
 package train
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"path/filepath"
 	"strings"
@@ -223,6 +225,9 @@ func (r *Run) healthWarning() string {
 // kernel has no friction).
 func runHealth(dir string, cfg Config) (*HealthReport, error) {
 	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+	if errors.Is(err, fs.ErrNotExist) { // a chain read whole, before its first checkpoint
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("run %s: health: %w", dir, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -109,6 +110,9 @@ func runTempering(dir string, cfg Config) (*Tempering, error) {
 		return nil, err
 	}
 	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+	if errors.Is(err, fs.ErrNotExist) { // a chain read whole, before its first checkpoint
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("run %s: tempering figures: %w", dir, err)
 	}

@@ -157,11 +157,23 @@ func configDiff(want, got Config) []string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var out []string
+	// What a run records of its identity (the data's fingerprint, the
+	// model's shapes) follows from the settings: it is named only when no
+	// setting differs (the data changed on disk, say).
+	derived := map[string]bool{"data_fingerprint": true, "shapes": true}
+	var out, identity []string
 	for _, k := range keys {
 		if !bytes.Equal(w[k], g[k]) {
-			out = append(out, fmt.Sprintf("%s %s (this task: %s)", k, w[k], g[k]))
+			d := fmt.Sprintf("%s %s (this task: %s)", k, w[k], g[k])
+			if derived[k] {
+				identity = append(identity, d)
+			} else {
+				out = append(out, d)
+			}
 		}
+	}
+	if len(out) == 0 {
+		return identity
 	}
 	return out
 }
