@@ -90,30 +90,6 @@ func New(engine Engine, spec nn.Spec, batch int, dtype DType) (Evaluator, error)
 	return nil, fmt.Errorf("unknown engine %q: expected plan or graph", engine)
 }
 
-func checkEval(spec nn.Spec, maxBatch int, theta []float64, data *datasets.Dataset, idx []int, grad, loglik []float64) error {
-	n := spec.NumParams()
-	switch {
-	case len(theta) != n:
-		return fmt.Errorf("eval: theta has %d values, model %s has %d parameters", len(theta), spec.Arch(), n)
-	case grad != nil && len(grad) != n:
-		return fmt.Errorf("eval: gradient buffer has %d values, need %d", len(grad), n)
-	case len(idx) == 0 || len(idx) > maxBatch:
-		return fmt.Errorf("eval: %d examples, expected 1 to %d", len(idx), maxBatch)
-	case loglik != nil && len(loglik) < len(idx):
-		return fmt.Errorf("eval: log-likelihood buffer has %d values for %d examples", len(loglik), len(idx))
-	case data.D != spec.Sizes[0]:
-		return fmt.Errorf("eval: data has %d features, model %s takes %d", data.D, spec.Arch(), spec.Sizes[0])
-	}
-	out := spec.Sizes[len(spec.Sizes)-1]
-	if spec.Likelihood == nn.Categorical && data.Classes != out {
-		return fmt.Errorf("eval: data has %d classes, model %s has %d outputs", data.Classes, spec.Arch(), out)
-	}
-	if spec.Likelihood == nn.Gaussian && data.Outputs != out {
-		return fmt.Errorf("eval: data has %d targets, model %s has %d outputs", data.Outputs, spec.Arch(), out)
-	}
-	return nil
-}
-
 // checkModel checks an evaluation's arguments against a model.
 func checkModel(m nn.Model, maxBatch int, theta []float64, data *datasets.Dataset, idx []int, grad, loglik []float64) error {
 	n := m.NumParams()

@@ -21,6 +21,7 @@ import (
 // allocate nothing.
 type Plan struct {
 	spec  nn.Spec
+	shape nn.Model // what checkModel reads of the spec (no graph)
 	dtype DType
 	f32   *plan[float32]
 	f64   *plan[float64]
@@ -34,7 +35,8 @@ func NewPlan(spec nn.Spec, batch int, dtype DType) (*Plan, error) {
 	if batch <= 0 {
 		return nil, fmt.Errorf("plan: batch size %d must be positive", batch)
 	}
-	p := &Plan{spec: spec, dtype: dtype}
+	p := &Plan{spec: spec, dtype: dtype, shape: nn.Model{Name: spec.Arch(), Layout: spec.Layout(),
+		Inputs: spec.Sizes[0], Outputs: spec.Sizes[len(spec.Sizes)-1], OneHot: spec.Likelihood == nn.Categorical}}
 	switch dtype {
 	case Float32:
 		p.f32 = newPlan[float32](spec, batch, blas32.Implementation().Sgemm)
@@ -60,7 +62,7 @@ func (p *Plan) MaxBatch() int {
 
 // Eval implements Evaluator.
 func (p *Plan) Eval(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
-	if err := checkEval(p.spec, p.MaxBatch(), theta, data, idx, grad, loglik); err != nil {
+	if err := checkModel(p.shape, p.MaxBatch(), theta, data, idx, grad, loglik); err != nil {
 		return 0, err
 	}
 	var sumLL float64
@@ -268,7 +270,7 @@ func activateGrad[T float](act nn.Activation, a, delta []T) {
 // Logits writes the network's outputs for examples idx into out (row-major,
 // len(idx) x outputs).
 func (p *Plan) Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
-	if err := checkEval(p.spec, p.MaxBatch(), theta, data, idx, nil, nil); err != nil {
+	if err := checkModel(p.shape, p.MaxBatch(), theta, data, idx, nil, nil); err != nil {
 		return err
 	}
 	k := p.spec.Sizes[len(p.spec.Sizes)-1]

@@ -129,19 +129,6 @@ func runTempering(dir string, cfg Config) (*Tempering, error) {
 	return tp, nil
 }
 
-// RunSpec returns the network spec of a run directory for data.
-func RunSpec(dir string, data *datasets.Dataset) (Config, nn.Spec, error) {
-	cfg, err := ReadRunConfig(dir)
-	if err != nil {
-		return cfg, nn.Spec{}, err
-	}
-	spec, err := cfg.Spec(data.D, data.Classes)
-	if err != nil {
-		return cfg, spec, fmt.Errorf("run %s: %w", dir, err)
-	}
-	return cfg, spec, nil
-}
-
 // RunModel returns the config and model of a run directory for data,
 // rebuilt from the config (an MLP's widths or a registered model's name)
 // and checked against the parameter shapes the run recorded in its config
