@@ -7,7 +7,15 @@ the SGNHT update with injected noise, and an exchange (per-example energies of
 adjacent pairs on a shared batch) every 10 steps. Not a dependency of the
 project: run it with Debian's python3-torch to compare speeds on one machine.
 
-usage: /usr/bin/python3 scripts/pytorch_bench.py [--replicas 10] [--batch 128] [--steps 50] [--threads 1]
+The flags match `ptsghmc bench`'s: --replicas, --batch, --steps, --exchange
+(steps between exchange rounds; 0, or a single replica, means no exchange).
+--kernel sghmc drops the thermostat (constant friction: a single-chain SGHMC
+step, slightly less work than SGNHT). A single replica (R = 1) uses plain
+2-D matrix products (addmm) instead of batched ones. scripts/bench_side_by_side.sh
+runs the issue-14 workloads against ptsghmc bench.
+
+usage: /usr/bin/python3 scripts/pytorch_bench.py [--replicas 10] [--batch 128] [--steps 50]
+       [--threads 1] [--exchange 10] [--kernel sgnht|sghmc]
 """
 import argparse
 import time
@@ -20,11 +28,18 @@ p.add_argument("--replicas", type=int, default=10)
 p.add_argument("--batch", type=int, default=128)
 p.add_argument("--steps", type=int, default=50)
 p.add_argument("--threads", type=int, default=1)
+p.add_argument("--exchange", type=int, default=10, help="steps between exchange rounds (0: none)")
+p.add_argument("--kernel", choices=["sgnht", "sghmc"], default="sgnht")
 a = p.parse_args()
+if a.replicas < 1 or a.batch < 1 or a.steps < 1 or a.threads < 1:
+    p.error("replicas, batch, steps and threads must be positive")
+if a.exchange < 0:
+    p.error("exchange must be >= 0 (0: no exchanges)")
 torch.set_num_threads(a.threads)
 torch.manual_seed(1)
 sizes = [int(s) for s in a.arch.split("-")]
 R, B, N = a.replicas, a.batch, 10000
+every = a.exchange if R > 1 else 0
 X = torch.rand(N, sizes[0])
 Y = torch.randint(0, sizes[-1], (N,))
 params = []
@@ -39,6 +54,14 @@ D = sum(q[0].numel() for q in params)
 
 
 def loglik(xb, yb):
+    if R == 1:
+        z = xb
+        for k in range(0, len(params), 2):
+            z = torch.addmm(params[k + 1][0], z, params[k][0])
+            if k + 2 < len(params):
+                z = torch.relu(z)
+        lp = torch.log_softmax(z, dim=1)
+        return lp.gather(1, yb.view(-1, 1)).view(1, -1)  # 1 x B
     z = xb.unsqueeze(0).expand(R, -1, -1)
     for k in range(0, len(params), 2):
         z = torch.baddbmm(params[k + 1], z, params[k])
@@ -62,12 +85,14 @@ def step(t):
             m.mul_(1 - (xi * h).view(shape)).sub_(h * g / temps.view(shape))
             m.add_(torch.randn_like(m), alpha=(2 * A * h) ** 0.5)
             q.add_(m, alpha=h)
-            kin += (m ** 2).sum(dim=tuple(range(1, q.dim())))
-        xi = xi + h * (kin / D - 1)
-        if t % 10 == 0:
+            if a.kernel == "sgnht":
+                kin += (m ** 2).sum(dim=tuple(range(1, q.dim())))
+        if a.kernel == "sgnht":
+            xi = xi + h * (kin / D - 1)
+        if every > 0 and t % every == 0:
             idx = torch.randint(0, N, (B,))
             e = -N * loglik(X[idx], Y[idx])  # per-example energies, R x B
-            for j in range(t // 10 % 2, R - 1, 2):
+            for j in range(t // every % 2, R - 1, 2):
                 d = (1 / temps[j] - 1 / temps[j + 1]) * (e[j] - e[j + 1])
                 _ = d.mean(), d.std() / B ** 0.5
 
@@ -78,4 +103,7 @@ start = time.time()
 for t in range(a.steps):
     step(t + 1)
 el = time.time() - start
-print(f"pytorch {torch.__version__} threads={a.threads} {a.arch} R={R} batch={B}: {a.steps / el:.2f} steps/s")
+extra = ""
+if a.exchange != 10 or a.kernel != "sgnht":
+    extra = f" exchange={every} {a.kernel}"
+print(f"pytorch {torch.__version__} threads={a.threads} {a.arch} R={R} batch={B}{extra}: {a.steps / el:.2f} steps/s")
