@@ -84,15 +84,15 @@ bench-lenet: deps
 	$(GO) test -run XXX -bench LeNetGradient -benchtime 5x -cpuprofile lenet-cpu.prof ./autodiff/
 
 # bench-pt times full PT-SGHMC steps (issue's configuration) and the scaling
-# sweep; bench-torch runs the PyTorch reference script beside it (needs
-# Debian's python3-torch; not a dependency of the project).
+# sweep; bench-torch times it and scripts/pytorch_bench.py side by side on
+# three workloads and prints the ratios (scripts/bench_side_by_side.sh, a few
+# minutes; needs Debian's python3-torch, not a dependency of the project).
 bench-pt: build
 	./$(BIN) bench --arch 784-400-400-10 --replicas 10 --batch 128 --steps 50
 	./$(BIN) bench --sweep --steps 30 --plot docs/scaling.png
 
-bench-torch:
-	/usr/bin/python3 scripts/pytorch_bench.py --threads 1
-	/usr/bin/python3 scripts/pytorch_bench.py --threads 2
+bench-torch: build
+	BIN=$(BIN) scripts/bench_side_by_side.sh
 
 # fuzz runs each fuzzer for FUZZTIME on one worker (the seed corpora also
 # run in `make test`); a crasher is saved under testdata/fuzz/ and becomes a

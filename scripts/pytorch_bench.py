@@ -12,7 +12,9 @@ The flags match `ptsghmc bench`'s: --replicas, --batch, --steps, --exchange
 --kernel sghmc drops the thermostat (constant friction: a single-chain SGHMC
 step, slightly less work than SGNHT). A single replica (R = 1) uses plain
 2-D matrix products (addmm) instead of batched ones. scripts/bench_side_by_side.sh
-runs the issue-14 workloads against ptsghmc bench.
+runs the issue-14 workloads against ptsghmc bench. --threads sets PyTorch's
+own threads only: Debian's OpenBLAS (the system libblas.so.3) keeps its own,
+set with OPENBLAS_NUM_THREADS.
 
 usage: /usr/bin/python3 scripts/pytorch_bench.py [--replicas 10] [--batch 128] [--steps 50]
        [--threads 1] [--exchange 10] [--kernel sgnht|sghmc]

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# bench_side_by_side.sh times ptsghmc bench and its PyTorch twin
+# (scripts/pytorch_bench.py) on the three issue-14 workloads, alternating the
+# programs, ROUNDS times each, and prints a markdown table with the ratio
+# ptsghmc / PyTorch, best run against best run.
+#
+#   (i)   the benchmark step: 10 replicas, batch 128, exchange every 10 steps
+#   (ii)  train --sampler ptsghmc's default step: 4 replicas, batch 128,
+#         exchange every 500 steps (500 timed steps: one exchange round)
+#   (iii) a single chain, no exchange, batch 128: SGNHT in ptsghmc against
+#         SGHMC in PyTorch
+#
+# torch.set_num_threads does not reach Debian's OpenBLAS (the system
+# libblas.so.3 keeps its own pthreads: all cores unless OPENBLAS_NUM_THREADS
+# says otherwise), so PyTorch runs in three settings and its best counts:
+# --threads 1 with OPENBLAS_NUM_THREADS=1 (truly one thread), --threads 1 with
+# OpenBLAS's default, and --threads 2.
+#
+# PyTorch is not a dependency of ptsghmc: this script needs Debian's
+# python3-torch and stops with a message when it is missing. Run it on a quiet
+# machine (about 7 minutes on 2 cores). Environment: BIN (default
+# bin/ptsghmc), PYTHON (default /usr/bin/python3), ROUNDS (default 2).
+#
+# usage: scripts/bench_side_by_side.sh   (or: make bench-torch)
+set -euo pipefail
+
+BIN=${BIN:-bin/ptsghmc}
+PYTHON=${PYTHON:-/usr/bin/python3}
+ROUNDS=${ROUNDS:-2}
+here=$(cd "$(dirname "$0")" && pwd)
+
+if ! "$PYTHON" -c 'import torch' >/dev/null 2>&1; then
+	echo "bench_side_by_side.sh: PyTorch not found ('$PYTHON -c \"import torch\"' failed)." >&2
+	echo "  This comparison needs Debian's python3-torch (apt-get install python3-torch); ptsghmc itself does not." >&2
+	exit 1
+fi
+if [ ! -x "$BIN" ]; then
+	echo "bench_side_by_side.sh: $BIN not found or not executable; run 'make build' first" >&2
+	exit 1
+fi
+if ! [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]]; then
+	echo "bench_side_by_side.sh: ROUNDS must be a positive integer (got '$ROUNDS')" >&2
+	exit 1
+fi
+
+# name | ptsghmc bench flags | pytorch_bench.py flags
+workloads=(
+	"(i) benchmark: R=10, batch 128, exchange every 10|--replicas 10 --batch 128 --exchange 10 --steps 50|--replicas 10 --batch 128 --exchange 10 --steps 50"
+	"(ii) train default: R=4, batch 128, exchange every 500|--replicas 4 --batch 128 --exchange 500 --steps 500|--replicas 4 --batch 128 --exchange 500 --steps 500"
+	"(iii) single chain: R=1, batch 128, no exchange (SGNHT vs SGHMC)|--replicas 1 --batch 128 --exchange 0 --steps 200|--replicas 1 --batch 128 --exchange 0 --steps 200 --kernel sghmc"
+)
+
+# ptsghmc_rate and torch_rate print a run's steps/s, or fail with its output.
+# torch_rate's first argument is the OpenBLAS thread count ("" for its default).
+ptsghmc_rate() {
+	local out r
+	out=$("$BIN" bench --arch 784-400-400-10 --dtype float32 "$@" 2>&1) || { echo "$out" >&2; return 1; }
+	r=$(awk '$1 == "steps/s" { print $2 }' <<<"$out")
+	[ -n "$r" ] || { echo "cannot parse steps/s from ptsghmc bench:" >&2; echo "$out" >&2; return 1; }
+	echo "$r"
+}
+torch_rate() {
+	local blas=$1 out r
+	shift
+	if [ -n "$blas" ]; then
+		out=$(OPENBLAS_NUM_THREADS=$blas "$PYTHON" "$here/pytorch_bench.py" --arch 784-400-400-10 "$@" 2>&1) || { echo "$out" >&2; return 1; }
+	else
+		out=$(env -u OPENBLAS_NUM_THREADS "$PYTHON" "$here/pytorch_bench.py" --arch 784-400-400-10 "$@" 2>&1) || { echo "$out" >&2; return 1; }
+	fi
+	r=$(sed -n 's/.*: \([0-9.]*\) steps\/s$/\1/p' <<<"$out")
+	[ -n "$r" ] || { echo "cannot parse steps/s from pytorch_bench.py:" >&2; echo "$out" >&2; return 1; }
+	echo "$r"
+}
+best() { tr ' ' '\n' | awk 'NF && ($1 > m) { m = $1 } END { print m }'; }
+list() { sed 's/^ //; s/ /, /g' <<<"$1"; }
+
+blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs"
+echo "# ptsghmc BLAS: $("$BIN" bench --arch 20-8-3 --replicas 1 --steps 1 --json 2>/dev/null | sed -n 's/.*"blas": *"\([^"]*\)".*/\1/p'); system libblas.so.3 (PyTorch): $blas"
+echo "# $("$PYTHON" -c 'import torch; print("torch", torch.__version__)'); $ROUNDS rounds, programs alternating; figures in steps/s, float32, arch 784-400-400-10"
+echo
+echo "| workload | ptsghmc bench | PyTorch 1 thread, OpenBLAS 1 thread | PyTorch 1 thread, OpenBLAS default | PyTorch 2 threads | ptsghmc best / PyTorch best |"
+echo "|---|---:|---:|---:|---:|---:|"
+for w in "${workloads[@]}"; do
+	IFS='|' read -r name pflags tflags <<<"$w"
+	p="" t0="" t1="" t2=""
+	for ((k = 0; k < ROUNDS; k++)); do
+		# shellcheck disable=SC2086
+		p="$p $(ptsghmc_rate $pflags)"
+		# shellcheck disable=SC2086
+		t0="$t0 $(torch_rate 1 $tflags --threads 1)"
+		# shellcheck disable=SC2086
+		t1="$t1 $(torch_rate "" $tflags --threads 1)"
+		# shellcheck disable=SC2086
+		t2="$t2 $(torch_rate "" $tflags --threads 2)"
+	done
+	pb=$(best <<<"$p")
+	tb=$(printf '%s %s %s' "$t0" "$t1" "$t2" | best)
+	ratio=$(awk -v a="$pb" -v b="$tb" 'BEGIN { printf "%.2f", a / b }')
+	echo "| $name | $(list "$p") | $(list "$t0") | $(list "$t1") | $(list "$t2") | ${ratio}x |"
+done
+echo
+echo "# commands: $BIN bench --arch 784-400-400-10 --dtype float32 <flags>; [OPENBLAS_NUM_THREADS=1] $PYTHON scripts/pytorch_bench.py --arch 784-400-400-10 <flags> --threads 1|2"
+for w in "${workloads[@]}"; do
+	IFS='|' read -r name pflags tflags <<<"$w"
+	echo "#   $name: ptsghmc $pflags | pytorch $tflags"
+done
