@@ -79,13 +79,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.batch, "batch", 128, "minibatch size")
 	fs.IntVar(&c.steps, "steps", 50, "timed steps (after 5 warm-up steps)")
 	fs.StringVar(&c.dtype, "dtype", "float32", "float32 or float64")
-	fs.IntVar(&c.every, "exchange", 10, "steps between exchange rounds")
+	fs.IntVar(&c.every, "exchange", 10, "steps between exchange rounds (0: none; no exchange with one replica)")
 	fs.BoolVar(&c.sharedStart, "shared-start", false, "start every replica from one initialisation (default: each replica its own, as in the PyTorch script)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	sweep := fs.Bool("sweep", false, "time replicas 1, 2, 4, 10, 20 at --batch, and batch 32, 128, 512 at --replicas; print a table")
 	plotPath := fs.String("plot", "", "with --sweep: write the scaling plot to this PNG file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc bench [--arch A] [--replicas R] [--batch B] [--steps N] [--dtype float32|float64] [--json] [--sweep [--plot p.png]]\n\nTimes full PT-SGHMC steps on MNIST-shaped synthetic data.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc bench [--arch A] [--replicas R] [--batch B] [--exchange N] [--steps N] [--dtype float32|float64] [--json] [--sweep [--plot p.png]]\n\nTimes full PT-SGHMC steps on MNIST-shaped synthetic data.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
