@@ -3,7 +3,6 @@ package train
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,17 +69,7 @@ func TestCNNResumeEqualsUninterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, stopAt := range []int{13, 27} {
-		ctx, cancel := context.WithCancel(context.Background())
-		err := r.Train(ctx, func(s Status) {
-			if s.Step == stopAt {
-				cancel()
-			}
-		})
-		cancel()
-		if !errors.Is(err, ErrInterrupted) {
-			t.Fatalf("stop at %d: %v", stopAt, err)
-		}
-		r.Close()
+		interruptAt(t, r, stopAt)
 		if r, err = ResumeFromData(dir, data, 0); err != nil {
 			t.Fatal(err)
 		}

@@ -110,17 +110,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, stopAt := range stops {
-				ctx, cancel := context.WithCancel(context.Background())
-				err := r.Train(ctx, func(s Status) {
-					if s.Step == stopAt {
-						cancel()
-					}
-				})
-				cancel()
-				if !errors.Is(err, ErrInterrupted) {
-					t.Fatalf("stop at %d: %v", stopAt, err)
-				}
-				r.Close()
+				interruptAt(t, r, stopAt)
 				// Simulate a crash after the checkpoint: garbage appended to
 				// the samples and metrics files must be dropped on resume.
 				f, _ := os.OpenFile(filepath.Join(dir, SamplesFile), os.O_APPEND|os.O_WRONLY, 0)
@@ -423,4 +413,21 @@ func TestConfigTempering(t *testing.T) {
 			}
 		})
 	}
+}
+
+// interruptAt trains r until it has done step stop, cancels it there (Train
+// then checkpoints and returns ErrInterrupted) and closes it.
+func interruptAt(t *testing.T, r *Run, stop int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	err := r.Train(ctx, func(s Status) {
+		if s.Step == stop {
+			cancel()
+		}
+	})
+	cancel()
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("stop at %d: %v", stop, err)
+	}
+	r.Close()
 }
