@@ -1,11 +1,8 @@
 package train
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"path/filepath"
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -220,27 +217,24 @@ func (r *Run) healthWarning() string {
 	return strings.Join(msgs, "\n") + adv
 }
 
-// runHealth returns the health verdict of the run in dir from its
-// checkpoint (nil when the checkpoint predates health watching or its
-// kernel has no friction).
-func runHealth(dir string, cfg Config) (*HealthReport, error) {
-	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
-	if errors.Is(err, fs.ErrNotExist) { // a chain read whole, before its first checkpoint
+// runHealth returns the health verdict of the run in dir from the
+// statistics of its last checkpoint, st (nil without a checkpoint, when the
+// checkpoint predates health watching or its kernel has no friction).
+func runHealth(dir string, st *sampler.PTState, cfg Config) (*HealthReport, error) {
+	if st == nil {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("run %s: health: %w", dir, err)
-	}
-	temps := c.Temps
+	temps := st.Temps
 	if temps == nil {
+		var err error
 		if temps, err = cfg.Temps(); err != nil {
 			return nil, err
 		}
 	}
-	if len(c.Stats.Health) != len(temps) {
+	if len(st.Stats.Health) != len(temps) {
 		return nil, nil
 	}
-	hr := HealthOf(&sampler.PTState{Temps: temps, Stats: c.Stats, Steps: c.Steps}, cfg)
+	hr := HealthOf(&sampler.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps}, cfg)
 	if !hr.Watched {
 		return nil, nil
 	}

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // States of a chain in ChainStatus.
@@ -30,6 +32,10 @@ type ChainStatus struct {
 	Note    string `json:"note,omitempty"` // why a chain with files counts as missing
 
 	metrics int64 // bytes of metrics.jsonl at the last checkpoint
+	// stats are the last checkpoint's ladder and statistics (no weights),
+	// which the tempering figures and the health verdict are computed from;
+	// nil without a checkpoint.
+	stats *sampler.PTState
 }
 
 // RunStatus returns the state of every chain of the run in dir: chains
@@ -61,6 +67,7 @@ func chainStatus(dir string, i, target int) ChainStatus {
 		return s
 	}
 	s.Steps, s.Target, s.Samples, s.metrics = ck.Steps, ck.Config.Steps, ck.Samples, ck.Metrics
+	s.stats = &sampler.PTState{Temps: ck.Temps, Stats: ck.Stats, Steps: ck.Steps, Tuning: ck.Tuning}
 	s.State = ChainRunning
 	if ck.Steps >= ck.Config.Steps {
 		s.State = ChainFinished

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -102,27 +101,21 @@ func scanMetrics(path string, r io.Reader) ([]MetricsLine, error) {
 	return out, sc.Err()
 }
 
-// runTempering returns the tempering figures of a PT run from its
-// checkpoint (nil for single-chain samplers).
-func runTempering(dir string, cfg Config) (*Tempering, error) {
+// runTempering returns the tempering figures of a PT run from the ladder
+// and statistics of its last checkpoint, st (nil for single-chain samplers,
+// a run without a checkpoint, or statistics older than windows).
+func runTempering(dir string, st *sampler.PTState, cfg Config) (*Tempering, error) {
 	temps, err := cfg.Temps()
-	if err != nil || len(temps) < 2 {
+	if err != nil || len(temps) < 2 || st == nil {
 		return nil, err
 	}
-	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
-	if errors.Is(err, fs.ErrNotExist) { // a chain read whole, before its first checkpoint
+	if st.Temps != nil {
+		temps = st.Temps
+	}
+	if st.Stats.WinProposed == nil { // a checkpoint older than window statistics
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("run %s: tempering figures: %w", dir, err)
-	}
-	if c.Temps != nil {
-		temps = c.Temps
-	}
-	if c.Stats.WinProposed == nil { // a checkpoint older than window statistics
-		return nil, nil
-	}
-	tp := TemperingOf(&sampler.PTState{Temps: temps, Stats: c.Stats, Steps: c.Steps, Tuning: c.Tuning}, cfg)
+	tp := TemperingOf(&sampler.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps, Tuning: st.Tuning}, cfg)
 	if tp != nil {
 		tp.Run = dir
 	}
@@ -258,14 +251,14 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 			return nil, err
 		}
 		rep.Traces = append(rep.Traces, RunTraces{Dir: dir, Lines: lines})
-		tp, err := runTempering(dir, cfg)
+		tp, err := runTempering(dir, pool[ri].stats, cfg)
 		if err != nil {
 			return nil, err
 		}
 		if tp != nil {
 			rep.Tempering = append(rep.Tempering, tp)
 		}
-		hr, err := runHealth(dir, cfg)
+		hr, err := runHealth(dir, pool[ri].stats, cfg)
 		if err != nil {
 			return nil, err
 		}
