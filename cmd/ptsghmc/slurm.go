@@ -100,16 +100,10 @@ func (j SlurmJob) Script() string {
 
 // runSlurm writes the array job script of a run.
 func runSlurm(args []string, stdout, stderr io.Writer) error {
-	cfg := train.DefaultConfig()
-	if path := configArg(args); path != "" {
-		if err := train.LoadConfigFile(path, &cfg); err != nil {
-			return err
-		}
+	fs, cfgp, err := configFlags("slurm", args, stderr)
+	if err != nil {
+		return err
 	}
-	fs := flag.NewFlagSet("slurm", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	bindConfig(fs, &cfg)
-	configFile := fs.String("config", "", "JSON or YAML file of settings (flags given override it)")
 	out := fs.String("out", "", "run directory (required; shared by every node, e.g. on NFS)")
 	script := fs.String("script", "", "write the script here (default: OUT/job.sbatch; - for standard output)")
 	binary := fs.String("binary", "", "ptsghmc on the compute nodes (default: this executable)")
@@ -127,6 +121,7 @@ func runSlurm(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	cfg := *cfgp
 	if *out == "" {
 		fmt.Fprintln(stderr, "slurm: --out is required")
 		return errUsage
@@ -152,7 +147,6 @@ func runSlurm(args []string, stdout, stderr io.Writer) error {
 		}
 		v := f.Value.String()
 		if f.Name == "config" {
-			v = *configFile
 			if a, err := filepath.Abs(v); err == nil {
 				v = a
 			}

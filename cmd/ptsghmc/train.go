@@ -75,17 +75,28 @@ func configArg(args []string) string {
 	return ""
 }
 
-func runTrain(args []string, stdout, stderr io.Writer) error {
+// configFlags returns the flag set of a command that takes a run's
+// settings (train, slurm): train's defaults, overridden by the --config file
+// in args if any, bound to flags that override both, and the --config flag.
+func configFlags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *train.Config, error) {
 	cfg := train.DefaultConfig()
 	if path := configArg(args); path != "" {
 		if err := train.LoadConfigFile(path, &cfg); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	bindConfig(fs, &cfg)
 	fs.String("config", "", "JSON or YAML file of settings (flags given override it)")
+	return fs, &cfg, nil
+}
+
+func runTrain(args []string, stdout, stderr io.Writer) error {
+	fs, cfgp, err := configFlags("train", args, stderr)
+	if err != nil {
+		return err
+	}
 	out := fs.String("out", "runs/default", "run directory")
 	resume := fs.String("resume", "", "resume the run in this directory (with --steps: continue to that many steps in all)")
 	overwrite := fs.Bool("overwrite", false, "replace an existing run in --out")
@@ -99,6 +110,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	cfg := *cfgp
 	steps := 0
 	archSet := false
 	fs.Visit(func(f *flag.Flag) {
@@ -123,7 +135,6 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	sigCtx := ctx
 
 	var ch *train.Chains
-	var err error
 	switch {
 	case *chainArg != "":
 		if *resume != "" || *overwrite {
