@@ -94,7 +94,7 @@ func (s Spec) Layout() Layout {
 		if s.Activation == ReLU {
 			sd = math.Sqrt(2 / float64(ly.In))
 		}
-		pr := Prior{Precision: s.Precision(l), DF: s.PriorDF}
+		pr := s.layerPrior(l)
 		out = append(out,
 			Param{Name: fmt.Sprintf("W%d", l), Shape: []int{ly.In, ly.Out}, Offset: ly.W, Prior: pr, InitSD: sd},
 			Param{Name: fmt.Sprintf("b%d", l), Shape: []int{ly.Out}, Offset: ly.B, Prior: pr})

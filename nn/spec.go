@@ -227,21 +227,8 @@ func (s Spec) Init(theta []float64, rng *rand.Rand) {
 // of (nu+1)/2 log(1 + lambda_l w^2 / nu) over every weight and bias w.
 func (s Spec) NegLogPrior(theta []float64) float64 {
 	u := 0.0
-	nu := s.PriorDF
 	for li, l := range s.Layers() {
-		lam := s.Precision(li)
-		ss := 0.0
-		if nu > 0 {
-			for _, v := range theta[l.W : l.B+l.Out] {
-				ss += math.Log1p(lam * v * v / nu)
-			}
-			u += 0.5 * (nu + 1) * ss
-			continue
-		}
-		for _, v := range theta[l.W : l.B+l.Out] {
-			ss += v * v
-		}
-		u += 0.5 * lam * ss
+		u += s.layerPrior(li).NegLogDensity(theta[l.W : l.B+l.Out])
 	}
 	return u
 }
@@ -250,21 +237,13 @@ func (s Spec) NegLogPrior(theta []float64) float64 {
 // lambda_l w for the Gaussian prior, (nu+1) lambda_l w / (nu + lambda_l w^2)
 // for the Student-t prior.
 func (s Spec) AddNegLogPriorGrad(theta, grad []float64) {
-	nu := s.PriorDF
 	for li, l := range s.Layers() {
-		lam := s.Precision(li)
-		if nu > 0 {
-			for i := l.W; i < l.B+l.Out; i++ {
-				w := theta[i]
-				grad[i] += (nu + 1) * lam * w / (nu + lam*w*w)
-			}
-			continue
-		}
-		for i := l.W; i < l.B+l.Out; i++ {
-			grad[i] += lam * theta[i]
-		}
+		s.layerPrior(li).AddGrad(theta[l.W:l.B+l.Out], grad[l.W:l.B+l.Out])
 	}
 }
+
+// layerPrior returns the prior of layer l's weights and biases.
+func (s Spec) layerPrior(l int) Prior { return Prior{Precision: s.Precision(l), DF: s.PriorDF} }
 
 // GaussianLogNorm returns the constant part of one example's Gaussian
 // log-likelihood, -out/2 log(2 pi NoiseSD^2).
