@@ -264,6 +264,21 @@ func (e *GraphEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []int
 	if grad != nil && e.grads == nil {
 		return 0, fmt.Errorf("eval: model %s: a forward-only evaluator has no gradient", e.model.Name)
 	}
+	sum, err := e.likelihood(theta, data, idx, scale, grad, loglik)
+	if err != nil {
+		return 0, err
+	}
+	if grad != nil {
+		e.model.Layout.AddNegLogPriorGrad(theta, grad)
+	}
+	return e.model.Layout.NegLogPrior(theta) - scale*sum, nil
+}
+
+// likelihood runs the graph on examples idx and returns the sum of their
+// log-likelihoods; grad, when not nil, receives the gradient of
+// -scale * that sum (the likelihood's part of dU~/dtheta, no prior), and
+// loglik the per-example terms. Arguments are checked by the caller.
+func (e *GraphEvaluator) likelihood(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
 	defer e.vm.Reset()
 	if err := e.run(theta, data, idx, scale); err != nil {
 		return 0, err
@@ -285,9 +300,8 @@ func (e *GraphEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []int
 				return 0, fmt.Errorf("graph evaluator: gradient of %s: %w", p.Name, err)
 			}
 		}
-		e.model.Layout.AddNegLogPriorGrad(theta, grad)
 	}
-	return e.model.Layout.NegLogPrior(theta) - scale*sum, nil
+	return sum, nil
 }
 
 // Logits writes the model's logits for examples idx into out (row-major,

@@ -62,8 +62,13 @@ type Config struct {
 	Engine     string  `json:"engine" yaml:"engine"`                         // plan or graph
 	Seed       uint64  `json:"seed" yaml:"seed"`
 	Workers    int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
-	CkptEvery  int     `json:"checkpoint_every" yaml:"checkpoint_every"`
-	LogEvery   int     `json:"log_every" yaml:"log_every"`
+	// GradShards splits each minibatch gradient of a graph model (not the
+	// MLP's BLAS plan) over this many Gorgonia graphs run in parallel
+	// (autodiff.ShardedEvaluator). 0 at creation: the cores each rung gets;
+	// the value used is recorded, so a resume computes the same sums.
+	GradShards int `json:"grad_shards,omitempty" yaml:"grad_shards,omitempty"`
+	CkptEvery  int `json:"checkpoint_every" yaml:"checkpoint_every"`
+	LogEvery   int `json:"log_every" yaml:"log_every"`
 
 	// NoiseTarget, when positive, makes the run noise-aware: during burn-in
 	// the step shrinks until the gradient noise's share of the momentum's
@@ -147,6 +152,7 @@ func (c Config) Validate() error {
 		{c.BurnIn >= 0 && c.BurnIn < c.Steps || c.Sampler == "sgd", "burnin must be in [0, steps)"},
 		{c.Thin > 0, "thin must be positive"},
 		{c.Batch > 0, "batch must be positive"},
+		{c.GradShards >= 0 && c.GradShards <= c.Batch, "grad_shards must be 0 (one per core) to batch"},
 		{c.LR > 0 && !math.IsInf(c.LR, 0), "lr must be positive"},
 		{c.Friction > 0 && c.Friction < 1, "friction must be in (0, 1)"},
 		{c.Prior >= 0, "prior must be non-negative"},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -36,6 +37,7 @@ func TestCNNResumeEqualsUninterrupted(t *testing.T) {
 	tinyCNN("test-cnn-resume", 2)
 	defer delete(nn.Models, "test-cnn-resume")
 	cfg := cnnConfig("test-cnn-resume")
+	cfg.GradShards = 2 // each rung's gradient split over two graphs
 	data := smallData(t)
 	ref := filepath.Join(t.TempDir(), "ref")
 	r, err := NewFromData(ref, cfg, data)
@@ -56,6 +58,9 @@ func TestCNNResumeEqualsUninterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	const shapes = "conv1.W:2x1x3x3,conv1.b:2,fc1.W:8x5,fc1.b:5,fc2.W:5x3,fc2.b:3"
+	if saved.GradShards != 2 {
+		t.Fatalf("config.json records grad_shards %d, want 2", saved.GradShards)
+	}
 	if saved.Model != "test-cnn-resume" || saved.Shapes != shapes {
 		t.Fatalf("config.json records model %q shapes %q, want %q", saved.Model, saved.Shapes, shapes)
 	}
@@ -175,5 +180,27 @@ func TestOldArchOnlyHeader(t *testing.T) {
 	}
 	if m.MLP == nil || m.Name != "16-12-3" {
 		t.Fatalf("old run read as model %q (MLP %v)", m.Name, m.MLP != nil)
+	}
+}
+
+// TestAutoShards checks the gradient shards a graph run takes when its
+// config leaves them to it: the cores each rung gets, at least 1, at most 4.
+func TestAutoShards(t *testing.T) {
+	cores := runtime.GOMAXPROCS(0)
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want int
+	}{
+		{"one chain", Config{Sampler: "sgnht", Replicas: 4, Chains: 1, Batch: 128}, min(cores, 4)},
+		{"4 rungs", Config{Sampler: "ptsghmc", Replicas: 4, Chains: 1, Batch: 128}, min(max(cores/4, 1), 4)},
+		{"2 rungs, 1 worker", Config{Sampler: "ptsghmc", Replicas: 2, Workers: 1, Chains: 1, Batch: 128}, min(cores, 4)},
+		{"3 chains", Config{Sampler: "sgld", Chains: 3, Batch: 128}, min(max(cores/3, 1), 4)},
+		{"chain task", Config{Sampler: "sgld", Chains: 3, Chain: 2, Batch: 128}, min(cores, 4)},
+		{"batch 1", Config{Sampler: "sgnht", Chains: 1, Batch: 1}, 1},
+	} {
+		if got := autoShards(tc.cfg); got != tc.want {
+			t.Errorf("%s: %d shards on %d cores, want %d", tc.name, got, cores, tc.want)
+		}
 	}
 }

@@ -236,7 +236,36 @@ func recordIdentity(cfg Config, tr *datasets.Dataset) (Config, error) {
 	}
 	fp := DataFingerprint(tr)
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
+	if cfg.GradShards == 0 && usesGraph(cfg, model) {
+		cfg.GradShards = autoShards(cfg)
+	}
 	return cfg, nil
+}
+
+// usesGraph reports whether the run's gradients run on Gorgonia's graph
+// (every model but an MLP on the BLAS plan).
+func usesGraph(cfg Config, model nn.Model) bool {
+	return model.MLP == nil || autodiff.Engine(cfg.Engine) == autodiff.EngineGraph
+}
+
+// autoShards returns how many graphs one gradient is split over when the
+// config leaves it to the run: the cores each rung gets when every chain of
+// the process steps its rungs in parallel (at least 1, at most 4: smaller
+// shards gain little, docs/models.md).
+func autoShards(cfg Config) int {
+	cores := runtime.GOMAXPROCS(0)
+	rungs := max(cfg.Replicas, 1)
+	if cfg.Sampler != "ptsghmc" {
+		rungs = 1
+	}
+	if cfg.Workers > 0 {
+		rungs = min(rungs, cfg.Workers)
+	}
+	chains := max(cfg.Chains, 1)
+	if cfg.Chain > 0 { // one chain of a job array: its own process
+		chains = 1
+	}
+	return min(max(cores/(rungs*chains), 1), 4, cfg.Batch)
 }
 
 func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
@@ -312,8 +341,21 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	if len(temps) > 1 && workers > 1 {
 		autodiff.SetBLASThreads(1)
 	}
+	shards := 1
+	if usesGraph(cfg, model) {
+		shards = max(cfg.GradShards, 1) // runs older than the field: 1
+	}
+	if shards > 1 {
+		autodiff.SetBLASThreads(1)
+	}
 	for range temps {
-		ev, err := autodiff.NewFor(autodiff.Engine(cfg.Engine), model, cfg.Batch, cfg.DTypeValue())
+		var ev autodiff.Evaluator
+		var err error
+		if shards > 1 {
+			ev, err = autodiff.NewShardedEvaluator(model, cfg.Batch, cfg.DTypeValue(), shards)
+		} else {
+			ev, err = autodiff.NewFor(autodiff.Engine(cfg.Engine), model, cfg.Batch, cfg.DTypeValue())
+		}
 		if err != nil {
 			return nil, err
 		}

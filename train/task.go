@@ -62,6 +62,11 @@ func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Datas
 	if err != nil {
 		return nil, err
 	}
+	if have, err := ReadRunConfig(dir); err == nil && cfg.GradShards == 0 {
+		// the first task chose the shards on its node; later tasks, maybe
+		// on nodes with other core counts, keep them
+		cfg.GradShards = have.GradShards
+	}
 	if cfg, err = recordIdentity(cfg, tr); err != nil {
 		return nil, err
 	}

@@ -57,6 +57,7 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.StringVar(&c.Engine, "engine", c.Engine, "plan (BLAS execution plan) or graph (Gorgonia VM)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "replicas stepped at once (0: number of cores)")
+	fs.IntVar(&c.GradShards, "grad-shards", c.GradShards, "graph models (--model): split each minibatch gradient over this many graphs run in parallel (0: the cores each rung gets; recorded by the run)")
 	fs.IntVar(&c.CkptEvery, "checkpoint-every", c.CkptEvery, "steps between checkpoints")
 	fs.IntVar(&c.LogEvery, "log-every", c.LogEvery, "steps between metrics lines")
 }

@@ -1,0 +1,169 @@
+package autodiff
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+)
+
+// ShardedEvaluator evaluates a model's minibatch potential with the
+// minibatch split into contiguous shards, each run on its own Gorgonia graph
+// in its own goroutine (data parallelism within one gradient). The shards'
+// likelihood gradients are added in shard order and the prior's once, so the
+// result is deterministic for a given number of shards; it equals the
+// unsharded GraphEvaluator's up to rounding (TestShardedMatchesGraph).
+//
+// Use it when one rung has more cores than work: Gorgonia's convolution
+// machinery outside BLAS (im2col, col2im, layout transposes) runs on one
+// thread, so two shards of 64 examples take about 0.6 of the time of one
+// graph of 128 with a two-thread BLAS (docs/models.md). Give BLAS one thread
+// per call (SetBLASThreads(1)) when shards run in parallel. Not safe for
+// concurrent use.
+type ShardedEvaluator struct {
+	model  nn.Model
+	batch  int
+	shards []*GraphEvaluator
+	grads  [][]float64 // the shards' gradients (shard 0 writes into the caller's)
+	sums   []float64
+	errs   []error
+}
+
+// NewShardedEvaluator builds shards graphs of model, each for
+// ceil(batch/shards) examples, with their gradients.
+func NewShardedEvaluator(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
+	return newSharded(model, batch, dtype, shards, true)
+}
+
+// NewShardedForward is NewShardedEvaluator without the backward pass (for
+// prediction and validation): Eval reports no gradient.
+func NewShardedForward(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
+	return newSharded(model, batch, dtype, shards, false)
+}
+
+func newSharded(model nn.Model, batch int, dtype DType, shards int, withGrad bool) (*ShardedEvaluator, error) {
+	if shards < 1 || shards > batch {
+		return nil, fmt.Errorf("sharded evaluator: %d shards for batches of %d: expected 1 to %d", shards, batch, batch)
+	}
+	per := (batch + shards - 1) / shards
+	s := &ShardedEvaluator{model: model, batch: batch, sums: make([]float64, shards), errs: make([]error, shards)}
+	for i := 0; i < shards; i++ {
+		ev, err := newGraphEvaluator(model, per, dtype, withGrad)
+		if err != nil {
+			return nil, fmt.Errorf("sharded evaluator: shard %d: %w", i+1, err)
+		}
+		s.shards = append(s.shards, ev)
+		if withGrad && i > 0 {
+			s.grads = append(s.grads, make([]float64, model.NumParams()))
+		}
+	}
+	return s, nil
+}
+
+// Dim returns the number of parameters.
+func (s *ShardedEvaluator) Dim() int { return s.model.NumParams() }
+
+// MaxBatch returns the largest minibatch one Eval takes.
+func (s *ShardedEvaluator) MaxBatch() int { return s.batch }
+
+// Shards returns the number of graphs the minibatch is split over.
+func (s *ShardedEvaluator) Shards() int { return len(s.shards) }
+
+// Model returns the model evaluated.
+func (s *ShardedEvaluator) Model() nn.Model { return s.model }
+
+// split returns shard i's slice of xs (contiguous shards of
+// ceil(batch/shards) examples; the last ones may be short or empty).
+func (s *ShardedEvaluator) split(xs []int, i int) []int {
+	per := s.shards[0].MaxBatch()
+	lo, hi := min(i*per, len(xs)), min((i+1)*per, len(xs))
+	return xs[lo:hi]
+}
+
+// each runs f for every non-empty shard of idx, shard 0 on the calling
+// goroutine, and returns the first shard's error.
+func (s *ShardedEvaluator) each(idx []int, f func(i int, part []int) error) error {
+	var wg sync.WaitGroup
+	for i := 1; i < len(s.shards); i++ {
+		s.errs[i] = nil
+		part := s.split(idx, i)
+		if len(part) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.errs[i] = f(i, part)
+		}()
+	}
+	s.errs[0] = f(0, s.split(idx, 0))
+	wg.Wait()
+	for i, err := range s.errs {
+		if err != nil {
+			return fmt.Errorf("shard %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// Eval implements Evaluator.
+func (s *ShardedEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
+	if err := checkModel(s.model, s.batch, theta, data, idx, grad, loglik); err != nil {
+		return 0, err
+	}
+	if grad != nil && s.shards[0].grads == nil {
+		return 0, fmt.Errorf("eval: model %s: a forward-only evaluator has no gradient", s.model.Name)
+	}
+	per := s.shards[0].MaxBatch()
+	err := s.each(idx, func(i int, part []int) error {
+		var g, ll []float64
+		if grad != nil {
+			g = grad
+			if i > 0 {
+				g = s.grads[i-1]
+			}
+		}
+		if loglik != nil {
+			ll = loglik[i*per : i*per+len(part)]
+		}
+		var err error
+		s.sums[i], err = s.shards[i].likelihood(theta, data, part, scale, g, ll)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sharded evaluator: %w", err)
+	}
+	sum := s.sums[0]
+	for i := 1; i < len(s.shards); i++ {
+		if len(s.split(idx, i)) == 0 {
+			continue
+		}
+		sum += s.sums[i]
+		if grad != nil {
+			for k, v := range s.grads[i-1] {
+				grad[k] += v
+			}
+		}
+	}
+	if grad != nil {
+		s.model.Layout.AddNegLogPriorGrad(theta, grad)
+	}
+	return s.model.Layout.NegLogPrior(theta) - scale*sum, nil
+}
+
+// Logits writes the model's logits for examples idx into out (row-major,
+// len(idx) x outputs), the shards in parallel.
+func (s *ShardedEvaluator) Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
+	if err := checkModel(s.model, s.batch, theta, data, idx, nil, nil); err != nil {
+		return err
+	}
+	k := s.shards[0].graph.Outputs()
+	if len(out) < len(idx)*k {
+		return fmt.Errorf("logits: output has room for %d values, need %d", len(out), len(idx)*k)
+	}
+	per := s.shards[0].MaxBatch()
+	return s.each(idx, func(i int, part []int) error {
+		return s.shards[i].Logits(theta, data, part, out[i*per*k:(i*per+len(part))*k])
+	})
+}
