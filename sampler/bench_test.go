@@ -38,3 +38,14 @@ func BenchmarkNormals(b *testing.B) {
 		_ = s
 	})
 }
+
+// BenchmarkNormalFill times the buffered generator SGNHTUpdate uses, per
+// variate.
+func BenchmarkNormalFill(b *testing.B) {
+	ns := newNormalSource(rand.New(rand.NewPCG(1, 2)))
+	buf := make([]float64, 256)
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(buf) {
+		ns.fill(buf)
+	}
+}

@@ -66,18 +66,29 @@ func init() {
 }
 
 // norm returns a standard normal variate.
-func (n *normalSource) norm() float64 {
+func (n *normalSource) norm() float64 { return n.normFrom(int32(n.uint32())) }
+
+// zigFast returns the ziggurat's candidate for the 32 random bits j and
+// whether it is accepted at once (about 98.8% of draws: the point lies in
+// the rectangle of its layer).
+func zigFast(j int32) (float64, bool) {
+	i := j & 127
+	aj := uint32(j)
+	if j < 0 {
+		aj = uint32(-j)
+	}
+	return float64(j) * zigW[i], aj < zigK[i]
+}
+
+// normFrom returns a standard normal variate whose first 32 random bits
+// are j; further bits, when the ziggurat needs them, come from n.
+func (n *normalSource) normFrom(j int32) float64 {
 	for {
-		j := int32(n.uint32())
-		i := j & 127
-		x := float64(j) * zigW[i]
-		aj := uint32(j)
-		if j < 0 {
-			aj = uint32(-j)
-		}
-		if aj < zigK[i] {
+		x, ok := zigFast(j)
+		if ok {
 			return x
 		}
+		i := j & 127
 		if i == 0 {
 			// tail beyond zigR
 			for {
@@ -94,5 +105,43 @@ func (n *normalSource) norm() float64 {
 		if zigF[i]+n.uniform()*(zigF[i-1]-zigF[i]) < math.Exp(-0.5*x*x) {
 			return x
 		}
+		j = int32(n.uint32())
+	}
+}
+
+// fill writes standard normal variates into dst: the same variates, in the
+// same order, as len(dst) calls of norm, but about twice as fast. Each
+// 64-bit output of the generator gives two candidates that the loop tests
+// without the spare-half bookkeeping, so successive iterations overlap in
+// the CPU; the rare rejection falls back to normFrom.
+func (n *normalSource) fill(dst []float64) {
+	for i := 0; i < len(dst); {
+		if n.has { // a half left over by the last call or a rejection
+			dst[i] = n.norm()
+			i++
+			continue
+		}
+		n.state += 0xa0761d6478bd642f
+		hi, lo := bits.Mul64(n.state, n.state^0xe7037ed1a0b428db)
+		v := hi ^ lo
+		j0, j1 := int32(uint32(v)), int32(uint32(v>>32))
+		x, ok := zigFast(j0)
+		if !ok {
+			n.spare, n.has = uint32(j1), true
+			dst[i] = n.normFrom(j0)
+			i++
+			continue
+		}
+		dst[i] = x
+		i++
+		if i == len(dst) {
+			n.spare, n.has = uint32(j1), true
+			return
+		}
+		if x, ok = zigFast(j1); !ok {
+			x = n.normFrom(j1)
+		}
+		dst[i] = x
+		i++
 	}
 }

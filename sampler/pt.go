@@ -286,8 +286,9 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 	step := func(j int) {
 		s := st.Rungs[j]
 		st.xi0[j] = s.Xi
+		s.hasKinAfter = false
 		errs[j] = kernels[j].Step(pots[j], s, st.Temps[j], st.Streams[j].Rand)
-		st.kin[j] = s.KineticTemperature() // a pass over p: done in parallel too
+		st.kin[j] = s.kineticAfterStep() // summed in the update, or a pass over p in parallel too
 	}
 	if workers == 1 || r == 1 {
 		for j := 0; j < r; j++ {

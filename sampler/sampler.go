@@ -64,12 +64,26 @@ type State struct {
 	GradValid bool
 	Accepted  int
 	Proposed  int
+
+	// kinAfter is p'p/D after the last step when the kernel summed it in
+	// its update loop (hasKinAfter), saving PT a pass over p.
+	kinAfter    float64
+	hasKinAfter bool
 }
 
 // NewState returns a state at a copy of theta with zero momentum.
 func NewState(theta []float64) *State {
 	d := len(theta)
 	return &State{Theta: append([]float64(nil), theta...), P: make([]float64, d), Grad: make([]float64, d)}
+}
+
+// kineticAfterStep returns p'p/D, from the kernel's update loop when it
+// summed it there (the same sum in the same order), else by a pass over p.
+func (s *State) kineticAfterStep() float64 {
+	if s.hasKinAfter {
+		return s.kinAfter
+	}
+	return s.KineticTemperature()
 }
 
 // KineticTemperature returns p'p/D, which the thermostat drives to 1.

@@ -39,9 +39,16 @@ func sgldUpdate(theta, grad []float64, eps, invT float64, rng *rand.Rand) float6
 	noise := math.Sqrt(eps)
 	ns := newNormalSource(rng)
 	sum := 0.0
-	for i := range theta {
-		theta[i] += -0.5*eps*invT*grad[i] + noise*ns.norm()
-		sum += theta[i]
+	var buf [normalChunk]float64
+	for lo := 0; lo < len(theta); lo += normalChunk {
+		hi := min(lo+normalChunk, len(theta))
+		z := buf[:hi-lo]
+		ns.fill(z)
+		tc, gc := theta[lo:hi], grad[lo:hi]
+		for i, zi := range z {
+			tc[i] += -0.5*eps*invT*gc[i] + noise*zi
+			sum += tc[i]
+		}
 	}
 	return sum
 }
