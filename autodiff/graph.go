@@ -274,6 +274,8 @@ func (e *GraphEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []int
 	return e.model.Layout.NegLogPrior(theta) - scale*sum, nil
 }
 
+func (e *GraphEvaluator) hasGradient() bool { return e.grads != nil }
+
 // likelihood runs the graph on examples idx and returns the sum of their
 // log-likelihoods; grad, when not nil, receives the gradient of
 // -scale * that sum (the likelihood's part of dU~/dtheta, no prior), and

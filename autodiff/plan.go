@@ -65,17 +65,24 @@ func (p *Plan) Eval(theta []float64, data *datasets.Dataset, idx []int, scale fl
 	if err := checkModel(p.shape, p.MaxBatch(), theta, data, idx, grad, loglik); err != nil {
 		return 0, err
 	}
-	var sumLL float64
-	if p.f32 != nil {
-		sumLL = p.f32.eval(theta, data, idx, scale, grad, loglik)
-	} else {
-		sumLL = p.f64.eval(theta, data, idx, scale, grad, loglik)
-	}
+	sumLL, _ := p.likelihood(theta, data, idx, scale, grad, loglik)
 	if grad != nil {
 		p.spec.AddNegLogPriorGrad(theta, grad)
 	}
 	return p.spec.NegLogPrior(theta) - scale*sumLL, nil
 }
+
+// likelihood returns sum_i log l_i over idx; grad, when not nil, receives
+// the likelihood's part of dU~/dtheta (no prior). Arguments are checked by
+// the caller.
+func (p *Plan) likelihood(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
+	if p.f32 != nil {
+		return p.f32.eval(theta, data, idx, scale, grad, loglik), nil
+	}
+	return p.f64.eval(theta, data, idx, scale, grad, loglik), nil
+}
+
+func (p *Plan) hasGradient() bool { return true }
 
 type float interface{ ~float32 | ~float64 }
 

@@ -24,32 +24,56 @@ import (
 type ShardedEvaluator struct {
 	model  nn.Model
 	batch  int
-	shards []*GraphEvaluator
+	shards []shard
 	grads  [][]float64 // the shards' gradients (shard 0 writes into the caller's)
 	sums   []float64
 	errs   []error
 }
 
+// shard is an evaluator that can report the likelihood's part alone (the
+// prior is added once, by ShardedEvaluator).
+type shard interface {
+	MaxBatch() int
+	hasGradient() bool
+	likelihood(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error)
+	Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error
+}
+
 // NewShardedEvaluator builds shards graphs of model, each for
 // ceil(batch/shards) examples, with their gradients.
 func NewShardedEvaluator(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
-	return newSharded(model, batch, dtype, shards, true)
+	return newSharded(model, batch, dtype, shards, true, false)
 }
 
 // NewShardedForward is NewShardedEvaluator without the backward pass (for
 // prediction and validation): Eval reports no gradient.
 func NewShardedForward(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
-	return newSharded(model, batch, dtype, shards, false)
+	return newSharded(model, batch, dtype, shards, false, false)
 }
 
-func newSharded(model nn.Model, batch int, dtype DType, shards int, withGrad bool) (*ShardedEvaluator, error) {
+// NewShardedPlan is NewShardedEvaluator on BLAS plans (Plan) of an MLP
+// model instead of graphs.
+func NewShardedPlan(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
+	if model.MLP == nil {
+		return nil, fmt.Errorf("sharded plan: model %s is not an MLP", model.Name)
+	}
+	return newSharded(model, batch, dtype, shards, true, true)
+}
+
+func newSharded(model nn.Model, batch int, dtype DType, shards int, withGrad, planned bool) (*ShardedEvaluator, error) {
 	if shards < 1 || shards > batch {
 		return nil, fmt.Errorf("sharded evaluator: %d shards for batches of %d: expected 1 to %d", shards, batch, batch)
 	}
 	per := (batch + shards - 1) / shards
 	s := &ShardedEvaluator{model: model, batch: batch, sums: make([]float64, shards), errs: make([]error, shards)}
 	for i := 0; i < shards; i++ {
-		ev, err := newGraphEvaluator(model, per, dtype, withGrad)
+		var ev shard
+		var err error
+		if planned {
+			ev, err = NewPlan(*model.MLP, per, dtype)
+		} else {
+			ev, err = newGraphEvaluator(model, per, dtype, withGrad)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("sharded evaluator: shard %d: %w", i+1, err)
 		}
@@ -112,7 +136,7 @@ func (s *ShardedEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []i
 	if err := checkModel(s.model, s.batch, theta, data, idx, grad, loglik); err != nil {
 		return 0, err
 	}
-	if grad != nil && s.shards[0].grads == nil {
+	if grad != nil && !s.shards[0].hasGradient() {
 		return 0, fmt.Errorf("eval: model %s: a forward-only evaluator has no gradient", s.model.Name)
 	}
 	per := s.shards[0].MaxBatch()
@@ -158,7 +182,7 @@ func (s *ShardedEvaluator) Logits(theta []float64, data *datasets.Dataset, idx [
 	if err := checkModel(s.model, s.batch, theta, data, idx, nil, nil); err != nil {
 		return err
 	}
-	k := s.shards[0].graph.Outputs()
+	k := s.model.Outputs
 	if len(out) < len(idx)*k {
 		return fmt.Errorf("logits: output has room for %d values, need %d", len(out), len(idx)*k)
 	}

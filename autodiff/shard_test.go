@@ -91,3 +91,48 @@ func TestShardedMatchesGraph(t *testing.T) {
 		}
 	}
 }
+
+// TestShardedPlanMatchesPlan checks the sharded BLAS plan of an MLP against
+// one plan of the whole batch (float64, to rounding).
+func TestShardedPlanMatchesPlan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	spec := nn.Spec{Sizes: []int{12, 7, 3}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
+	model, err := spec.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := toyData(nn.Categorical, 40, 12, 3, rng)
+	theta := make([]float64, model.NumParams())
+	model.Layout.Init(theta, rng)
+	ref, err := NewPlan(spec, 16, Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ shards, n int }{{2, 16}, {3, 11}, {4, 2}} {
+		sh, err := NewShardedPlan(model, 16, Float64, tc.shards)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := rng.Perm(data.N)[:tc.n]
+		g0, g1 := make([]float64, len(theta)), make([]float64, len(theta))
+		u0, err := ref.Eval(theta, data, idx, 2.5, g0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u1, err := sh.Eval(theta, data, idx, 2.5, g1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(u1-u0) > 1e-10*math.Abs(u0) {
+			t.Fatalf("%d shards: U %v, one plan %v", tc.shards, u1, u0)
+		}
+		for i := range g0 {
+			if math.Abs(g1[i]-g0[i]) > 1e-9*(1+math.Abs(g0[i])) {
+				t.Fatalf("%d shards: gradient %d: %v, one plan %v", tc.shards, i, g1[i], g0[i])
+			}
+		}
+	}
+	if _, err := NewShardedPlan(nn.Model{Name: "cnn"}, 16, Float64, 2); err == nil {
+		t.Fatal("sharded plan of a model that is not an MLP")
+	}
+}

@@ -66,3 +66,40 @@ func TestNormalFill(t *testing.T) {
 		}
 	}
 }
+
+// TestSGNHTUpdateBlocks checks the blocked update: the same result on 1, 2
+// and 3 goroutines, bit for bit; from p = 0 and a zero gradient the new
+// momenta have the injected variance; and the blocks' noises are
+// independent (a block seeded like another would repeat its variates).
+func TestSGNHTUpdateBlocks(t *testing.T) {
+	d := 3*updateBlock + 17
+	const h, a = 0.01, 20.0
+	var ref []float64
+	for _, par := range []int{1, 2, 3} {
+		theta, p, grad := make([]float64, d), make([]float64, d), make([]float64, d)
+		_, kin, after := sgnhtUpdate(theta, p, grad, a, h, a, 1, 0, rand.New(rand.NewPCG(7, 8)), par)
+		if ref == nil {
+			ref = p
+			v := InjectedVariance(a, h)
+			if math.Abs(after/v-1) > 0.02 {
+				t.Fatalf("p'p/D after the update %v, injected variance %v", after, v)
+			}
+			if math.Abs(kin/(v/4)-1) > 0.02 {
+				t.Fatalf("mid-step kinetic temperature %v, want %v", kin, v/4)
+			}
+			corr := 0.0
+			for i := 0; i < updateBlock; i++ {
+				corr += p[i] * p[i+updateBlock] / v / updateBlock
+			}
+			if math.Abs(corr) > 5/math.Sqrt(updateBlock) {
+				t.Fatalf("blocks 1 and 2 correlate: %v", corr)
+			}
+			continue
+		}
+		for i := range p {
+			if p[i] != ref[i] {
+				t.Fatalf("%d goroutines: p[%d] = %v, one goroutine %v", par, i, p[i], ref[i])
+			}
+		}
+	}
+}
