@@ -24,21 +24,29 @@ import (
 
 // BenchResult is the output of ptsghmc bench.
 type BenchResult struct {
-	Arch          string  `json:"arch"`
-	Replicas      int     `json:"replicas"`
-	Batch         int     `json:"batch"`
-	DType         string  `json:"dtype"`
-	BLAS          string  `json:"blas"`
-	Steps         int     `json:"steps"`
-	StepsPerSec   float64 `json:"steps_per_sec"`
-	GradientSec   float64 `json:"gradient_sec_per_step"` // wall time of the parallel gradient phase, per step
-	UpdateSec     float64 `json:"update_sec_per_step"`   // SGNHT updates with noise, per step
-	ExchangeSec   float64 `json:"exchange_sec_per_step"` // exchange rounds, per step
-	GradGFLOPS    float64 `json:"gradient_gflops"`       // 6 * params * batch * replicas / gradient time
-	PeakGFLOPS    float64 `json:"gemm_peak_gflops"`      // measured float32 GEMM peak on all cores
-	PeakShare     float64 `json:"gradient_share_of_peak"`
-	PeakRSSMiB    float64 `json:"peak_rss_mib"`
-	AllocsPerStep float64 `json:"allocs_per_step"`
+	Arch        string  `json:"arch"`
+	Replicas    int     `json:"replicas"`
+	Batch       int     `json:"batch"`
+	DType       string  `json:"dtype"`
+	BLAS        string  `json:"blas"`
+	Steps       int     `json:"steps"`
+	StepsPerSec float64 `json:"steps_per_sec"`
+	GradientSec float64 `json:"gradient_sec_per_step"` // wall time of the parallel gradient phase, per step
+	UpdateSec   float64 `json:"update_sec_per_step"`   // SGNHT updates with noise, per step
+	ExchangeSec float64 `json:"exchange_sec_per_step"` // exchange rounds, per step
+	GradGFLOPS  float64 `json:"gradient_gflops"`       // 6 * params * batch * replicas / gradient time
+	PeakGFLOPS  float64 `json:"gemm_peak_gflops"`      // measured float32 GEMM peak on all cores
+	PeakShare   float64 `json:"gradient_share_of_peak"`
+	// The update phase against its memory-bandwidth bound: bytes an update
+	// must move per step (theta and p read and written, the gradient read:
+	// 40 bytes per parameter per replica, float64 state), over the copy
+	// bandwidth measured in the same process on as many goroutines as
+	// replicas step at once.
+	UpdateBytes    float64 `json:"update_bytes_per_step"`
+	CopyGBs        float64 `json:"copy_gb_per_sec"`
+	UpdateBoundSec float64 `json:"update_bound_sec_per_step"`
+	PeakRSSMiB     float64 `json:"peak_rss_mib"`
+	AllocsPerStep  float64 `json:"allocs_per_step"`
 	// Exchange tests in the timed steps, and how they were decided.
 	Exchanges      int `json:"exchanges"`
 	ExchangesGrown int `json:"exchanges_grown"`
@@ -257,7 +265,10 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 		res.PeakGFLOPS = gemmPeak()
 	}
 	res.PeakShare = res.GradGFLOPS / res.PeakGFLOPS
-	res.PeakRSSMiB = peakRSS()
+	res.UpdateBytes = 40 * float64(spec.NumParams()) * float64(len(temps))
+	res.PeakRSSMiB = peakRSS() // before the bandwidth test's buffers
+	res.CopyGBs = copyBandwidth(workers)
+	res.UpdateBoundSec = res.UpdateBytes / (res.CopyGBs * 1e9)
 	res.AllocsPerStep = float64(ms1.Mallocs-ms0.Mallocs) / float64(c.steps)
 	res.Exchanges = sum(st.Stats.Proposed) - prop0
 	res.ExchangesGrown, res.ExchangesExact, res.ExchangesEarly = st.Stats.Grown-grown0, st.Stats.Exact-exact0, st.Stats.Early-early0
@@ -269,6 +280,8 @@ func printBench(w io.Writer, res BenchResult) {
 	fmt.Fprintf(w, "  steps/s            %8.2f\n", res.StepsPerSec)
 	fmt.Fprintf(w, "  per step: gradient %7.2f ms, update %7.2f ms, exchange %7.2f ms\n", res.GradientSec*1e3, res.UpdateSec*1e3, res.ExchangeSec*1e3)
 	fmt.Fprintf(w, "  gradient phase     %8.1f GFLOP/s = %.0f%% of the measured float32 GEMM peak %.1f GFLOP/s\n", res.GradGFLOPS, 100*res.PeakShare, res.PeakGFLOPS)
+	fmt.Fprintf(w, "  update phase       %8.2f ms = %.1fx its memory bound %.2f ms (%.1f MB per step at the measured copy bandwidth %.1f GB/s)\n",
+		res.UpdateSec*1e3, res.UpdateSec/res.UpdateBoundSec, res.UpdateBoundSec*1e3, res.UpdateBytes/1e6, res.CopyGBs)
 	fmt.Fprintf(w, "  exchange tests     %8d (%d grew their batch, %d exact on all data, %d decided early)\n", res.Exchanges, res.ExchangesGrown, res.ExchangesExact, res.ExchangesEarly)
 	fmt.Fprintf(w, "  peak RSS           %8.0f MiB, %.1f allocations per step\n", res.PeakRSSMiB, res.AllocsPerStep)
 }
@@ -317,6 +330,38 @@ func gemmPeak() float64 {
 		t := time.Now()
 		impl.Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, n, a, n, 0, c, n)
 		best = max(best, 2*n*n*n/time.Since(t).Seconds()/1e9)
+	}
+	return best
+}
+
+// copyBandwidth measures memory bandwidth in GB/s (bytes read plus bytes
+// written) by copying 64 MiB float64 buffers on n goroutines at once, best
+// of five rounds.
+func copyBandwidth(n int) float64 {
+	n = max(n, 1)
+	const words = 8 << 20 // 64 MiB of float64
+	src, dst := make([][]float64, n), make([][]float64, n)
+	for i := range src {
+		src[i], dst[i] = make([]float64, words), make([]float64, words)
+		for j := range src[i] {
+			src[i][j] = float64(j)
+		}
+		copy(dst[i], src[i]) // fault the pages in
+	}
+	best := 0.0
+	for r := 0; r < 5; r++ {
+		done := make(chan struct{}, n)
+		t := time.Now()
+		for i := 0; i < n; i++ {
+			go func() {
+				copy(dst[i], src[i])
+				done <- struct{}{}
+			}()
+		}
+		for i := 0; i < n; i++ {
+			<-done
+		}
+		best = max(best, float64(2*8*words*n)/time.Since(t).Seconds()/1e9)
 	}
 	return best
 }
