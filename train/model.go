@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -114,7 +115,12 @@ func termBatch(m nn.Model) int {
 }
 
 // newPredictor returns an evaluator of model's logits for validation and
-// prediction.
+// prediction: a graph model's batches are split over the cores (up to 4
+// forward graphs in parallel, one BLAS thread each).
 func newPredictor(m nn.Model, dtype autodiff.DType) (autodiff.Evaluator, error) {
+	if n := min(runtime.GOMAXPROCS(0), 4); m.MLP == nil && m.Logits && n > 1 {
+		autodiff.SetBLASThreads(1)
+		return autodiff.NewShardedForward(m, evalBatch(m), dtype, n)
+	}
 	return autodiff.NewPredictor(m, evalBatch(m), dtype)
 }
