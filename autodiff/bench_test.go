@@ -47,24 +47,6 @@ func BenchmarkGradient(b *testing.B) {
 			}
 		}
 	}
-	// the batch split over two plans in parallel goroutines, one BLAS
-	// thread each (ShardedEvaluator)
-	model, _ := spec.Model()
-	b.Run("sharded-plan/float32/shards=2", func(b *testing.B) {
-		SetBLASThreads(1)
-		defer SetBLASThreads(threads)
-		ev, err := NewShardedPlan(model, 128, Float32, 2)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if _, err := ev.Eval(theta, data, idx, 60000.0/128, grad, nil); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-	})
 }
 
 // BenchmarkLeNetGradient times one minibatch gradient of U~ for the LeNet

@@ -31,7 +31,9 @@ type ShardedEvaluator struct {
 }
 
 // shard is an evaluator that can report the likelihood's part alone (the
-// prior is added once, by ShardedEvaluator).
+// prior is added once, by ShardedEvaluator). Only graphs are sharded: the
+// MLP's BLAS plan split in two was slower than one plan on two BLAS threads
+// (8.3 against 6.4 ms at batch 128, 784-400-400-10, float32; docs/speed.md).
 type shard interface {
 	MaxBatch() int
 	hasGradient() bool
@@ -42,38 +44,23 @@ type shard interface {
 // NewShardedEvaluator builds shards graphs of model, each for
 // ceil(batch/shards) examples, with their gradients.
 func NewShardedEvaluator(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
-	return newSharded(model, batch, dtype, shards, true, false)
+	return newSharded(model, batch, dtype, shards, true)
 }
 
 // NewShardedForward is NewShardedEvaluator without the backward pass (for
 // prediction and validation): Eval reports no gradient.
 func NewShardedForward(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
-	return newSharded(model, batch, dtype, shards, false, false)
+	return newSharded(model, batch, dtype, shards, false)
 }
 
-// NewShardedPlan is NewShardedEvaluator on BLAS plans (Plan) of an MLP
-// model instead of graphs.
-func NewShardedPlan(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
-	if model.MLP == nil {
-		return nil, fmt.Errorf("sharded plan: model %s is not an MLP", model.Name)
-	}
-	return newSharded(model, batch, dtype, shards, true, true)
-}
-
-func newSharded(model nn.Model, batch int, dtype DType, shards int, withGrad, planned bool) (*ShardedEvaluator, error) {
+func newSharded(model nn.Model, batch int, dtype DType, shards int, withGrad bool) (*ShardedEvaluator, error) {
 	if shards < 1 || shards > batch {
 		return nil, fmt.Errorf("sharded evaluator: %d shards for batches of %d: expected 1 to %d", shards, batch, batch)
 	}
 	per := (batch + shards - 1) / shards
 	s := &ShardedEvaluator{model: model, batch: batch, sums: make([]float64, shards), errs: make([]error, shards)}
 	for i := 0; i < shards; i++ {
-		var ev shard
-		var err error
-		if planned {
-			ev, err = NewPlan(*model.MLP, per, dtype)
-		} else {
-			ev, err = newGraphEvaluator(model, per, dtype, withGrad)
-		}
+		ev, err := newGraphEvaluator(model, per, dtype, withGrad)
 		if err != nil {
 			return nil, fmt.Errorf("sharded evaluator: shard %d: %w", i+1, err)
 		}
