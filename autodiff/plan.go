@@ -97,7 +97,6 @@ func (p *Plan) likelihood(theta []float64, data *datasets.Dataset, idx []int, sc
 	return sumLL, nil
 }
 
-
 type float interface{ ~float32 | ~float64 }
 
 type gemmFunc[T float] func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
