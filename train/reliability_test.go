@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // TestWriteErrors injects a write error (ENOSPC, as on a full disk) into
@@ -120,33 +119,6 @@ func TestWriteErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestSgdKernelDivergence checks the sgd baseline's kernel reports a
-// non-finite coordinate anywhere, not only the first.
-func TestSgdKernelDivergence(t *testing.T) {
-	k := sgdKernel{StepSize: 0.01, Friction: 0.1}
-	for _, at := range []int{-1, 0, 499, 999} {
-		pot := nanAt{d: 1000, at: at}
-		s := sampler.NewState(make([]float64, pot.d))
-		err := k.Step(pot, s, 1, rand.New(rand.NewPCG(1, 1)))
-		if (at >= 0) != errors.Is(err, sampler.ErrDiverged) {
-			t.Errorf("NaN gradient at %d: error %v", at, err)
-		}
-	}
-}
-
-type nanAt struct{ d, at int }
-
-func (p nanAt) Dim() int { return p.d }
-func (p nanAt) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
-	for i := range grad {
-		grad[i] = 1
-	}
-	if p.at >= 0 {
-		grad[p.at] = math.NaN()
-	}
-	return 0, nil
 }
 
 // rewriteCheckpoint reads the checkpoint in dir, changes it and writes it

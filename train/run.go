@@ -125,35 +125,9 @@ func (c Config) kernel(n int, scale float64) sampler.Kernel {
 	case "sgld":
 		return sampler.SGLD{StepSize: 2 * scale * c.LR / float64(n)}
 	case "sgd":
-		return sgdKernel{StepSize: h, Friction: c.Friction / h}
+		return sampler.SGD{StepSize: h, Friction: c.Friction / h}
 	}
 	return sampler.SGNHT{StepSize: h, Diffusion: c.Friction / h, Inertia: c.Inertia}
-}
-
-// sgdKernel is momentum SGD on the same potential, the non-Bayesian
-// baseline: SGHMC's update without the injected noise, so it converges to a
-// posterior mode (MAP).
-type sgdKernel struct{ StepSize, Friction float64 }
-
-func (k sgdKernel) Name() string                          { return "sgd" }
-func (k sgdKernel) Init(s *sampler.State, rng *rand.Rand) { clear(s.P) }
-func (k sgdKernel) Step(pot sampler.Potential, s *sampler.State, temp float64, rng *rand.Rand) error {
-	u, err := pot.Gradient(s.Theta, s.Grad, rng)
-	if err != nil {
-		return err
-	}
-	s.U = u
-	decay := 1 - k.Friction*k.StepSize
-	kin := 0.0 // p'p: not finite when any coordinate of p is (checked in the same pass)
-	for i := range s.P {
-		s.P[i] = decay*s.P[i] - k.StepSize*s.Grad[i]
-		s.Theta[i] += k.StepSize * s.P[i]
-		kin += s.P[i] * s.P[i]
-	}
-	if math.IsNaN(kin) || math.IsInf(kin, 0) {
-		return sampler.ErrDiverged
-	}
-	return nil
 }
 
 // New creates a run directory and initialises a run from cfg. With

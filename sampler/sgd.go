@@ -1,0 +1,43 @@
+package sampler
+
+import "math/rand/v2"
+
+// SGD is momentum SGD on the potential, with unit mass: SGHMC's update
+// without the injected noise and without the temperature,
+//
+//	p     <- (1 - C h) p - grad U~(theta) h
+//	theta <- theta + p h
+//
+// (in the learning rate eta = h^2 and momentum decay alpha = C h of Chen et
+// al. 2014, section 3.3, this is SGD with momentum). SGD is not a sampler:
+// its chain converges to a mode of U (for a posterior, the MAP estimate)
+// instead of sampling exp(-U/T). It is the non-Bayesian baseline a run
+// compares its posterior against.
+//
+// The friction is the Euler factor 1 - C h (with the learning rates of a
+// run, C h < 1), and Init sets the momentum to zero.
+type SGD struct {
+	StepSize float64 // h
+	Friction float64 // C
+}
+
+// Name returns "sgd".
+func (k SGD) Name() string { return "sgd" }
+
+// Init sets p = 0.
+func (k SGD) Init(s *State, rng *rand.Rand) { clear(s.P) }
+
+// Step performs one momentum SGD update; temp is ignored.
+func (k SGD) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
+	if err := gradientAt(pot, s, rng); err != nil {
+		return err
+	}
+	decay := 1 - k.Friction*k.StepSize
+	kin := 0.0 // p'p: not finite when any coordinate of p is (checked in the same pass)
+	for i := range s.P {
+		s.P[i] = decay*s.P[i] - k.StepSize*s.Grad[i]
+		s.Theta[i] += k.StepSize * s.P[i]
+		kin += s.P[i] * s.P[i]
+	}
+	return finite(kin)
+}
