@@ -35,7 +35,7 @@ type Config struct {
 	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
 	PriorDF    float64 `json:"prior_df" yaml:"prior_df"` // Student-t prior's degrees of freedom (0: Gaussian prior)
 
-	Sampler    string  `json:"sampler" yaml:"sampler"`                       // ptsghmc, sgnht, sghmc, sgld, sgd
+	Sampler    string  `json:"sampler" yaml:"sampler"`                       // one of SamplerNames: ptsghmc or a minibatch kernel of sampler.Kernels
 	Replicas   int     `json:"replicas" yaml:"replicas"`                     // PT rungs
 	TMax       float64 `json:"tmax" yaml:"tmax"`                             // top temperature
 	Ladder     string  `json:"ladder" yaml:"ladder"`                         // geometric, linear, adaptive or a list 1,1.5,...
@@ -139,17 +139,15 @@ func (c Config) Validate() error {
 	if _, err := nn.ParseActivation(c.Activation); err != nil {
 		return fmt.Errorf("activation: %w", err)
 	}
-	switch c.Sampler {
-	case "ptsghmc", "sgnht", "sghmc", "sgld", "sgd":
-	default:
-		return fmt.Errorf("sampler %q: expected ptsghmc, sgnht, sghmc, sgld or sgd", c.Sampler)
+	if _, err := runKernel(c.Sampler); err != nil {
+		return err
 	}
 	checks := []struct {
 		ok   bool
 		what string
 	}{
 		{c.Steps > 0, "steps must be positive"},
-		{c.BurnIn >= 0 && c.BurnIn < c.Steps || c.Sampler == "sgd", "burnin must be in [0, steps)"},
+		{c.BurnIn >= 0 && c.BurnIn < c.Steps || c.optimiser(), "burnin must be in [0, steps)"},
 		{c.Thin > 0, "thin must be positive"},
 		{c.Batch > 0, "batch must be positive"},
 		{c.GradShards >= 0 && c.GradShards <= c.Batch, "grad_shards must be 0 (one per core) to batch"},
@@ -183,12 +181,12 @@ func (c Config) Validate() error {
 			return fmt.Errorf("config: %s", ch.what)
 		}
 	}
-	if c.Sampler == "ptsghmc" && c.Replicas > 1 {
+	if c.Sampler == PTSGHMC && c.Replicas > 1 {
 		if _, err := c.Temps(); err != nil {
 			return err
 		}
 	}
-	if c.Ladder == "adaptive" && c.Sampler == "ptsghmc" && c.Replicas > 1 {
+	if c.Ladder == "adaptive" && c.Sampler == PTSGHMC && c.Replicas > 1 {
 		if c.Replicas < 3 {
 			return fmt.Errorf("config: ladder adaptive needs at least 3 replicas (2 have no interior rung to place)")
 		}
@@ -243,7 +241,7 @@ func (c Config) cyclePos(k int) float64 {
 
 // keepSample reports whether the rung-1 state after step k is kept.
 func (c Config) keepSample(k int) bool {
-	if c.Sampler == "sgd" {
+	if c.optimiser() {
 		return k == c.Steps
 	}
 	if k <= c.BurnIn || (k-c.BurnIn)%c.Thin != 0 {
@@ -284,7 +282,7 @@ func (c Config) Spec(features, classes int) (nn.Spec, error) {
 // Temps returns the (initial) temperature ladder; an adaptive ladder
 // starts geometric.
 func (c Config) Temps() ([]float64, error) {
-	if c.Sampler != "ptsghmc" || c.Replicas == 1 {
+	if c.Sampler != PTSGHMC || c.Replicas == 1 {
 		return []float64{1}, nil
 	}
 	if c.Ladder == "adaptive" {

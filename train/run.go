@@ -115,21 +115,6 @@ func splitData(cfg Config, tr *datasets.Dataset) (train, val *datasets.Dataset, 
 	return tr.Split(cfg.Validation, rng)
 }
 
-// kernel returns the per-replica dynamics the config names, with the
-// learning rate multiplied by scale.
-func (c Config) kernel(n int, scale float64) sampler.Kernel {
-	h := math.Sqrt(scale * c.LR / float64(n))
-	switch c.Sampler {
-	case "sghmc":
-		return sampler.SGHMC{StepSize: h, Friction: c.Friction / h}
-	case "sgld":
-		return sampler.SGLD{StepSize: 2 * scale * c.LR / float64(n)}
-	case "sgd":
-		return sampler.SGD{StepSize: h, Friction: c.Friction / h}
-	}
-	return sampler.SGNHT{StepSize: h, Diffusion: c.Friction / h, Inertia: c.Inertia}
-}
-
 // New creates a run directory and initialises a run from cfg. With
 // overwrite false an existing run in dir is an error.
 func New(dir string, cfg Config, overwrite bool) (*Run, error) {
@@ -288,7 +273,11 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	if model.MLP != nil {
 		r.Spec = *model.MLP
 	}
-	r.pt = &sampler.PT{Kernel: cfg.kernel(tr.N, cfg.stepScale(1)), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
+	kernel, err := cfg.kernel(tr.N, cfg.stepScale(1))
+	if err != nil {
+		return nil, err
+	}
+	r.pt = &sampler.PT{Kernel: kernel, Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
 		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg)}
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange
@@ -459,9 +448,9 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 // A = alpha/h, so xi*h, the friction per step, is what must carry over when
 // h changes by sqrt(next/prev). Both rates derive from the step counter, so
 // a resumed run continues exactly.
-func (r *Run) followSchedule() {
+func (r *Run) followSchedule() error {
 	if r.Cfg.Cycle == 0 {
-		return
+		return nil
 	}
 	steps := r.state.Steps
 	prev, next := r.Cfg.stepScale(max(steps, 1)), r.Cfg.stepScale(steps+1)
@@ -469,7 +458,12 @@ func (r *Run) followSchedule() {
 	for _, s := range r.state.Rungs {
 		s.Xi *= f
 	}
-	r.pt.Kernel = r.Cfg.kernel(r.Data.N, next)
+	k, err := r.Cfg.kernel(r.Data.N, next)
+	if err != nil {
+		return err
+	}
+	r.pt.Kernel = k
+	return nil
 }
 
 // Steps returns the steps done so far.
@@ -619,7 +613,9 @@ func (r *Run) Train(ctx context.Context, progress func(Status)) error {
 			}
 			return ErrInterrupted
 		}
-		r.followSchedule()
+		if err := r.followSchedule(); err != nil {
+			return err
+		}
 		if err := r.pt.Step(pots, r.pots[0], r.state); err != nil {
 			return err
 		}
@@ -659,7 +655,7 @@ func (r *Run) Finish() error {
 		return nil
 	}
 	r.Cfg.Steps = step
-	if r.Cfg.Sampler == "sgd" && step > 0 {
+	if r.Cfg.optimiser() && step > 0 {
 		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
@@ -40,7 +41,7 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mixture", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("target", "gauss1d4", "gauss1d4 or gauss2d5")
-	samplerName := fs.String("sampler", "ptsghmc", "ptsghmc, sgnht, sghmc, sgld or hmc")
+	samplerName := fs.String("sampler", train.PTSGHMC, samplerHelp(mixtureSamplers()))
 	steps := fs.Int("steps", 2000000, "steps")
 	burn := fs.Int("burnin", 20000, "steps before the first kept sample")
 	thin := fs.Int("thin", 5, "keep every this many steps")
@@ -70,21 +71,13 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 	if *steps <= *burn || *thin <= 0 {
 		return fmt.Errorf("need steps > burnin and thin > 0")
 	}
-	var k sampler.Kernel
-	switch *samplerName {
-	case "ptsghmc", "sgnht":
-		k = sampler.SGNHT{StepSize: *h, Diffusion: *diff}
-	case "sghmc":
-		k = sampler.SGHMC{StepSize: *h, Friction: *diff}
-	case "sgld":
-		k = sampler.SGLD{StepSize: *sgldEps}
-	case "hmc":
-		k = sampler.HMC{StepSize: *h, Leapfrog: *leap}
-	default:
-		return fmt.Errorf("unknown sampler %q: expected ptsghmc, sgnht, sghmc, sgld or hmc", *samplerName)
+	info, ok := train.KernelOf(*samplerName)
+	if !ok || !info.Sampler {
+		return fmt.Errorf("unknown sampler %q: expected one of %s", *samplerName, strings.Join(mixtureSamplers(), ", "))
 	}
+	k := info.New(sampler.KernelParams{StepSize: *h, Diffusion: *diff, SGLDStep: *sgldEps, Leapfrog: *leap})
 	temps := []float64{1}
-	if *samplerName == "ptsghmc" {
+	if *samplerName == train.PTSGHMC {
 		if temps, err = sampler.GeometricLadder(*replicas, *tmax); err != nil {
 			return err
 		}
@@ -133,9 +126,9 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 		}
 		sum.RoundTrips = st.Stats.RoundTrips
 	}
-	if *samplerName == "hmc" {
+	if _, ok := k.(sampler.HMC); ok {
 		sum.HMCAccept = float64(st.Rungs[0].Accepted) / float64(max(1, st.Rungs[0].Proposed))
-	} else if *samplerName != "sgld" {
+	} else if _, ok := k.(sampler.Frictional); ok { // a thermostat to report
 		for j := range temps {
 			sum.MeanXi = append(sum.MeanXi, st.Stats.MeanXi(j))
 			sum.MeanKinetic = append(sum.MeanKinetic, st.Stats.MeanKinetic(j))

@@ -30,7 +30,7 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.Float64Var(&c.Prior, "prior", c.Prior, "prior precision per weight (times fan-in with --prior-fan-in); with --prior-df, 1/scale^2 of the Student-t prior")
 	fs.Float64Var(&c.PriorDF, "prior-df", c.PriorDF, "Student-t prior with this many degrees of freedom (heavy-tailed; 0: Gaussian prior)")
 	fs.BoolVar(&c.PriorFanIn, "prior-fan-in", c.PriorFanIn, "scale each layer's prior precision by its fan-in")
-	fs.StringVar(&c.Sampler, "sampler", c.Sampler, "ptsghmc, sgnht, sghmc, sgld, or sgd (the non-Bayesian baseline)")
+	fs.StringVar(&c.Sampler, "sampler", c.Sampler, samplerHelp(train.SamplerNames()))
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "PT-SGHMC replicas (rungs)")
 	fs.Float64Var(&c.TMax, "tmax", c.TMax, "top temperature of the ladder")
 	fs.StringVar(&c.Ladder, "ladder", c.Ladder, "geometric, linear, adaptive (tuned during burn-in to equal communication barrier per pair; starts geometric), or a list of temperatures like 1,1.2,1.5")
