@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 )
 
@@ -239,8 +238,8 @@ func resumeChains(dir string, cfg Config, tr, val *datasets.Dataset, steps int) 
 }
 
 // Train runs every chain to the configured number of steps, in parallel
-// goroutines (each BLAS call then uses one thread), each keeping its samples
-// and checkpointing as Run.Train does; progress, if not nil, is called
+// goroutines (each BLAS call then uses one thread, until Train returns),
+// each keeping its samples and checkpointing as Run.Train does; progress, if not nil, is called
 // after every step of every chain, from one goroutine at a time. When ctx
 // is cancelled, or a chain fails, every other chain checkpoints and stops
 // (the failed one keeps its last periodic checkpoint); the error is the
@@ -248,16 +247,17 @@ func resumeChains(dir string, cfg Config, tr, val *datasets.Dataset, steps int) 
 func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) error {
 	if len(c.Runs) == 1 {
 		chain := max(c.Only, 1)
-		if c.Only > 0 { // one BLAS thread, as when it runs beside the others
-			autodiff.SetBLASThreads(1)
-		}
 		var p func(Status)
 		if progress != nil {
 			p = func(s Status) { progress(chain, s) }
 		}
-		return c.Runs[0].Train(ctx, p)
+		if c.Only == 0 {
+			return c.Runs[0].Train(ctx, p)
+		}
+		defer withBLASThreads(1)() // one BLAS thread, as when it runs beside the others
+		return c.Runs[0].train(ctx, p)
 	}
-	autodiff.SetBLASThreads(1)
+	defer withBLASThreads(1)()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var mu sync.Mutex
@@ -275,7 +275,7 @@ func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) 
 					mu.Unlock()
 				}
 			}
-			if err := r.Train(ctx, p); err != nil {
+			if err := r.train(ctx, p); err != nil {
 				if err != ErrInterrupted { // a failure, or an interruption whose checkpoint failed
 					err = fmt.Errorf("chain %d: %w", i+1, err)
 					cancel()
@@ -306,8 +306,12 @@ func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) 
 }
 
 // Finish ends every chain at the step it reached (see Run.Finish) and
-// records the furthest in the run's config.
+// records the furthest in the run's config. BLAS calls use one thread, as
+// in Train, when the process runs several chains or one of an array.
 func (c *Chains) Finish() error {
+	if len(c.Runs) > 1 || c.Only > 0 {
+		defer withBLASThreads(1)()
+	}
 	for i, r := range c.Runs {
 		if err := r.Finish(); err != nil {
 			return fmt.Errorf("chain %d: %w", i+1, err)

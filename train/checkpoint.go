@@ -96,6 +96,46 @@ func WriteCheckpoint(dir string, c *Checkpoint) error {
 	return nil
 }
 
+// checkpointOf assembles the checkpoint of a run from plain state: its
+// config, the sampler state st, each rung's minibatch order, and the
+// lengths of its samples file (records) and metrics file (bytes). The
+// checkpoint shares st's slices; write it before stepping on.
+func checkpointOf(cfg Config, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*Checkpoint, error) {
+	c := &Checkpoint{Config: cfg, Steps: st.Steps, Rounds: st.Rounds, Stats: st.Stats,
+		Temps: st.Temps, Tuning: st.Tuning, Samples: samples, Metrics: metrics, Batches: batches}
+	for _, s := range st.Rungs {
+		c.Rungs = append(c.Rungs, RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U})
+	}
+	for _, s := range st.Streams {
+		b, err := s.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: %w", err)
+		}
+		c.Streams = append(c.Streams, b)
+	}
+	return c, nil
+}
+
+// checkpoint writes the run's whole state, after committing the samples
+// and metrics it records to stable storage.
+func (r *Run) checkpoint() error {
+	if err := r.samples.Sync(); err != nil {
+		return fmt.Errorf("samples: sync: %w", err)
+	}
+	if err := r.metrics.Sync(); err != nil {
+		return fmt.Errorf("metrics: sync: %w", err)
+	}
+	var batches []datasets.Batches
+	for _, p := range r.pots {
+		batches = append(batches, *p.Batches)
+	}
+	c, err := checkpointOf(r.Cfg, r.state, batches, r.samples.Count, r.mbytes)
+	if err != nil {
+		return err
+	}
+	return WriteCheckpoint(r.Dir, c)
+}
+
 // checkpointWrite writes b to f; tests replace it to inject write errors.
 var checkpointWrite = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
 

@@ -222,38 +222,6 @@ func (c Config) chainSeed() uint64 {
 	return z ^ (z >> 31)
 }
 
-// stepScale returns the learning-rate multiplier of step k (1-based) under
-// the cyclical schedule of Zhang et al. (2020): (cos(pi u)+1)/2 at position
-// u = ((k-1) mod Cycle)/Cycle of the step's cycle, so each cycle starts at
-// the full rate, explores, and ends with small steps that sample. Without a
-// cycle the multiplier is 1.
-func (c Config) stepScale(k int) float64 {
-	if c.Cycle == 0 {
-		return 1
-	}
-	return (math.Cos(math.Pi*c.cyclePos(k)) + 1) / 2
-}
-
-// cyclePos returns step k's position in its cycle, in [0, 1).
-func (c Config) cyclePos(k int) float64 {
-	return float64((k-1)%c.Cycle) / float64(c.Cycle)
-}
-
-// keepSample reports whether the rung-1 state after step k is kept.
-func (c Config) keepSample(k int) bool {
-	if c.optimiser() {
-		return k == c.Steps
-	}
-	if k <= c.BurnIn || (k-c.BurnIn)%c.Thin != 0 {
-		return false
-	}
-	if c.Cycle == 0 {
-		return true
-	}
-	window := max(1, int(math.Round(c.CycleKeep*float64(c.Cycle))))
-	return (k-1)%c.Cycle >= c.Cycle-window
-}
-
 // Spec returns the network spec the config describes for data with the
 // given number of features and classes.
 func (c Config) Spec(features, classes int) (nn.Spec, error) {

@@ -21,17 +21,6 @@ type Metrics struct {
 // ECEBins is the number of confidence bins of Metrics.ECE.
 const ECEBins = 15
 
-// argmax returns the index of p's largest value.
-func argmax(p []float64) int {
-	best := 0
-	for c := range p {
-		if p[c] > p[best] {
-			best = c
-		}
-	}
-	return best
-}
-
 // confidenceBin returns the ECE bin of a confidence in [0, 1]: bins are
 // (b/15, (b+1)/15], with 0 in the first.
 func confidenceBin(conf float64) int {
@@ -114,9 +103,7 @@ type Ensemble struct {
 	Count int
 	Last  []float64 // the last sample's probabilities
 
-	eval   autodiff.Evaluator
-	logits []float64
-	idx    []int
+	pred *predictor
 }
 
 // NewEnsemble returns an empty ensemble of an MLP spec on data.
@@ -143,7 +130,7 @@ func NewModelEnsemble(model nn.Model, data *datasets.Dataset) (*Ensemble, error)
 	}
 	k := data.Classes
 	e := &Ensemble{Data: data, Model: model, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
-		Last: make([]float64, data.N*k), eval: ev, logits: make([]float64, ev.MaxBatch()*k)}
+		Last: make([]float64, data.N*k), pred: &predictor{eval: ev}}
 	if model.MLP != nil {
 		e.Spec = *model.MLP
 	}
@@ -156,29 +143,21 @@ func (e *Ensemble) Add(theta []float64) error {
 		return fmt.Errorf("ensemble: sample of %d values, model %s has %d parameters (samples of another model?)", len(theta), e.Model.Name, n)
 	}
 	k := e.Data.Classes
-	mb := e.eval.MaxBatch()
-	for s := 0; s < e.Data.N; s += mb {
-		e.idx = e.idx[:0]
-		for i := s; i < min(s+mb, e.Data.N); i++ {
-			e.idx = append(e.idx, i)
-		}
-		if err := autodiff.Logits(e.eval, theta, e.Data, e.idx, e.logits); err != nil {
-			return err
-		}
-		for r, i := range e.idx {
-			z := e.logits[r*k : (r+1)*k]
-			lse := logSumExp(z)
-			h := 0.0
-			for c, v := range z {
-				p := math.Exp(v - lse)
-				e.Last[i*k+c] = p
-				e.Sum[i*k+c] += p
-				if p > 0 {
-					h -= p * (v - lse)
-				}
+	err := e.pred.each(theta, e.Data, func(i int, z []float64) {
+		lse := logSumExp(z)
+		h := 0.0
+		for c, v := range z {
+			p := math.Exp(v - lse)
+			e.Last[i*k+c] = p
+			e.Sum[i*k+c] += p
+			if p > 0 {
+				h -= p * (v - lse)
 			}
-			e.Ent[i] += h
 		}
+		e.Ent[i] += h
+	})
+	if err != nil {
+		return err
 	}
 	e.Count++
 	return nil

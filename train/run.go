@@ -1,11 +1,8 @@
 package train
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -24,52 +21,6 @@ const (
 	MetricsFile = "metrics.jsonl"
 )
 
-// ErrInterrupted is returned by Run.Train when its context is cancelled; the
-// run was checkpointed first and can be resumed.
-var ErrInterrupted = errors.New("interrupted; checkpoint written")
-
-// Status is what a progress display shows after each step.
-type Status struct {
-	Step, Target int
-	LogLik       float64   // rung-1 minibatch mean log-likelihood per example (at the last log step)
-	SwapRate     []float64 // per pair acceptance so far
-	Samples      int
-	Logged       bool // a metrics line was written at this step
-	// Warning, when not empty, is a health window's verdict that the
-	// dynamics are leaving their regime (see Run.Health).
-	Warning string
-}
-
-// MetricsLine is one line of metrics.jsonl. It holds no wall-clock times, so
-// an interrupted and resumed run writes the same file as an uninterrupted one.
-type MetricsLine struct {
-	Step       int       `json:"step"`
-	U          float64   `json:"u"`           // rung-1 minibatch potential
-	LogLik     float64   `json:"loglik"`      // rung-1 minibatch mean log-likelihood per example
-	ValLogLik  float64   `json:"val_loglik"`  // rung-1 mean log-likelihood on the validation set
-	ValAcc     float64   `json:"val_acc"`     // rung-1 validation accuracy
-	SwapRate   []float64 `json:"swap_rate"`   // per pair acceptance so far
-	RoundTrips int       `json:"round_trips"` // replica round trips so far
-	Xi         []float64 `json:"xi"`          // per rung thermostat
-	Kinetic    []float64 `json:"kinetic"`     // per rung p'p/D
-	Grown      int       `json:"grown"`       // exchanges that grew their batch
-	Exact      int       `json:"exact"`       // exchanges on the whole data set
-	Early      int       `json:"early"`       // exchanges decided early (Margin rule)
-	Samples    int       `json:"samples"`
-	// PT runs only: the ladder, the index process (Walker[r] is the label of
-	// the replica at rung r) and the tempering figures of the window (after
-	// burn-in; during burn-in, the current tuning round): see Tempering.
-	Temps            []float64 `json:"temps,omitempty"`
-	Walker           []int     `json:"walker,omitempty"`
-	SwapAcceptance   []float64 `json:"swap_acceptance,omitempty"`
-	Barrier          float64   `json:"barrier,omitempty"`
-	LocalBarrier     []float64 `json:"local_barrier,omitempty"`
-	RecommendedRungs int       `json:"recommended_rungs,omitempty"`
-	WindowRoundTrips int       `json:"round_trips_window,omitempty"`
-	// Each rung's dynamics: the last health window (see HealthMetrics).
-	HealthMetrics
-}
-
 // Run is a sampling run of a Bayesian model, tied to its directory.
 type Run struct {
 	Dir   string
@@ -82,37 +33,15 @@ type Run struct {
 	pt      *sampler.PT
 	state   *sampler.PTState
 	pots    []*autodiff.Potential
-	valEval autodiff.Evaluator
+	val     *predictor // rung 1's fit to Val (nil without a validation set)
 	samples *SampleWriter
 	metrics *os.File
-	mbytes  int64
-	last    MetricsLine
-	warned  []warnedAt // per rung: the last health window warned about
-}
-
-// loadData reads the training data named by cfg and splits off the
-// validation set, deterministically from the seed.
-func loadData(cfg Config) (train, val *datasets.Dataset, err error) {
-	tr, _, err := datasets.LoadMNIST(cfg.Data)
-	if err != nil {
-		return nil, nil, err
-	}
-	return splitData(cfg, tr)
-}
-
-func splitData(cfg Config, tr *datasets.Dataset) (train, val *datasets.Dataset, err error) {
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	if cfg.TrainSize > 0 && cfg.TrainSize+cfg.Validation < tr.N {
-		idx := rng.Perm(tr.N)[:cfg.TrainSize+cfg.Validation]
-		tr = tr.Subset(idx)
-	}
-	if cfg.Validation == 0 {
-		return tr, nil, nil
-	}
-	if cfg.Validation >= tr.N {
-		return nil, nil, fmt.Errorf("validation %d leaves no training data of %d examples", cfg.Validation, tr.N)
-	}
-	return tr.Split(cfg.Validation, rng)
+	mbytes  int64       // bytes of metrics written
+	last    MetricsLine // the last metrics line written
+	warned  []warnedAt  // per rung: the last health window warned about
+	// threads is how many threads one BLAS call may use while the run
+	// computes (0: the process's setting; see withBLASThreads).
+	threads int
 }
 
 // New creates a run directory and initialises a run from cfg. With
@@ -250,8 +179,8 @@ func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	if r.samples, err = CreateSamples(filepath.Join(dir, SamplesFile), SampleHeader{Arch: samplesModel(r.Model), Params: r.Model.NumParams(), DType: "float32"}); err != nil {
 		return nil, err
 	}
-	if r.metrics, err = os.Create(filepath.Join(dir, MetricsFile)); err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
+	if r.metrics, err = createMetrics(filepath.Join(dir, MetricsFile)); err != nil {
+		return nil, err
 	}
 	if err := r.checkpoint(); err != nil {
 		return nil, err
@@ -296,20 +225,20 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		}
 	}
 	// Replicas step in parallel goroutines; each BLAS call then uses one
-	// thread, or the cores are oversubscribed.
+	// thread, or the cores are oversubscribed (set while the run trains).
 	workers := cfg.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	if len(temps) > 1 && workers > 1 {
-		autodiff.SetBLASThreads(1)
+		r.threads = 1
 	}
 	shards := 1
 	if usesGraph(cfg, model) {
 		shards = max(cfg.GradShards, 1) // runs older than the field: 1
 	}
 	if shards > 1 {
-		autodiff.SetBLASThreads(1)
+		r.threads = 1
 	}
 	for range temps {
 		var ev autodiff.Evaluator
@@ -332,9 +261,11 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		}
 	}
 	if val != nil {
-		if r.valEval, err = newPredictor(model, cfg.DTypeValue()); err != nil {
+		ev, err := newPredictor(model, cfg.DTypeValue())
+		if err != nil {
 			return nil, err
 		}
+		r.val = &predictor{eval: ev}
 	}
 	return r, nil
 }
@@ -422,15 +353,9 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 		r.samples.Close()
 		return nil, err
 	}
-	mpath := filepath.Join(dir, MetricsFile)
-	if r.metrics, err = os.OpenFile(mpath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
-	}
-	if err := r.metrics.Truncate(c.Metrics); err != nil {
-		return nil, fmt.Errorf("metrics: truncate %s: %w", mpath, err)
-	}
-	if _, err := r.metrics.Seek(c.Metrics, 0); err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
+	if r.metrics, err = openMetricsAt(filepath.Join(dir, MetricsFile), c.Metrics); err != nil {
+		r.samples.Close()
+		return nil, err
 	}
 	r.mbytes = c.Metrics
 	if cfg.Steps != c.Config.Steps {
@@ -442,233 +367,17 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 	return r, nil
 }
 
-// followSchedule sets the replicas' kernel to the learning rate of the next
-// step under a cyclical schedule (nothing to do without one). Each
-// thermostat is rescaled with it: the Nose-Hoover xi settles near
-// A = alpha/h, so xi*h, the friction per step, is what must carry over when
-// h changes by sqrt(next/prev). Both rates derive from the step counter, so
-// a resumed run continues exactly.
-func (r *Run) followSchedule() error {
-	if r.Cfg.Cycle == 0 {
-		return nil
-	}
-	steps := r.state.Steps
-	prev, next := r.Cfg.stepScale(max(steps, 1)), r.Cfg.stepScale(steps+1)
-	f := math.Sqrt(prev / next)
-	for _, s := range r.state.Rungs {
-		s.Xi *= f
-	}
-	k, err := r.Cfg.kernel(r.Data.N, next)
-	if err != nil {
-		return err
-	}
-	r.pt.Kernel = k
-	return nil
-}
-
 // Steps returns the steps done so far.
 func (r *Run) Steps() int { return r.state.Steps }
 
 // State returns the sampler state (read-only use).
 func (r *Run) State() *sampler.PTState { return r.state }
 
-// checkpoint writes the whole state.
-func (r *Run) checkpoint() error {
-	if err := r.samples.Sync(); err != nil {
-		return fmt.Errorf("samples: sync: %w", err)
-	}
-	if err := r.metrics.Sync(); err != nil {
-		return fmt.Errorf("metrics: sync: %w", err)
-	}
-	c := &Checkpoint{Config: r.Cfg, Steps: r.state.Steps, Rounds: r.state.Rounds, Stats: r.state.Stats,
-		Temps: r.state.Temps, Tuning: r.state.Tuning, Samples: r.samples.Count, Metrics: r.mbytes}
-	for _, s := range r.state.Rungs {
-		c.Rungs = append(c.Rungs, RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U})
-	}
-	for _, s := range r.state.Streams {
-		b, err := s.MarshalBinary()
-		if err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
-		}
-		c.Streams = append(c.Streams, b)
-	}
-	for _, p := range r.pots {
-		c.Batches = append(c.Batches, *p.Batches)
-	}
-	return WriteCheckpoint(r.Dir, c)
-}
-
 // Close closes the run's files.
 func (r *Run) Close() error {
 	err1 := r.samples.Close()
 	err2 := r.metrics.Close()
 	return errors.Join(err1, err2)
-}
-
-func (r *Run) swapRates() []float64 {
-	s := r.state.Stats
-	out := make([]float64, len(s.Proposed))
-	for p := range out {
-		if s.Proposed[p] > 0 {
-			out[p] = s.AcceptanceRate(p)
-		}
-	}
-	return out
-}
-
-// validate returns rung 1's mean validation log-likelihood and accuracy.
-func (r *Run) validate(theta []float64) (float64, float64, error) {
-	if r.Val == nil {
-		return 0, 0, nil
-	}
-	logits := make([]float64, r.valEval.MaxBatch()*r.Val.Classes)
-	ll, acc := 0.0, 0.0
-	idx := make([]int, 0, r.valEval.MaxBatch())
-	for s := 0; s < r.Val.N; s += r.valEval.MaxBatch() {
-		idx = idx[:0]
-		for i := s; i < min(s+r.valEval.MaxBatch(), r.Val.N); i++ {
-			idx = append(idx, i)
-		}
-		if err := autodiff.Logits(r.valEval, theta, r.Val, idx, logits); err != nil {
-			return 0, 0, err
-		}
-		for k, i := range idx {
-			z := logits[k*r.Val.Classes : (k+1)*r.Val.Classes]
-			lse, best := logSumExp(z), 0
-			for c := range z {
-				if z[c] > z[best] {
-					best = c
-				}
-			}
-			ll += z[r.Val.Labels[i]] - lse
-			if best == r.Val.Labels[i] {
-				acc++
-			}
-		}
-	}
-	return ll / float64(r.Val.N), acc / float64(r.Val.N), nil
-}
-
-func logSumExp(z []float64) float64 {
-	m := z[0]
-	for _, v := range z {
-		m = math.Max(m, v)
-	}
-	s := 0.0
-	for _, v := range z {
-		s += math.Exp(v - m)
-	}
-	return m + math.Log(s)
-}
-
-func (r *Run) logMetrics() error {
-	s := r.state
-	rung := s.Rungs[0]
-	m := MetricsLine{Step: s.Steps, U: rung.U, SwapRate: r.swapRates(), RoundTrips: s.Stats.RoundTrips,
-		Grown: s.Stats.Grown, Exact: s.Stats.Exact, Early: s.Stats.Early, Samples: r.samples.Count}
-	m.LogLik = (r.Model.Layout.NegLogPrior(rung.Theta) - rung.U) / float64(r.Data.N)
-	var err error
-	if m.ValLogLik, m.ValAcc, err = r.validate(rung.Theta); err != nil {
-		return err
-	}
-	for _, q := range s.Rungs {
-		m.Xi = append(m.Xi, q.Xi)
-		m.Kinetic = append(m.Kinetic, q.KineticTemperature())
-	}
-	m.HealthMetrics = healthMetrics(s)
-	if tp := r.Tempering(); tp != nil {
-		m.Temps, m.Walker = tp.Temps, append([]int(nil), s.Stats.Walker...)
-		if tp.Complete {
-			m.SwapAcceptance, m.Barrier, m.LocalBarrier = tp.SwapAcceptance, tp.Barrier, tp.LocalBarrier
-			m.RecommendedRungs, m.WindowRoundTrips = tp.RecommendedRungs, tp.RoundTrips
-		}
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	b = append(b, '\n')
-	if _, err := r.metrics.Write(b); err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	r.mbytes += int64(len(b))
-	r.last = m
-	return nil
-}
-
-// Train runs until the configured number of steps, keeping rung-1 samples,
-// logging metrics and checkpointing; progress, if not nil, is called after
-// every step. When ctx is cancelled it checkpoints and returns
-// ErrInterrupted.
-func (r *Run) Train(ctx context.Context, progress func(Status)) error {
-	pots := make([]sampler.Potential, len(r.pots))
-	for j, p := range r.pots {
-		pots[j] = p
-	}
-	cfg := r.Cfg
-	for r.state.Steps < cfg.Steps {
-		if err := ctx.Err(); err != nil {
-			if cerr := r.checkpoint(); cerr != nil {
-				return errors.Join(ErrInterrupted, cerr)
-			}
-			return ErrInterrupted
-		}
-		if err := r.followSchedule(); err != nil {
-			return err
-		}
-		if err := r.pt.Step(pots, r.pots[0], r.state); err != nil {
-			return err
-		}
-		step := r.state.Steps
-		if cfg.keepSample(step) {
-			if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
-				return err
-			}
-		}
-		logged := step%cfg.LogEvery == 0 || step == cfg.Steps
-		if logged {
-			if err := r.logMetrics(); err != nil {
-				return err
-			}
-		}
-		if step%cfg.CkptEvery == 0 || step == cfg.Steps {
-			if err := r.checkpoint(); err != nil {
-				return err
-			}
-		}
-		if progress != nil {
-			progress(Status{Step: step, Target: cfg.Steps, LogLik: r.last.LogLik, SwapRate: r.swapRates(), Samples: r.samples.Count, Logged: logged, Warning: r.healthWarning()})
-		}
-	}
-	return nil
-}
-
-// Finish ends the run at its current step, as if its configured steps had
-// been the steps done (for a wall-clock budget): the target is saved in
-// config.json and the checkpoint, sgd keeps its final weights, and a final
-// metrics line is written. A resume with more --steps continues it (with
-// that extra metrics line, and for sgd that extra sample, which an
-// uninterrupted run would not have).
-func (r *Run) Finish() error {
-	step := r.state.Steps
-	if step >= r.Cfg.Steps {
-		return nil
-	}
-	r.Cfg.Steps = step
-	if r.Cfg.optimiser() && step > 0 {
-		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
-			return err
-		}
-	}
-	if step%r.Cfg.LogEvery != 0 { // Train logged this step otherwise
-		if err := r.logMetrics(); err != nil {
-			return err
-		}
-	}
-	if err := writeConfig(r.Dir, r.Cfg); err != nil {
-		return err
-	}
-	return r.checkpoint()
 }
 
 // Tempering returns the run's tempering figures (nil for a single chain).

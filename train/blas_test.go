@@ -1,0 +1,50 @@
+package train
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/autodiff"
+)
+
+// TestBLASThreadsScoped checks a run sets BLAS to one thread per call only
+// while it trains, when its rungs or chains step in parallel, and restores
+// the process's setting afterwards.
+func TestBLASThreadsScoped(t *testing.T) {
+	prev := autodiff.BLASThreads()
+	defer autodiff.SetBLASThreads(prev)
+	autodiff.SetBLASThreads(2)
+	if autodiff.BLASThreads() != 2 {
+		t.Skip("this build's BLAS has no thread setting")
+	}
+	for _, c := range []struct {
+		name    string
+		mod     func(*Config)
+		threads int // while training
+	}{
+		{"PT rungs in parallel", func(c *Config) {}, 1},
+		{"one sgnht chain", func(c *Config) { c.Sampler = "sgnht" }, 2},
+		{"two chains in parallel", func(c *Config) { c.Sampler, c.Chains = "sgnht", 2 }, 1},
+	} {
+		cfg := smallConfig()
+		cfg.Steps, cfg.BurnIn = 20, 10
+		c.mod(&cfg)
+		ch, err := NewChainsFromData(filepath.Join(t.TempDir(), "run"), cfg, smallData(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		during := map[int]bool{}
+		err = ch.Train(context.Background(), func(int, Status) { during[autodiff.BLASThreads()] = true })
+		ch.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(during) != 1 || !during[c.threads] {
+			t.Errorf("%s: BLAS threads %v while training, want %d", c.name, during, c.threads)
+		}
+		if after := autodiff.BLASThreads(); after != 2 {
+			t.Errorf("%s: BLAS threads %d after training, want the 2 set before", c.name, after)
+		}
+	}
+}

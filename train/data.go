@@ -1,0 +1,33 @@
+package train
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+)
+
+// loadData reads the training data named by cfg and splits off the
+// validation set, deterministically from the seed.
+func loadData(cfg Config) (train, val *datasets.Dataset, err error) {
+	tr, _, err := datasets.LoadMNIST(cfg.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return splitData(cfg, tr)
+}
+
+func splitData(cfg Config, tr *datasets.Dataset) (train, val *datasets.Dataset, err error) {
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	if cfg.TrainSize > 0 && cfg.TrainSize+cfg.Validation < tr.N {
+		idx := rng.Perm(tr.N)[:cfg.TrainSize+cfg.Validation]
+		tr = tr.Subset(idx)
+	}
+	if cfg.Validation == 0 {
+		return tr, nil, nil
+	}
+	if cfg.Validation >= tr.N {
+		return nil, nil, fmt.Errorf("validation %d leaves no training data of %d examples", cfg.Validation, tr.N)
+	}
+	return tr.Split(cfg.Validation, rng)
+}

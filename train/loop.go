@@ -1,0 +1,115 @@
+package train
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// ErrInterrupted is returned by Run.Train when its context is cancelled; the
+// run was checkpointed first and can be resumed.
+var ErrInterrupted = errors.New("interrupted; checkpoint written")
+
+// Status is what a progress display shows after each step.
+type Status struct {
+	Step, Target int
+	LogLik       float64   // rung-1 minibatch mean log-likelihood per example (at the last log step)
+	SwapRate     []float64 // per pair acceptance so far
+	Samples      int
+	Logged       bool // a metrics line was written at this step
+	// Warning, when not empty, is a health window's verdict that the
+	// dynamics are leaving their regime (see Run.Health).
+	Warning string
+}
+
+// Train runs until the configured number of steps, keeping rung-1 samples,
+// logging metrics and checkpointing; progress, if not nil, is called after
+// every step. When ctx is cancelled it checkpoints and returns
+// ErrInterrupted.
+//
+// BLAS calls use the run's threads while it trains (one per call when its
+// rungs step in parallel or a gradient is split over parallel graphs); the
+// process's setting is restored when Train returns.
+func (r *Run) Train(ctx context.Context, progress func(Status)) error {
+	defer withBLASThreads(r.threads)()
+	return r.train(ctx, progress)
+}
+
+// train is Train under the caller's BLAS setting: Chains.Train sets it
+// once for all the chains it steps in parallel.
+func (r *Run) train(ctx context.Context, progress func(Status)) error {
+	pots := make([]sampler.Potential, len(r.pots))
+	for j, p := range r.pots {
+		pots[j] = p
+	}
+	cfg := r.Cfg
+	for r.state.Steps < cfg.Steps {
+		if err := ctx.Err(); err != nil {
+			if cerr := r.checkpoint(); cerr != nil {
+				return errors.Join(ErrInterrupted, cerr)
+			}
+			return ErrInterrupted
+		}
+		k, err := scheduledKernel(cfg, r.Data.N, r.state)
+		if err != nil {
+			return err
+		}
+		if k != nil {
+			r.pt.Kernel = k
+		}
+		if err := r.pt.Step(pots, r.pots[0], r.state); err != nil {
+			return err
+		}
+		step := r.state.Steps
+		if cfg.keepSample(step) {
+			if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
+				return err
+			}
+		}
+		logged := step%cfg.LogEvery == 0 || step == cfg.Steps
+		if logged {
+			if err := r.logMetrics(); err != nil {
+				return err
+			}
+		}
+		if step%cfg.CkptEvery == 0 || step == cfg.Steps {
+			if err := r.checkpoint(); err != nil {
+				return err
+			}
+		}
+		if progress != nil {
+			progress(Status{Step: step, Target: cfg.Steps, LogLik: r.last.LogLik, SwapRate: swapRates(r.state.Stats), Samples: r.samples.Count, Logged: logged, Warning: r.healthWarning()})
+		}
+	}
+	return nil
+}
+
+// Finish ends the run at its current step, as if its configured steps had
+// been the steps done (for a wall-clock budget): the target is saved in
+// config.json and the checkpoint, sgd keeps its final weights, and a final
+// metrics line is written. A resume with more --steps continues it (with
+// that extra metrics line, and for sgd that extra sample, which an
+// uninterrupted run would not have).
+func (r *Run) Finish() error {
+	step := r.state.Steps
+	if step >= r.Cfg.Steps {
+		return nil
+	}
+	defer withBLASThreads(r.threads)()
+	r.Cfg.Steps = step
+	if r.Cfg.optimiser() && step > 0 {
+		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
+			return err
+		}
+	}
+	if step%r.Cfg.LogEvery != 0 { // Train logged this step otherwise
+		if err := r.logMetrics(); err != nil {
+			return err
+		}
+	}
+	if err := writeConfig(r.Dir, r.Cfg); err != nil {
+		return err
+	}
+	return r.checkpoint()
+}

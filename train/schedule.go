@@ -1,0 +1,62 @@
+package train
+
+import (
+	"math"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// The cyclical step-size schedule (Zhang et al. 2020, Config.Cycle) and
+// which steps keep samples (Config.BurnIn, Thin, CycleKeep). Both depend on
+// the step counter alone, so a resumed run follows them exactly.
+
+// stepScale returns the learning-rate multiplier of step k (1-based) under
+// the cyclical schedule of Zhang et al. (2020): (cos(pi u)+1)/2 at position
+// u = ((k-1) mod Cycle)/Cycle of the step's cycle, so each cycle starts at
+// the full rate, explores, and ends with small steps that sample. Without a
+// cycle the multiplier is 1.
+func (c Config) stepScale(k int) float64 {
+	if c.Cycle == 0 {
+		return 1
+	}
+	return (math.Cos(math.Pi*c.cyclePos(k)) + 1) / 2
+}
+
+// cyclePos returns step k's position in its cycle, in [0, 1).
+func (c Config) cyclePos(k int) float64 {
+	return float64((k-1)%c.Cycle) / float64(c.Cycle)
+}
+
+// keepSample reports whether the rung-1 state after step k is kept.
+func (c Config) keepSample(k int) bool {
+	if c.optimiser() {
+		return k == c.Steps
+	}
+	if k <= c.BurnIn || (k-c.BurnIn)%c.Thin != 0 {
+		return false
+	}
+	if c.Cycle == 0 {
+		return true
+	}
+	window := max(1, int(math.Round(c.CycleKeep*float64(c.Cycle))))
+	return (k-1)%c.Cycle >= c.Cycle-window
+}
+
+// scheduledKernel returns the replicas' kernel for the next step of st
+// under the config's cyclical schedule, for training data of n examples,
+// and rescales each rung's thermostat with it; without a schedule it
+// returns nil and changes nothing. The Nose-Hoover xi settles near
+// A = alpha/h, so xi*h, the friction per step, is what must carry over
+// when h changes by sqrt(next/prev).
+func scheduledKernel(cfg Config, n int, st *sampler.PTState) (sampler.Kernel, error) {
+	if cfg.Cycle == 0 {
+		return nil, nil
+	}
+	steps := st.Steps
+	prev, next := cfg.stepScale(max(steps, 1)), cfg.stepScale(steps+1)
+	f := math.Sqrt(prev / next)
+	for _, s := range st.Rungs {
+		s.Xi *= f
+	}
+	return cfg.kernel(n, next)
+}
