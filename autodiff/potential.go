@@ -16,10 +16,13 @@ import (
 // exchange tests. Each replica of a sampler needs its own Potential (its own
 // evaluator and batch stream); they may share Model and Data.
 type Potential struct {
-	Model   nn.Model // its layout gives the prior of Terms
-	Data    *datasets.Dataset
-	Eval    Evaluator
-	Batches *datasets.Batches // this potential's minibatch stream
+	Model nn.Model // its layout gives the prior of Terms
+	Data  *datasets.Dataset
+	Eval  Evaluator
+	// Batches is the minibatch order Gradient draws from. NewPotential
+	// makes one; a caller that checkpoints the order (train's runs) owns
+	// it and lends it here.
+	Batches *datasets.Batches
 	// TermEvals, if set, evaluate Terms: thetas[t] on TermEvals[t], in
 	// parallel goroutines (give them a large MaxBatch: exchange tests may
 	// need the whole data set).

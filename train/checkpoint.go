@@ -125,11 +125,7 @@ func (r *Run) checkpoint() error {
 	if err := r.metrics.Sync(); err != nil {
 		return fmt.Errorf("metrics: sync: %w", err)
 	}
-	var batches []datasets.Batches
-	for _, p := range r.pots {
-		batches = append(batches, *p.Batches)
-	}
-	c, err := checkpointOf(r.Cfg, r.state, batches, r.samples.Count, r.mbytes)
+	c, err := checkpointOf(r.Cfg, r.state, saveBatches(r.batches), r.samples.Count, r.mbytes)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,8 @@ type Run struct {
 	pt      *sampler.PT
 	state   *sampler.PTState
 	pots    []*autodiff.Potential
-	val     *predictor // rung 1's fit to Val (nil without a validation set)
+	batches []*datasets.Batches // rung j's minibatch order, lent to pots[j]
+	val     *predictor          // rung 1's fit to Val (nil without a validation set)
 	samples *SampleWriter
 	metrics *os.File
 	mbytes  int64       // bytes of metrics written
@@ -173,9 +174,11 @@ func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	if r.state, err = r.pt.Init([][]float64{theta}, cfg.chainSeed()); err != nil {
 		return nil, err
 	}
-	if err := r.makeBatches(nil); err != nil {
+	batches, err := newBatches(r.Data.N, cfg.Batch, r.state.Streams[:len(r.pots)])
+	if err != nil {
 		return nil, err
 	}
+	r.setBatches(batches)
 	if r.samples, err = CreateSamples(filepath.Join(dir, SamplesFile), SampleHeader{Arch: samplesModel(r.Model), Params: r.Model.NumParams(), DType: "float32"}); err != nil {
 		return nil, err
 	}
@@ -270,24 +273,6 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	return r, nil
 }
 
-// makeBatches gives each rung's potential its batch stream: restored ones,
-// or new ones shuffled by the rung's stream.
-func (r *Run) makeBatches(saved []datasets.Batches) error {
-	for j, p := range r.pots {
-		if saved != nil {
-			b := saved[j]
-			p.Batches = &b
-			continue
-		}
-		b, err := datasets.NewBatches(r.Data.N, r.Cfg.Batch, r.state.Streams[j].Rand)
-		if err != nil {
-			return err
-		}
-		p.Batches = b
-	}
-	return nil
-}
-
 // Resume reopens the run in dir from its checkpoint. steps > 0 replaces the
 // run's target step count.
 func Resume(dir string, steps int) (*Run, error) {
@@ -343,9 +328,7 @@ func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*R
 		return nil, fmt.Errorf("checkpoint in %s: %w", dir, err)
 	}
 	r.state = st
-	if err := r.makeBatches(c.Batches); err != nil {
-		return nil, err
-	}
+	r.setBatches(restoreBatches(c.Batches))
 	if r.samples, err = openSamplesAt(filepath.Join(dir, SamplesFile), c.Samples, r.Model.NumParams()); err != nil {
 		return nil, fmt.Errorf("resume %s (model %s): %w", dir, cfg.ModelName(), err)
 	}
