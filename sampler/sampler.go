@@ -1,6 +1,6 @@
 // Package sampler implements stochastic-gradient MCMC samplers on any
-// differentiable stochastic potential: SGLD, SGHMC, SGNHT and HMC kernels for
-// single chains, and PT-SGHMC (parallel tempering of SGNHT replicas with the
+// differentiable stochastic potential: SGLD, SGHMC, SGNHT and HMC kernels
+// (and SGD, the optimiser baseline) for single chains, and PT-SGHMC (parallel tempering of SGNHT replicas with the
 // corrected minibatch Barker exchange test of Seita et al. 2017, as in Luo,
 // Zhang and Liu 2018).
 //
@@ -9,6 +9,40 @@
 // drives a ladder of kernels. States are plain data; all randomness comes
 // from Streams passed in, so a run is reproducible bit for bit from its seed
 // and can be checkpointed by saving states and streams.
+//
+// # The model contract
+//
+// A sampler sees a model only as a Potential: a stochastic estimate of
+// U(theta) = -log p(theta | data) and its gradient (for a posterior, on a
+// minibatch the potential draws with the rng it is given). Exchange tests
+// also need a TermPotential, U as a mean of per-example terms evaluated on a
+// shared random batch. autodiff.Potential is both, for any nn.Model; the
+// Mixture targets are both, for the paper's Gaussian mixtures.
+//
+// # Kernels
+//
+// A Kernel is one transition of one chain at a temperature T, targeting
+// exp(-U/T): SGNHT (the default of runs), SGHMC, SGLD, HMC, and SGD, momentum
+// SGD, which is an optimiser (the MAP baseline) rather than a sampler.
+// Kernels is the registry of them by name, each with a constructor from
+// KernelParams and a one-line description; every list of sampler names
+// derives from it. Frictional kernels (SGNHT, SGHMC) expose their step and
+// friction, so their dynamics can be watched (Health) and their step
+// shrunk by a noise-aware run.
+//
+// # Ladder and exchange
+//
+// PT steps one replica of its Kernel per rung of a temperature ladder
+// (Ladder, GeometricLadder, LinearLadder; CheckLadder) and every Every
+// steps tries to swap the configurations of pairs of rungs (Scheme) with an
+// ExchangeTest: Exchanger, the corrected minibatch Barker test (its
+// Correction distribution is NewCorrection's), or BiasCorrectedExchange, an
+// approximate Metropolis swap. LadderAdaptation tunes the ladder during
+// burn-in to equalise the communication Barrier between rungs. PT.Step is
+// one step of every rung (and an exchange round when due); PT.Run loops it.
+// The whole state is a PTState: the rungs' States, one Stream per rung plus
+// one for exchanges, the step count, the current ladder and the statistics
+// (PTStats, TuningState, one Health per rung).
 package sampler
 
 import (

@@ -1,7 +1,3 @@
-// Package train wires datasets, nn, autodiff and sampler into checkpointed
-// sampling runs of Bayesian models (an MLP by its widths, or a registered
-// model of nn.Models such as the LeNet CNN), stores rung-1 weight samples,
-// and evaluates posterior-predictive ensembles.
 package train
 
 import (

@@ -21,7 +21,9 @@ const (
 	MetricsFile = "metrics.jsonl"
 )
 
-// Run is a sampling run of a Bayesian model, tied to its directory.
+// Run is one sampling chain of a Bayesian model (a PT ladder, or one
+// kernel), tied to its directory. Its state, the sampler's PTState and each
+// rung's minibatch order, is plain data that its checkpoints write down.
 type Run struct {
 	Dir   string
 	Cfg   Config
