@@ -27,8 +27,9 @@
 // interrupted. Around the loop, each job is a function of that state: the
 // cyclical step-size schedule and which steps keep samples, the metrics
 // line (MetricsLine), the validation fit, the checkpoint's assembly, and
-// the BLAS threads a run uses while it computes (one per call when rungs or
-// chains step in parallel; the process's setting is restored after).
+// the BLAS threads a run uses while it computes (one per call when rungs,
+// chains or a graph model's shards run in parallel; the process's setting
+// is restored after).
 //
 // # Evaluation and diagnostics
 //

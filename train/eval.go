@@ -103,7 +103,8 @@ type Ensemble struct {
 	Count int
 	Last  []float64 // the last sample's probabilities
 
-	pred *predictor
+	pred    *predictor
+	threads int // BLAS threads per call while Add runs (0: the process's setting)
 }
 
 // NewEnsemble returns an empty ensemble of an MLP spec on data.
@@ -131,6 +132,9 @@ func NewModelEnsemble(model nn.Model, data *datasets.Dataset) (*Ensemble, error)
 	k := data.Classes
 	e := &Ensemble{Data: data, Model: model, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
 		Last: make([]float64, data.N*k), pred: &predictor{eval: ev}}
+	if predictorShards(model) > 1 {
+		e.threads = 1 // the shards run in parallel
+	}
 	if model.MLP != nil {
 		e.Spec = *model.MLP
 	}
@@ -142,6 +146,7 @@ func (e *Ensemble) Add(theta []float64) error {
 	if n := e.Model.NumParams(); len(theta) != n {
 		return fmt.Errorf("ensemble: sample of %d values, model %s has %d parameters (samples of another model?)", len(theta), e.Model.Name, n)
 	}
+	defer withBLASThreads(e.threads)()
 	k := e.Data.Classes
 	err := e.pred.each(theta, e.Data, func(i int, z []float64) {
 		lse := logSumExp(z)

@@ -114,12 +114,23 @@ func termBatch(m nn.Model) int {
 	return 128
 }
 
-// newPredictor returns an evaluator of model's logits for validation and
-// prediction: a graph model's batches are split over the cores (up to 4
-// forward graphs in parallel, one BLAS thread each).
-func newPredictor(m nn.Model, dtype autodiff.DType) (autodiff.Evaluator, error) {
+// predictorShards returns how many forward graphs a predictor of m splits
+// each batch over: a graph model's batches go over the cores (up to 4), an
+// MLP's BLAS plan takes them whole (1). With more than one, each BLAS call
+// should use one thread while the predictor runs.
+func predictorShards(m nn.Model) int {
 	if n := min(runtime.GOMAXPROCS(0), 4); m.MLP == nil && m.Logits && n > 1 {
-		autodiff.SetBLASThreads(1)
+		return n
+	}
+	return 1
+}
+
+// newPredictor returns an evaluator of model's logits for validation and
+// prediction: a graph model's batches are split over predictorShards
+// forward graphs in parallel (its callers give BLAS one thread per call
+// while it runs).
+func newPredictor(m nn.Model, dtype autodiff.DType) (autodiff.Evaluator, error) {
+	if n := predictorShards(m); n > 1 {
 		return autodiff.NewShardedForward(m, evalBatch(m), dtype, n)
 	}
 	return autodiff.NewPredictor(m, evalBatch(m), dtype)

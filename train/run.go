@@ -271,6 +271,9 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 			return nil, err
 		}
 		r.val = &predictor{eval: ev}
+		if predictorShards(model) > 1 {
+			r.threads = 1
+		}
 	}
 	return r, nil
 }
