@@ -292,7 +292,6 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 	}
 	if workers == 1 || r == 1 {
 		for j := 0; j < r; j++ {
-			st.Rungs[j].par = workers // idle workers help the update
 			step(j)
 		}
 	} else {

@@ -103,9 +103,6 @@ type State struct {
 	// its update loop (hasKinAfter), saving PT a pass over p.
 	kinAfter    float64
 	hasKinAfter bool
-	// par is how many goroutines the kernel's update may use (PT sets it
-	// when it has more workers than rungs; 0 or 1: the caller's alone).
-	par int
 }
 
 // NewState returns a state at a copy of theta with zero momentum.

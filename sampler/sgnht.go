@@ -3,7 +3,6 @@ package sampler
 import (
 	"math"
 	"math/rand/v2"
-	"sync"
 )
 
 // SGNHT is the stochastic gradient Nose-Hoover thermostat (Ding et al. 2014)
@@ -80,7 +79,7 @@ func (k SGNHT) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
 	if err := gradientAt(pot, s, rng); err != nil {
 		return err
 	}
-	s.Xi, s.Kinetic, s.kinAfter = sgnhtUpdate(s.Theta, s.P, s.Grad, s.Xi, k.StepSize, k.Diffusion, 1/temp, 1/k.inertia(), rng, s.par)
+	s.Xi, s.Kinetic, s.kinAfter = sgnhtUpdate(s.Theta, s.P, s.Grad, s.Xi, k.StepSize, k.Diffusion, 1/temp, 1/k.inertia(), rng)
 	s.hasKinAfter = true
 	return finite(s.Xi)
 }
@@ -107,7 +106,7 @@ func InjectedVariance(a, h float64) float64 { return -2 * math.Expm1(-a*h) }
 // configuration cold by xi h / 2 in variance (sds 2.5% narrow at 0.1
 // friction per step, 7% at 0.3).
 func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand) (newXi, kinetic float64) {
-	newXi, kinetic, _ = sgnhtUpdate(theta, p, grad, xi, h, a, invT, invQ, rng, 1)
+	newXi, kinetic, _ = sgnhtUpdate(theta, p, grad, xi, h, a, invT, invQ, rng)
 	return newXi, kinetic
 }
 
@@ -115,36 +114,19 @@ func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *ra
 // (normalSource.fill) before using them: small enough to stay in L1.
 const normalChunk = 256
 
-// updateBlock is the number of coordinates per block of an SGNHT update.
-// Each block draws its noise from its own generator, seeded from the
-// rung's stream in block order, and sums its kinetic terms apart, so blocks
-// can run on several cores and the result is the same for any number of
-// them (a function of the seed alone).
-const updateBlock = 1 << 16
-
-// blockSums are one update block's kinetic sums.
-type blockSums struct{ kin, pp float64 }
-
-// updateBlocks is one SGNHT update's work, split in blocks.
-type updateBlocks struct {
-	theta, p, grad        []float64
-	decay, h, invT, noise float64
-	seeds                 []uint64
-	sums                  []blockSums
-}
-
-// run updates block b and records its sums.
-func (u *updateBlocks) run(b int) {
-	ns := normalSource{state: u.seeds[b]}
-	var buf [normalChunk]float64
-	decay, h, invT, noise := u.decay, u.h, u.invT, u.noise
+// sgnhtUpdate is SGNHTUpdate; it also returns p'p/D after the update (the
+// kinetic temperature PT records), summed in the same pass over p.
+func sgnhtUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64) {
+	noise := math.Sqrt(InjectedVariance(a, h))
+	decay := math.Exp(-xi * h)
 	kin, pp := 0.0, 0.0
-	end := min((b+1)*updateBlock, len(u.p))
-	for lo := b * updateBlock; lo < end; lo += normalChunk {
-		hi := min(lo+normalChunk, end)
+	ns := newNormalSource(rng)
+	var buf [normalChunk]float64
+	for lo := 0; lo < len(p); lo += normalChunk {
+		hi := min(lo+normalChunk, len(p))
 		z := buf[:hi-lo]
 		ns.fill(z)
-		pc, tc, gc := u.p[lo:hi], u.theta[lo:hi], u.grad[lo:hi]
+		pc, tc, gc := p[lo:hi], theta[lo:hi], grad[lo:hi]
 		for i, zi := range z {
 			pi := decay*pc[i] - h*invT*gc[i] + noise*zi
 			mid := 0.5 * (pc[i] + pi)
@@ -154,70 +136,8 @@ func (u *updateBlocks) run(b int) {
 			pp += pi * pi
 		}
 	}
-	u.sums[b] = blockSums{kin, pp}
-}
-
-// sgnhtUpdate is SGNHTUpdate on par goroutines (blocks of updateBlock
-// coordinates); it also returns p'p/D after the update (the kinetic
-// temperature PT records), summed in the same pass over p.
-func sgnhtUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand, par int) (newXi, kinetic, after float64) {
-	nb := (len(p) + updateBlock - 1) / updateBlock
-	var seedBuf [16]uint64
-	var sumBuf [16]blockSums
-	u := updateBlocks{theta: theta, p: p, grad: grad, decay: math.Exp(-xi * h), h: h, invT: invT,
-		noise: math.Sqrt(InjectedVariance(a, h)), seeds: seedBuf[:0], sums: sumBuf[:0]}
-	if nb > len(seedBuf) {
-		u.seeds, u.sums = make([]uint64, 0, nb), make([]blockSums, 0, nb)
-	}
-	for range nb {
-		u.seeds = append(u.seeds, rng.Uint64())
-	}
-	u.sums = u.sums[:nb]
-	if par = min(par, nb); par <= 1 {
-		for b := range nb {
-			u.run(b)
-		}
-	} else {
-		// the blocks on several goroutines, from a copy on the heap (the
-		// serial path keeps u and its buffers on the stack)
-		hu := &updateBlocks{theta: theta, p: p, grad: grad, decay: u.decay, h: h, invT: invT, noise: u.noise,
-			seeds: append([]uint64(nil), u.seeds...), sums: make([]blockSums, nb)}
-		parallelBlocks(nb, par, hu.run)
-		copy(u.sums, hu.sums)
-	}
-	kin, pp := 0.0, 0.0
-	for _, s := range u.sums {
-		kin += s.kin
-		pp += s.pp
-	}
 	d := float64(len(p))
 	kinetic = kin / d
 	xi += invQ * h * (kinetic - 1)
 	return xi, kinetic, pp / d
-}
-
-// parallelBlocks runs f(0..n-1) on up to par goroutines (the caller's
-// among them), block b on worker b mod par.
-func parallelBlocks(n, par int, f func(b int)) {
-	par = min(par, n)
-	if par <= 1 {
-		for b := range n {
-			f(b)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < par; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := w; b < n; b += par {
-				f(b)
-			}
-		}()
-	}
-	for b := 0; b < n; b += par {
-		f(b)
-	}
-	wg.Wait()
 }
