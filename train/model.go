@@ -119,7 +119,7 @@ func termBatch(m nn.Model) int {
 // MLP's BLAS plan takes them whole (1). With more than one, each BLAS call
 // should use one thread while the predictor runs.
 func predictorShards(m nn.Model) int {
-	if n := min(runtime.GOMAXPROCS(0), 4); m.MLP == nil && m.Logits && n > 1 {
+	if n := min(runtime.GOMAXPROCS(0), maxShards); m.MLP == nil && m.Logits && n > 1 {
 		return n
 	}
 	return 1

@@ -139,14 +139,17 @@ func usesGraph(cfg Config, model nn.Model) bool {
 	return model.MLP == nil || autodiff.Engine(cfg.Engine) == autodiff.EngineGraph
 }
 
+// maxShards bounds the graphs one batch is split over by default (gradient
+// and forward): smaller shards gain little (docs/models.md).
+const maxShards = 4
+
 // autoShards returns how many graphs one gradient is split over when the
 // config leaves it to the run: the cores each rung gets when every chain of
-// the process steps its rungs in parallel (at least 1, at most 4: smaller
-// shards gain little, docs/models.md).
+// the process steps its rungs in parallel (at least 1, at most maxShards).
 func autoShards(cfg Config) int {
 	cores := runtime.GOMAXPROCS(0)
 	rungs := max(cfg.Replicas, 1)
-	if cfg.Sampler != "ptsghmc" {
+	if cfg.Sampler != PTSGHMC {
 		rungs = 1
 	}
 	if cfg.Workers > 0 {
@@ -156,7 +159,7 @@ func autoShards(cfg Config) int {
 	if cfg.Chain > 0 { // one chain of a job array: its own process
 		chains = 1
 	}
-	return min(max(cores/(rungs*chains), 1), 4, cfg.Batch)
+	return min(max(cores/(rungs*chains), 1), maxShards, cfg.Batch)
 }
 
 func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
