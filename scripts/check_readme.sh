@@ -37,6 +37,7 @@ printed=$(awk '
 if [ "$quoted" = "$printed" ]; then
 	echo "check_readme: README's make run figures match what make run printed:"
 	echo "$printed" | sed 's/^/  /'
+	grep '^make run exit' "$log" || true
 	exit 0
 fi
 echo "check_readme: README.md quotes (samples accuracy nll ece brier):" >&2
