@@ -31,7 +31,7 @@ run: build
 
 # run-long is the README's longer configuration: one SGNHT chain (PT's rung 1)
 # at half the default step size for 350,000 steps on all 60,000 training
-# images (about 33 minutes here), the sgd baseline on the same images, and the
+# images (about 53 minutes here), the sgd baseline on the same images, and the
 # comparison with plots.
 run-long: build
 	./$(BIN) train --data $(DATA) --out runs/slong --overwrite --validation 0 --sampler sgnht --lr 0.01 --steps 350000 --burnin 20000 --thin 300
@@ -97,7 +97,7 @@ bench-torch: build
 # torch-twin trains the README's SGD baseline in PyTorch (Debian's
 # python3-torch, not a dependency of the project): the same MLP, prior,
 # minibatches and momentum SGD, three seeds, scored with train.Score's figures
-# (about 3 minutes each here). scripts/pytorch_twin.py --sampler sgnht is the
+# (about 6 minutes each here). scripts/pytorch_twin.py --sampler sgnht is the
 # SGNHT twin.
 torch-twin:
 	for s in 1 2 3; do /usr/bin/python3 scripts/pytorch_twin.py --data $(DATA) --sampler sgd --steps 30000 --seed $$s || exit 1; done

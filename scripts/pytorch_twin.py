@@ -30,7 +30,7 @@ seed-to-seed spread, not digit for digit: run several --seed values.
 
 usage: /usr/bin/python3 scripts/pytorch_twin.py [--sampler sgd|sgnht] [--steps 30000]
        [--burnin 20000] [--thin 300] [--lr 0.02] [--friction 0.1] [--seed 1]
-       [--threads 2] [--data /usr/share/datasets/fashion-mnist] [--json FILE]
+       [--threads 1] [--data /usr/share/datasets/fashion-mnist] [--json FILE]
 """
 import argparse
 import gzip
@@ -56,7 +56,7 @@ p.add_argument("--lr", type=float, default=0.02)
 p.add_argument("--friction", type=float, default=0.1)
 p.add_argument("--prior", type=float, default=0.03, help="prior precision per weight, times fan-in")
 p.add_argument("--seed", type=int, default=1)
-p.add_argument("--threads", type=int, default=2)
+p.add_argument("--threads", type=int, default=1, help="PyTorch threads (1 was its fastest setting here, docs/speed.md)")
 p.add_argument("--log-every", type=int, default=10000)
 p.add_argument("--json", default="", help="also write the figures as JSON to this file")
 a = p.parse_args()
