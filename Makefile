@@ -97,7 +97,7 @@ bench-torch: build
 # torch-twin trains the README's SGD baseline in PyTorch (Debian's
 # python3-torch, not a dependency of the project): the same MLP, prior,
 # minibatches and momentum SGD, three seeds, scored with train.Score's figures
-# (about 6 minutes each here). scripts/pytorch_twin.py --sampler sgnht is the
+# (about 3 minutes each here on 1 PyTorch thread, its default). scripts/pytorch_twin.py --sampler sgnht is the
 # SGNHT twin.
 torch-twin:
 	for s in 1 2 3; do /usr/bin/python3 scripts/pytorch_twin.py --data $(DATA) --sampler sgd --steps 30000 --seed $$s || exit 1; done
