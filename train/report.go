@@ -37,6 +37,8 @@ type Report struct {
 	Reliab    Reliab        `json:"reliability"`
 	Traces    []RunTraces   `json:"-"`
 	TestCount int           `json:"test_examples"`
+	// FromStep is EvalOptions.FromStep: samples before this step were left out.
+	FromStep int `json:"from_step,omitempty"`
 
 	// Health is each chain's dynamics verdict (from its checkpoint).
 	Health []*HealthReport `json:"health,omitempty"`
@@ -172,6 +174,11 @@ type EvalOptions struct {
 	// samples file (counted in Report.Skipped) instead of stopping with an
 	// error wrapping ErrCorruptSamples.
 	SkipCorrupt bool
+	// FromStep, when positive, keeps only the samples taken at step FromStep
+	// or later: a longer burn-in chosen after the run (for instance the
+	// first half of every chain, the usual convention for MCMC output).
+	// Earlier samples are read and ignored; a run with none left is an error.
+	FromStep int
 }
 
 // EvaluateWith is Evaluate with options.
@@ -187,7 +194,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	for _, s := range pool {
 		runs = append(runs, s.Dir)
 	}
-	rep := &Report{Runs: runs, TestCount: test.N, Chains: status}
+	rep := &Report{Runs: runs, TestCount: test.N, Chains: status, FromStep: opt.FromStep}
 	var ens *Ensemble
 	var first nn.Model
 	var single []float64
@@ -204,13 +211,19 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		} else if samplesModel(model) != samplesModel(first) {
 			return nil, fmt.Errorf("run %s has model %s (%s), run %s has %s (%s): cannot pool", dir, model.Name, model.Layout, runs[0], first.Name, first.Layout)
 		}
-		n := 0
+		n, used, lastStep := 0, 0, -1
 		var trace []float64
 		spath := filepath.Join(dir, SamplesFile)
 		sc, err := ScanSamples(spath, opt.SkipCorrupt, func(step int, theta []float64) error {
 			if n == pool[ri].Samples { // the rest is not checkpointed yet (a running chain)
 				return errCommitted
 			}
+			n++
+			lastStep = step
+			if step < opt.FromStep {
+				return nil
+			}
+			used++
 			if err := ens.Add(theta); err != nil {
 				return fmt.Errorf("%s: %w", spath, err)
 			}
@@ -219,7 +232,6 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 				ll += math.Log(math.Max(ens.Last[i*test.Classes+y], 1e-300))
 			}
 			trace = append(trace, ll/float64(test.N))
-			n++
 			if ri == 0 {
 				single = append(single[:0], ens.Last...)
 			}
@@ -244,6 +256,9 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		rep.Skipped += len(sc.Corrupt)
 		if n == 0 {
 			return nil, fmt.Errorf("run %s has no samples yet (burn-in not over?)", dir)
+		}
+		if used == 0 {
+			return nil, fmt.Errorf("run %s has no samples at step %d or later (%d samples, the last at step %d)", dir, opt.FromStep, n, lastStep)
 		}
 		rep.HeldOut = append(rep.HeldOut, trace)
 		lines, err := readMetricsUpTo(dir, pool[ri].metrics)

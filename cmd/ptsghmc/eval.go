@@ -32,8 +32,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
 	otherData := fs.Bool("other-data", false, "evaluate on --data even when its training set is not the one the runs were trained on (default: refuse)")
 	report := fs.String("report", "", "write a self-contained HTML report (tables and plots) to this file")
+	fromStep := fs.Int("from-step", 0, "use only the samples taken at this step or later (a longer burn-in chosen after the run; 0: all samples)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline SGDRUN] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data]\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline SGDRUN] [--from-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data]\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -70,7 +71,10 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	rep, err := train.EvaluateWith(runs, *baseline, test, train.EvalOptions{SkipCorrupt: *skipCorrupt})
+	if *fromStep < 0 {
+		return fmt.Errorf("eval: --from-step %d: want a step >= 0", *fromStep)
+	}
+	rep, err := train.EvaluateWith(runs, *baseline, test, train.EvalOptions{SkipCorrupt: *skipCorrupt, FromStep: *fromStep})
 	if err != nil {
 		return err
 	}
@@ -100,6 +104,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 func printReport(w io.Writer, rep *train.Report) {
 	fmt.Fprintf(w, "posterior-predictive evaluation on %d test examples (runs: %s)\n\n", rep.TestCount, strings.Join(rep.Runs, ", "))
 	printChains(w, rep.Chains)
+	if rep.FromStep > 0 {
+		fmt.Fprintf(w, "samples taken before step %d left out (--from-step)\n\n", rep.FromStep)
+	}
 	fmt.Fprintf(w, "%-22s %8s %9s %8s %8s %8s\n", "predictor", "samples", "accuracy", "nll", "ece", "brier")
 	row := func(name string, m train.Metrics) {
 		fmt.Fprintf(w, "%-22s %8d %9.4f %8.4f %8.4f %8.4f\n", name, m.Samples, m.Accuracy, m.NLL, m.ECE, m.Brier)

@@ -105,6 +105,31 @@ func TestTrainEvalPredict(t *testing.T) {
 	if want := train.SplitRHat(rep.HeldOut); rep.RHat != want || !(rep.RHat > 0) || rep.ESS <= 0 {
 		t.Fatalf("R-hat %v (of the traces: %v), ESS %v", rep.RHat, want, rep.ESS)
 	}
+	// --from-step leaves out the samples taken before it: the traces that
+	// remain are the tails of the full ones, sample for sample.
+	out, stderr, code = run(t, "eval", "--run", rd, "--json", "--from-step", "95")
+	if code != 0 {
+		t.Fatalf("eval --from-step: %s", stderr)
+	}
+	var late struct {
+		Ensemble struct{ Samples int }
+		FromStep int         `json:"from_step"`
+		HeldOut  [][]float64 `json:"heldout_loglik"`
+	}
+	if err := json.Unmarshal([]byte(out), &late); err != nil {
+		t.Fatalf("eval --from-step json: %v\n%s", err, out)
+	}
+	if late.FromStep != 95 || len(late.HeldOut) != 2 || late.Ensemble.Samples == 0 || late.Ensemble.Samples >= rep.Ensemble.Samples {
+		t.Fatalf("eval --from-step 95: %d samples of %d, from_step %d", late.Ensemble.Samples, rep.Ensemble.Samples, late.FromStep)
+	}
+	for c, tr := range late.HeldOut {
+		if full := rep.HeldOut[c]; !slices.Equal(tr, full[len(full)-len(tr):]) {
+			t.Fatalf("chain %d: --from-step trace %v is not the tail of %v", c, tr, full)
+		}
+	}
+	if _, stderr, code = run(t, "eval", "--run", rd, "--from-step", "100000"); code == 0 || !strings.Contains(stderr, "no samples at step 100000 or later") {
+		t.Fatalf("eval --from-step past the last sample: code %d, %s", code, stderr)
+	}
 	for _, f := range []string{"reliability.png", "samples.png", "traces.png"} {
 		if st, err := os.Stat(filepath.Join(plots, f)); err != nil || st.Size() == 0 {
 			t.Errorf("plot %s: %v", f, err)
