@@ -215,7 +215,9 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		return nil, err
 	}
 	r.pt = &sampler.PT{Kernel: kernel, Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
-		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg)}
+		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg),
+		// a core idle beside each rung draws its noise (same samples)
+		NoiseAhead: autoShards(cfg) >= 2}
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange
 		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
