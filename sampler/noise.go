@@ -181,8 +181,12 @@ func (a *noiseAhead) start(ns normalSource, d int) {
 
 // wait returns the variates [lo, hi) once the helper has written them.
 func (a *noiseAhead) wait(lo, hi int) []float64 {
-	for a.ready.Load() < int64(hi) {
-		runtime.Gosched()
+	// Spin: the helper runs on another core (a yield here could hand it
+	// this one instead); yield only if it has not started after a while.
+	for spins := 1; a.ready.Load() < int64(hi); spins++ {
+		if spins%(1<<16) == 0 {
+			runtime.Gosched()
+		}
 	}
 	return a.buf[lo:hi]
 }

@@ -55,7 +55,10 @@ type PT struct {
 	// NoiseAhead draws each rung's Gaussian noise on a helper goroutine
 	// while its update loop runs (models of at least aheadMin parameters):
 	// for a process whose rungs leave a core idle each (one chain on 2
-	// cores). The samples are bit for bit the same with or without it.
+	// cores) and whose BLAS runs one thread (OpenBLAS's idle threads spin
+	// on the other cores after each product, and a helper sharing a core
+	// with them slows the update down). The samples are bit for bit the
+	// same with or without it.
 	NoiseAhead bool
 }
 

@@ -215,9 +215,7 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		return nil, err
 	}
 	r.pt = &sampler.PT{Kernel: kernel, Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
-		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg),
-		// a core idle beside each rung draws its noise (same samples)
-		NoiseAhead: autoShards(cfg) >= 2}
+		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg)}
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange
 		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
@@ -280,6 +278,11 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 			r.threads = 1
 		}
 	}
+	// A core idle beside each rung draws its noise (the same samples), but
+	// only when BLAS runs one thread: OpenBLAS's idle threads spin on the
+	// other cores for a while after each product, and a helper sharing a
+	// core with them made the update slower (docs/speed.md).
+	r.pt.NoiseAhead = autoShards(cfg) >= 2 && (r.threads == 1 || (r.threads == 0 && autodiff.BLASThreads() == 1))
 	return r, nil
 }
 
