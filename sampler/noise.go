@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"runtime"
-	"sync/atomic"
 )
 
 // normalSource draws standard normal variates quickly for the kernels'
@@ -146,47 +144,4 @@ func (n *normalSource) fill(dst []float64) {
 		dst[i] = x
 		i++
 	}
-}
-
-// noiseAhead draws an update's Gaussian variates on a helper goroutine while
-// the update loop consumes them, for a rung that has a core to spare (PT's
-// NoiseAhead). The variates are those the loop would draw itself, in the
-// same order (fill gives the same variates in chunks of any size), so the
-// results are bit for bit those of the plain loop; only the wall time
-// changes: drawing (about half of an update's work) overlaps the arithmetic.
-type noiseAhead struct {
-	buf   []float64
-	ready atomic.Int64 // variates of buf written so far
-}
-
-// aheadChunk is how many variates the helper publishes at a time: large
-// enough that the handshake is rare, small enough that the loop starts soon.
-const aheadChunk = 8192
-
-// start begins filling buf with d variates from ns on a new goroutine.
-func (a *noiseAhead) start(ns normalSource, d int) {
-	if cap(a.buf) < d {
-		a.buf = make([]float64, d)
-	}
-	a.buf = a.buf[:d]
-	a.ready.Store(0)
-	go func() {
-		for lo := 0; lo < d; lo += aheadChunk {
-			hi := min(lo+aheadChunk, d)
-			ns.fill(a.buf[lo:hi])
-			a.ready.Store(int64(hi))
-		}
-	}()
-}
-
-// wait returns the variates [lo, hi) once the helper has written them.
-func (a *noiseAhead) wait(lo, hi int) []float64 {
-	// Spin: the helper runs on another core (a yield here could hand it
-	// this one instead); yield only if it has not started after a while.
-	for spins := 1; a.ready.Load() < int64(hi); spins++ {
-		if spins%(1<<16) == 0 {
-			runtime.Gosched()
-		}
-	}
-	return a.buf[lo:hi]
 }

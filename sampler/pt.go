@@ -52,19 +52,7 @@ type PT struct {
 	// less than half of it grows back (never beyond the configured step).
 	// The steps are then fixed for sampling.
 	NoiseTarget float64
-	// NoiseAhead draws each rung's Gaussian noise on a helper goroutine
-	// while its update loop runs (models of at least aheadMin parameters):
-	// for a process whose rungs leave a core idle each (one chain on 2
-	// cores) and whose BLAS runs one thread (OpenBLAS's idle threads spin
-	// on the other cores after each product, and a helper sharing a core
-	// with them slows the update down). The samples are bit for bit the
-	// same with or without it.
-	NoiseAhead bool
 }
-
-// aheadMin is the smallest model for which NoiseAhead starts a helper: below
-// it the handshake costs more than the draws.
-const aheadMin = 1 << 16
 
 // ExchangeTest decides a swap between the configurations of two rungs.
 type ExchangeTest interface {
@@ -297,12 +285,6 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 	}
 	step := func(j int) {
 		s := st.Rungs[j]
-		switch {
-		case !pt.NoiseAhead || len(s.Theta) < aheadMin:
-			s.ahead = nil
-		case s.ahead == nil:
-			s.ahead = new(noiseAhead)
-		}
 		st.xi0[j] = s.Xi
 		s.hasKinAfter = false
 		errs[j] = kernels[j].Step(pots[j], s, st.Temps[j], st.Streams[j].Rand)

@@ -103,10 +103,6 @@ type State struct {
 	// its update loop (hasKinAfter), saving PT a pass over p.
 	kinAfter    float64
 	hasKinAfter bool
-
-	// ahead, when set (PT.NoiseAhead), draws the update's Gaussian
-	// variates on a helper goroutine.
-	ahead *noiseAhead
 }
 
 // NewState returns a state at a copy of theta with zero momentum.

@@ -278,11 +278,6 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 			r.threads = 1
 		}
 	}
-	// A core idle beside each rung draws its noise (the same samples), but
-	// only when BLAS runs one thread: OpenBLAS's idle threads spin on the
-	// other cores for a while after each product, and a helper sharing a
-	// core with them made the update slower (docs/speed.md).
-	r.pt.NoiseAhead = autoShards(cfg) >= 2 && (r.threads == 1 || (r.threads == 0 && autodiff.BLASThreads() == 1))
 	return r, nil
 }
 

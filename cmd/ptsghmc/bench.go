@@ -75,7 +75,6 @@ type benchConfig struct {
 	dtype        string
 	every        int
 	sharedStart  bool
-	noAhead      bool    // never draw the noise on a helper goroutine
 	peak         float64 // measured GEMM peak (0: measure)
 }
 
@@ -90,7 +89,6 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.dtype, "dtype", "float32", "float32 or float64")
 	fs.IntVar(&c.every, "exchange", 10, "steps between exchange rounds (0: none; no exchange with one replica)")
 	fs.BoolVar(&c.sharedStart, "shared-start", false, "start every replica from one initialisation (default: each replica its own, as in the PyTorch script)")
-	fs.BoolVar(&c.noAhead, "no-noise-ahead", false, "draw the Gaussian noise in the update loop even when a core is idle and BLAS runs one thread (default: on a helper goroutine then, as train does; same results)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	sweep := fs.Bool("sweep", false, "time replicas 1, 2, 4, 10, 20 at --batch, and batch 32, 128, 512 at --replicas; print a table")
 	plotPath := fs.String("plot", "", "with --sweep: write the scaling plot to this PNG file")
@@ -208,8 +206,7 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 		return res, err
 	}
 	pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: temps, Every: c.every,
-		Exchange:   &sampler.Exchanger{Batch: c.batch, Correction: corr, Margin: 50},
-		NoiseAhead: !c.noAhead && runtime.GOMAXPROCS(0) >= 2*len(temps) && autodiff.BLASThreads() == 1}
+		Exchange: &sampler.Exchanger{Batch: c.batch, Correction: corr, Margin: 50}}
 	starts := make([][]float64, len(temps))
 	if c.sharedStart {
 		starts = starts[:1]
