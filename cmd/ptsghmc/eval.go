@@ -145,8 +145,9 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	images := fs.String("images", "", "IDX image file (optionally .gz)")
 	out := fs.String("out", "", "CSV output file (default: standard output)")
 	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
+	fromStep := fs.Int("from-step", 0, "use only the samples taken at this step or later (as eval --from-step; 0: all samples)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc predict --run RUNDIR --images FILE.idx[.gz] [--out FILE.csv] [--skip-corrupt]\n\nWrites CSV: index, predicted class, class probabilities, predictive entropy,\nmutual information (the epistemic part of the entropy).\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc predict --run RUNDIR --images FILE.idx[.gz] [--out FILE.csv] [--from-step S] [--skip-corrupt]\n\nWrites CSV: index, predicted class, class probabilities, predictive entropy,\nmutual information (the epistemic part of the entropy).\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -156,6 +157,9 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "predict: --run and --images are required")
 		fs.Usage()
 		return errUsage
+	}
+	if *fromStep < 0 {
+		return fmt.Errorf("predict: --from-step %d: want a step >= 0", *fromStep)
 	}
 	img, err := datasets.ReadIDXFile(*images)
 	if err != nil {
@@ -191,13 +195,17 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	skipped, dropped := 0, 0
+	skipped, dropped, read := 0, 0, 0
 	for _, d := range dirs {
 		if _, _, err := train.RunModel(d, data); err != nil {
 			return err
 		}
 		spath := filepath.Join(d, train.SamplesFile)
-		sc, err := train.ScanSamples(spath, *skipCorrupt, func(_ int, theta []float64) error {
+		sc, err := train.ScanSamples(spath, *skipCorrupt, func(step int, theta []float64) error {
+			read++
+			if step < *fromStep {
+				return nil
+			}
 			if err := ens.Add(theta); err != nil {
 				return fmt.Errorf("%s: %w", spath, err)
 			}
@@ -217,8 +225,11 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if skipped > 0 {
 		fmt.Fprintf(stderr, "predict: WARNING: %d corrupt sample record(s) skipped (--skip-corrupt); predicting with the %d intact samples\n", skipped, ens.Count)
 	}
-	if ens.Count == 0 {
+	if read == 0 {
 		return fmt.Errorf("run %s has no samples", *run)
+	}
+	if ens.Count == 0 {
+		return fmt.Errorf("run %s has no samples at step %d or later (%d samples)", *run, *fromStep, read)
 	}
 	w := stdout
 	var f *os.File

@@ -112,7 +112,10 @@ func TestTrainEvalPredict(t *testing.T) {
 		t.Fatalf("eval --from-step: %s", stderr)
 	}
 	var late struct {
-		Ensemble struct{ Samples int }
+		Ensemble struct {
+			Samples  int
+			Accuracy float64
+		}
 		FromStep int         `json:"from_step"`
 		HeldOut  [][]float64 `json:"heldout_loglik"`
 	}
@@ -165,6 +168,25 @@ func TestTrainEvalPredict(t *testing.T) {
 	}
 	if acc := float64(correct) / float64(test.N); acc != rep.Ensemble.Accuracy {
 		t.Fatalf("predict's accuracy %v, eval's %v", acc, rep.Ensemble.Accuracy)
+	}
+	// predict --from-step predicts with eval --from-step's samples
+	out, stderr, code = run(t, "predict", "--run", rd, "--images", filepath.Join(data, datasets.TestImages+".gz"), "--from-step", "95")
+	if code != 0 {
+		t.Fatalf("predict --from-step: %s", stderr)
+	}
+	correct = 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.SplitN(line, ",", 3)
+		idx, _ := strconv.Atoi(f[0])
+		if f[1] == strconv.Itoa(test.Labels[idx]) {
+			correct++
+		}
+	}
+	if acc := float64(correct) / float64(test.N); acc != late.Ensemble.Accuracy {
+		t.Fatalf("predict --from-step 95: accuracy %v, eval --from-step 95's %v", acc, late.Ensemble.Accuracy)
+	}
+	if _, stderr, code = run(t, "predict", "--run", rd, "--images", filepath.Join(data, datasets.TestImages+".gz"), "--from-step", "100000"); code == 0 || !strings.Contains(stderr, "no samples at step 100000 or later") {
+		t.Fatalf("predict --from-step past the last sample: code %d, %s", code, stderr)
 	}
 }
 
