@@ -46,6 +46,16 @@ type Exchanger struct {
 	// swap is rejected without growing the batch (and symmetrically accepted
 	// when deltaE - 6 sigma > Margin). Zero disables it.
 	Margin float64
+	// Tolerance enables early decisions with a bounded error: the test stops
+	// as soon as the probability that the full-data Barker test would decide
+	// the other way is provably at most Tolerance (earlyDecision), which
+	// usually happens long before sigma reaches the table's when |deltaE|
+	// is a few tens. Each look at the data can err by at most Tolerance, so a
+	// test errs by at most Tolerance times its number of looks (at most
+	// log2(N/Batch)+2); train uses 1e-8, below the correction table's own
+	// error (MaxError: 7e-7 for the default nnls table at sigma 1). Zero
+	// disables it.
+	Tolerance float64
 
 	buf [2][]float64
 }
@@ -104,15 +114,9 @@ func (x *Exchanger) Test(tp TermPotential, thetaJ, thetaK []float64, tj, tk floa
 			variance *= 1 - float64(n)/float64(size) // finite-population correction
 		}
 		res.Sigma = math.Sqrt(variance)
-		if x.Margin > 0 {
-			if mean+6*res.Sigma < -x.Margin {
-				res.Early, res.Accepted = true, false
-				return res, nil
-			}
-			if mean-6*res.Sigma > x.Margin {
-				res.Early, res.Accepted = true, true
-				return res, nil
-			}
+		if decided, accept := x.earlyDecision(mean, res.Sigma); decided {
+			res.Early, res.Accepted = true, accept
+			return res, nil
 		}
 		if res.Sigma <= x.Correction.Sigma {
 			pad := math.Sqrt(x.Correction.Sigma*x.Correction.Sigma - variance)
@@ -139,4 +143,44 @@ func pairedDifferences(c float64, a, b []float64) (mean, m2 float64) {
 		m2 += delta * (d - mean)
 	}
 	return mean, m2
+}
+
+// earlyDecision reports whether an exchange whose deltaE is estimated as mean
+// with standard error sigma can be decided without more data, and how.
+//
+// The Margin rule rejects when mean + 6 sigma < -Margin: at 6 standard errors
+// the swap probability is below exp(-Margin) (and symmetrically accepts).
+//
+// The Tolerance rule bounds the error directly. With deltaE's estimate
+// normal about the true value (the approximation the corrected test itself
+// makes), the full-data test's swap probability averaged over that
+// uncertainty is E[Logistic(mean + sigma Z)] <= E[exp(mean + sigma Z)] =
+// exp(mean + sigma^2/2), since Logistic(x) <= exp(x). So rejecting when
+//
+//	mean + sigma^2/2 < log(Tolerance)
+//
+// gives up a swap that would happen with probability at most Tolerance
+// (and, from the other side, when the true deltaE is d the chance of such an
+// estimate times Logistic(d) is at most Tolerance too); accepting when
+// -mean + sigma^2/2 < log(Tolerance) is the mirror image, as
+// 1 - Logistic(x) = Logistic(-x) <= exp(-x).
+func (x *Exchanger) earlyDecision(mean, sigma float64) (decided, accept bool) {
+	if x.Margin > 0 {
+		if mean+6*sigma < -x.Margin {
+			return true, false
+		}
+		if mean-6*sigma > x.Margin {
+			return true, true
+		}
+	}
+	if x.Tolerance > 0 {
+		logTol := math.Log(x.Tolerance)
+		if mean+sigma*sigma/2 < logTol {
+			return true, false
+		}
+		if -mean+sigma*sigma/2 < logTol {
+			return true, true
+		}
+	}
+	return false, false
 }

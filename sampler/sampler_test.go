@@ -444,3 +444,45 @@ func TestPTStepAllocations(t *testing.T) {
 		t.Errorf("allocation grows with steps: %.0f bytes per step early, %.0f late", early, late)
 	}
 }
+
+// TestExchangerTolerance checks the Tolerance rule's error bound: on a pair
+// whose per-example differences are Gaussian with mean deltaE, the test's
+// swap frequency stays within looks*Tolerance of the exact Barker test's
+// Logistic(deltaE), while the rule decides most tests early when |deltaE|
+// is large. A rule that ignores sigma (deciding on the estimate alone
+// against log Tolerance) is off by 0.06 to 0.14 and fails.
+func TestExchangerTolerance(t *testing.T) {
+	corr, _ := NewCorrection(1, CorrectionOptions{})
+	const trials, tol = 20000, 1e-3
+	for _, c := range []struct {
+		name   string
+		deltaE float64
+	}{{"reject side", -1.5}, {"accept side", 1.5}, {"far reject", -9}, {"far accept", 9}} {
+		rng := rand.New(rand.NewPCG(11, 12))
+		tp := noisyPair{n: 1 << 30, mu: c.deltaE, sd: 40} // sigma 10 at the first batch, 1 at 1,600 examples
+		x := Exchanger{Batch: 16, Correction: corr, Tolerance: tol}
+		accepted, early := 0, 0
+		for i := 0; i < trials; i++ {
+			res, err := x.Test(tp, nil, nil, 1, math.Inf(1), rng) // 1/tj - 1/tk = 1
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Accepted {
+				accepted++
+			}
+			if res.Early {
+				early++
+			}
+		}
+		p, want := float64(accepted)/trials, Logistic(c.deltaE)
+		looks := 9.0 // batches 16, 32, ..., 2048 at most
+		se := math.Sqrt(want * (1 - want) / trials)
+		if math.Abs(p-want) > looks*tol+4*se {
+			t.Errorf("%s: swap frequency %.4f, exact test %.4f (bound %.4f + 4 se %.4f)", c.name, p, want, looks*tol, 4*se)
+		}
+		if math.Abs(c.deltaE) > 5 && early < trials/2 {
+			t.Errorf("%s: only %d of %d tests decided early", c.name, early, trials)
+		}
+		t.Logf("%s: swap frequency %.4f, exact %.4f, %d decided early", c.name, p, want, early)
+	}
+}

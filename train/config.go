@@ -52,10 +52,14 @@ type Config struct {
 	Scheme     string  `json:"scheme" yaml:"scheme"`                         // alternate or first
 	Corr       string  `json:"correction" yaml:"correction"`                 // nnls or hermite
 	XMargin    float64 `json:"xmargin" yaml:"xmargin"`                       // decisive early exchange decisions (0: off)
-	XTest      string  `json:"exchange_test" yaml:"exchange_test"`           // barker (corrected minibatch Barker test) or resghmc (approximate)
-	XF         float64 `json:"resghmc_f" yaml:"resghmc_f"`                   // resghmc: correction divisor F (1: penalty method)
-	DType      string  `json:"dtype" yaml:"dtype"`                           // float32 or float64
-	Engine     string  `json:"engine" yaml:"engine"`                         // plan or graph
+	// XTolerance: an exchange test stops early once the full-data test's
+	// chance of the other decision is at most this per look (0: off; absent,
+	// so off, in runs older than it). See sampler.Exchanger.Tolerance.
+	XTolerance float64 `json:"xtolerance,omitempty" yaml:"xtolerance,omitempty"`
+	XTest      string  `json:"exchange_test" yaml:"exchange_test"` // barker (corrected minibatch Barker test) or resghmc (approximate)
+	XF         float64 `json:"resghmc_f" yaml:"resghmc_f"`         // resghmc: correction divisor F (1: penalty method)
+	DType      string  `json:"dtype" yaml:"dtype"`                 // float32 or float64
+	Engine     string  `json:"engine" yaml:"engine"`               // plan or graph
 	Seed       uint64  `json:"seed" yaml:"seed"`
 	Workers    int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
 	// GradShards splits each minibatch gradient of a graph model (not the
@@ -93,7 +97,7 @@ func DefaultConfig() Config {
 		Arch: "784-400-400-10", Activation: "relu", Prior: 0.03, PriorFanIn: true,
 		Sampler: "sgnht", Replicas: 4, TMax: 1.5, Ladder: "geometric", Chains: 1,
 		Steps: 60000, BurnIn: 10000, Thin: 250, Batch: 128,
-		LR: 0.02, Friction: 0.1, Inertia: 0, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTest: "barker", XF: 1,
+		LR: 0.02, Friction: 0.1, Inertia: 0, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTolerance: 1e-8, XTest: "barker", XF: 1,
 		DType: "float32", Engine: "plan", Seed: 1, CkptEvery: 1000, LogEvery: 200,
 	}
 }
@@ -158,6 +162,8 @@ func (c Config) Validate() error {
 		{c.Replicas >= 1, "replicas must be at least 1"},
 		{c.Exchange >= 0, "exchange must be non-negative"},
 		{c.XBatch >= 2, "xbatch must be at least 2"},
+		{c.XMargin >= 0, "xmargin must be non-negative"},
+		{c.XTolerance >= 0 && c.XTolerance < 1, "xtolerance must be in [0, 1)"},
 		{c.CkptEvery > 0, "checkpoint_every must be positive"},
 		{c.LogEvery > 0, "log_every must be positive"},
 		{c.Validation >= 0, "validation must be non-negative"},

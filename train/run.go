@@ -226,7 +226,7 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 			if err != nil {
 				return nil, err
 			}
-			r.pt.Exchange = &sampler.Exchanger{Batch: cfg.XBatch, Correction: corr, Margin: cfg.XMargin}
+			r.pt.Exchange = &sampler.Exchanger{Batch: cfg.XBatch, Correction: corr, Margin: cfg.XMargin, Tolerance: cfg.XTolerance}
 		}
 		if cfg.Ladder == "adaptive" {
 			r.pt.Adapt = &sampler.LadderAdaptation{SwapTarget: cfg.SwapTarget}

@@ -51,6 +51,7 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.StringVar(&c.Scheme, "scheme", c.Scheme, "exchange pairs: alternate (even/odd adjacent) or first (each against rung 1)")
 	fs.StringVar(&c.Corr, "correction", c.Corr, "Barker correction table: nnls or hermite (the paper's)")
 	fs.Float64Var(&c.XMargin, "xmargin", c.XMargin, "decide an exchange early when |deltaE| exceeds this by 6 standard errors (0: never)")
+	fs.Float64Var(&c.XTolerance, "xtolerance", c.XTolerance, "decide an exchange early once the full-data test's chance of deciding otherwise is at most this per look (0: never)")
 	fs.StringVar(&c.XTest, "exchange-test", c.XTest, "barker: the corrected minibatch Barker test (exact up to its correction table); resghmc: APPROXIMATE bias-corrected Metropolis swap of reSGHMC (Deng et al. 2020) on one minibatch, which gives up detailed balance of the swaps (rung 1 is then not guaranteed to sample the posterior) to swap where the exact test never does")
 	fs.Float64Var(&c.XF, "resghmc-f", c.XF, "with --exchange-test resghmc: divisor F of the variance correction (1: the penalty method; reSGHMC uses up to 3e5, swapping more and with more bias)")
 	fs.StringVar(&c.DType, "dtype", c.DType, "float32 or float64")
