@@ -16,10 +16,21 @@
 # --threads 1 with OPENBLAS_NUM_THREADS=1 (truly one thread), --threads 1 with
 # OpenBLAS's default, and --threads 2.
 #
+# PyTorch allocates its tensors afresh each step; glibc's malloc returns the
+# large ones to the kernel (mmap/munmap, and trimming the heap) and touches
+# fresh pages again next step. Where page faults are expensive (a microVM:
+# PyTorch's fwd+bwd on one thread went 23.6 -> 4.3 ms here) that dominates
+# PyTorch's step, so every PyTorch run keeps its memory with
+# MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 (PyTorch's
+# CPU tuning guide suggests a caching allocator for the same reason);
+# TORCH_MALLOC_TUNE=0 runs it with glibc's defaults. ptsghmc allocates its
+# buffers once.
+#
 # PyTorch is not a dependency of ptsghmc: this script needs Debian's
 # python3-torch and stops with a message when it is missing. Run it on a quiet
 # machine (about 7 minutes on 2 cores). Environment: BIN (default
-# bin/ptsghmc), PYTHON (default /usr/bin/python3), ROUNDS (default 2).
+# bin/ptsghmc), PYTHON (default /usr/bin/python3), ROUNDS (default 2),
+# TORCH_MALLOC_TUNE (default 1).
 #
 # usage: scripts/bench_side_by_side.sh   (or: make bench-torch)
 set -euo pipefail
@@ -27,6 +38,11 @@ set -euo pipefail
 BIN=${BIN:-bin/ptsghmc}
 PYTHON=${PYTHON:-/usr/bin/python3}
 ROUNDS=${ROUNDS:-2}
+TORCH_MALLOC_TUNE=${TORCH_MALLOC_TUNE:-1}
+malloc_env=()
+if [ "$TORCH_MALLOC_TUNE" != 0 ]; then
+	malloc_env=(MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824)
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 
 if ! "$PYTHON" -c 'import torch' >/dev/null 2>&1; then
@@ -63,9 +79,9 @@ torch_rate() {
 	local blas=$1 out r
 	shift
 	if [ -n "$blas" ]; then
-		out=$(OPENBLAS_NUM_THREADS=$blas "$PYTHON" "$here/pytorch_bench.py" --arch 784-400-400-10 "$@" 2>&1) || { echo "$out" >&2; return 1; }
+		out=$(env "${malloc_env[@]}" OPENBLAS_NUM_THREADS=$blas "$PYTHON" "$here/pytorch_bench.py" --arch 784-400-400-10 "$@" 2>&1) || { echo "$out" >&2; return 1; }
 	else
-		out=$(env -u OPENBLAS_NUM_THREADS "$PYTHON" "$here/pytorch_bench.py" --arch 784-400-400-10 "$@" 2>&1) || { echo "$out" >&2; return 1; }
+		out=$(env -u OPENBLAS_NUM_THREADS "${malloc_env[@]}" "$PYTHON" "$here/pytorch_bench.py" --arch 784-400-400-10 "$@" 2>&1) || { echo "$out" >&2; return 1; }
 	fi
 	r=$(sed -n 's/.*: \([0-9.]*\) steps\/s$/\1/p' <<<"$out")
 	[ -n "$r" ] || { echo "cannot parse steps/s from pytorch_bench.py:" >&2; echo "$out" >&2; return 1; }
@@ -77,6 +93,7 @@ list() { sed 's/^ //; s/ /, /g' <<<"$1"; }
 blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs"
 echo "# ptsghmc BLAS: $("$BIN" bench --arch 20-8-3 --replicas 1 --steps 1 --json 2>/dev/null | sed -n 's/.*"blas": *"\([^"]*\)".*/\1/p'); system libblas.so.3 (PyTorch): $blas"
+echo "# PyTorch's malloc: ${malloc_env[*]:-glibc defaults}"
 echo "# $("$PYTHON" -c 'import torch; print("torch", torch.__version__)'); $ROUNDS rounds, programs alternating; figures in steps/s, float32, arch 784-400-400-10"
 echo
 echo "| workload | ptsghmc bench | PyTorch 1 thread, OpenBLAS 1 thread | PyTorch 1 thread, OpenBLAS default | PyTorch 2 threads | ptsghmc best / PyTorch best |"
