@@ -334,6 +334,18 @@ func TestConfigFiles(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "friction") {
 		t.Fatalf("bad friction: %v", err)
 	}
+	for _, tol := range []float64{-1e-8, 1} {
+		c = DefaultConfig()
+		c.XTolerance = tol
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "xtolerance") {
+			t.Fatalf("xtolerance %v: %v", tol, err)
+		}
+	}
+	c = DefaultConfig()
+	c.XMargin = -1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "xmargin") {
+		t.Fatalf("bad xmargin: %v", err)
+	}
 	c = DefaultConfig()
 	c.PriorDF = -2
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "prior_df") {
