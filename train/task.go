@@ -157,19 +157,37 @@ func claimRunConfig(dir string, cfg Config) error {
 func configDiff(want, got Config) []string {
 	want.Chain, got.Chain = 0, 0
 	w, g := fieldsOf(want), fieldsOf(got)
+	// Settings a config file omits when zero are compared too when only one
+	// side has them: a run saved before xtolerance existed ran without it,
+	// and a task with it set differs.
 	var keys []string
 	for k := range w {
 		keys = append(keys, k)
 	}
+	for k := range g {
+		if _, ok := w[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
 	sort.Strings(keys)
 	// What a run records of its identity (the data's fingerprint, the
 	// model's shapes) follows from the settings: it is named only when no
-	// setting differs (the data changed on disk, say).
+	// setting differs (the data changed on disk, say), and not at all when
+	// the saved run predates recording it.
 	derived := map[string]bool{"data_fingerprint": true, "shapes": true}
+	unset := func(v json.RawMessage) string {
+		if v == nil {
+			return "unset"
+		}
+		return string(v)
+	}
 	var out, identity []string
 	for _, k := range keys {
+		if _, saved := w[k]; derived[k] && !saved {
+			continue
+		}
 		if !bytes.Equal(w[k], g[k]) {
-			d := fmt.Sprintf("%s %s (this task: %s)", k, w[k], g[k])
+			d := fmt.Sprintf("%s %s (this task: %s)", k, unset(w[k]), unset(g[k]))
 			if derived[k] {
 				identity = append(identity, d)
 			} else {

@@ -158,3 +158,26 @@ func TestOpenChainRefuses(t *testing.T) {
 		t.Errorf("checkpoint of other settings: %v", err)
 	}
 }
+
+func TestConfigDiff(t *testing.T) {
+	base := DefaultConfig()
+	old := base
+	old.XTolerance = 0 // a run saved before xtolerance existed
+	withPrint := base
+	withPrint.DataFingerprint = &Fingerprint{}
+	cases := []struct {
+		name      string
+		want, got Config
+		diff      string // "" for none
+	}{
+		{"same", base, base, ""},
+		{"setting only in the task", old, base, "xtolerance unset (this task: 1e-8)"},
+		{"setting only in the saved run", base, old, "xtolerance 1e-8 (this task: unset)"},
+		{"identity the saved run predates", base, withPrint, ""},
+	}
+	for _, c := range cases {
+		if got := strings.Join(configDiff(c.want, c.got), ", "); got != c.diff {
+			t.Errorf("%s: %q, want %q", c.name, got, c.diff)
+		}
+	}
+}
