@@ -48,9 +48,12 @@ type Exchanger struct {
 	Margin float64
 	// Tolerance enables early decisions with a bounded error: the test stops
 	// as soon as the probability that the full-data Barker test would decide
-	// the other way is provably at most Tolerance (earlyDecision), which
-	// usually happens long before sigma reaches the table's when |deltaE|
-	// is a few tens. Each look at the data can err by at most Tolerance, so a
+	// the other way is at most Tolerance, under the normal approximation of
+	// the estimate that the corrected test itself makes. It rejects when
+	// deltaE + sigma^2/2 < log(Tolerance) and accepts when -deltaE +
+	// sigma^2/2 < log(Tolerance) (as Logistic(x) <= exp(x)), which usually
+	// happens long before sigma reaches the table's when |deltaE| is a few
+	// tens. Each look at the data can err by at most Tolerance, so a
 	// test errs by at most Tolerance times its number of looks (at most
 	// log2(N/Batch)+2); train uses 1e-8, below the correction table's own
 	// error (MaxError: 7e-7 for the default nnls table at sigma 1). Zero
