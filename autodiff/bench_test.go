@@ -12,9 +12,7 @@ import (
 )
 
 // BenchmarkGradient times one minibatch gradient of U~ for 784-400-400-10 at
-// batch 128, per engine and dtype, on one BLAS thread and on the default,
-// and the plan split over two goroutines (ShardedPlan, one BLAS thread per
-// call, as train runs it).
+// batch 128, per engine and dtype, on one BLAS thread and on the default.
 func BenchmarkGradient(b *testing.B) {
 	spec := nn.Spec{Sizes: []int{784, 400, 400, 10}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -48,23 +46,6 @@ func BenchmarkGradient(b *testing.B) {
 				}
 			}
 		}
-	}
-	for _, dt := range []DType{Float32, Float64} {
-		b.Run(fmt.Sprintf("plan/%s/shards=2", dt), func(b *testing.B) {
-			SetBLASThreads(1)
-			defer SetBLASThreads(threads)
-			ev, err := NewShardedPlan(spec, 128, dt, 2)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := ev.Eval(theta, data, idx, 60000.0/128, grad, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
 	}
 }
 

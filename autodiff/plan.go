@@ -156,13 +156,6 @@ func (p *plan[T]) forward(theta []float64, data *datasets.Dataset, idx []int, ga
 			p.w[i] = T(v)
 		}
 	}
-	p.run(data, idx)
-	return prior
-}
-
-// run loads the examples idx and runs the forward pass on the parameters
-// already in p.w; the logits end in acts[len(layers)].
-func (p *plan[T]) run(data *datasets.Dataset, idx []int) {
 	n := len(idx)
 	x := p.acts[0]
 	d := data.D
@@ -188,22 +181,12 @@ func (p *plan[T]) run(data *datasets.Dataset, idx []int) {
 			}
 		}
 	}
+	return prior
 }
 
 // loss computes the per-example log-likelihoods from the logits and, with
-// grad != nil, runs the backward pass and writes the gradient into grad.
+// grad != nil, runs the backward pass.
 func (p *plan[T]) loss(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64, n, last int, gaussPrior bool) float64 {
-	sum := p.backward(data, idx, scale, grad != nil, loglik, n, last)
-	if grad != nil {
-		p.writeGrad(theta, grad, gaussPrior)
-	}
-	return sum
-}
-
-// backward computes the per-example log-likelihoods from the logits and
-// returns their sum; with withGrad it runs the backward pass, leaving
-// -scale * d(sum_i log l_i)/dtheta in p.g.
-func (p *plan[T]) backward(data *datasets.Dataset, idx []int, scale float64, withGrad bool, loglik []float64, n, last int) float64 {
 	// Output layer: per-example log-likelihood and D_L = dU/dZ_L.
 	ly := p.layers[last]
 	logits := p.acts[last+1][:n*ly.Out]
@@ -226,7 +209,7 @@ func (p *plan[T]) backward(data *datasets.Dataset, idx []int, scale float64, wit
 			lse := float64(m) + math.Log(se)
 			y := data.Labels[i]
 			ll = float64(z[y]) - lse
-			if withGrad {
+			if grad != nil {
 				for j, v := range z {
 					dz[j] = s * T(math.Exp(float64(v)-lse))
 				}
@@ -248,7 +231,7 @@ func (p *plan[T]) backward(data *datasets.Dataset, idx []int, scale float64, wit
 	if loglik != nil {
 		copy(loglik, p.ll[:n])
 	}
-	if !withGrad {
+	if grad == nil {
 		return sum
 	}
 	for l := last; l >= 0; l-- {
@@ -270,17 +253,11 @@ func (p *plan[T]) backward(data *datasets.Dataset, idx []int, scale float64, wit
 			p.dA, p.dB = p.dB, p.dA
 		}
 	}
-	return sum
-}
-
-// writeGrad converts the likelihood's gradient in p.g into grad, adding the
-// Gaussian prior's gradient with gaussPrior.
-func (p *plan[T]) writeGrad(theta, grad []float64, gaussPrior bool) {
 	if !gaussPrior {
 		for i, v := range p.g {
 			grad[i] = float64(v)
 		}
-		return
+		return sum
 	}
 	for l, ly := range p.layers {
 		lam := p.spec.Precision(l)
@@ -289,6 +266,7 @@ func (p *plan[T]) writeGrad(theta, grad []float64, gaussPrior bool) {
 			out[i] = float64(v) + lam*th[i]
 		}
 	}
+	return sum
 }
 
 // activate applies the activation to z in place.

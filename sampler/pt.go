@@ -283,13 +283,8 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 			kernels[j] = fk.Scaled(sc)
 		}
 	}
-	// A core that no rung's goroutine occupies draws the noise of an
-	// update (the same variates: only where they are drawn changes).
-	active := min(workers, r)
-	spare := active < runtime.GOMAXPROCS(0)
 	step := func(j int) {
 		s := st.Rungs[j]
-		s.spareCore = spare
 		st.xi0[j] = s.Xi
 		s.hasKinAfter = false
 		errs[j] = kernels[j].Step(pots[j], s, st.Temps[j], st.Streams[j].Rand)

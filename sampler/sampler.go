@@ -103,24 +103,6 @@ type State struct {
 	// its update loop (hasKinAfter), saving PT a pass over p.
 	kinAfter    float64
 	hasKinAfter bool
-
-	// spareCore says a core would sit idle during this rung's update (PT
-	// sets it: a single chain on a multi-core machine); the update then
-	// draws its noise on a helper goroutine through pipe (noisepipe.go).
-	spareCore bool
-	pipe      *noisePipe
-}
-
-// noisePipe returns the ring a helper goroutine may draw the update's noise
-// through, or nil when the rung has no spare core or is too small to gain.
-func (s *State) noisePipe() *noisePipe {
-	if !s.spareCore || len(s.P) < pipeMin && len(s.Theta) < pipeMin {
-		return nil
-	}
-	if s.pipe == nil {
-		s.pipe = new(noisePipe)
-	}
-	return s.pipe
 }
 
 // NewState returns a state at a copy of theta with zero momentum.

@@ -45,7 +45,7 @@ func (k SGHMC) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
 	// The mid-step kinetic temperature is not finite when any coordinate of
 	// p is; theta moves by h p, so it stays finite with p (a restored state
 	// is checked on resume).
-	_, s.Kinetic, s.kinAfter = sgnhtUpdate(s.Theta, s.P, s.Grad, k.Friction, k.StepSize, k.Friction, 1/temp, 0, rng, s.noisePipe())
+	_, s.Kinetic, s.kinAfter = sgnhtUpdate(s.Theta, s.P, s.Grad, k.Friction, k.StepSize, k.Friction, 1/temp, 0, rng)
 	s.hasKinAfter = true
 	return finite(s.Kinetic)
 }

@@ -24,31 +24,31 @@ func (k SGLD) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error 
 	if err := gradientAt(pot, s, rng); err != nil {
 		return err
 	}
-	return finite(sgldUpdate(s.Theta, s.Grad, k.StepSize, 1/temp, rng, s.noisePipe()))
+	return finite(sgldUpdate(s.Theta, s.Grad, k.StepSize, 1/temp, rng))
 }
 
 // SGLDUpdate applies one SGLD update to theta in place.
 func SGLDUpdate(theta, grad []float64, eps, invT float64, rng *rand.Rand) {
-	sgldUpdate(theta, grad, eps, invT, rng, nil)
+	sgldUpdate(theta, grad, eps, invT, rng)
 }
 
 // sgldUpdate is SGLDUpdate; it returns the sum of the new theta, which is
 // not finite when any coordinate is not (the divergence check of every
-// coordinate, at no extra pass). With pipe not nil a helper goroutine may
-// draw the noise (the same variates).
-func sgldUpdate(theta, grad []float64, eps, invT float64, rng *rand.Rand, pipe *noisePipe) float64 {
+// coordinate, at no extra pass).
+func sgldUpdate(theta, grad []float64, eps, invT float64, rng *rand.Rand) float64 {
 	noise := math.Sqrt(eps)
-	zs := newUpdateNoise(rng, len(theta), pipe)
+	ns := newNormalSource(rng)
 	sum := 0.0
-	for lo := 0; lo < len(theta); {
-		z := zs.chunk()
-		hi := lo + len(z)
+	var buf [normalChunk]float64
+	for lo := 0; lo < len(theta); lo += normalChunk {
+		hi := min(lo+normalChunk, len(theta))
+		z := buf[:hi-lo]
+		ns.fill(z)
 		tc, gc := theta[lo:hi], grad[lo:hi]
 		for i, zi := range z {
 			tc[i] += -0.5*eps*invT*gc[i] + noise*zi
 			sum += tc[i]
 		}
-		lo = hi
 	}
 	return sum
 }

@@ -79,7 +79,7 @@ func (k SGNHT) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
 	if err := gradientAt(pot, s, rng); err != nil {
 		return err
 	}
-	s.Xi, s.Kinetic, s.kinAfter = sgnhtUpdate(s.Theta, s.P, s.Grad, s.Xi, k.StepSize, k.Diffusion, 1/temp, 1/k.inertia(), rng, s.noisePipe())
+	s.Xi, s.Kinetic, s.kinAfter = sgnhtUpdate(s.Theta, s.P, s.Grad, s.Xi, k.StepSize, k.Diffusion, 1/temp, 1/k.inertia(), rng)
 	s.hasKinAfter = true
 	return finite(s.Xi)
 }
@@ -106,7 +106,7 @@ func InjectedVariance(a, h float64) float64 { return -2 * math.Expm1(-a*h) }
 // configuration cold by xi h / 2 in variance (sds 2.5% narrow at 0.1
 // friction per step, 7% at 0.3).
 func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand) (newXi, kinetic float64) {
-	newXi, kinetic, _ = sgnhtUpdate(theta, p, grad, xi, h, a, invT, invQ, rng, nil)
+	newXi, kinetic, _ = sgnhtUpdate(theta, p, grad, xi, h, a, invT, invQ, rng)
 	return newXi, kinetic
 }
 
@@ -115,16 +115,17 @@ func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *ra
 const normalChunk = 256
 
 // sgnhtUpdate is SGNHTUpdate; it also returns p'p/D after the update (the
-// kinetic temperature PT records), summed in the same pass over p. With
-// pipe not nil a helper goroutine may draw the noise (the same variates).
-func sgnhtUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand, pipe *noisePipe) (newXi, kinetic, after float64) {
+// kinetic temperature PT records), summed in the same pass over p.
+func sgnhtUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64) {
 	noise := math.Sqrt(InjectedVariance(a, h))
 	decay := math.Exp(-xi * h)
 	kin, pp := 0.0, 0.0
-	zs := newUpdateNoise(rng, len(p), pipe)
-	for lo := 0; lo < len(p); {
-		z := zs.chunk()
-		hi := lo + len(z)
+	ns := newNormalSource(rng)
+	var buf [normalChunk]float64
+	for lo := 0; lo < len(p); lo += normalChunk {
+		hi := min(lo+normalChunk, len(p))
+		z := buf[:hi-lo]
+		ns.fill(z)
 		pc, tc, gc := p[lo:hi], theta[lo:hi], grad[lo:hi]
 		for i, zi := range z {
 			pi := decay*pc[i] - h*invT*gc[i] + noise*zi
@@ -134,7 +135,6 @@ func sgnhtUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *ra
 			kin += mid * mid
 			pp += pi * pi
 		}
-		lo = hi
 	}
 	d := float64(len(p))
 	kinetic = kin / d
