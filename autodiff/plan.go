@@ -84,6 +84,31 @@ func (p *Plan) Eval(theta []float64, data *datasets.Dataset, idx []int, scale fl
 	return p.spec.NegLogPrior(theta) - scale*sumLL, nil
 }
 
+// CanStream reports whether EvalStream is available: with the Gaussian
+// prior, whose gradient the plan adds as it converts the likelihood's.
+func (p *Plan) CanStream() bool { return p.spec.PriorDF == 0 }
+
+// EvalStream is Eval with a gradient, which it hands to consume in
+// consecutive chunks covering every parameter, in order, instead of
+// writing it: the same values, computed the same way. consume may change
+// theta's chunk; the plan has read it by then and does not read it after.
+// It needs the Gaussian prior (CanStream).
+func (p *Plan) EvalStream(theta []float64, data *datasets.Dataset, idx []int, scale float64, consume func(lo int, g []float64)) (float64, error) {
+	if !p.CanStream() {
+		return 0, fmt.Errorf("plan: a Student-t prior's gradient cannot be streamed")
+	}
+	if err := checkModel(p.shape, p.MaxBatch(), theta, data, idx, nil, nil); err != nil {
+		return 0, err
+	}
+	var sumLL, prior float64
+	if p.f32 != nil {
+		sumLL, prior = p.f32.evalStream(theta, data, idx, scale, consume)
+	} else {
+		sumLL, prior = p.f64.evalStream(theta, data, idx, scale, consume)
+	}
+	return prior - scale*sumLL, nil
+}
+
 // likelihood returns sum_i log l_i over idx; grad, when not nil, receives
 // the likelihood's part of dU~/dtheta (no prior). Arguments are checked by
 // the caller.
@@ -141,6 +166,14 @@ func (p *plan[T]) eval(theta []float64, data *datasets.Dataset, idx []int, scale
 	return p.loss(theta, data, idx, scale, grad, loglik, n, last, gaussPrior), negLogPrior
 }
 
+// evalStream is eval with the Gaussian prior and the gradient streamed.
+func (p *plan[T]) evalStream(theta []float64, data *datasets.Dataset, idx []int, scale float64, consume func(lo int, g []float64)) (sumLL, negLogPrior float64) {
+	negLogPrior = p.forward(theta, data, idx, true)
+	sumLL = p.backward(data, idx, scale, true, nil, len(idx), len(p.layers)-1)
+	p.streamGrad(theta, consume)
+	return sumLL, negLogPrior
+}
+
 // forward loads theta and the examples idx and runs the forward pass; the
 // logits end in acts[len(layers)]. With gaussPrior it returns the Gaussian
 // prior's -log p(theta), summed per layer as Spec.NegLogPrior does.
@@ -185,8 +218,19 @@ func (p *plan[T]) forward(theta []float64, data *datasets.Dataset, idx []int, ga
 }
 
 // loss computes the per-example log-likelihoods from the logits and, with
-// grad != nil, runs the backward pass.
+// grad != nil, runs the backward pass and writes the gradient into grad.
 func (p *plan[T]) loss(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64, n, last int, gaussPrior bool) float64 {
+	sum := p.backward(data, idx, scale, grad != nil, loglik, n, last)
+	if grad != nil {
+		p.writeGrad(theta, grad, gaussPrior)
+	}
+	return sum
+}
+
+// backward computes the per-example log-likelihoods from the logits and
+// returns their sum; with withGrad it also runs the backward pass, leaving
+// -scale * d(sum_i log l_i)/dtheta in p.g.
+func (p *plan[T]) backward(data *datasets.Dataset, idx []int, scale float64, withGrad bool, loglik []float64, n, last int) float64 {
 	// Output layer: per-example log-likelihood and D_L = dU/dZ_L.
 	ly := p.layers[last]
 	logits := p.acts[last+1][:n*ly.Out]
@@ -209,7 +253,7 @@ func (p *plan[T]) loss(theta []float64, data *datasets.Dataset, idx []int, scale
 			lse := float64(m) + math.Log(se)
 			y := data.Labels[i]
 			ll = float64(z[y]) - lse
-			if grad != nil {
+			if withGrad {
 				for j, v := range z {
 					dz[j] = s * T(math.Exp(float64(v)-lse))
 				}
@@ -231,7 +275,7 @@ func (p *plan[T]) loss(theta []float64, data *datasets.Dataset, idx []int, scale
 	if loglik != nil {
 		copy(loglik, p.ll[:n])
 	}
-	if grad == nil {
+	if !withGrad {
 		return sum
 	}
 	for l := last; l >= 0; l-- {
@@ -253,11 +297,17 @@ func (p *plan[T]) loss(theta []float64, data *datasets.Dataset, idx []int, scale
 			p.dA, p.dB = p.dB, p.dA
 		}
 	}
+	return sum
+}
+
+// writeGrad converts the likelihood's gradient in p.g into grad, adding the
+// Gaussian prior's gradient with gaussPrior.
+func (p *plan[T]) writeGrad(theta, grad []float64, gaussPrior bool) {
 	if !gaussPrior {
 		for i, v := range p.g {
 			grad[i] = float64(v)
 		}
-		return sum
+		return
 	}
 	for l, ly := range p.layers {
 		lam := p.spec.Precision(l)
@@ -266,7 +316,28 @@ func (p *plan[T]) loss(theta []float64, data *datasets.Dataset, idx []int, scale
 			out[i] = float64(v) + lam*th[i]
 		}
 	}
-	return sum
+}
+
+// streamChunk is how many coordinates of the gradient streamGrad hands over
+// at a time: with the matching chunks of theta and p, within L1.
+const streamChunk = 256
+
+// streamGrad is writeGrad with the Gaussian prior, handing the gradient to
+// consume in consecutive chunks (the same values, computed the same way)
+// instead of writing it; consume may then change theta's chunk.
+func (p *plan[T]) streamGrad(theta []float64, consume func(lo int, g []float64)) {
+	var buf [streamChunk]float64
+	for l, ly := range p.layers {
+		lam := p.spec.Precision(l)
+		for lo := ly.W; lo < ly.B+ly.Out; lo += streamChunk {
+			hi := min(lo+streamChunk, ly.B+ly.Out)
+			g, th, out := p.g[lo:hi], theta[lo:hi], buf[:hi-lo]
+			for i, v := range g {
+				out[i] = float64(v) + lam*th[i]
+			}
+			consume(lo, out)
+		}
+	}
 }
 
 // activate applies the activation to z in place.

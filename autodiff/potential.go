@@ -64,6 +64,31 @@ func (p *Potential) Gradient(theta, grad []float64, rng *rand.Rand) (float64, er
 	return p.Eval.Eval(theta, p.Data, idx, float64(p.Data.N)/float64(len(idx)), grad, nil)
 }
 
+// streamer is an evaluator that can stream its gradient (Plan).
+type streamer interface {
+	CanStream() bool
+	EvalStream(theta []float64, data *datasets.Dataset, idx []int, scale float64, consume func(lo int, g []float64)) (float64, error)
+}
+
+// CanStream reports whether GradientStream is available: the evaluator is
+// an MLP's BLAS plan with a Gaussian prior (sampler.StreamingPotential).
+func (p *Potential) CanStream() bool {
+	s, ok := p.Eval.(streamer)
+	return ok && s.CanStream()
+}
+
+// GradientStream is Gradient with the gradient handed to consume in
+// consecutive chunks instead of written (sampler.StreamingPotential): the
+// same minibatch, values and U~.
+func (p *Potential) GradientStream(theta []float64, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
+	s, ok := p.Eval.(streamer)
+	if !ok || !s.CanStream() {
+		return 0, fmt.Errorf("potential: evaluator %T cannot stream its gradient", p.Eval)
+	}
+	idx := p.Batches.Next(rng)
+	return s.EvalStream(theta, p.Data, idx, float64(p.Data.N)/float64(len(idx)), consume)
+}
+
 // LogLik writes the per-example log-likelihoods of theta on examples idx into
 // out, in chunks of the evaluator's batch size.
 func (p *Potential) LogLik(theta []float64, idx []int, out []float64) error {

@@ -64,6 +64,74 @@ type Potential interface {
 	Gradient(theta, grad []float64, rng *rand.Rand) (float64, error)
 }
 
+// StreamingPotential is a potential that can hand its stochastic gradient to
+// the kernel's update chunk by chunk instead of writing it whole: the update
+// then uses each chunk while it is in cache, and the gradient vector is
+// never stored or read back (autodiff.Potential over an MLP's BLAS plan
+// with a Gaussian prior). SGNHT and SGHMC use it when CanStream is true;
+// the results are the same, bit for bit, as through Gradient.
+type StreamingPotential interface {
+	Potential
+	// CanStream reports whether GradientStream is available.
+	CanStream() bool
+	// GradientStream evaluates the stochastic gradient at theta, as
+	// Gradient would with the same rng, calls consume on consecutive
+	// chunks of it that cover [0, Dim()) in order, and returns the estimate
+	// of U(theta). consume may change theta[lo:lo+len(g)]: the potential
+	// must have read that range before the call and not read it after.
+	GradientStream(theta []float64, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error)
+}
+
+// streamingAt returns pot as a StreamingPotential when it can stream.
+func streamingAt(pot Potential) (StreamingPotential, bool) {
+	sp, ok := pot.(StreamingPotential)
+	return sp, ok && sp.CanStream()
+}
+
+// sgnhtStep evaluates the gradient at s.Theta and applies the SGNHT update
+// with thermostat xi (streamed when pot can stream), recording U in s.
+func sgnhtStep(pot Potential, s *State, xi, h, a, invT, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64, err error) {
+	sp, stream := streamingAt(pot)
+	if !stream {
+		if err := gradientAt(pot, s, rng); err != nil {
+			return 0, 0, 0, err
+		}
+		newXi, kinetic, after = sgnhtUpdate(s.Theta, s.P, s.Grad, xi, h, a, invT, invQ, rng)
+		return newXi, kinetic, after, nil
+	}
+	if err := checkDim(pot, s); err != nil {
+		return 0, 0, 0, err
+	}
+	if s.stepper == nil { // kept with the state: a stepper per step would be garbage
+		s.stepper = new(sgnhtStepper)
+	}
+	u := s.stepper
+	u.reset(xi, h, a, invT, rng)
+	next := 0
+	var bad error
+	s.U, err = sp.GradientStream(s.Theta, rng, func(lo int, g []float64) {
+		if bad != nil {
+			return
+		}
+		if lo != next || lo+len(g) > len(s.P) {
+			bad = fmt.Errorf("streamed gradient: chunk [%d, %d) of %d coordinates after [0, %d)", lo, lo+len(g), len(s.P), next)
+			return
+		}
+		u.chunk(s.Theta[lo:lo+len(g)], s.P[lo:lo+len(g)], g)
+		next = lo + len(g)
+	})
+	switch {
+	case err != nil:
+		return 0, 0, 0, err
+	case bad != nil:
+		return 0, 0, 0, bad
+	case next != len(s.P):
+		return 0, 0, 0, fmt.Errorf("streamed gradient: covered [0, %d) of %d coordinates", next, len(s.P))
+	}
+	newXi, kinetic, after = u.finish(len(s.P), invQ)
+	return newXi, kinetic, after, nil
+}
+
 // TermPotential is a potential that can be written as the mean of
 // per-example terms, U(theta) = mean_i u_i(theta), and evaluated on a shared
 // random set of examples for several thetas: what an exchange test needs to
@@ -103,6 +171,8 @@ type State struct {
 	// its update loop (hasKinAfter), saving PT a pass over p.
 	kinAfter    float64
 	hasKinAfter bool
+
+	stepper *sgnhtStepper // the streamed update's, reused
 }
 
 // NewState returns a state at a copy of theta with zero momentum.

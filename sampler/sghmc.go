@@ -38,14 +38,14 @@ func (k SGHMC) Init(s *State, rng *rand.Rand) {
 
 // Step performs one SGHMC update.
 func (k SGHMC) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
-	if err := gradientAt(pot, s, rng); err != nil {
-		return err
-	}
 	s.Xi = k.Friction
 	// The mid-step kinetic temperature is not finite when any coordinate of
 	// p is; theta moves by h p, so it stays finite with p (a restored state
 	// is checked on resume).
-	_, s.Kinetic, s.kinAfter = sgnhtUpdate(s.Theta, s.P, s.Grad, k.Friction, k.StepSize, k.Friction, 1/temp, 0, rng)
-	s.hasKinAfter = true
+	_, kin, after, err := sgnhtStep(pot, s, k.Friction, k.StepSize, k.Friction, 1/temp, 0, rng)
+	if err != nil {
+		return err
+	}
+	s.Kinetic, s.kinAfter, s.hasKinAfter = kin, after, true
 	return finite(s.Kinetic)
 }

@@ -76,11 +76,11 @@ func (k SGNHT) Init(s *State, rng *rand.Rand) {
 
 // Step performs one SGNHT update.
 func (k SGNHT) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
-	if err := gradientAt(pot, s, rng); err != nil {
+	xi, kin, after, err := sgnhtStep(pot, s, s.Xi, k.StepSize, k.Diffusion, 1/temp, 1/k.inertia(), rng)
+	if err != nil {
 		return err
 	}
-	s.Xi, s.Kinetic, s.kinAfter = sgnhtUpdate(s.Theta, s.P, s.Grad, s.Xi, k.StepSize, k.Diffusion, 1/temp, 1/k.inertia(), rng)
-	s.hasKinAfter = true
+	s.Xi, s.Kinetic, s.kinAfter, s.hasKinAfter = xi, kin, after, true
 	return finite(s.Xi)
 }
 
@@ -117,18 +117,51 @@ const normalChunk = 256
 // sgnhtUpdate is SGNHTUpdate; it also returns p'p/D after the update (the
 // kinetic temperature PT records), summed in the same pass over p.
 func sgnhtUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64) {
-	noise := math.Sqrt(InjectedVariance(a, h))
-	decay := math.Exp(-xi * h)
-	kin, pp := 0.0, 0.0
-	ns := newNormalSource(rng)
-	var buf [normalChunk]float64
+	var u sgnhtStepper
+	u.reset(xi, h, a, invT, rng)
 	for lo := 0; lo < len(p); lo += normalChunk {
 		hi := min(lo+normalChunk, len(p))
-		z := buf[:hi-lo]
-		ns.fill(z)
-		pc, tc, gc := p[lo:hi], theta[lo:hi], grad[lo:hi]
+		u.chunk(theta[lo:hi], p[lo:hi], grad[lo:hi])
+	}
+	return u.finish(len(p), invQ)
+}
+
+// sgnhtStepper applies an SGNHT update to consecutive chunks of theta and p
+// as their gradient becomes available (all of it at once, or streamed by a
+// StreamingPotential while each chunk is in cache), summing the kinetic
+// energies in one order whatever the chunks; finish then moves the
+// thermostat. Its noise is seeded from the stream on the first chunk (after
+// the potential's own draws, as when the gradient comes first).
+type sgnhtStepper struct {
+	xi, h, invT, noise float64
+	decay, kin, pp     float64
+	rng                *rand.Rand
+	ns                 normalSource
+	seeded             bool
+	buf                [normalChunk]float64
+}
+
+// reset starts an update from thermostat xi.
+func (u *sgnhtStepper) reset(xi, h, a, invT float64, rng *rand.Rand) {
+	u.xi, u.h, u.invT, u.rng = xi, h, invT, rng
+	u.noise, u.decay = math.Sqrt(InjectedVariance(a, h)), math.Exp(-xi*h)
+	u.kin, u.pp, u.seeded = 0, 0, false
+}
+
+// chunk updates theta and p, of equal length, given their gradient g.
+func (u *sgnhtStepper) chunk(theta, p, g []float64) {
+	if !u.seeded {
+		u.ns, u.seeded = newNormalSource(u.rng), true
+	}
+	h, hInvT, noise, decay := u.h, u.h*u.invT, u.noise, u.decay
+	kin, pp := u.kin, u.pp
+	for lo := 0; lo < len(p); lo += normalChunk {
+		hi := min(lo+normalChunk, len(p))
+		z := u.buf[:hi-lo]
+		u.ns.fill(z)
+		pc, tc, gc := p[lo:hi], theta[lo:hi], g[lo:hi]
 		for i, zi := range z {
-			pi := decay*pc[i] - h*invT*gc[i] + noise*zi
+			pi := decay*pc[i] - hInvT*gc[i] + noise*zi
 			mid := 0.5 * (pc[i] + pi)
 			pc[i] = pi
 			tc[i] += h * pi
@@ -136,8 +169,12 @@ func sgnhtUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *ra
 			pp += pi * pi
 		}
 	}
-	d := float64(len(p))
-	kinetic = kin / d
-	xi += invQ * h * (kinetic - 1)
-	return xi, kinetic, pp / d
+	u.kin, u.pp = kin, pp
+}
+
+// finish returns the thermostat after an update of d coordinates, adapted
+// at rate invQ, the kinetic temperature of the mid-step momentum and p'p/D.
+func (u *sgnhtStepper) finish(d int, invQ float64) (newXi, kinetic, after float64) {
+	kinetic = u.kin / float64(d)
+	return u.xi + invQ*u.h*(kinetic-1), kinetic, u.pp / float64(d)
 }

@@ -68,6 +68,23 @@ func (t timedPotential) Gradient(theta, grad []float64, rng *rand.Rand) (float64
 	return u, err
 }
 
+// GradientStream times the gradient streamed into the update (what train
+// runs for an MLP): up to its first chunk it is the gradient's time, from
+// there on the update's (the stream's conversion of the gradient to float64
+// with the prior's term, a pass the update used to read back, included).
+func (t timedPotential) GradientStream(theta []float64, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
+	start := time.Now()
+	first := true
+	u, err := t.Potential.GradientStream(theta, rng, func(lo int, g []float64) {
+		if first {
+			t.ns.Add(int64(time.Since(start)))
+			first = false
+		}
+		consume(lo, g)
+	})
+	return u, err
+}
+
 // benchConfig is one bench configuration.
 type benchConfig struct {
 	arch         string

@@ -1,0 +1,106 @@
+package autodiff_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// unstreamed hides a potential's GradientStream, so kernels take Gradient.
+type unstreamed struct{ sampler.Potential }
+
+// TestStreamedGradientSameChain checks that SGNHT and SGHMC on an MLP
+// plan give the same chain, bit for bit, whether the plan streams its
+// gradient into the update or writes it whole, for both dtypes and for
+// layers whose sizes are not multiples of the stream's chunk; and that the
+// streamed path is the one taken.
+func TestStreamedGradientSameChain(t *testing.T) {
+	spec := nn.Spec{Sizes: []int{20, 37, 300, 3}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{2, 0.5, 1}}
+	model, err := spec.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := datasets.SyntheticImages(200, 20, 3, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dt := range []autodiff.DType{autodiff.Float32, autodiff.Float64} {
+		for _, k := range []sampler.Kernel{sampler.SGNHT{StepSize: 0.01, Diffusion: 1}, sampler.SGHMC{StepSize: 0.01, Friction: 1}} {
+			t.Run(fmt.Sprintf("%s/%s", dt, k.Name()), func(t *testing.T) {
+				var states [2]*sampler.PTState
+				for i, stream := range []bool{false, true} {
+					ev, err := autodiff.NewPlan(spec, 16, dt)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p, err := autodiff.NewPotential(model, data, ev, 16, rand.New(rand.NewPCG(2, 2)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !p.CanStream() {
+						t.Fatal("a plan with a Gaussian prior cannot stream")
+					}
+					var pot sampler.Potential = unstreamed{p}
+					if stream {
+						pot = p
+					}
+					pt := &sampler.PT{Kernel: k, Temps: []float64{1}}
+					theta := make([]float64, spec.NumParams())
+					spec.Init(theta, rand.New(rand.NewPCG(3, 3)))
+					if states[i], err = pt.Init([][]float64{theta}, 4); err != nil {
+						t.Fatal(err)
+					}
+					if err := pt.Run([]sampler.Potential{pot}, nil, states[i], 30, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				a, b := states[0].Rungs[0], states[1].Rungs[0]
+				if a.Xi != b.Xi || a.U != b.U || a.Kinetic != b.Kinetic {
+					t.Fatalf("written: xi %v U %v kinetic %v; streamed: %v %v %v", a.Xi, a.U, a.Kinetic, b.Xi, b.U, b.Kinetic)
+				}
+				for i := range a.Theta {
+					if a.Theta[i] != b.Theta[i] || a.P[i] != b.P[i] {
+						t.Fatalf("coordinate %d: written (%v, %v), streamed (%v, %v)", i, a.Theta[i], a.P[i], b.Theta[i], b.P[i])
+					}
+				}
+				// the streamed run never wrote the gradient vector
+				if b.Grad != nil && !allZero(b.Grad) {
+					t.Fatal("the streamed run wrote its gradient vector: it did not stream")
+				}
+			})
+		}
+	}
+}
+
+func allZero(xs []float64) bool {
+	for _, x := range xs {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestStreamRefused checks that a plan with a Student-t prior reports it
+// cannot stream (the kernels then take Gradient) and that EvalStream
+// refuses.
+func TestStreamRefused(t *testing.T) {
+	spec := nn.Spec{Sizes: []int{4, 3, 2}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}, PriorDF: 3}
+	ev, err := autodiff.NewPlan(spec, 4, autodiff.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.CanStream() {
+		t.Fatal("a Student-t prior can stream")
+	}
+	data, _ := datasets.SyntheticImages(8, 4, 2, rand.New(rand.NewPCG(1, 1)))
+	theta := make([]float64, spec.NumParams())
+	if _, err := ev.EvalStream(theta, data, []int{0, 1}, 1, func(int, []float64) {}); err == nil {
+		t.Fatal("EvalStream with a Student-t prior accepted")
+	}
+}
