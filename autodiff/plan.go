@@ -135,6 +135,7 @@ type plan[T float] struct {
 	acts     [][]T // acts[0] inputs, acts[l] layer l's output (logits last)
 	dA, dB   []T   // backward deltas, maxBatch x widest layer
 	ll       []float64
+	stream   [streamChunk]float64 // streamGrad's chunk
 }
 
 func newPlan[T float](spec nn.Spec, batch int, gemm gemmFunc[T]) *plan[T] {
@@ -326,7 +327,7 @@ const streamChunk = 256
 // consume in consecutive chunks (the same values, computed the same way)
 // instead of writing it; consume may then change theta's chunk.
 func (p *plan[T]) streamGrad(theta []float64, consume func(lo int, g []float64)) {
-	var buf [streamChunk]float64
+	buf := &p.stream // consume may keep no reference, but the compiler cannot know
 	for l, ly := range p.layers {
 		lam := p.spec.Precision(l)
 		for lo := ly.W; lo < ly.B+ly.Out; lo += streamChunk {

@@ -104,3 +104,48 @@ func TestStreamRefused(t *testing.T) {
 		t.Fatal("EvalStream with a Student-t prior accepted")
 	}
 }
+
+// BenchmarkStreamedStep times one SGNHT step of a single chain on
+// 784-400-400-10 at batch 128, float32 (train's default model), with the
+// gradient written whole then read by the update, and streamed into it.
+func BenchmarkStreamedStep(b *testing.B) {
+	spec := nn.Spec{Sizes: []int{784, 400, 400, 10}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
+	model, err := spec.Model()
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := datasets.SyntheticImages(10000, 784, 10, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, stream := range []bool{false, true} {
+		b.Run(fmt.Sprintf("streamed=%v", stream), func(b *testing.B) {
+			ev, err := autodiff.NewPlan(spec, 128, autodiff.Float32)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := autodiff.NewPotential(model, data, ev, 128, rand.New(rand.NewPCG(3, 4)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var pot sampler.Potential = unstreamed{p}
+			if stream {
+				pot = p
+			}
+			pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: []float64{1}}
+			theta := make([]float64, spec.NumParams())
+			spec.Init(theta, rand.New(rand.NewPCG(5, 6)))
+			st, err := pt.Init([][]float64{theta}, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pt.Run([]sampler.Potential{pot}, nil, st, 5, nil); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			if err := pt.Run([]sampler.Potential{pot}, nil, st, b.N, nil); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

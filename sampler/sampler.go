@@ -104,29 +104,20 @@ func sgnhtStep(pot Potential, s *State, xi, h, a, invT, invQ float64, rng *rand.
 	}
 	if s.stepper == nil { // kept with the state: a stepper per step would be garbage
 		s.stepper = new(sgnhtStepper)
+		s.consume = s.stepper.consume
 	}
 	u := s.stepper
 	u.reset(xi, h, a, invT, rng)
-	next := 0
-	var bad error
-	s.U, err = sp.GradientStream(s.Theta, rng, func(lo int, g []float64) {
-		if bad != nil {
-			return
-		}
-		if lo != next || lo+len(g) > len(s.P) {
-			bad = fmt.Errorf("streamed gradient: chunk [%d, %d) of %d coordinates after [0, %d)", lo, lo+len(g), len(s.P), next)
-			return
-		}
-		u.chunk(s.Theta[lo:lo+len(g)], s.P[lo:lo+len(g)], g)
-		next = lo + len(g)
-	})
+	u.theta, u.p, u.next, u.bad = s.Theta, s.P, 0, nil
+	s.U, err = sp.GradientStream(s.Theta, rng, s.consume)
+	u.theta, u.p = nil, nil
 	switch {
 	case err != nil:
 		return 0, 0, 0, err
-	case bad != nil:
-		return 0, 0, 0, bad
-	case next != len(s.P):
-		return 0, 0, 0, fmt.Errorf("streamed gradient: covered [0, %d) of %d coordinates", next, len(s.P))
+	case u.bad != nil:
+		return 0, 0, 0, u.bad
+	case u.next != len(s.P):
+		return 0, 0, 0, fmt.Errorf("streamed gradient: covered [0, %d) of %d coordinates", u.next, len(s.P))
 	}
 	newXi, kinetic, after = u.finish(len(s.P), invQ)
 	return newXi, kinetic, after, nil
@@ -173,6 +164,7 @@ type State struct {
 	hasKinAfter bool
 
 	stepper *sgnhtStepper // the streamed update's, reused
+	consume func(lo int, g []float64)
 }
 
 // NewState returns a state at a copy of theta with zero momentum.

@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -139,6 +140,26 @@ type sgnhtStepper struct {
 	ns                 normalSource
 	seeded             bool
 	buf                [normalChunk]float64
+
+	// a streamed update's state and progress: the chunks consume has
+	// applied cover [0, next); bad is its first malformed chunk
+	theta, p []float64
+	next     int
+	bad      error
+}
+
+// consume applies the update to the streamed chunk g of the gradient at
+// [lo, lo+len(g)), which must follow the previous chunk.
+func (u *sgnhtStepper) consume(lo int, g []float64) {
+	if u.bad != nil {
+		return
+	}
+	if lo != u.next || lo+len(g) > len(u.p) {
+		u.bad = fmt.Errorf("streamed gradient: chunk [%d, %d) of %d coordinates after [0, %d)", lo, lo+len(g), len(u.p), u.next)
+		return
+	}
+	u.chunk(u.theta[lo:lo+len(g)], u.p[lo:lo+len(g)], g)
+	u.next = lo + len(g)
 }
 
 // reset starts an update from thermostat xi.
