@@ -311,11 +311,16 @@ func (p *plan[T]) writeGrad(theta, grad []float64, gaussPrior bool) {
 		return
 	}
 	for l, ly := range p.layers {
-		lam := p.spec.Precision(l)
-		g, th, out := p.g[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], grad[ly.W:ly.B+ly.Out]
-		for i, v := range g {
-			out[i] = float64(v) + lam*th[i]
-		}
+		addPriorGrad(grad[ly.W:ly.B+ly.Out], p.g[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], p.spec.Precision(l))
+	}
+}
+
+// addPriorGrad writes the likelihood's gradient g plus the Gaussian prior's,
+// lam theta, into out, in float64.
+func addPriorGrad[T float](out []float64, g []T, theta []float64, lam float64) {
+	g, theta = g[:len(out)], theta[:len(out)]
+	for i, v := range g {
+		out[i] = float64(v) + lam*theta[i]
 	}
 }
 
@@ -332,10 +337,8 @@ func (p *plan[T]) streamGrad(theta []float64, consume func(lo int, g []float64))
 		lam := p.spec.Precision(l)
 		for lo := ly.W; lo < ly.B+ly.Out; lo += streamChunk {
 			hi := min(lo+streamChunk, ly.B+ly.Out)
-			g, th, out := p.g[lo:hi], theta[lo:hi], buf[:hi-lo]
-			for i, v := range g {
-				out[i] = float64(v) + lam*th[i]
-			}
+			out := buf[:hi-lo]
+			addPriorGrad(out, p.g[lo:hi], theta[lo:hi], lam)
 			consume(lo, out)
 		}
 	}

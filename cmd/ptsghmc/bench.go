@@ -75,14 +75,13 @@ func (t timedPotential) Gradient(theta, grad []float64, rng *rand.Rand) (float64
 func (t timedPotential) GradientStream(theta []float64, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
 	start := time.Now()
 	first := true
-	u, err := t.Potential.GradientStream(theta, rng, func(lo int, g []float64) {
+	return t.Potential.GradientStream(theta, rng, func(lo int, g []float64) {
 		if first {
 			t.ns.Add(int64(time.Since(start)))
 			first = false
 		}
 		consume(lo, g)
 	})
-	return u, err
 }
 
 // benchConfig is one bench configuration.
