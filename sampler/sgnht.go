@@ -120,11 +120,43 @@ const normalChunk = 256
 func sgnhtUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64) {
 	var u sgnhtStepper
 	u.reset(xi, h, a, invT, rng)
-	for lo := 0; lo < len(p); lo += normalChunk {
-		hi := min(lo+normalChunk, len(p))
-		u.chunk(theta[lo:hi], p[lo:hi], grad[lo:hi])
-	}
+	u.chunk(theta, p, grad)
 	return u.finish(len(p), invQ)
+}
+
+// sgnhtStep evaluates the gradient at s.Theta and applies the SGNHT update
+// with thermostat xi (streamed when pot can stream), recording U in s.
+func sgnhtStep(pot Potential, s *State, xi, h, a, invT, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64, err error) {
+	sp, stream := streamingAt(pot)
+	if !stream {
+		if err := gradientAt(pot, s, rng); err != nil {
+			return 0, 0, 0, err
+		}
+		newXi, kinetic, after = sgnhtUpdate(s.Theta, s.P, s.Grad, xi, h, a, invT, invQ, rng)
+		return newXi, kinetic, after, nil
+	}
+	if err := checkDim(pot, s); err != nil {
+		return 0, 0, 0, err
+	}
+	if s.stepper == nil { // kept with the state: a stepper per step would be garbage
+		s.stepper = new(sgnhtStepper)
+		s.consume = s.stepper.consume
+	}
+	u := s.stepper
+	u.reset(xi, h, a, invT, rng)
+	u.theta, u.p, u.next, u.bad = s.Theta, s.P, 0, nil
+	s.U, err = sp.GradientStream(s.Theta, rng, s.consume)
+	u.theta, u.p = nil, nil
+	switch {
+	case err != nil:
+		return 0, 0, 0, err
+	case u.bad != nil:
+		return 0, 0, 0, u.bad
+	case u.next != len(s.P):
+		return 0, 0, 0, fmt.Errorf("streamed gradient: covered [0, %d) of %d coordinates", u.next, len(s.P))
+	}
+	newXi, kinetic, after = u.finish(len(s.P), invQ)
+	return newXi, kinetic, after, nil
 }
 
 // sgnhtStepper applies an SGNHT update to consecutive chunks of theta and p
