@@ -71,7 +71,11 @@ type Config struct {
 	DType      string  `json:"dtype" yaml:"dtype"`                 // float32 or float64
 	Engine     string  `json:"engine" yaml:"engine"`               // plan or graph
 	Seed       uint64  `json:"seed" yaml:"seed"`
-	Workers    int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
+	// SplitSeed seeds the training subset and the validation split (0: the
+	// Seed), so runs of different seeds can share one split: the members
+	// of a deep ensemble, scored together on its validation set.
+	SplitSeed uint64 `json:"split_seed,omitempty" yaml:"split_seed,omitempty"`
+	Workers   int    `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
 	// GradShards splits each minibatch gradient of a graph model (not the
 	// MLP's BLAS plan) over this many Gorgonia graphs run in parallel
 	// (autodiff.ShardedEvaluator). 0 at creation: the cores each rung gets;

@@ -59,6 +59,7 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.StringVar(&c.DType, "dtype", c.DType, "float32 or float64")
 	fs.StringVar(&c.Engine, "engine", c.Engine, "plan (BLAS execution plan) or graph (Gorgonia VM)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
+	fs.Uint64Var(&c.SplitSeed, "split-seed", c.SplitSeed, "seed of the training subset and validation split (0: --seed), so runs of several seeds hold out the same validation set (eval --split validation)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "replicas stepped at once (0: number of cores)")
 	fs.IntVar(&c.GradShards, "grad-shards", c.GradShards, "graph models (--model): split each minibatch gradient over this many graphs run in parallel (0: the cores each rung gets; recorded by the run)")
 	fs.IntVar(&c.CkptEvery, "checkpoint-every", c.CkptEvery, "steps between checkpoints")
