@@ -58,7 +58,9 @@ type Config struct {
 	// SGDWarmup runs the first this many steps as momentum SGD (the sgd
 	// kernel at the same lr and friction), then starts the sampler from
 	// the point reached with fresh momentum: burn-in by optimisation, so
-	// K chains start in K SGD solutions' basins (0: off).
+	// K chains start in K SGD solutions' basins (0: off). A run whose
+	// Steps equal SGDWarmup is the same starts with sampling off: it
+	// keeps its final state, the SGD solution, alone.
 	SGDWarmup int     `json:"sgd_warmup,omitempty" yaml:"sgd_warmup,omitempty"`
 	Cycle     int     `json:"cycle" yaml:"cycle"`           // cyclical step size: steps per cosine cycle (0: constant)
 	CycleKeep float64 `json:"cycle_keep" yaml:"cycle_keep"` // with cycle: keep samples only in this last fraction of each cycle
@@ -182,7 +184,7 @@ func (c Config) Validate() error {
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
 		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
 		{c.SGDWarmup == 0 || !c.optimiser(), "sgd_warmup applies to samplers (sgd is already an optimiser)"},
-		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
+		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup || c.Steps == c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
 		{c.SGDWarmup == 0 || c.Sampler != PTSGHMC || c.Replicas == 1, "sgd_warmup needs a single-chain sampler (one replica)"},
 		{c.Cycle == 0 || c.Cycle >= 2, "cycle must be 0 (constant step size) or at least 2 steps"},
 		{c.Cycle == 0 || c.CycleKeep > 0 && c.CycleKeep <= 1, "cycle_keep must be in (0, 1]"},
