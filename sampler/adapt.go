@@ -4,15 +4,33 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // LadderAdaptation tunes a PT ladder during burn-in in rounds of doubling
 // length, as Pigeons.jl does (Syed et al. 2021): round k lasts 2^k exchange
 // rounds; at its end the adjacent pairs' Metropolis-equivalent rejection
 // rates of that round give the communication barrier Lambda, and the next
-// ladder places the rungs at equal steps of Lambda. Rounds continue while the
-// next one ends by PT.BurnIn; samples kept after burn-in therefore all come
-// from the final ladder.
+// ladder places the rungs at equal steps of Lambda.
+//
+// Three guards make the ladder after burn-in the one that was asked for:
+//
+//   - Stationarity: a round whose replicas were still moving (a drift
+//     between its halves in a pair's rejection, in a pair's log swap ratio
+//     from the rungs' energies, or in a rung's energy; RoundTrend.Stationary)
+//     is spoiled: its ladder is kept and the round restarts, at the same
+//     length, on fresh statistics.
+//   - Agreement: a ladder is placed for a predicted rejection per pair (with
+//     a free top, the rejection the swap target maps to; with fixed ends,
+//     Lambda/(R-1)). The next stationary round measures it; when every
+//     pair agrees with the prediction within Agreement (after at least
+//     MinTries attempts each), the ladder is verified and kept, and later
+//     rounds only check it.
+//   - Burn-in: rounds end by PT.BurnIn (the last one is cut to end
+//     exactly there; cut below MinTries swaps per pair, it neither moves
+//     nor judges the ladder), and the ladder after burn-in is fixed. A ladder that was not
+//     verified by then is reported as such (TuningState.Converged false)
+//     with the burn-in it would at least need.
 type LadderAdaptation struct {
 	// SwapTarget, when positive, frees the top temperature: the ladder
 	// becomes the widest whose every adjacent pair reaches this Barker swap
@@ -20,13 +38,53 @@ type LadderAdaptation struct {
 	SwapTarget float64
 	// MaxT caps the top temperature of a free top (default 1e4).
 	MaxT float64
+	// Agreement is the largest difference between a pair's measured and
+	// predicted Metropolis-equivalent rejection for a ladder to count as
+	// verified (0: DefaultAgreement).
+	Agreement float64
+	// MinTries is the number of swap attempts per pair a round needs to
+	// verify a ladder (0: DefaultMinTries).
+	MinTries int
 }
 
-// TuningState is the progress of ladder tuning: the end of the current
-// round (0 once tuning is over) and every finished round.
+// Defaults of LadderAdaptation.
+const (
+	// DefaultAgreement: a rejection difference of 0.1 is a Barker
+	// acceptance difference of about 0.06 near the usual targets, inside
+	// the 0.1 a ladder promises.
+	DefaultAgreement = 0.1
+	DefaultMinTries  = 16
+)
+
+// TuningState is the progress of ladder tuning: the current round (its
+// end, 0 once tuning is over, and its block statistics), the verdicts so
+// far, and every finished round.
 type TuningState struct {
 	NextRound int
 	Rounds    []TuningRound
+	// Stationary counts the rounds that were not spoiled by a transient,
+	// Restarts the spoiled ones, Spoils the spoiled ones in a row.
+	Stationary, Restarts, Spoils int
+	// Exponent is k of the current round, which lasts 2^k exchange rounds
+	// (or to the end of burn-in): it grows after a stationary round and
+	// after every second spoiled round in a row, so that a transient is
+	// waited out in short rounds while slow equilibrium fluctuations are
+	// averaged over longer ones.
+	Exponent int
+	// Predicted is the rejection per pair the current ladder was placed for
+	// (nil for the initial ladder).
+	Predicted []float64
+	// Converged reports that the last stationary round measured the
+	// current ladder's pairs within Agreement of Predicted (and the round
+	// after it, if any, was not spoiled): the ladder kept its promise.
+	Converged bool
+	// NeededBurnIn, once tuning is over without convergence, is the burn-in
+	// the ladder would at least have needed: the end of a round that could
+	// verify it (after a transient that lasted to the end of burn-in, one
+	// round to measure and one to verify).
+	NeededBurnIn int
+	// Trend is the current round's block statistics.
+	Trend RoundTrend
 }
 
 // TuningRound records one finished tuning round: its last step, the ladder
@@ -40,6 +98,16 @@ type TuningRound struct {
 	Lambda     float64
 	Next       []float64
 	Err        string // why no new ladder could be placed (the round's ladder was kept)
+	// Start is the step the round began after; Predicted the rejection
+	// per pair its ladder was placed for (nil: the initial ladder).
+	Start     int
+	Predicted []float64
+	// Spoiled says which trend showed the replicas still moving ("" when
+	// the round was stationary); a spoiled round's ladder is kept.
+	Spoiled string
+	// Agrees reports that every pair's rejection was within the
+	// adaptation's Agreement of Predicted: the ladder was verified and kept.
+	Agrees bool
 }
 
 // tuningRoundSteps returns the length in steps of tuning round k (1-based):
@@ -71,11 +139,80 @@ func (a *LadderAdaptation) validate(pt *PT) error {
 	return nil
 }
 
-// tune ends a tuning round: it estimates the barrier from the round's
-// window statistics, sets the next ladder, restarts the window and
-// schedules the next round (or ends tuning when it would overrun burn-in).
+func (a *LadderAdaptation) agreement() float64 {
+	if a.Agreement > 0 {
+		return a.Agreement
+	}
+	return DefaultAgreement
+}
+
+func (a *LadderAdaptation) minTries() int {
+	if a.MinTries > 0 {
+		return a.MinTries
+	}
+	return DefaultMinTries
+}
+
+// startTuning schedules the first tuning round of a new state.
+func (pt *PT) startTuning(st *PTState) {
+	end := tuningRoundSteps(1, pt.Every)
+	st.Tuning.NextRound, st.Tuning.Exponent = end, 1
+	st.Tuning.Trend = newRoundTrend(0, end, len(st.Temps))
+}
+
+// observeTuningStep adds the rungs' energies after a step to the current
+// tuning round's trend statistics.
+func (pt *PT) observeTuningStep(st *PTState) {
+	tr := &st.Tuning.Trend
+	if pt.Adapt == nil || st.Tuning.NextRound == 0 || !tr.sized(len(st.Temps)) {
+		return
+	}
+	tr.observeStep(st.Steps, pt.betas(st), st.Rungs)
+}
+
+// observeTuningSwap adds an exchange attempt's estimated deltaE at pair p.
+func (pt *PT) observeTuningSwap(st *PTState, p int, deltaE float64) {
+	tr := &st.Tuning.Trend
+	if pt.Adapt == nil || st.Tuning.NextRound == 0 || !tr.sized(len(st.Temps)) {
+		return
+	}
+	tr.observeSwap(st.Steps, p, deltaE)
+}
+
+// betas returns the rungs' inverse temperatures (posterior temperature
+// included).
+func (pt *PT) betas(st *PTState) []float64 {
+	b := make([]float64, len(st.Temps))
+	for j := range b {
+		b[j] = 1 / pt.RungTemperature(st, j)
+	}
+	return b
+}
+
+// predictedRejection returns the rejection per pair that a ladder placed by
+// NextLadder from a barrier of global value lambda is expected to show.
+func (a *LadderAdaptation) predictedRejection(pairs int, lambda float64) []float64 {
+	v := lambda / float64(pairs)
+	if a.SwapTarget > 0 {
+		v, _ = BarkerToMetropolisRejection(a.SwapTarget)
+	}
+	pred := make([]float64, pairs)
+	for p := range pred {
+		pred[p] = v
+	}
+	return pred
+}
+
+// tune ends a tuning round: it tests the round for a transient (a spoiled
+// round keeps its ladder and restarts), otherwise checks the measured
+// rejections against the ladder's prediction (a ladder that agrees is kept)
+// or places the next ladder from the round's barrier; then it restarts the
+// window and schedules the next round (cut to end at burn-in; tuning is
+// over at burn-in).
 func (pt *PT) tune(st *PTState) error {
 	s := &st.Stats
+	tu := &st.Tuning
+	r := len(st.Temps)
 	pairs := len(s.WinProposed)
 	reject := make([]float64, pairs)
 	acc := make([]float64, pairs)
@@ -86,35 +223,131 @@ func (pt *PT) tune(st *PTState) error {
 		reject[p] = s.WindowRejection(p)
 		acc[p] = s.WindowAcceptance(p)
 	}
-	round := TuningRound{Step: st.Steps, Temps: append([]float64(nil), st.Temps...), Reject: reject, Acceptance: acc}
-	next, lambda, err := pt.Adapt.NextLadder(st.Temps, reject)
-	if err != nil { // keep the ladder for the next round
-		next, round.Err = append([]float64(nil), st.Temps...), err.Error()
+	round := TuningRound{Step: st.Steps, Start: s.WinStart, Temps: append([]float64(nil), st.Temps...), Reject: reject,
+		Acceptance: acc, Predicted: tu.Predicted}
+	trended := tu.Trend.sized(r)
+	if trended {
+		round.Start = tu.Trend.Start
+		round.Spoiled = tu.Trend.Stationary(pt.betas(st))
 	}
-	round.Next, round.Lambda = next, lambda
-	st.Tuning.Rounds = append(st.Tuning.Rounds, round)
+	// A round too short to verify a ladder re-spaces the rungs between fixed
+	// ends: its few swaps are not evidence enough to move a free top.
+	place := pt.Adapt
+	few := slices.Min(s.WinProposed) < pt.Adapt.minTries()
+	if few && place.SwapTarget > 0 {
+		place = &LadderAdaptation{MaxT: place.MaxT}
+	}
+	inc := reject
+	if trended {
+		inc = make([]float64, pairs)
+		for p := range inc {
+			inc[p] = PairDistance(reject[p], tu.Trend.meanDeltaE(p))
+		}
+	}
+	next, lambda, err := place.NextLadder(st.Temps, inc)
+	round.Lambda = lambda
+	if tu.Exponent == 0 { // a state from before the guards: round k was the k-th
+		tu.Exponent = len(tu.Rounds) + 1
+	}
+	switch {
+	case few && st.Steps >= pt.BurnIn && tu.Stationary > 0:
+		// a short last round: too few swaps to move or judge the ladder
+		next, round.Err = append([]float64(nil), st.Temps...), fmt.Sprintf("a last round of %d swaps per pair is too short to judge the ladder", slices.Min(s.WinProposed))
+	case round.Spoiled != "":
+		next = append([]float64(nil), st.Temps...)
+		tu.Restarts++
+		tu.Spoils++
+		tu.Converged = false
+		if tu.Spoils%2 == 0 { // a second spoiled round in a row: try longer ones
+			tu.Exponent++
+		}
+	case err != nil: // keep the ladder for the next round
+		next, round.Err = append([]float64(nil), st.Temps...), err.Error()
+		tu.Stationary++
+		tu.Spoils = 0
+		tu.Exponent++
+		tu.Converged = false
+	default:
+		tu.Stationary++
+		tu.Spoils = 0
+		want := pt.Adapt.predictedRejection(pairs, lambda)
+		round.Agrees = pt.Adapt.agrees(reject, want, s.WinProposed)
+		// Rounds grow once the ladder is near its target, for precision;
+		// while it is far off, short rounds move it sooner.
+		if few || round.Agrees || maxDeviation(reject, want) <= 2*pt.Adapt.agreement() {
+			tu.Exponent++
+		}
+		if round.Agrees {
+			next = append([]float64(nil), st.Temps...)
+			tu.Converged = true
+		} else {
+			tu.Converged = false
+			tu.Predicted = place.predictedRejection(pairs, lambda)
+		}
+	}
+	round.Next = next
+	tu.Rounds = append(tu.Rounds, round)
 	copy(st.Temps, next)
 	s.resetWindow(st.Steps)
-	k := len(st.Tuning.Rounds) + 1
-	if end := st.Steps + tuningRoundSteps(k, pt.Every); end <= pt.BurnIn {
-		st.Tuning.NextRound = end
-	} else {
-		st.Tuning.NextRound = 0
+	length := tuningRoundSteps(tu.Exponent, pt.Every)
+	end := min(st.Steps+length, pt.BurnIn) // the last round ends at burn-in
+	if end <= st.Steps {
+		end = 0
 	}
+	tu.NextRound = end
+	if end == 0 {
+		tu.Trend = RoundTrend{}
+		tu.NeededBurnIn = 0
+		if !tu.Converged {
+			tu.NeededBurnIn = st.Steps + length
+			if round.Spoiled != "" {
+				tu.NeededBurnIn = st.Steps + 2*length
+			}
+		}
+		return nil
+	}
+	tu.Trend = newRoundTrend(st.Steps, end, r)
 	return nil
 }
 
+// agrees reports whether a stationary round's measured rejections verify
+// its ladder: every pair tried at least MinTries times, and within
+// Agreement of what the ladder promises, want, with a free top (the swap
+// target's rejection); with fixed ends, whose promise is pairs alike, the
+// rejections spread over at most Agreement.
+func (a *LadderAdaptation) agrees(reject, want []float64, tries []int) bool {
+	for p := range reject {
+		if tries[p] < a.minTries() {
+			return false
+		}
+	}
+	if a.SwapTarget > 0 {
+		return maxDeviation(reject, want) <= a.agreement()
+	}
+	return slices.Max(reject)-slices.Min(reject) <= a.agreement()
+}
+
+// maxDeviation returns the largest |reject[p] - want[p]|.
+func maxDeviation(reject, want []float64) float64 {
+	d := 0.0
+	for p := range reject {
+		d = math.Max(d, math.Abs(reject[p]-want[p]))
+	}
+	return d
+}
+
 // NextLadder returns the ladder that equalises the barrier estimated from
-// rejection rates reject (Metropolis-equivalent, per adjacent pair) on
-// ladder temps, with the barrier's global value. A tiny floor on every rate
-// (as in Pigeons.jl) keeps a pair that never rejected from collapsing two
-// rungs onto one temperature.
+// rejection rates reject (Metropolis-equivalent, per adjacent pair; or
+// PairDistance's desaturated increments, which may exceed 1) on ladder
+// temps, with the barrier's global value. A tiny floor on every rate (as in
+// Pigeons.jl) keeps a pair that never rejected from collapsing two rungs
+// onto one temperature.
 func (a *LadderAdaptation) NextLadder(temps, reject []float64) ([]float64, float64, error) {
 	floored := make([]float64, len(reject))
 	for p, r := range reject {
-		floored[p] = math.Min(math.Max(r, 1e-6), 1)
+		floored[p] = math.Max(r, 1e-6)
 	}
-	b, err := NewBarrier(temps, floored)
+	b, err := newBarrier(temps, floored, math.Inf(1))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -3,6 +3,7 @@ package sampler
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Barrier is the communication barrier of a temperature ladder (Syed,
@@ -36,6 +37,14 @@ func MetropolisRejection(deltaE float64) float64 {
 // from reject[p], the mean Metropolis-equivalent rejection rate of the pair
 // of rungs p and p+1.
 func NewBarrier(temps, reject []float64) (*Barrier, error) {
+	return newBarrier(temps, reject, 1)
+}
+
+// newBarrier is NewBarrier for barrier increments per pair in [0, maxInc]:
+// rejection rates (maxInc 1), or pair distances that may exceed 1 (see
+// PairDistance).
+func newBarrier(temps, inc []float64, maxInc float64) (*Barrier, error) {
+	reject := inc
 	if err := CheckLadder(temps); err != nil {
 		return nil, fmt.Errorf("barrier: %w", err)
 	}
@@ -49,8 +58,8 @@ func NewBarrier(temps, reject []float64) (*Barrier, error) {
 	}
 	for k := 1; k < r; k++ {
 		rj := reject[r-1-k] // pair (r-1-k, r-k) joins knots k-1 and k
-		if math.IsNaN(rj) || rj < 0 || rj > 1 {
-			return nil, fmt.Errorf("barrier: rejection rate %v of pair %d is not in [0, 1]", rj, r-1-k)
+		if math.IsNaN(rj) || rj < 0 || rj > maxInc {
+			return nil, fmt.Errorf("barrier: rejection rate %v of pair %d is not in [0, %g]", rj, r-1-k, maxInc)
 		}
 		b.Cum[k] = b.Cum[k-1] + rj
 	}
@@ -274,6 +283,18 @@ func BarkerToMetropolisRejection(a float64) (float64, error) {
 	if !(a > 0 && a < 0.5) {
 		return 0, fmt.Errorf("Barker swap acceptance target %v must be in (0, 0.5): Barker's test accepts at most half of the swaps between equilibrium replicas", a)
 	}
+	if v, ok := barkerMemo.Load(a); ok { // tuning asks at every round
+		return v.(float64), nil
+	}
+	v := barkerToMetropolisRejection(a)
+	barkerMemo.Store(a, v)
+	return v, nil
+}
+
+// barkerMemo caches BarkerToMetropolisRejection by target.
+var barkerMemo sync.Map
+
+func barkerToMetropolisRejection(a float64) float64 {
 	lo, hi := 0.0, 1e4 // mu
 	for i := 0; i < 200; i++ {
 		mid := 0.5 * (lo + hi)
@@ -284,7 +305,7 @@ func BarkerToMetropolisRejection(a float64) (float64, error) {
 		}
 	}
 	mu := 0.5 * (lo + hi)
-	return 1 - metropolisAcceptance(mu), nil
+	return 1 - metropolisAcceptance(mu)
 }
 
 // metropolisAcceptance returns E[min(1, exp(X))] for X ~ N(-mu, 2 mu):

@@ -54,8 +54,8 @@ func TestGaussianBarrier(t *testing.T) {
 	if err := pt.Run(pots, g, st, burn+4000, nil); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(st.Tuning.Rounds); n != 10 || st.Tuning.NextRound != 0 {
-		t.Fatalf("%d tuning rounds (next at %d), want 10 and done", n, st.Tuning.NextRound)
+	if tu := st.Tuning; tu.NextRound != 0 || tu.Rounds[len(tu.Rounds)-1].Step != burn {
+		t.Fatalf("%d tuning rounds, the last ending at %d (next at %d): want the last at burn-in %d", len(tu.Rounds), tu.Rounds[len(tu.Rounds)-1].Step, tu.NextRound, burn)
 	}
 	reject := make([]float64, r-1)
 	lo, hi := 1.0, 0.0

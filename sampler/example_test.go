@@ -94,13 +94,13 @@ func ExampleLadderAdaptation() {
 		reject[p] = state.Stats.WindowRejection(p)
 	}
 	b, _ := sampler.NewBarrier(state.Temps, reject)
-	fmt.Printf("tuning rounds: %d\n", len(state.Tuning.Rounds))
+	fmt.Printf("tuning rounds: %d, converged: %v\n", len(state.Tuning.Rounds), state.Tuning.Converged)
 	fmt.Printf("ladder: %.1f\n", state.Temps)
 	fmt.Printf("barrier between 5 and 7 (exact sqrt(50/2pi) ln 10 = 6.5): %v\n", b.Global() > 5 && b.Global() < 7)
 	fmt.Printf("recommended rungs: %d\n", sampler.RecommendedRungs(b.Global()))
 	// Output:
-	// tuning rounds: 12
-	// ladder: [1.0 1.4 2.0 2.8 3.8 5.2 7.3 10.0]
+	// tuning rounds: 17, converged: true
+	// ladder: [1.0 1.4 1.9 2.6 3.8 5.2 7.3 10.0]
 	// barrier between 5 and 7 (exact sqrt(50/2pi) ln 10 = 6.5): true
 	// recommended rungs: 11
 }

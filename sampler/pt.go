@@ -228,7 +228,7 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 		st.Stats.Health[j].Start(s.KineticTemperature())
 	}
 	if pt.Adapt != nil {
-		st.Tuning.NextRound = tuningRoundSteps(1, pt.Every)
+		pt.startTuning(st)
 	}
 	return st, nil
 }
@@ -332,6 +332,7 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 	}
 	st.Steps++
 	st.Stats.Count++
+	pt.observeTuningStep(st)
 	for j, s := range st.Rungs {
 		st.Stats.XiSum[j] += s.Xi
 		st.Stats.KinSum[j] += st.kin[j]
@@ -371,6 +372,7 @@ func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
 		st.Stats.Proposed[pair]++
 		st.Stats.WinProposed[pair]++
 		st.Stats.WinReject[pair] += MetropolisRejection(res.DeltaE)
+		pt.observeTuningSwap(st, pair, res.DeltaE)
 		if res.Grown {
 			st.Stats.Grown++
 		}
