@@ -63,8 +63,12 @@ func readAll(t *testing.T, dir string) (samples, metrics []byte) {
 // for bit. Each sampler is covered.
 //
 // The adaptive ladders (4 rungs, exchanges every 5 steps, burn-in 40) tune
-// in rounds ending at steps 10 and 30: they are stopped inside the first and
-// the second round and after tuning.
+// in rounds ending at steps 10, 30 and 40 (the last cut to end at burn-in):
+// they are stopped inside the first and the second round and after tuning.
+// The adaptive-restart case (T = 1..10, exchanges every step, burn-in 200,
+// seed 2) has a tuning round (steps 62-126) spoiled by a trend and
+// restarted: it is stopped inside that round, at its end, inside the
+// restarted one and after tuning.
 func TestResumeEqualsUninterrupted(t *testing.T) {
 	adaptive := func(target float64) func(*Config) {
 		return func(c *Config) { c.Replicas, c.Ladder, c.SwapTarget = 4, "adaptive", target }
@@ -79,6 +83,9 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		{"ptsghmc", 0, "", nil, nil}, {"sgnht", 0, "", nil, nil}, {"sgd", 0, "", nil, nil}, {"ptsghmc", 45, "", nil, nil},
 		{"ptsghmc", 0, "adaptive", adaptive(0), []int{7, 22, 33, 97}},
 		{"ptsghmc", 0, "adaptive-free-top", adaptive(0.3), []int{7, 22, 33, 97}},
+		{"ptsghmc", 0, "adaptive-restart", func(c *Config) {
+			c.Replicas, c.Ladder, c.TMax, c.Exchange, c.Steps, c.BurnIn, c.Seed = 4, "adaptive", 10, 1, 260, 200, 2
+		}, []int{70, 126, 150, 230}},
 		{"ptsghmc", 0, "resghmc", func(c *Config) { c.XTest, c.XF = "resghmc", 1 }, nil},
 		{"ptsghmc", 0, "noise-aware", func(c *Config) { c.NoiseTarget, c.LR = 0.05, 0.5 }, nil},
 		// a posterior temperature, with stops mid-cycle (cycles of 45 steps)
@@ -137,10 +144,23 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 			got := r.State().Rungs[0].Theta
 			if tc.name == "adaptive" || tc.name == "adaptive-free-top" {
 				tu := r.State().Tuning
-				if len(tu.Rounds) != 2 || tu.Rounds[0].Step != 10 || tu.Rounds[1].Step != 30 {
-					t.Fatalf("tuning rounds %+v: want two, ending at steps 10 and 30", tu.Rounds)
+				if len(tu.Rounds) != 3 || tu.Rounds[0].Step != 10 || tu.Rounds[1].Step != 30 || tu.Rounds[2].Step != 40 {
+					t.Fatalf("tuning rounds %+v: want three, ending at steps 10, 30 and 40", tu.Rounds)
 				}
 				t.Logf("ladder %.4g -> %.4g -> %.4g", tu.Rounds[0].Temps, tu.Rounds[0].Next, tu.Rounds[1].Next)
+			}
+			if tc.name == "adaptive-restart" {
+				tu := r.State().Tuning
+				spoiled := ""
+				for _, rd := range tu.Rounds {
+					if rd.Spoiled != "" {
+						spoiled += fmt.Sprintf("%d..%d ", rd.Start, rd.Step)
+					}
+				}
+				if tu.Restarts == 0 || spoiled == "" {
+					t.Fatalf("no tuning round was restarted: the case no longer covers resuming through a restart")
+				}
+				t.Logf("restarted rounds: %s", spoiled)
 			}
 			r.Close()
 			for i := range want {
