@@ -273,8 +273,9 @@ func (pt *PT) tune(st *PTState) error {
 		want := pt.Adapt.predictedRejection(pairs, lambda)
 		round.Agrees = pt.Adapt.agrees(reject, want, s.WinProposed)
 		// Rounds grow once the ladder is near its target, for precision;
-		// while it is far off, short rounds move it sooner.
-		if few || round.Agrees || maxDeviation(reject, want) <= 2*pt.Adapt.agreement() {
+		// while it is far off, rounds of 2 MinTries swaps per pair (the
+		// shortest whose rejections are good to about 0.06) move it sooner.
+		if slices.Min(s.WinProposed) < 2*pt.Adapt.minTries() || round.Agrees || maxDeviation(reject, want) <= 2*pt.Adapt.agreement() {
 			tu.Exponent++
 		}
 		if round.Agrees {

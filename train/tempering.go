@@ -29,7 +29,17 @@ type Tempering struct {
 	Complete         bool      `json:"complete"`                   // every pair was tried in the window (else no barrier estimate)
 	Every            int       `json:"exchange_every"`             // steps between exchange rounds
 	Communicates     bool      `json:"communicates"`               // swaps accepted at every pair, and 2 Lambda <= rungs
-	Advice           string    `json:"advice,omitempty"`           // what to do when it does not communicate
+	// Ladder tuning's verdict, once it is over (adaptive ladders): whether
+	// the last round verified the ladder (its pairs' rejection agreed with
+	// the prediction), the rejection per pair the ladder was placed for,
+	// the rounds restarted because the replicas were still moving, and the
+	// burn-in an unverified ladder would at least have needed.
+	TuningOver      bool      `json:"tuning_over,omitempty"`
+	TuningConverged bool      `json:"tuning_converged,omitempty"`
+	Predicted       []float64 `json:"predicted_rejection,omitempty"`
+	TuningRestarts  int       `json:"tuning_restarts,omitempty"`
+	NeededBurnIn    int       `json:"needed_burnin,omitempty"`
+	Advice          string    `json:"advice,omitempty"` // what to do when it does not communicate
 }
 
 // MinSwapAcceptance is the pair acceptance below which Advice suggests a
@@ -48,6 +58,10 @@ func TemperingOf(st *sampler.PTState, cfg Config) *Tempering {
 	t := &Tempering{Temps: append([]float64(nil), st.Temps...), RoundTrips: s.WinRoundTrips,
 		WindowSteps: st.Steps - s.WinStart, AfterBurnIn: st.Steps > cfg.BurnIn, TuningRounds: len(st.Tuning.Rounds),
 		Complete: true, Every: cfg.Exchange}
+	if tu := st.Tuning; len(tu.Rounds) > 0 && tu.NextRound == 0 {
+		t.TuningOver, t.TuningConverged, t.TuningRestarts, t.NeededBurnIn = true, tu.Converged, tu.Restarts, tu.NeededBurnIn
+		t.Predicted = append([]float64(nil), tu.Predicted...)
+	}
 	floored := make([]float64, r-1)
 	for p := 0; p < r-1; p++ {
 		if s.WinProposed[p] == 0 {
@@ -132,7 +146,10 @@ func (t *Tempering) advice() string {
 	}
 	if top, ok := t.narrowerTop(); ok {
 		how := fmt.Sprintf("--ladder adaptive --swap-target %.2g finds it during burn-in", 0.3)
-		if t.TuningRounds > 0 {
+		switch {
+		case t.TuningOver && !t.TuningConverged && t.NeededBurnIn > 0:
+			how = fmt.Sprintf("the ladder tuned in %d rounds during burn-in (%d restarted: the chains were still moving) was not verified by its end; --burnin %d at least lets it converge", t.TuningRounds, t.TuningRestarts, t.NeededBurnIn)
+		case t.TuningRounds > 0:
 			how = fmt.Sprintf("the ladder was tuned in %d rounds during burn-in, but the barrier measured since is different: the chains were still moving, so a longer --burnin tunes on a later stretch", t.TuningRounds)
 		}
 		opts = append(opts, fmt.Sprintf("a lower top temperature (--tmax %.4g or lower, where the measured barrier puts %d rungs near %.0f%% acceptance per pair; %s)", top, r, 100*0.3, how))

@@ -304,9 +304,34 @@ func printTempering(w io.Writer, tp *train.Tempering) {
 	fmt.Fprintf(w, "  tempering %s: ladder T = %s%s\n", when, strings.Join(temps, ", "), tuned)
 	fmt.Fprintf(w, "  swap acceptance per pair %s; barrier Lambda %.3g (local %s); recommended rungs %d; round trips %d in %d steps (%.2f per 1,000)\n",
 		strings.Join(acc, "/"), tp.Barrier, strings.Join(loc, "/"), tp.RecommendedRungs, tp.RoundTrips, tp.WindowSteps, tp.RoundTripsPer1k)
+	if tp.TuningOver {
+		fmt.Fprintf(w, "  %s\n", tuningVerdict(tp))
+	}
 	if tp.Advice != "" {
 		fmt.Fprintf(w, "  WARNING: %s\n", tp.Advice)
 	}
+}
+
+// tuningVerdict says whether the adaptive ladder's tuning converged by the
+// end of burn-in: the rejection per pair it was placed for against the one
+// measured since.
+func tuningVerdict(tp *train.Tempering) string {
+	pred := make([]string, len(tp.Predicted))
+	for p, v := range tp.Predicted {
+		pred[p] = fmt.Sprintf("%.2f", v)
+	}
+	meas := make([]string, len(tp.Rejection))
+	for p, v := range tp.Rejection {
+		meas[p] = fmt.Sprintf("%.2f", v)
+	}
+	restarts := ""
+	if tp.TuningRestarts > 0 {
+		restarts = fmt.Sprintf(" (%d rounds restarted: the replicas were still moving)", tp.TuningRestarts)
+	}
+	if tp.TuningConverged {
+		return fmt.Sprintf("ladder tuning converged by burn-in%s: rejection per pair placed for %s, measured since %s", restarts, strings.Join(pred, "/"), strings.Join(meas, "/"))
+	}
+	return fmt.Sprintf("ladder tuning did NOT converge by burn-in%s: its last round did not verify the ladder (placed for rejection %s per pair; measured since %s); it would need --burnin %d at least", restarts, strings.Join(pred, "/"), strings.Join(meas, "/"), tp.NeededBurnIn)
 }
 
 // progress shows a progress bar on a terminal, and a plain line every 5% of
