@@ -134,3 +134,57 @@ func TestAdaptationMeetsTarget(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoRungs measures the barrier of a d-dimensional standard Gaussian
+// tempered from T = 10 to 1 with a pilot of 5 rungs whose pairs saturate
+// (Lambda = sqrt(d/(2 pi)) ln 10 is 9.2 for d = 100: about 2.3 per pair, where
+// a pair's rejection stops at 1), and chooses the rungs from it: within 20%
+// of 2 Lambda. (Adding up rejections alone would give Lambda <= 4 and about
+// 8 rungs for d = 100.)
+func TestAutoRungs(t *testing.T) {
+	for _, d := range []int{20, 100, 400} {
+		g := StdGaussian{D: d}
+		temps, _ := GeometricLadder(5, 10)
+		corr, _ := NewCorrection(1, CorrectionOptions{})
+		pt := &PT{Kernel: exactGaussianKernel{}, Temps: temps, Every: 1, Exchange: &Exchanger{Batch: 2, Correction: corr},
+			Workers: 1, BurnIn: 2046, Adapt: &LadderAdaptation{}}
+		st, err := pt.Init([][]float64{make([]float64, d)}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pots := make([]Potential, len(temps))
+		for i := range pots {
+			pots[i] = g
+		}
+		if err := pt.Run(pots, g, st, pt.BurnIn, nil); err != nil {
+			t.Fatal(err)
+		}
+		lambda, ok := st.TunedBarrier()
+		if !ok {
+			t.Fatalf("d %d: no stationary tuning round", d)
+		}
+		r, why, err := RungsFor(lambda, 0, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 2 * math.Sqrt(float64(d)/(2*math.Pi)) * math.Log(10)
+		t.Logf("d %d: %s (exact 2 Lambda %.1f)", d, why, want)
+		if math.Abs(float64(r)-want) > 0.2*want {
+			t.Errorf("d %d: chose %d rungs, 2 Lambda = %.1f: more than 20%% off", d, r, want)
+		}
+	}
+	// with a swap target: Lambda / r(A) + 1, capped
+	rej, _ := BarkerToMetropolisRejection(0.3)
+	for _, c := range []struct {
+		lambda float64
+		maxR   int
+		want   int
+	}{{3 * rej, 16, 4}, {3*rej + 0.01, 16, 5}, {100, 16, 16}, {0, 16, 3}} {
+		if r, _, err := RungsFor(c.lambda, 0.3, c.maxR); err != nil || r != c.want {
+			t.Errorf("RungsFor(%v, 0.3, %d) = %d, %v; want %d", c.lambda, c.maxR, r, err, c.want)
+		}
+	}
+	if _, _, err := RungsFor(1, 0, 2); err == nil {
+		t.Error("a cap of 2 rungs accepted")
+	}
+}
