@@ -56,6 +56,14 @@ report-check: build
 	./$(BIN) eval --run runs/report-check --baseline runs/report-check-sgd --report runs/report-check/report.html
 	scripts/report_check.sh runs/report-check/report.html runs/report-check/report.png
 
+# ladder-check (not part of test: reads Fashion-MNIST, a few minutes)
+# trains issue 32's 784-32-10 case with the adaptive free-top ladder
+# (--swap-target 0.3) and checks that every pair's swap acceptance after
+# burn-in is within 0.1 of 0.3; it prints the ladder, its top temperature,
+# Lambda and whether tuning converged.
+ladder-check: build
+	scripts/ladder_check.sh ./$(BIN) $(DATA) runs/ladder-check
+
 test: deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...

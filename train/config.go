@@ -41,20 +41,24 @@ type Config struct {
 	// rungs) and resume with it.
 	Tempering string `json:"tempering,omitempty" yaml:"tempering,omitempty"`
 
-	Sampler    string  `json:"sampler" yaml:"sampler"`                       // one of SamplerNames: ptsghmc or a minibatch kernel of sampler.Kernels
-	Replicas   int     `json:"replicas" yaml:"replicas"`                     // PT rungs
-	TMax       float64 `json:"tmax" yaml:"tmax"`                             // top temperature
-	Ladder     string  `json:"ladder" yaml:"ladder"`                         // geometric, linear, adaptive or a list 1,1.5,...
-	SwapTarget float64 `json:"swap_target" yaml:"swap_target"`               // adaptive ladder with a free top: Barker swap acceptance per pair (0: ends fixed)
-	Chains     int     `json:"chains" yaml:"chains"`                         // independent chains in the run (each its own PT ladder when sampler is ptsghmc)
-	Chain      int     `json:"chain,omitempty" yaml:"chain,omitempty"`       // which chain a chain directory holds (1-based; 0: the whole run)
-	Steps      int     `json:"steps" yaml:"steps"`                           // total steps of the run
-	BurnIn     int     `json:"burnin" yaml:"burnin"`                         // steps before the first kept sample
-	Thin       int     `json:"thin" yaml:"thin"`                             // keep a sample every thin steps
-	Batch      int     `json:"batch" yaml:"batch"`                           // minibatch size
-	LR         float64 `json:"lr" yaml:"lr"`                                 // per-example learning rate eps: step h = sqrt(eps/N)
-	Friction   float64 `json:"friction" yaml:"friction"`                     // momentum decay per step alpha: diffusion A = alpha/h
-	Inertia    float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"` // SGNHT thermostat inertia Q (smaller adapts faster; 0: 1/A^2)
+	Sampler  string `json:"sampler" yaml:"sampler"`   // one of SamplerNames: ptsghmc or a minibatch kernel of sampler.Kernels
+	Replicas int    `json:"replicas" yaml:"replicas"` // PT rungs (0 at creation: auto, see ChooseReplicas)
+	// MaxReplicas caps --replicas auto (0: DefaultMaxReplicas);
+	// ReplicasChoice records what auto chose and why.
+	MaxReplicas    int     `json:"max_replicas,omitempty" yaml:"max_replicas,omitempty"`
+	ReplicasChoice string  `json:"replicas_choice,omitempty" yaml:"replicas_choice,omitempty"`
+	TMax           float64 `json:"tmax" yaml:"tmax"`                             // top temperature
+	Ladder         string  `json:"ladder" yaml:"ladder"`                         // geometric, linear, adaptive or a list 1,1.5,...
+	SwapTarget     float64 `json:"swap_target" yaml:"swap_target"`               // adaptive ladder with a free top: Barker swap acceptance per pair (0: ends fixed)
+	Chains         int     `json:"chains" yaml:"chains"`                         // independent chains in the run (each its own PT ladder when sampler is ptsghmc)
+	Chain          int     `json:"chain,omitempty" yaml:"chain,omitempty"`       // which chain a chain directory holds (1-based; 0: the whole run)
+	Steps          int     `json:"steps" yaml:"steps"`                           // total steps of the run
+	BurnIn         int     `json:"burnin" yaml:"burnin"`                         // steps before the first kept sample
+	Thin           int     `json:"thin" yaml:"thin"`                             // keep a sample every thin steps
+	Batch          int     `json:"batch" yaml:"batch"`                           // minibatch size
+	LR             float64 `json:"lr" yaml:"lr"`                                 // per-example learning rate eps: step h = sqrt(eps/N)
+	Friction       float64 `json:"friction" yaml:"friction"`                     // momentum decay per step alpha: diffusion A = alpha/h
+	Inertia        float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"` // SGNHT thermostat inertia Q (smaller adapts faster; 0: 1/A^2)
 	// SGDWarmup runs the first this many steps as momentum SGD (the sgd
 	// kernel at the same lr and friction), then starts the sampler from
 	// the point reached with fresh momentum: burn-in by optimisation, so
@@ -188,7 +192,8 @@ func (c Config) Validate() error {
 		{c.SGDWarmup == 0 || c.Sampler != PTSGHMC || c.Replicas == 1, "sgd_warmup needs a single-chain sampler (one replica)"},
 		{c.Cycle == 0 || c.Cycle >= 2, "cycle must be 0 (constant step size) or at least 2 steps"},
 		{c.Cycle == 0 || c.CycleKeep > 0 && c.CycleKeep <= 1, "cycle_keep must be in (0, 1]"},
-		{c.Replicas >= 1, "replicas must be at least 1"},
+		{c.Replicas >= 1, "replicas must be at least 1 (auto is resolved by ChooseReplicas before a run is created)"},
+		{c.MaxReplicas == 0 || c.MaxReplicas >= sampler.MinAutoRungs, "max_replicas must be 0 (16) or at least 3"},
 		{c.Exchange >= 0, "exchange must be non-negative"},
 		{c.XBatch >= 2, "xbatch must be at least 2"},
 		{c.XMargin >= 0, "xmargin must be non-negative"},

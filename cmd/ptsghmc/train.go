@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -33,7 +34,8 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.StringVar(&c.Tempering, "tempering", c.Tempering, "how T enters the kernels: noise (injected noise and thermostat target scale with T, so --lr keeps its meaning) or gradient (gradient divided by T at the same step; see docs/sampler.md)")
 	fs.BoolVar(&c.PriorFanIn, "prior-fan-in", c.PriorFanIn, "scale each layer's prior precision by its fan-in")
 	fs.StringVar(&c.Sampler, "sampler", c.Sampler, samplerHelp(train.SamplerNames()))
-	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "PT-SGHMC replicas (rungs)")
+	fs.Var((*replicasValue)(&c.Replicas), "replicas", "PT-SGHMC replicas (rungs), or auto: a pilot of 4 rungs tunes an adaptive ladder over the burn-in, measures the barrier Lambda and picks Lambda/r(A)+1 rungs for --swap-target A, else about 2 Lambda (at most --max-replicas)")
+	fs.IntVar(&c.MaxReplicas, "max-replicas", c.MaxReplicas, "with --replicas auto: at most this many rungs (0: 16)")
 	fs.Float64Var(&c.TMax, "tmax", c.TMax, "top temperature of the ladder")
 	fs.StringVar(&c.Ladder, "ladder", c.Ladder, "geometric, linear, adaptive (tuned during burn-in to equal communication barrier per pair; starts geometric), or a list of temperatures like 1,1.2,1.5")
 	fs.Float64Var(&c.SwapTarget, "swap-target", c.SwapTarget, "with --ladder adaptive: free the top temperature and find the widest ladder whose every pair reaches this Barker swap acceptance, in (0, 0.5) (0: keep --tmax)")
@@ -167,6 +169,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		ch, err = train.ResumeChains(*resume, steps)
 	default:
+		if cfg.Replicas == 0 {
+			if cfg, err = train.ChooseReplicas(ctx, cfg); err != nil {
+				return err
+			}
+			if cfg.ReplicasChoice != "" {
+				fmt.Fprintf(stderr, "ptsghmc train: --replicas auto chose %s\n", cfg.ReplicasChoice)
+			}
+		}
 		ch, err = train.NewChains(*out, cfg, *overwrite)
 	}
 	if err != nil {
@@ -410,4 +420,27 @@ func (p *progress) finish() {
 		p.bar.Finish()
 		fmt.Fprintln(p.w)
 	}
+}
+
+// replicasValue is the --replicas flag: a number of rungs, or "auto" (0).
+type replicasValue int
+
+func (v *replicasValue) String() string {
+	if v == nil || *v == 0 {
+		return "auto"
+	}
+	return strconv.Itoa(int(*v))
+}
+
+func (v *replicasValue) Set(s string) error {
+	if s == "auto" {
+		*v = 0
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return fmt.Errorf("expected a number of rungs (at least 1) or auto, got %q", s)
+	}
+	*v = replicasValue(n)
+	return nil
 }

@@ -1,0 +1,50 @@
+package train
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestChooseReplicas resolves --replicas auto on the small synthetic task:
+// the pilot's barrier gives a rung count in [3, max_replicas], recorded with
+// its reason in the config that the run writes, so that a resume keeps it;
+// a cap below the choice wins, and single-chain samplers get 1.
+func TestChooseReplicas(t *testing.T) {
+	data := smallData(t)
+	base := smallConfig()
+	base.Replicas, base.Ladder, base.TMax, base.Exchange, base.BurnIn, base.Steps = 0, "adaptive", 10, 1, 200, 220
+	cfg, err := ChooseReplicasFromData(context.Background(), base, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d rungs: %s", cfg.Replicas, cfg.ReplicasChoice)
+	if cfg.Replicas < 3 || cfg.Replicas > DefaultMaxReplicas || !strings.Contains(cfg.ReplicasChoice, "pilot") {
+		t.Fatalf("chose %d rungs (%q)", cfg.Replicas, cfg.ReplicasChoice)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	r, err := NewFromData(dir, cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	interruptAt(t, r, 50)
+	r2, err := ResumeFromData(dir, data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(r2.State().Temps); got != cfg.Replicas || r2.Cfg.ReplicasChoice != cfg.ReplicasChoice {
+		t.Errorf("resumed with %d rungs (%q), chose %d", got, r2.Cfg.ReplicasChoice, cfg.Replicas)
+	}
+	r2.Close()
+	capped := base
+	capped.MaxReplicas = 3
+	if c, err := ChooseReplicasFromData(context.Background(), capped, data); err != nil || c.Replicas > 3 {
+		t.Errorf("max_replicas 3: chose %d (%v)", c.Replicas, err)
+	}
+	single := base
+	single.Sampler = "sgnht"
+	if c, _ := ChooseReplicasFromData(context.Background(), single, data); c.Replicas != 1 {
+		t.Errorf("sgnht with replicas auto: %d rungs, want 1", c.Replicas)
+	}
+}
