@@ -17,7 +17,7 @@ const LockFile = "lock"
 
 // ErrLocked is wrapped by the error of Acquire when another process (or
 // another Lock of this process) holds the directory's lock.
-var ErrLocked = errors.New("run directory is being written by another process")
+var ErrLocked = errors.New("run directory in use")
 
 // ErrNoLocks is wrapped by the error of Acquire when the directory's file
 // system does not support flock(2) (a Lustre mount without the flock
@@ -52,8 +52,8 @@ type LockedError struct {
 
 // Error names the directory and the holder.
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("run directory %s is being written by %s: %v (one writer per run directory: wait for it to finish, or stop it; readers such as eval need no lock)%s",
-		e.Dir, e.Holder, ErrLocked, staleHint(e.Dir))
+	return fmt.Sprintf("%v: %s is being written by %s (one writer per run directory: wait for it to end, or stop it; readers such as eval need no lock)%s",
+		ErrLocked, e.Dir, e.Holder, staleHint(e.Dir))
 }
 
 // Unwrap returns ErrLocked.

@@ -81,15 +81,23 @@ func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Datas
 	cc.Chain = i
 	ckPath := filepath.Join(cd, checkpointName)
 	c := &Chains{Dir: dir, Cfg: cfg, Only: i}
+	// The chain's lock, before its files are read: a second task of the
+	// same chain (a requeued task whose first copy still runs) is refused.
+	lk, err := lockDir(cd)
+	if err != nil {
+		return nil, fmt.Errorf("chain %d: %w", i, err)
+	}
 	if _, err := os.Stat(ckPath); err == nil {
 		ck, err := ReadCheckpoint(ckPath)
 		if err != nil {
+			lk.Release()
 			return nil, fmt.Errorf("chain %d: %w", i, err)
 		}
 		if diff := configDiff(ck.Config, cc); len(diff) > 0 {
+			lk.Release()
 			return nil, fmt.Errorf("chain %d: checkpoint in %s was written with other settings: %s: %w", i, cd, strings.Join(diff, ", "), ErrConfigMismatch)
 		}
-		r, err := resume(cd, ck, tr, val, 0)
+		r, err := resume(cd, ck, tr, val, 0, lk)
 		if err != nil {
 			return nil, fmt.Errorf("chain %d: %w", i, err)
 		}
@@ -97,15 +105,13 @@ func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Datas
 		return c, nil
 	}
 	if _, err := os.Stat(ckPath + ".prev"); err == nil {
+		lk.Release()
 		return nil, fmt.Errorf("chain %d: %s has %s.prev but no %s: copy it over %s to resume from it, or remove the directory to start the chain again",
 			i, cd, checkpointName, checkpointName, checkpointName)
 	}
-	if err := os.MkdirAll(cd, 0o755); err != nil {
-		return nil, fmt.Errorf("chain directory: %w", err)
-	}
 	// Files of an attempt that died before its first checkpoint are
 	// replaced: newRun truncates samples and metrics.
-	r, err := newRun(cd, cc, tr, val)
+	r, err := newRun(cd, cc, tr, val, lk)
 	if err != nil {
 		return nil, fmt.Errorf("chain %d: %w", i, err)
 	}
