@@ -209,4 +209,3 @@ func TestOverwriteKeepsChainLocks(t *testing.T) {
 		}
 	}
 }
-
