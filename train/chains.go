@@ -49,48 +49,39 @@ type Chains struct {
 // the run directory and of every chain directory until Close (see
 // rundir): a run another process writes is refused, and never overwritten.
 func NewChains(dir string, cfg Config, overwrite bool) (*Chains, error) {
-	if err := cfg.Validate(); err != nil {
+	return NewChainsWith(dir, cfg, overwrite, Setup{})
+}
+
+// NewChainsWith is NewChains with the setup given (the model registry, the
+// training data). It validates cfg and builds its model once for the run:
+// the chains share it.
+func NewChainsWith(dir string, cfg Config, overwrite bool, s Setup) (*Chains, error) {
+	if err := cfg.validateIn(s.models()); err != nil {
 		return nil, err
-	}
-	if cfg.Chains == 1 {
-		r, err := New(dir, cfg, overwrite)
-		if err != nil {
-			return nil, err
-		}
-		return &Chains{Dir: dir, Cfg: cfg, Runs: []*Run{r}}, nil
 	}
 	if err := checkFree(dir, overwrite); err != nil {
 		return nil, err
 	}
-	tr, val, err := loadData(cfg)
+	p, err := s.prepare(cfg) // before touching dir: bad data leaves no empty run behind
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cfg.NNModel(tr.D, tr.Classes); err != nil {
-		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
-	}
-	return newChains(dir, cfg, tr, val, overwrite)
+	return newChains(dir, cfg, p, overwrite)
 }
 
 // NewChainsFromData is NewChains with the training data given (for tests
-// and embedding).
+// and embedding); it writes over a run in dir (but not one another process
+// holds).
 func NewChainsFromData(dir string, cfg Config, train *datasets.Dataset) (*Chains, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	tr, val, err := splitData(cfg, train)
-	if err != nil {
-		return nil, err
-	}
-	return newChains(dir, cfg, tr, val, true)
+	return NewChainsWith(dir, cfg, true, Setup{Train: train})
 }
 
-// newChains writes a new run of cfg.Chains chains into dir, after taking
-// the locks of dir and its chain directories and, with overwrite false,
-// checking that dir holds no run.
-func newChains(dir string, cfg Config, tr, val *datasets.Dataset, overwrite bool) (*Chains, error) {
+// newChains writes a new run of cfg.Chains chains, prepared as p, into
+// dir, after taking the locks of dir and its chain directories and, with
+// overwrite false, checking that dir holds no run.
+func newChains(dir string, cfg Config, p *prepared, overwrite bool) (*Chains, error) {
 	cfg.Chain = 0
-	cfg, err := recordIdentity(cfg, tr)
+	cfg, err := recordIdentity(cfg, p)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +122,7 @@ func newChains(dir string, cfg Config, tr, val *datasets.Dataset, overwrite bool
 		cd := ChainDir(dir, cfg.Chains, i)
 		lk := locks[cd]
 		delete(locks, cd) // newRun owns it now
-		r, err := newRun(cd, cc, tr, val, lk)
+		r, err := newRun(cd, cc, p, lk)
 		if err != nil {
 			c.Close()
 			return fail(fmt.Errorf("chain %d: %w", i, err))
@@ -192,47 +183,38 @@ func writeTemp(dir string, b []byte) (string, error) {
 // ResumeChains reopens the run in dir, every chain from its checkpoint.
 // steps > 0 replaces the run's target step count.
 func ResumeChains(dir string, steps int) (*Chains, error) {
+	return ResumeChainsWith(dir, steps, Setup{})
+}
+
+// ResumeChainsWith is ResumeChains with the setup given. The run's model
+// is built once, from its config, and shared by its chains.
+func ResumeChainsWith(dir string, steps int, s Setup) (*Chains, error) {
 	cfg, err := ReadRunConfig(dir)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Chains <= 1 || cfg.Chain != 0 { // one chain, or one chain's directory
-		r, err := Resume(dir, steps)
+		r, err := resumeWith(dir, steps, s)
 		if err != nil {
 			return nil, err
 		}
 		return &Chains{Dir: dir, Cfg: r.Cfg, Runs: []*Run{r}}, nil
 	}
-	tr, val, err := loadData(cfg)
+	p, err := s.prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return resumeChains(dir, cfg, tr, val, steps)
+	return resumeChains(dir, cfg, p, steps)
 }
 
 // ResumeChainsFromData is ResumeChains with the training data given.
 func ResumeChainsFromData(dir string, train *datasets.Dataset, steps int) (*Chains, error) {
-	cfg, err := ReadRunConfig(dir)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Chains <= 1 || cfg.Chain != 0 {
-		r, err := ResumeFromData(dir, train, steps)
-		if err != nil {
-			return nil, err
-		}
-		return &Chains{Dir: dir, Cfg: r.Cfg, Runs: []*Run{r}}, nil
-	}
-	tr, val, err := splitData(cfg, train)
-	if err != nil {
-		return nil, err
-	}
-	return resumeChains(dir, cfg, tr, val, steps)
+	return ResumeChainsWith(dir, steps, Setup{Train: train})
 }
 
 // resumeChains reopens every chain of the run of several chains in dir,
-// holding the lock of dir and of each chain directory.
-func resumeChains(dir string, cfg Config, tr, val *datasets.Dataset, steps int) (*Chains, error) {
+// prepared as p, holding the lock of dir and of each chain directory.
+func resumeChains(dir string, cfg Config, p *prepared, steps int) (*Chains, error) {
 	top, err := rundir.Acquire(dir)
 	if err != nil {
 		return nil, err
@@ -257,7 +239,12 @@ func resumeChains(dir string, cfg Config, tr, val *datasets.Dataset, steps int) 
 			return nil, fmt.Errorf("chain %d: checkpoint in %s is of chain %d of %d with seed %d, the run's config says %d chains with seed %d: %w",
 				i, cd, ck.Config.Chain, ck.Config.Chains, ck.Config.Seed, cfg.Chains, cfg.Seed, ErrCheckpoint)
 		}
-		r, err := resume(cd, ck, tr, val, steps, lk)
+		if err := checkpointConfigValid(cd, ck.Config, p.reg); err != nil {
+			lk.Release()
+			c.Close()
+			return nil, fmt.Errorf("chain %d: %w", i, err)
+		}
+		r, err := resume(cd, ck, p, steps, lk)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("chain %d: %w", i, err)

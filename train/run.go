@@ -54,18 +54,22 @@ type Run struct {
 // directory's lock (rundir.Acquire) until Close: a run that another
 // process writes is refused, and never overwritten.
 func New(dir string, cfg Config, overwrite bool) (*Run, error) {
-	if err := cfg.Validate(); err != nil {
+	return newWith(dir, cfg, overwrite, Setup{})
+}
+
+// newWith is New with the setup given: it validates cfg and builds its
+// model once, and with overwrite false refuses a directory that holds a
+// run.
+func newWith(dir string, cfg Config, overwrite bool, s Setup) (*Run, error) {
+	if err := cfg.validateIn(s.models()); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {
 		return nil, err
 	}
-	tr, val, err := loadData(cfg) // before touching dir: bad data leaves no empty run behind
+	p, err := s.prepare(cfg) // before touching dir: bad data leaves no empty run behind
 	if err != nil {
 		return nil, err
-	}
-	if _, err := cfg.NNModel(tr.D, tr.Classes); err != nil {
-		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
 	locks, err := lockForCreate(dir, 1)
 	if err != nil {
@@ -80,7 +84,7 @@ func New(dir string, cfg Config, overwrite bool) (*Run, error) {
 		locks.release()
 		return nil, err
 	}
-	return newRun(dir, cfg, tr, val, locks[dir])
+	return newRun(dir, cfg, p, locks[dir])
 }
 
 // checkFree reports an error when dir already holds a run (of one chain or
@@ -129,10 +133,11 @@ func clearRun(dir string, k int) error {
 // NewFromData is New with the data given (for tests and embedding); it
 // writes over the files of a run in dir (but not one another process holds).
 func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) {
-	if err := cfg.Validate(); err != nil {
+	s := Setup{Train: train}
+	if err := cfg.validateIn(s.models()); err != nil {
 		return nil, err
 	}
-	tr, val, err := splitData(cfg, train)
+	p, err := s.prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -141,19 +146,20 @@ func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) 
 		return nil, err
 	}
 	defer locks.release(dir)
-	return newRun(dir, cfg, tr, val, locks[dir])
+	return newRun(dir, cfg, p, locks[dir])
 }
 
 // recordIdentity returns cfg with what a run records of its identity: the
-// fingerprint of its training data and its model's parameter shapes. Every
-// path that writes a run's config (one chain, the chains of one process, a
-// chain task) takes it from here, so their config.json files agree.
-func recordIdentity(cfg Config, tr *datasets.Dataset) (Config, error) {
-	model, err := cfg.NNModel(tr.D, tr.Classes)
+// fingerprint of its training data and its model's parameter shapes (of
+// p's data and model, which the run was prepared with). Every path that
+// writes a run's config (one chain, the chains of one process, a chain
+// task) takes it from here, so their config.json files agree.
+func recordIdentity(cfg Config, p *prepared) (Config, error) {
+	model, err := p.modelFor(cfg)
 	if err != nil {
-		return cfg, fmt.Errorf("data %s: %w", cfg.Data, err)
+		return cfg, err
 	}
-	fp := DataFingerprint(tr)
+	fp := DataFingerprint(p.tr)
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
 	if cfg.GradShards == 0 && usesGraph(cfg, model) {
 		cfg.GradShards = autoShards(cfg)
@@ -190,19 +196,20 @@ func autoShards(cfg Config) int {
 	return min(max(cores/(rungs*chains), 1), maxShards, cfg.Batch)
 }
 
-// newRun writes a new run into dir, whose lock lk the caller holds: the
-// run keeps it (Close releases it), or newRun releases it on error.
-func newRun(dir string, cfg Config, tr, val *datasets.Dataset, lk *rundir.Lock) (_ *Run, err error) {
+// newRun writes a new run of cfg, prepared as p, into dir, whose lock lk
+// the caller holds: the run keeps it (Close releases it), or newRun
+// releases it on error.
+func newRun(dir string, cfg Config, p *prepared, lk *rundir.Lock) (_ *Run, err error) {
 	defer func() {
 		if err != nil {
 			lk.Release()
 		}
 	}()
-	cfg, err = recordIdentity(cfg, tr)
+	cfg, err = recordIdentity(cfg, p)
 	if err != nil {
 		return nil, err
 	}
-	r, err := build(dir, cfg, tr, val)
+	r, err := build(dir, cfg, p)
 	if err != nil {
 		return nil, err
 	}
@@ -235,9 +242,12 @@ func newRun(dir string, cfg Config, tr, val *datasets.Dataset, lk *rundir.Lock) 
 	return r, nil
 }
 
-// build sets up everything but the sampler state.
-func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
-	model, err := cfg.NNModel(tr.D, tr.Classes)
+// build sets up everything but the sampler state, with p's data and model
+// (the model is shared by every rung, and every chain, of the run: each
+// evaluator builds its own graph from it).
+func build(dir string, cfg Config, p *prepared) (*Run, error) {
+	tr, val := p.tr, p.val
+	model, err := p.modelFor(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +333,10 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 // Resume reopens the run in dir from its checkpoint. steps > 0 replaces the
 // run's target step count. The run holds the directory's lock until Close:
 // a run that another process writes is refused.
-func Resume(dir string, steps int) (*Run, error) {
+func Resume(dir string, steps int) (*Run, error) { return resumeWith(dir, steps, Setup{}) }
+
+// resumeWith is Resume with the setup given.
+func resumeWith(dir string, steps int, s Setup) (*Run, error) {
 	lk, err := rundir.Acquire(dir)
 	if err != nil {
 		return nil, err
@@ -338,53 +351,51 @@ func Resume(dir string, steps int) (*Run, error) {
 		}
 		return nil, err
 	}
-	tr, val, err := loadData(c.Config)
+	if err := checkpointConfigValid(dir, c.Config, s.models()); err != nil {
+		lk.Release()
+		return nil, err
+	}
+	p, err := s.prepare(c.Config)
 	if err != nil {
 		lk.Release()
 		return nil, err
 	}
-	return resume(dir, c, tr, val, steps, lk)
+	return resume(dir, c, p, steps, lk)
+}
+
+// checkpointConfigValid validates the config of the checkpoint in dir,
+// naming the checkpoint and wrapping ErrCheckpoint.
+func checkpointConfigValid(dir string, cfg Config, reg ModelRegistry) error {
+	if err := cfg.validateIn(reg); err != nil {
+		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
+	}
+	return nil
 }
 
 // ResumeFromData is Resume with the training data given.
 func ResumeFromData(dir string, train *datasets.Dataset, steps int) (*Run, error) {
-	lk, err := rundir.Acquire(dir)
-	if err != nil {
-		return nil, err
-	}
-	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
-	if err != nil {
-		lk.Release()
-		return nil, err
-	}
-	tr, val, err := splitData(c.Config, train)
-	if err != nil {
-		lk.Release()
-		return nil, err
-	}
-	return resume(dir, c, tr, val, steps, lk)
+	return resumeWith(dir, steps, Setup{Train: train})
 }
 
-// resume reopens the run in dir from its checkpoint c; the caller holds
-// dir's lock lk, which the run keeps (Close releases it), or resume
-// releases on error.
-func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int, lk *rundir.Lock) (_ *Run, err error) {
+// resume reopens the run in dir from its checkpoint c, whose config the
+// caller validated (checkpointConfigValid), with p's data and model; the
+// caller holds dir's lock lk, which the run keeps (Close releases it), or
+// resume releases on error.
+func resume(dir string, c *Checkpoint, p *prepared, steps int, lk *rundir.Lock) (_ *Run, err error) {
 	defer func() {
 		if err != nil {
 			lk.Release()
 		}
 	}()
 	cfg := c.Config
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
-	}
+	tr := p.tr
 	if steps > 0 {
 		if steps < c.Steps {
 			return nil, fmt.Errorf("run %s has already done %d steps; --steps %d would go back", dir, c.Steps, steps)
 		}
 		cfg.Steps = steps
 	}
-	r, err := build(dir, cfg, tr, val)
+	r, err := build(dir, cfg, p)
 	if err != nil {
 		return nil, err
 	}
