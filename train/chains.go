@@ -200,11 +200,16 @@ func ResumeChainsWith(dir string, steps int, s Setup) (*Chains, error) {
 		}
 		return &Chains{Dir: dir, Cfg: r.Cfg, Runs: []*Run{r}}, nil
 	}
-	p, err := s.prepare(cfg)
+	top, err := rundir.Acquire(dir) // before the data and the model: a refused writer does no work
 	if err != nil {
 		return nil, err
 	}
-	return resumeChains(dir, cfg, p, steps)
+	p, err := s.prepare(cfg)
+	if err != nil {
+		top.Release()
+		return nil, err
+	}
+	return resumeChains(dir, cfg, p, steps, top)
 }
 
 // ResumeChainsFromData is ResumeChains with the training data given.
@@ -213,12 +218,9 @@ func ResumeChainsFromData(dir string, train *datasets.Dataset, steps int) (*Chai
 }
 
 // resumeChains reopens every chain of the run of several chains in dir,
-// prepared as p, holding the lock of dir and of each chain directory.
-func resumeChains(dir string, cfg Config, p *prepared, steps int) (*Chains, error) {
-	top, err := rundir.Acquire(dir)
-	if err != nil {
-		return nil, err
-	}
+// prepared as p, with the lock top of dir held (the Chains keeps it, or
+// resumeChains releases it on error) and taking each chain directory's.
+func resumeChains(dir string, cfg Config, p *prepared, steps int, top *rundir.Lock) (*Chains, error) {
 	c := &Chains{Dir: dir, Cfg: cfg, lock: top}
 	for i := 1; i <= cfg.Chains; i++ {
 		cd := ChainDir(dir, cfg.Chains, i)
