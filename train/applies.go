@@ -124,6 +124,8 @@ var applicabilities = []applicability{
 			}
 			return "cycle 0: a constant step size has no cycles"
 		}},
+	{setting: "tempering", applies: func(c Config) bool { return c.tempered() || c.PosteriorTemperature() != 1 },
+		why: func(Config) string { return "temperature 1 and no ladder: nothing is tempered" }},
 	{setting: "activation", applies: func(c Config) bool { return c.Model == "" },
 		why: func(c Config) string { return fmt.Sprintf("model %s has its own activations", c.Model) }},
 	{setting: "workers", passive: true, applies: Config.tempered, why: whyOneChain},
@@ -160,10 +162,10 @@ func isLadderList(l string) bool {
 	return l != "geometric" && l != "linear" && l != "adaptive"
 }
 
-// CheckSettings validates the config (Validate) and then the settings the
-// user gave, named by set (config-file names: a flag given, or a field a
-// --config file sets to other than its default; see SetInFile), against the
-// chosen sampler and model. A given setting the run would not use is
+// CheckSettings checks the settings the user gave, named by set
+// (config-file names: a flag given, or a field a --config file sets to
+// other than its default; see SetInFile), against the chosen sampler and
+// model. A given setting the run would not use is
 // refused when it would change the states the chain visits (a ladder for a
 // run of one chain, an exchange setting without exchanges, a thermostat
 // inertia for a kernel without a thermostat, ...): the error, a
@@ -171,11 +173,10 @@ func isLadderList(l string) bool {
 // only change speed (workers, grad_shards, engine) or which states are kept
 // (burnin, thin, cycle_keep: an optimiser keeps its final state alone) is
 // returned as ignored, for the caller to report. Settings not given are
-// never reported: their defaults serve every sampler.
+// never reported: their defaults serve every sampler. CheckSettings does
+// not validate the config (the run's creation does, once); on an invalid
+// one it reports what it can.
 func (c Config) CheckSettings(set func(setting string) bool) (ignored []NotApplied, err error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
 	vals := fieldsOf(c)
 	var refused []NotApplied
 	for _, a := range applicabilities {

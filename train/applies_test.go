@@ -36,6 +36,8 @@ func TestCheckSettings(t *testing.T) {
 		{"sghmc: no thermostat", func(c *Config) { c.Sampler = "sghmc" }, []string{"thermostat_inertia", "friction", "noise_target"}, []string{"thermostat_inertia"}, nil},
 		{"sgld: no momentum", func(c *Config) { c.Sampler = "sgld" }, []string{"thermostat_inertia", "friction", "noise_target", "lr"}, []string{"thermostat_inertia", "friction", "noise_target"}, nil},
 		{"sgd: an optimiser", func(c *Config) { c.Sampler, c.Cycle = "sgd", 100 }, []string{"burnin", "thin", "cycle", "cycle_keep", "friction", "thermostat_inertia"}, []string{"thermostat_inertia"}, []string{"burnin", "thin", "cycle_keep"}},
+		{"tempering without a temperature", func(c *Config) {}, []string{"tempering"}, []string{"tempering"}, nil},
+		{"tempering with a temperature", func(c *Config) { c.Temperature = 0.5 }, []string{"tempering", "temperature"}, nil, nil},
 		{"cycle_keep without cycle", func(c *Config) {}, []string{"cycle_keep"}, nil, []string{"cycle_keep"}},
 		{"cycle_keep with cycle", func(c *Config) { c.Cycle = 100 }, []string{"cycle", "cycle_keep"}, nil, nil},
 		{"a registered model", func(c *Config) { c.Model, c.Arch = "lenet", "" }, []string{"model", "activation", "engine", "grad_shards"}, []string{"activation"}, []string{"engine"}},
@@ -87,7 +89,7 @@ func TestCheckSettingsCoversTable(t *testing.T) {
 		"replicas": true, "ladder": true, "tmax": true, "swap_target": true, "exchange": true, "xbatch": true, "scheme": true,
 		"exchange_test": true, "correction": true, "xmargin": true, "xtolerance": true, "resghmc_f": true, "thermostat_inertia": true,
 		"friction": true, "noise_target": true, "burnin": true, "thin": true, "cycle_keep": true, "activation": true,
-		"workers": true, "grad_shards": true, "engine": true,
+		"workers": true, "grad_shards": true, "engine": true, "tempering": true,
 	}
 	var missing []string
 	for _, s := range settingNames() {

@@ -129,7 +129,10 @@ func runSlurm(args []string, stdout, stderr io.Writer) error {
 	if cfg.Chains < 2 {
 		return fmt.Errorf("--chains %d: an array job needs at least 2 chains", cfg.Chains)
 	}
-	if err := checkSettings(fs, args, cfg, stderr); err != nil { // Validate, and the settings given against the sampler
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := checkSettings(fs, args, cfg, stderr); err != nil {
 		return err
 	}
 	if *cpus < 1 || *lead < 1 || *par < 0 {
