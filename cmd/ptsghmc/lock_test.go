@@ -72,4 +72,26 @@ func TestSecondTrainRefused(t *testing.T) {
 	if _, _, err := train.ReadSamples(filepath.Join(dir, train.SamplesFile), func(int, []float64) error { n++; return nil }); err != nil || n < last.Samples {
 		t.Fatalf("the first run's samples: %d records (%v), its checkpoint covers %d", n, err, last.Samples)
 	}
+
+	// A writer killed by SIGKILL leaves its lock file behind, naming it;
+	// the kernel released the lock, so the next resume takes it over.
+	cmd, stderr = child(t, "train", "--resume", dir, "--quiet")
+	defer cmd.Process.Kill()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if c, err := train.ReadCheckpoint(filepath.Join(dir, "checkpoint")); err == nil && c.Steps > last.Steps {
+			last = c
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the resumed run wrote no checkpoint in 60 s:\n%s", stderr)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if last, err = train.ReadCheckpoint(filepath.Join(dir, "checkpoint")); err != nil { // where the killed writer got to
+		t.Fatal(err)
+	}
+	if out, errText, code := run(t, "train", "--resume", dir, "--quiet", "--steps", fmt.Sprint(last.Steps+200)); code != 0 || !strings.Contains(out, "trained") {
+		t.Fatalf("resume after the writer was killed: exit %d\n%s%s", code, out, errText)
+	}
 }
