@@ -53,7 +53,7 @@ type reportImage struct {
 func writeHTMLReport(w io.Writer, rep *train.Report, figs []figure) error {
 	rows := []reportRow{{"ensemble (posterior)", rep.Ensemble}, {"single sample", rep.Single}}
 	if rep.Baseline != nil {
-		rows = append(rows, reportRow{"sgd baseline", *rep.Baseline})
+		rows = append(rows, reportRow{baselineLabel(rep), *rep.Baseline})
 	}
 	var chains []reportChain
 	for c, tr := range rep.HeldOut {
