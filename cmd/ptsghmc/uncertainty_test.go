@@ -38,7 +38,7 @@ type evalJSON struct {
 	OOD      []train.OODResult
 	Select   []train.SelectiveResult `json:"selective"`
 	Shift    []train.ShiftResult
-	PerClass []train.ClassResult `json:"per_class"`
+	PerClass []train.ClassResult  `json:"per_class"`
 	EnsInfo  train.PredictorInfo  `json:"ensemble_info"`
 	BaseInfo *train.PredictorInfo `json:"baseline_info"`
 }
