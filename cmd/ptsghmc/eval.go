@@ -265,9 +265,16 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	cw := csv.NewWriter(w)
 	k := data.Classes
+	// A run on a subset of classes names them by their labels in the data.
+	label := func(c int) int {
+		if c < len(cfg.Classes) {
+			return cfg.Classes[c]
+		}
+		return c
+	}
 	head := []string{"index", "predicted"}
 	for c := 0; c < k; c++ {
-		head = append(head, fmt.Sprintf("p%d", c))
+		head = append(head, fmt.Sprintf("p%d", label(c)))
 	}
 	head = append(head, "entropy", "mutual_information")
 	cw.Write(head)
@@ -280,7 +287,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 				best = c
 			}
 		}
-		rec := []string{strconv.Itoa(i), strconv.Itoa(best)}
+		rec := []string{strconv.Itoa(i), strconv.Itoa(label(best))}
 		for _, v := range p {
 			rec = append(rec, strconv.FormatFloat(v, 'g', 6, 64))
 		}

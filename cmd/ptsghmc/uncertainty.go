@@ -66,7 +66,13 @@ func infoText(in train.PredictorInfo) string {
 	}
 	wall := "wall-clock not recorded"
 	if in.WallSeconds != nil {
-		wall = "trained in " + time.Duration(*in.WallSeconds*float64(time.Second)).Round(time.Second).String()
+		d := time.Duration(*in.WallSeconds * float64(time.Second))
+		if d < time.Minute {
+			d = d.Round(100 * time.Millisecond)
+		} else {
+			d = d.Round(time.Second)
+		}
+		wall = "trained in " + d.String()
 	}
 	return fmt.Sprintf("%d %s (%s), %d samples, %s", in.Networks, nets, in.Sampler, in.Samples, wall)
 }

@@ -129,13 +129,36 @@ func TestClassesOOD(t *testing.T) {
 		t.Fatalf("eval with a baseline of other classes: code %d, %s", code, stderr)
 	}
 	// the text output keeps the metrics table's labels and adds the tables
-	out, stderr, code = run(t, "eval", "--run", rd, "--baseline", sgd, "--selective", "--plot", filepath.Join(tmp, "plots"), "--report", filepath.Join(tmp, "r.html"))
+	plots, page := filepath.Join(tmp, "plots"), filepath.Join(tmp, "r.html")
+	out, stderr, code = run(t, "eval", "--run", rd, "--baseline", sgd, "--selective", "--shift", "rotate", "--plot", plots, "--report", page)
 	if code != 0 {
 		t.Fatalf("eval: %s", stderr)
 	}
-	for _, want := range []string{"ensemble (posterior)", "single sample", "sgd deep ensemble", "held-out classes", "selective prediction", "per class", "2 networks (sgd), 2 samples"} {
+	for _, want := range []string{"ensemble (posterior)", "single sample", "sgd deep ensemble", "held-out classes", "selective prediction", "per class", "2 networks (sgd), 2 samples", "dataset shift"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("eval output lacks %q:\n%s", want, out)
 		}
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<table id="ood">`, `<table id="selective">`, `<table id="shift">`, `<table id="per-class">`, `id="risk-coverage.png"`, `id="shift-rotate.png"`, "sgd deep ensemble: 2 networks"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report lacks %s", want)
+		}
+	}
+	for _, f := range []string{"risk-coverage.png", "shift-rotate.png", "reliability.png"} {
+		if _, err := os.Stat(filepath.Join(plots, f)); err != nil {
+			t.Errorf("plot: %v", err)
+		}
+	}
+	// predict names a subset run's classes by their labels in the data
+	csv := filepath.Join(tmp, "p.csv")
+	if _, stderr, code = run(t, "predict", "--run", rd, "--images", filepath.Join(data, "t10k-images-idx3-ubyte"), "--out", csv); code != 0 {
+		t.Fatalf("predict: %s", stderr)
+	}
+	if b, _ := os.ReadFile(csv); !strings.HasPrefix(string(b), "index,predicted,p0,p2,p3,p5,entropy") {
+		t.Errorf("predict header: %.60s", b)
 	}
 }
