@@ -109,8 +109,8 @@ func sinCosDeg(deg float64) (sin, cos float64) {
 	return math.Sincos(deg * math.Pi / 180)
 }
 
-// RotateImages returns d's images (side x side, row-major) rotated
-// counter-clockwise by deg degrees about their centre, by bilinear
+// RotateImages returns d's images (side x side, row-major, row 0 at the
+// top) rotated clockwise as displayed by deg degrees about their centre, by bilinear
 // interpolation with zero outside the image: output pixel (r, c) takes the
 // input at (y, x) with dx = c - m, dy = r - m, m = (side-1)/2,
 // x = cos dx + sin dy + m and y = -sin dx + cos dy + m. Labels

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -186,4 +187,12 @@ func TestSelectClasses(t *testing.T) {
 	if c, err := ParseClasses(" 3, 0,9 "); err != nil || FormatClasses(c) != "3,0,9" {
 		t.Errorf("ParseClasses: %v %v", c, err)
 	}
+}
+
+func ExampleRotateImages() {
+	// One 3x3 image with a bright top-left corner, rotated a quarter turn
+	// (clockwise as displayed, row 0 at the top): the corner moves to the top right.
+	d := &datasets.Dataset{N: 1, D: 9, Classes: 2, Labels: []int{0}, X: []float32{1, 0, 0, 0, 0, 0, 0, 0, 0}}
+	fmt.Println(RotateImages(d, 3, 90).X)
+	// Output: [0 0 1 0 0 0 0 0 0]
 }

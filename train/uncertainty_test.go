@@ -258,3 +258,12 @@ func ExampleRiskCoverage() {
 	fmt.Printf("AURC %.4f, accuracy at 60%% coverage %.2f\n", rc.AURC(), rc.AccuracyAt(0.6))
 	// Output: AURC 0.1300, accuracy at 60% coverage 1.00
 }
+
+func ExampleScoresFromSamples() {
+	// Two networks that disagree with confidence on one image.
+	net1 := []float64{0.99, 0.01}
+	net2 := []float64{0.01, 0.99}
+	u := ScoresFromSamples([][]float64{net1, net2}, 2)
+	fmt.Printf("entropy %.3f, mutual information %.3f, 1-max %.2f\n", u.Entropy[0], u.MutualInfo[0], u.MaxProb[0])
+	// Output: entropy 0.693, mutual information 0.637, 1-max 0.50
+}
