@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
@@ -195,4 +196,24 @@ func ExampleRotateImages() {
 	d := &datasets.Dataset{N: 1, D: 9, Classes: 2, Labels: []int{0}, X: []float32{1, 0, 0, 0, 0, 0, 0, 0, 0}}
 	fmt.Println(RotateImages(d, 3, 90).X)
 	// Output: [0 0 1 0 0 0 0 0 0]
+}
+
+func TestClassesModel(t *testing.T) {
+	c := DefaultConfig()
+	c.Classes = []int{0, 4, 7}
+	if _, err := c.NNModel(784, 3); err == nil || !strings.Contains(err.Error(), "--arch 784-400-400-3") {
+		t.Errorf("arch 784-400-400-10 with 3 classes: %v, want the arch it needs", err)
+	}
+	c.Model, c.Arch = "lenet", ""
+	m, err := c.NNModel(784, 3)
+	if err != nil || m.Outputs != 3 {
+		t.Errorf("lenet on 3 classes: %v outputs, %v", m.Outputs, err)
+	}
+	if err := checkSameClasses("a", []int{0, 4, 7}, "b", nil); err == nil || !strings.Contains(err.Error(), "run b was trained on all classes, run a on classes 0,4,7") {
+		t.Errorf("pooling runs of other classes: %v", err)
+	}
+	c.Classes = []int{3, 3}
+	if err := c.Validate(); err == nil {
+		t.Error("classes 3,3 validated")
+	}
 }

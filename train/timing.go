@@ -98,7 +98,7 @@ func predictorInfo(dirs []string, samples int) (PredictorInfo, error) {
 			return info, err
 		}
 		src := d
-		if !ok { // a chain of a --chains K process: the top directory's
+		if !ok && cfg.Chain > 0 { // a chain of a --chains K process: the top directory's
 			src = filepath.Dir(d)
 			if t, ok, err = ReadTiming(src); err != nil {
 				return info, err

@@ -67,6 +67,13 @@ func TestClassesOOD(t *testing.T) {
 	if _, stderr, code = run(t, "train", "--resume", rd, "--classes", "0,1,2,3", "--quiet"); code == 0 || !strings.Contains(stderr, "--classes 0,1,2,3 (the run has 0,2,3,5)") {
 		t.Fatalf("resume with other classes: code %d, %s", code, stderr)
 	}
+	// the same classes resume (the data selected again, its fingerprint the run's)
+	if _, stderr, code = run(t, "train", "--resume", rd, "--classes", "0,2,3,5", "--steps", "420", "--quiet"); code != 0 {
+		t.Fatalf("resume: %s", stderr)
+	}
+	if tm, _, _ := train.ReadTiming(rd); tm.Sessions != 2 || tm.Steps != 420 {
+		t.Errorf("timing after a resume: %+v, want 2 sessions to step 420", tm)
+	}
 	cfg, err := os.ReadFile(filepath.Join(rd, train.ConfigFile))
 	if err != nil || !strings.Contains(string(cfg), `"classes": [`) || strings.Contains(string(cfg), "wall") {
 		t.Fatalf("config.json records the classes and no times: %v\n%s", err, cfg)
