@@ -74,7 +74,11 @@ func infoText(in train.PredictorInfo) string {
 		}
 		wall = "trained in " + d.String()
 	}
-	return fmt.Sprintf("%d %s (%s), %d samples, %s", in.Networks, nets, in.Sampler, in.Samples, wall)
+	samples := "samples"
+	if in.Samples == 1 {
+		samples = "sample"
+	}
+	return fmt.Sprintf("%d %s (%s), %d %s, %s", in.Networks, nets, in.Sampler, in.Samples, samples, wall)
 }
 
 // fmtPtr formats a value that may be null.
