@@ -160,6 +160,18 @@ func TestClassesOOD(t *testing.T) {
 			t.Errorf("plot: %v", err)
 		}
 	}
+	// eval --split validation of a --classes run scores its (already selected) validation examples
+	vr := filepath.Join(tmp, "val")
+	if _, stderr, code = run(t, "train", "--out", vr, "--data", data, "--classes", "0,2,3,5", "--arch", "64-16-4", "--validation", "200", "--steps", "60", "--burnin", "40", "--thin", "10", "--quiet"); code != 0 {
+		t.Fatalf("train with validation: %s", stderr)
+	}
+	if out, stderr, code = run(t, "eval", "--run", vr, "--split", "validation", "--json"); code != 0 {
+		t.Fatalf("eval --split validation: %s", stderr)
+	}
+	var vrep evalJSON
+	if err := json.Unmarshal([]byte(out), &vrep); err != nil || len(vrep.OOD) != 0 || len(vrep.Classes) != 4 {
+		t.Errorf("eval --split validation of a --classes run: %v, %d OOD rows, classes %v", err, len(vrep.OOD), vrep.Classes)
+	}
 	// predict names a subset run's classes by their labels in the data
 	csv := filepath.Join(tmp, "p.csv")
 	if _, stderr, code = run(t, "predict", "--run", rd, "--images", filepath.Join(data, "t10k-images-idx3-ubyte"), "--out", csv); code != 0 {
