@@ -217,3 +217,11 @@ func TestClassesModel(t *testing.T) {
 		t.Error("classes 3,3 validated")
 	}
 }
+
+func ExampleSelectClasses() {
+	// Six examples of four classes; a model trained on classes 2 and 0.
+	d := &datasets.Dataset{N: 6, D: 1, X: []float32{0, 1, 2, 3, 4, 5}, Classes: 4, Labels: []int{0, 1, 2, 3, 2, 1}}
+	in, heldOut, _ := SelectClasses(d, []int{2, 0})
+	fmt.Println("trained:", in.X, "labels", in.Labels, "of", in.Classes, "classes; held out:", heldOut.X)
+	// Output: trained: [0 2 4] labels [1 0 0] of 2 classes; held out: [1 3 5]
+}
