@@ -108,7 +108,7 @@ func checkFree(dir string, overwrite bool) error {
 // the new run are emptied but kept, with their lock files; other chain
 // directories are removed.
 func clearRun(dir string, k int) error {
-	for _, f := range []string{checkpointName, checkpointName + ".prev", checkpointName + ".tmp", SamplesFile, MetricsFile} {
+	for _, f := range []string{checkpointName, checkpointName + ".prev", checkpointName + ".tmp", SamplesFile, MetricsFile, TimingFile} {
 		os.Remove(filepath.Join(dir, f))
 	}
 	keep := map[string]bool{}

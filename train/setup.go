@@ -77,5 +77,5 @@ func (p *prepared) modelFor(cfg Config) (nn.Model, error) {
 
 // modelKey returns the settings of cfg that determine its model.
 func modelKey(c Config) string {
-	return fmt.Sprintf("%q %q %q %v %v %v", c.Model, c.Arch, c.Activation, c.Prior, c.PriorFanIn, c.PriorDF)
+	return fmt.Sprintf("%q %q %q %v %v %v %v", c.Model, c.Arch, c.Activation, c.Prior, c.PriorFanIn, c.PriorDF, c.Classes)
 }
