@@ -26,6 +26,7 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.IntVar(&c.TrainSize, "train-size", c.TrainSize, "use a random subset of this many training examples (0: all)")
 	fs.IntVar(&c.Validation, "validation", c.Validation, "training examples held out for the validation log-likelihood trace")
 	fs.StringVar(&c.Arch, "arch", c.Arch, "MLP layer widths, input to output")
+	fs.Var((*classesFlag)(&c.Classes), "classes", "train on these classes only, e.g. 0,2,3 (labels relabelled 0,1,2; the model has that many outputs: --arch ...-3); eval scores the test images of the other classes as out-of-distribution (default: all classes)")
 	fs.StringVar(&c.Model, "model", c.Model, "a registered model instead of an MLP: "+strings.Join(nn.ModelNames(), ", ")+" (see docs/models.md)")
 	fs.StringVar(&c.Activation, "activation", c.Activation, "hidden activation: relu, tanh or sigmoid")
 	fs.Float64Var(&c.Prior, "prior", c.Prior, "prior precision per weight (times fan-in with --prior-fan-in); with --prior-df, 1/scale^2 of the Student-t prior")
@@ -69,6 +70,19 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.IntVar(&c.LogEvery, "log-every", c.LogEvery, "steps between metrics lines")
 }
 
+// classesFlag is the --classes list of a Config.
+type classesFlag []int
+
+func (c *classesFlag) String() string { return train.FormatClasses(*c) }
+func (c *classesFlag) Set(v string) error {
+	cl, err := train.ParseClasses(v)
+	if err != nil {
+		return err
+	}
+	*c = cl
+	return nil
+}
+
 // configArg returns the value of --config in args, if any.
 func configArg(args []string) string {
 	for i, a := range args {
@@ -98,6 +112,29 @@ func configFlags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *
 	bindConfig(fs, &cfg)
 	fs.String("config", "", "JSON or YAML file of settings (flags given override it)")
 	return fs, &cfg, nil
+}
+
+// checkSettings refuses the settings given (flags, or fields of the
+// --config file other than the defaults) that do not apply to the run cfg
+// describes and would change what it samples, and reports on stderr those
+// that only change its speed, ignored (train.Config.CheckSettings).
+func checkSettings(fs *flag.FlagSet, args []string, cfg train.Config, stderr io.Writer) error {
+	set := map[string]bool{}
+	if path := configArg(args); path != "" {
+		var err error
+		if set, err = train.SetInFile(path); err != nil {
+			return err
+		}
+	}
+	fs.Visit(func(f *flag.Flag) { set[strings.ReplaceAll(f.Name, "-", "_")] = true })
+	ignored, err := cfg.CheckSettings(func(s string) bool { return set[s] })
+	if err != nil {
+		return err
+	}
+	for _, n := range ignored {
+		fmt.Fprintf(stderr, "ptsghmc %s: ignored: %s\n", fs.Name(), n)
+	}
+	return nil
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
@@ -134,6 +171,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("train: --model %s and --arch %s: give one (--arch describes an MLP)", cfg.Model, cfg.Arch)
 		}
 		cfg.Arch = "" // not an MLP: keep config.json from naming one
+	}
+	if *resume == "" { // a resumed run keeps its config (checkResumeFlags)
+		if err := checkSettings(fs, args, cfg, stderr); err != nil {
+			return err
+		}
 	}
 
 	// Signals are caught from here on: a SIGTERM while the data loads
@@ -212,6 +254,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	for i, r := range ch.Runs {
 		done[i] = r.Steps()
 	}
+	start := time.Now()
 	err = ch.Train(ctx, func(i int, s train.Status) {
 		if ch.Only > 0 {
 			i = 1
@@ -230,6 +273,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		progress.update(s)
 	})
 	progress.finish()
+	// The wall-clock goes to a file of its own (config.json and
+	// metrics.jsonl hold no times, so reruns write them byte for byte).
+	if terr := train.RecordTiming(dest, time.Since(start), ch.Steps()); terr != nil {
+		fmt.Fprintf(stderr, "WARNING: %v\n", terr)
+	}
 	if errors.Is(err, train.ErrInterrupted) && sigCtx.Err() == nil && ctx.Err() != nil { // the time limit
 		if ferr := ch.Finish(); ferr != nil {
 			return ferr
