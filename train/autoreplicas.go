@@ -32,23 +32,20 @@ func ChooseReplicas(ctx context.Context, cfg Config) (Config, error) {
 	if cfg.Replicas != 0 || cfg.Sampler != PTSGHMC {
 		return resolveSingle(cfg), nil
 	}
-	tr, val, err := loadData(cfg)
+	tr, _, err := datasets.LoadMNIST(cfg.Data)
 	if err != nil {
-		return cfg, err
+		return cfg, fmt.Errorf("replicas auto: %w", err)
 	}
-	return chooseReplicas(ctx, cfg, tr, val)
+	return ChooseReplicasFromData(ctx, cfg, tr)
 }
 
-// ChooseReplicasFromData is ChooseReplicas with the training data given.
+// ChooseReplicasFromData is ChooseReplicas with the training data given
+// (before the validation split, as NewFromData takes it).
 func ChooseReplicasFromData(ctx context.Context, cfg Config, data *datasets.Dataset) (Config, error) {
 	if cfg.Replicas != 0 || cfg.Sampler != PTSGHMC {
 		return resolveSingle(cfg), nil
 	}
-	tr, val, err := splitData(cfg, data)
-	if err != nil {
-		return cfg, err
-	}
-	return chooseReplicas(ctx, cfg, tr, val)
+	return chooseReplicas(ctx, cfg, data)
 }
 
 func resolveSingle(cfg Config) Config {
@@ -58,7 +55,7 @@ func resolveSingle(cfg Config) Config {
 	return cfg
 }
 
-func chooseReplicas(ctx context.Context, cfg Config, tr, val *datasets.Dataset) (Config, error) {
+func chooseReplicas(ctx context.Context, cfg Config, data *datasets.Dataset) (Config, error) {
 	maxR := cfg.MaxReplicas
 	if maxR == 0 {
 		maxR = DefaultMaxReplicas
@@ -70,15 +67,12 @@ func chooseReplicas(ctx context.Context, cfg Config, tr, val *datasets.Dataset) 
 	}
 	pilot.Steps = max(cfg.BurnIn, 1) + 1
 	pilot.CkptEvery = pilot.Steps
-	if err := pilot.Validate(); err != nil {
-		return cfg, fmt.Errorf("replicas auto: pilot run: %w", err)
-	}
 	scratch, err := os.MkdirTemp("", "ptsghmc-pilot-")
 	if err != nil {
 		return cfg, fmt.Errorf("replicas auto: pilot run directory: %w", err)
 	}
 	defer os.RemoveAll(scratch)
-	r, err := newRun(scratch, pilot, tr, val)
+	r, err := NewFromData(scratch, pilot, data)
 	if err != nil {
 		return cfg, fmt.Errorf("replicas auto: pilot run: %w", err)
 	}
