@@ -40,8 +40,8 @@ type applicability struct {
 }
 
 // tempered reports whether the config runs parallel tempering (a ladder
-// of at least two rungs).
-func (c Config) tempered() bool { return c.Sampler == PTSGHMC && c.Replicas > 1 }
+// of at least two rungs, or Replicas 0: a ladder --replicas auto chooses).
+func (c Config) tempered() bool { return c.Sampler == PTSGHMC && (c.Replicas > 1 || c.Replicas == 0) }
 
 // whyOneChain says why a config without tempering has no ladder.
 func whyOneChain(c Config) string {
