@@ -83,6 +83,9 @@ type TuningState struct {
 	// verify it (after a transient that lasted to the end of burn-in, one
 	// round to measure and one to verify).
 	NeededBurnIn int
+	// Judged reports that tuning ended with the verdict above (runs tuned
+	// before the verdict existed have none).
+	Judged bool
 	// Trend is the current round's block statistics.
 	Trend RoundTrend
 }
@@ -297,7 +300,7 @@ func (pt *PT) tune(st *PTState) error {
 	}
 	tu.NextRound = end
 	if end == 0 {
-		tu.Trend = RoundTrend{}
+		tu.Trend, tu.Judged = RoundTrend{}, true
 		tu.NeededBurnIn = 0
 		if !tu.Converged {
 			tu.NeededBurnIn = st.Steps + length

@@ -110,7 +110,7 @@ func TestAdaptationMeetsTarget(t *testing.T) {
 						t.Fatalf("ladder changed after burn-in: %v -> %v", atBurn, st.Temps)
 					}
 				}
-				if last := tu.Rounds[len(tu.Rounds)-1]; tu.NextRound != 0 || last.Step != c.burn {
+				if last := tu.Rounds[len(tu.Rounds)-1]; tu.NextRound != 0 || last.Step != c.burn || !tu.Judged {
 					t.Fatalf("tuning rounds end at %d (next at %d), want exactly at burn-in %d", last.Step, tu.NextRound, c.burn)
 				}
 				if !c.ok {

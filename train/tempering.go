@@ -58,7 +58,7 @@ func TemperingOf(st *sampler.PTState, cfg Config) *Tempering {
 	t := &Tempering{Temps: append([]float64(nil), st.Temps...), RoundTrips: s.WinRoundTrips,
 		WindowSteps: st.Steps - s.WinStart, AfterBurnIn: st.Steps > cfg.BurnIn, TuningRounds: len(st.Tuning.Rounds),
 		Complete: true, Every: cfg.Exchange}
-	if tu := st.Tuning; len(tu.Rounds) > 0 && tu.NextRound == 0 {
+	if tu := st.Tuning; len(tu.Rounds) > 0 && tu.NextRound == 0 && tu.Judged {
 		t.TuningOver, t.TuningConverged, t.TuningRestarts, t.NeededBurnIn = true, tu.Converged, tu.Restarts, tu.NeededBurnIn
 		t.Predicted = append([]float64(nil), tu.Predicted...)
 	}
