@@ -21,7 +21,7 @@ import (
 //
 // with r_i = y_i - x_i'beta (the last two terms are the half-normal prior of
 // sigma and the Jacobian of s). Its posterior sds are about 0.001 for each
-// coefficient and 0.077 for sigma: curvatures four million times apart.
+// coefficient and 0.071 for sigma: curvatures a million times apart.
 //
 // It is a sampler.Potential: Gradient estimates U and grad U on a minibatch
 // of Batch examples drawn in epochs (without replacement, as
@@ -49,7 +49,7 @@ const badScaleSD = 100.0
 // upper triangle.
 var badScaleCorr = []float64{-0.14, -0.36, -0.18, -0.22, -0.16, -0.20, -0.15, -0.25, -0.17, -0.19}
 
-// newBadScale draws the data set from a seeded stream: x = 200 L z with L
+// newBadScale draws the data set from a seeded stream: x = badScaleSD L z with L
 // the Cholesky factor of the correlation matrix, beta = (1, 0.9, 1.1, 0.95,
 // 1.05), sigma = 1.
 func newBadScale(seed uint64) (*badScale, error) {
