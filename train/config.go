@@ -30,6 +30,16 @@ type Config struct {
 	Prior      float64 `json:"prior" yaml:"prior"`                       // prior precision per weight, times fan-in when PriorFanIn
 	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
 	PriorDF    float64 `json:"prior_df" yaml:"prior_df"` // Student-t prior's degrees of freedom (0: Gaussian prior)
+	// Temperature is the posterior temperature T: rung 1 samples the
+	// tempered posterior exp(-U/T) (PT's ladder multiplies it; 0 or 1:
+	// the Bayes posterior; absent in runs older than it).
+	Temperature float64 `json:"temperature,omitempty" yaml:"temperature,omitempty"`
+	// Tempering is how a temperature enters the kernels: "noise" (the
+	// injected noise and thermostat target scale with T, the gradient does
+	// not; the default) or "gradient" (the gradient is divided by T at the
+	// same step). Runs that do not record it used "gradient" (PT's hot
+	// rungs) and resume with it.
+	Tempering string `json:"tempering,omitempty" yaml:"tempering,omitempty"`
 
 	Sampler    string  `json:"sampler" yaml:"sampler"`                       // one of SamplerNames: ptsghmc or a minibatch kernel of sampler.Kernels
 	Replicas   int     `json:"replicas" yaml:"replicas"`                     // PT rungs
@@ -99,6 +109,7 @@ func DefaultConfig() Config {
 		Steps: 60000, BurnIn: 10000, Thin: 250, Batch: 128,
 		LR: 0.02, Friction: 0.1, Inertia: 0, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTolerance: 1e-8, XTest: "barker", XF: 1,
 		DType: "float32", Engine: "plan", Seed: 1, CkptEvery: 1000, LogEvery: 200,
+		Tempering: "noise",
 	}
 }
 
@@ -155,6 +166,9 @@ func (c Config) Validate() error {
 		{c.Friction > 0 && c.Friction < 1, "friction must be in (0, 1)"},
 		{c.Prior >= 0, "prior must be non-negative"},
 		{c.PriorDF >= 0 && !math.IsInf(c.PriorDF, 0), "prior_df must be non-negative (0: Gaussian prior)"},
+		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
+		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
+		{c.PosteriorTemperature() == 1 || !c.optimiser(), "temperature does not apply to sgd, an optimiser (it samples nothing)"},
 		{c.Inertia >= 0 && !math.IsInf(c.Inertia, 0), "thermostat_inertia must be non-negative (0: 1/A^2)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
 		{c.Cycle == 0 || c.Cycle >= 2, "cycle must be 0 (constant step size) or at least 2 steps"},
@@ -208,6 +222,34 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// PosteriorTemperature returns the temperature T of the posterior the run
+// samples, exp(-U/T): Temperature, or 1 when it is 0.
+func (c Config) PosteriorTemperature() float64 {
+	if c.Temperature == 0 {
+		return 1
+	}
+	return c.Temperature
+}
+
+// TemperingValue returns how temperatures enter the kernels: the recorded
+// Tempering, or sampler.TemperGradient for runs that predate the setting.
+func (c Config) TemperingValue() sampler.Tempering {
+	t, err := sampler.ParseTempering(c.Tempering)
+	if err != nil {
+		return sampler.TemperGradient
+	}
+	return t
+}
+
+// TemperatureLabel returns "" for the Bayes posterior and "tempered
+// posterior, T = 0.1" otherwise: every output of a tempered run says so.
+func (c Config) TemperatureLabel() string {
+	if c.PosteriorTemperature() == 1 {
+		return ""
+	}
+	return fmt.Sprintf("tempered posterior, T = %g", c.PosteriorTemperature())
 }
 
 // chainSeed returns the seed of this directory's chain: the run's seed for

@@ -104,6 +104,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 func printReport(w io.Writer, rep *train.Report) {
 	fmt.Fprintf(w, "posterior-predictive evaluation on %d test examples (runs: %s)\n\n", rep.TestCount, strings.Join(rep.Runs, ", "))
 	printChains(w, rep.Chains)
+	if rep.Temperature != 0 {
+		fmt.Fprintf(w, "tempered posterior, T = %g: the samples are from exp(-U/T), not the Bayes posterior\n\n", rep.Temperature)
+	}
 	if rep.FromStep > 0 {
 		fmt.Fprintf(w, "samples taken before step %d left out (--from-step)\n\n", rep.FromStep)
 	}

@@ -29,6 +29,8 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.StringVar(&c.Activation, "activation", c.Activation, "hidden activation: relu, tanh or sigmoid")
 	fs.Float64Var(&c.Prior, "prior", c.Prior, "prior precision per weight (times fan-in with --prior-fan-in); with --prior-df, 1/scale^2 of the Student-t prior")
 	fs.Float64Var(&c.PriorDF, "prior-df", c.PriorDF, "Student-t prior with this many degrees of freedom (heavy-tailed; 0: Gaussian prior)")
+	fs.Float64Var(&c.Temperature, "temperature", c.Temperature, "posterior temperature T: sample the tempered posterior exp(-U/T) (T < 1: a \"cold posterior\"; PT's ladder multiplies it; 0 or 1: the Bayes posterior)")
+	fs.StringVar(&c.Tempering, "tempering", c.Tempering, "how T enters the kernels: noise (injected noise and thermostat target scale with T, so --lr keeps its meaning) or gradient (gradient divided by T at the same step; see docs/sampler.md)")
 	fs.BoolVar(&c.PriorFanIn, "prior-fan-in", c.PriorFanIn, "scale each layer's prior precision by its fan-in")
 	fs.StringVar(&c.Sampler, "sampler", c.Sampler, samplerHelp(train.SamplerNames()))
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "PT-SGHMC replicas (rungs)")
@@ -181,8 +183,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if ch.Only > 0 {
 		dest = run.Dir
 	}
-	fmt.Fprintf(stderr, "ptsghmc train: %s %s on %d examples (%d validation), %d parameters, %s%s; step %d of %d -> %s\n",
-		c.Sampler, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, dest)
+	tempered := ""
+	if l := c.TemperatureLabel(); l != "" {
+		tempered = " (" + l + ")"
+	}
+	fmt.Fprintf(stderr, "ptsghmc train: %s%s %s on %d examples (%d validation), %d parameters, %s%s; step %d of %d -> %s\n",
+		c.Sampler, tempered, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, dest)
 
 	if *timeLimit > 0 {
 		var cancel context.CancelFunc
@@ -243,6 +249,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			name = fmt.Sprintf("%s (chain %d of %d)", r.Dir, ch.Only, c.Chains)
 		}
 		fmt.Fprintf(stdout, "trained %d steps: %d samples kept in %s", r.Steps(), m.Samples, name)
+		if l := c.TemperatureLabel(); l != "" {
+			fmt.Fprintf(stdout, " (%s)", l)
+		}
 		if r.Val != nil {
 			fmt.Fprintf(stdout, "; validation accuracy of the last rung-1 state %.4f, log-likelihood %.4f", m.ValAcc, m.ValLogLik)
 		}
