@@ -429,9 +429,13 @@ func TestBadScaleIdentityFails(t *testing.T) {
 	}
 }
 
-// TestBadScaleFullBatch runs the full-batch chain at lr 3e-5: unit mass
-// samples the posterior there (the issue: coefficient sds 1.00-1.05).
-func TestBadScaleFullBatch(t *testing.T) {
+// TestBadScaleHealth checks the health check's verdicts on the bad-scale
+// case (issue 29's bars): the full-batch chain at lr 3e-5 is a posterior
+// (its coefficient sds are 2-4% wide: it may warn of integration error,
+// never of gradient noise); at lr 2e-4 the step is too large for the stiff
+// directions and it fails naming integration error; at minibatch 20 it
+// fails naming gradient noise.
+func TestBadScaleHealth(t *testing.T) {
 	bs, err := newBadScale(1)
 	if err != nil {
 		t.Fatal(err)
@@ -440,7 +444,32 @@ func TestBadScaleFullBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xs, hl := badScaleRun{LR: 3e-5, Friction: 0.1, Batch: 100, Steps: 400000, Burn: 100000, Thin: 10, Seed: 1}.run(t, bs)
-	c := mo.check(xs)
-	t.Logf("identity mass, full batch: %v; health %d/%d windows failed, worst %v", c, hl.Bad, hl.After, hl.WorstWindow)
+	for _, tc := range []struct {
+		name      string
+		run       badScaleRun
+		posterior bool
+		cause     sampler.HealthCause // of the worst window (CauseNone: ok)
+	}{
+		{"full batch lr 3e-5", badScaleRun{LR: 3e-5, Batch: 100}, true, sampler.CauseIntegration},
+		{"full batch lr 2e-4", badScaleRun{LR: 2e-4, Batch: 100}, false, sampler.CauseIntegration},
+		{"batch 20 lr 3e-5", badScaleRun{LR: 3e-5, Batch: 20}, false, sampler.CauseNoise},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.run
+			r.Friction, r.Steps, r.Burn, r.Thin, r.Seed = 0.1, 200000, 50000, 10, 1
+			xs, hl := r.run(t, bs)
+			c := mo.check(xs)
+			w := hl.WorstWindow
+			t.Logf("%v; %d/%d windows failed, %d warned; worst: %v", c, hl.Bad, hl.After, hl.Warned, w)
+			if got := hl.Worst != sampler.HealthFail; got != tc.posterior {
+				t.Errorf("called a posterior: %v, want %v", got, tc.posterior)
+			}
+			if w.Status != sampler.HealthOK && w.Cause() != tc.cause {
+				t.Errorf("cause %q, want %q", w.Cause(), tc.cause)
+			}
+			if w.Share > sampler.WarnShare && r.Batch == bs.N {
+				t.Errorf("full batch read as gradient noise: share %.2f", w.Share)
+			}
+		})
+	}
 }

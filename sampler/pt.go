@@ -339,9 +339,12 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 			continue
 		}
 		hl := &st.Stats.Health[j]
-		ended := hl.Observe(kernels[j].(Frictional), st.xi0[j], st.kin[j], s.Kinetic, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
+		ended := hl.observe(kernels[j].(Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
 		if ended && pt.NoiseTarget > 0 && st.Steps <= pt.BurnIn {
-			s.Xi /= hl.adaptStep(pt.NoiseTarget) // the same friction per step
+			if g := hl.adaptStep(pt.NoiseTarget); g != 1 {
+				s.Xi /= g // the same friction per step
+				hl.PrevWork.Valid = false
+			}
 		}
 	}
 	if pt.Every > 0 && r > 1 && st.Steps%pt.Every == 0 {
@@ -387,6 +390,8 @@ func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
 			a.Theta, b.Theta = b.Theta, a.Theta
 			a.U, b.U = b.U, a.U
 			a.GradValid, b.GradValid = false, false
+			// the next kick is at another position: no energy error
+			st.Stats.Health[j].PrevWork.Valid, st.Stats.Health[k].PrevWork.Valid = false, false
 			w := st.Stats.Walker
 			w[j], w[k] = w[k], w[j]
 		}

@@ -139,28 +139,37 @@ func sgnhtUpdate(theta, p, grad []float64, xi, h, a float64, tc temperCoef, invQ
 }
 
 // sgnhtStep evaluates the gradient at s.Theta and applies the SGNHT update
-// with thermostat xi (streamed when pot can stream), recording U in s.
+// with thermostat xi (streamed when pot can stream), recording U, the
+// step's kick terms (State.Work) and, when asked, the squared gradient in s.
+// With a mass (State.SetMass) the update is the preconditioned one of
+// sgnhtStepper.chunk.
 func sgnhtStep(pot Potential, s *State, xi, h, a float64, tc temperCoef, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64, err error) {
 	sp, stream := streamingAt(pot)
-	if !stream {
-		if err := gradientAt(pot, s, rng); err != nil {
-			return 0, 0, 0, err
-		}
-		newXi, kinetic, after = sgnhtUpdate(s.Theta, s.P, s.Grad, xi, h, a, tc, invQ, rng)
-		return newXi, kinetic, after, nil
-	}
-	if err := checkDim(pot, s); err != nil {
-		return 0, 0, 0, err
-	}
 	if s.stepper == nil { // kept with the state: a stepper per step would be garbage
 		s.stepper = new(sgnhtStepper)
 		s.consume = s.stepper.consume
 	}
 	u := s.stepper
+	if !stream {
+		if err := gradientAt(pot, s, rng); err != nil {
+			return 0, 0, 0, err
+		}
+		u.reset(xi, h, a, tc, rng)
+		u.r, u.gsq, u.off = s.invSqrtMass, s.gradSq, 0
+		u.chunk(s.Theta, s.P, s.Grad)
+		u.r, u.gsq = nil, nil
+		s.Work = StepWork{Before: u.wb, After: u.wa, Kick: u.wk, Valid: true}
+		newXi, kinetic, after = u.finish(len(s.P), invQ)
+		return newXi, kinetic, after, nil
+	}
+	if err := checkDim(pot, s); err != nil {
+		return 0, 0, 0, err
+	}
 	u.reset(xi, h, a, tc, rng)
 	u.theta, u.p, u.next, u.bad = s.Theta, s.P, 0, nil
+	u.r, u.gsq = s.invSqrtMass, s.gradSq
 	s.U, err = sp.GradientStream(s.Theta, rng, s.consume)
-	u.theta, u.p = nil, nil
+	u.theta, u.p, u.r, u.gsq = nil, nil, nil, nil
 	switch {
 	case err != nil:
 		return 0, 0, 0, err
@@ -169,6 +178,7 @@ func sgnhtStep(pot Potential, s *State, xi, h, a float64, tc temperCoef, invQ fl
 	case u.next != len(s.P):
 		return 0, 0, 0, fmt.Errorf("streamed gradient: covered [0, %d) of %d coordinates", u.next, len(s.P))
 	}
+	s.Work = StepWork{Before: u.wb, After: u.wa, Kick: u.wk, Valid: true}
 	newXi, kinetic, after = u.finish(len(s.P), invQ)
 	return newXi, kinetic, after, nil
 }
@@ -193,6 +203,13 @@ type sgnhtStepper struct {
 	theta, p []float64
 	next     int
 	bad      error
+
+	// r is M^-1/2 (nil: unit mass) and gsq, when not nil, sums g^2, both
+	// over the whole vector: chunk's slices start at coordinate off.
+	r, gsq []float64
+	off    int
+	// the kick terms of StepWork, summed over the chunks
+	wb, wa, wk float64
 }
 
 // consume applies the update to the streamed chunk g of the gradient at
@@ -205,6 +222,7 @@ func (u *sgnhtStepper) consume(lo int, g []float64) {
 		u.bad = fmt.Errorf("streamed gradient: chunk [%d, %d) of %d coordinates after [0, %d)", lo, lo+len(g), len(u.p), u.next)
 		return
 	}
+	u.off = lo
 	u.chunk(u.theta[lo:lo+len(g)], u.p[lo:lo+len(g)], g)
 	u.next = lo + len(g)
 }
@@ -214,9 +232,21 @@ func (u *sgnhtStepper) reset(xi, h, a float64, tc temperCoef, rng *rand.Rand) {
 	u.xi, u.h, u.tc, u.rng = xi, h, tc, rng
 	u.noise, u.decay = math.Sqrt(InjectedVariance(a, h)), math.Exp(-xi*h)
 	u.kin, u.pp, u.seeded = 0, 0, false
+	u.wb, u.wa, u.wk = 0, 0, 0
 }
 
 // chunk updates theta and p, of equal length, given their gradient g.
+// With unit mass (r nil) it is SGNHTUpdate's update; with a mass M =
+// diag(m), r = m^-1/2 and p the momentum in units of its sd (State.P), it
+// is the preconditioned update
+//
+//	p'    <- exp(-xi h) p - h r grad U~ c_g + sqrt(InjectedVariance(A, h)) N(0, I)
+//	theta <- theta + h r p' c_p
+//
+// (c_g, c_p the temperature's factors, 1 at T = 1), SGNHT in the
+// coordinates phi = M^1/2 theta, where the curvature in coordinate i is
+// m_i^-1 times U's. It also sums the kick terms of StepWork and, when gsq
+// is set, g^2.
 func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 	if !u.seeded {
 		u.ns, u.seeded = newNormalSource(u.rng), true
@@ -224,21 +254,49 @@ func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 	// At T = 1 both factors are 1 and these are h and h exactly.
 	h, hInvT, noise, decay := u.h*u.tc.pos, u.h*u.tc.grad, u.noise, u.decay
 	kin, pp := u.kin, u.pp
+	wb, wa, wk := u.wb, u.wa, u.wk
 	for lo := 0; lo < len(p); lo += normalChunk {
 		hi := min(lo+normalChunk, len(p))
 		z := u.buf[:hi-lo]
 		u.ns.fill(z)
 		pc, tc, gc := p[lo:hi], theta[lo:hi], g[lo:hi]
-		for i, zi := range z {
-			pi := decay*pc[i] - hInvT*gc[i] + noise*zi
-			mid := 0.5 * (pc[i] + pi)
-			pc[i] = pi
-			tc[i] += h * pi
-			kin += mid * mid
-			pp += pi * pi
+		if u.r == nil {
+			for i, zi := range z {
+				pb, k := pc[i], hInvT*gc[i]
+				pi := decay*pc[i] - hInvT*gc[i] + noise*zi
+				mid := 0.5 * (pc[i] + pi)
+				pc[i] = pi
+				tc[i] += h * pi
+				kin += mid * mid
+				pp += pi * pi
+				wb += pb * k
+				wa += pi * k
+				wk += k * k
+			}
+		} else {
+			rc := u.r[u.off+lo : u.off+hi]
+			for i, zi := range z {
+				pb, k := pc[i], hInvT*gc[i]*rc[i]
+				pi := decay*pb - k + noise*zi
+				mid := 0.5 * (pb + pi)
+				pc[i] = pi
+				tc[i] += h * rc[i] * pi
+				kin += mid * mid
+				pp += pi * pi
+				wb += pb * k
+				wa += pi * k
+				wk += k * k
+			}
+		}
+		if u.gsq != nil {
+			gs := u.gsq[u.off+lo : u.off+hi]
+			for i, v := range gc {
+				gs[i] += v * v
+			}
 		}
 	}
 	u.kin, u.pp = kin, pp
+	u.wb, u.wa, u.wk = wb, wa, wk
 }
 
 // finish returns the thermostat after an update of d coordinates, adapted
