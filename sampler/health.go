@@ -185,8 +185,8 @@ func MomentumNoise(kinBefore, kinAfter, f, injected float64) float64 {
 // of the deterministic part of step t (its kick and drift) from the kick
 // terms (StepWork) of steps t and t+1: with k the kick h M^-1/2 grad U~/T
 // and q' step t's new momentum, the drift changes U/T by about
-// q''(k_t + k_{t+1})/2 (the trapezoid rule, exact on a quadratic U) and the
-// kick changes the kinetic energy by -q''k_t - k_t'k_t/2, so
+// q”(k_t + k_{t+1})/2 (the trapezoid rule, exact on a quadratic U) and the
+// kick changes the kinetic energy by -q”k_t - k_t'k_t/2, so
 //
 //	2 deltaH / D = (Before_{t+1} - After_t - Kick_t) / D.
 //
