@@ -57,6 +57,10 @@ type PT struct {
 	// less than half of it grows back (never beyond the configured step).
 	// The steps are then fixed for sampling.
 	NoiseTarget float64
+	// Precondition, when not PrecondNone, estimates each rung's diagonal
+	// mass during burn-in and then freezes it (see Preconditioner). It
+	// needs an SGNHT, SGHMC or SGLD kernel.
+	Precondition Preconditioner
 }
 
 // ExchangeTest decides a swap between the configurations of two rungs.
@@ -75,6 +79,10 @@ type PTState struct {
 	Temps   []float64 // the current ladder (tuning changes it)
 	Stats   PTStats
 	Tuning  TuningState
+	// Mass holds each rung's mass estimate during burn-in (PT.Precondition;
+	// nil without one, and empty estimates once the masses are frozen).
+	// The masses themselves are in the rungs' States.
+	Mass []MassEstimate
 
 	kin []float64 // scratch: each rung's kinetic temperature after a step
 	xi0 []float64 // scratch: each rung's thermostat before a step
@@ -179,6 +187,17 @@ func (pt *PT) Validate() error {
 	if !(pt.NoiseTarget >= 0 && pt.NoiseTarget < 1) {
 		return fmt.Errorf("pt: noise target %v must be in [0, 1) (0: off)", pt.NoiseTarget)
 	}
+	switch pt.Precondition {
+	case PrecondNone:
+	case PrecondRMSprop, PrecondVariance:
+		switch pt.Kernel.(type) {
+		case SGNHT, SGHMC, SGLD:
+		default:
+			return fmt.Errorf("pt: preconditioner %v needs an sgnht, sghmc or sgld kernel, not %s", pt.Precondition, pt.Kernel.Name())
+		}
+	default:
+		return fmt.Errorf("pt: unknown preconditioner %v", pt.Precondition)
+	}
 	if pt.HealthWindow < 0 {
 		return fmt.Errorf("pt: health window %d must be >= 0 (0: %d steps)", pt.HealthWindow, DefaultHealthWindow)
 	}
@@ -230,6 +249,12 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 	if pt.Adapt != nil {
 		st.Tuning.NextRound = tuningRoundSteps(1, pt.Every)
 	}
+	if pt.Precondition != PrecondNone && len(MassWindowEnds(pt.BurnIn)) > 0 {
+		st.Mass = make([]MassEstimate, r)
+		for j := range st.Mass {
+			st.Mass[j].reset(pt.Precondition, len(st.Rungs[j].Theta))
+		}
+	}
 	return st, nil
 }
 
@@ -266,6 +291,26 @@ func (pt *PT) Check(st *PTState, dim int) error {
 		if len(s.Theta) != dim || len(s.P) != dim {
 			return fmt.Errorf("pt state: rung %d has %d parameters and %d momenta, the model has %d", j, len(s.Theta), len(s.P), dim)
 		}
+		if s.Mass != nil && len(s.Mass) != dim {
+			return fmt.Errorf("pt state: rung %d has a mass of dimension %d, the model has %d", j, len(s.Mass), dim)
+		}
+	}
+	if ends := MassWindowEnds(pt.BurnIn); pt.Precondition != PrecondNone && len(ends) > 0 && st.Steps <= ends[len(ends)-1] {
+		if len(st.Mass) != r {
+			return fmt.Errorf("pt state: %d mass estimates for %d rungs (preconditioner %v)", len(st.Mass), r, pt.Precondition)
+		}
+		for j, e := range st.Mass {
+			n := len(e.SumSq)
+			if pt.Precondition == PrecondVariance {
+				n = len(e.M2)
+				if len(e.Mean) != n {
+					n = -1
+				}
+			}
+			if n != dim || e.Count < 0 {
+				return fmt.Errorf("pt state: rung %d's mass estimate has %d coordinates (count %d), the model has %d", j, n, e.Count, dim)
+			}
+		}
 	}
 	return nil
 }
@@ -294,6 +339,7 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 		st.kernels = make([]Kernel, r)
 	}
 	kernels := st.kernels
+	pt.armMass(st)
 	for j := range kernels {
 		kernels[j] = pt.Kernel
 		if sc := st.Stats.Health[j].stepScale(); watched && sc != 1 {
@@ -346,6 +392,9 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 				hl.PrevWork.Valid = false
 			}
 		}
+	}
+	if err := pt.adaptMass(st); err != nil {
+		return fmt.Errorf("pt: step %d: %w", st.Steps, err)
 	}
 	if pt.Every > 0 && r > 1 && st.Steps%pt.Every == 0 {
 		if err := pt.exchangeRound(tp, st); err != nil {
