@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -139,4 +140,52 @@ func likelihoodOnlySDRatio(lr *linReg, prior, temp float64) float64 {
 		}
 	}
 	return worst
+}
+
+// BenchmarkTemperingESS compares the two temperings of SGNHT on the
+// strong-prior regression of TestTemperedPosterior at T = 0.1 with
+// minibatches of 25 of its 50 examples: noise tempering at the step h that
+// suits T = 1 (h sqrt(lambda) = 0.1, friction 0.1 per step), gradient
+// tempering at the same h (what a user's unchanged --lr gives), and
+// gradient tempering at sqrt(T) h (the same chain as noise tempering).
+// It reports the smallest bulk ESS over coordinates per 1,000 gradient
+// evaluations, the worst sd error against sqrt(T) times the exact sds, and
+// the gradient noise's share of the momentum's diffusion that the health
+// check measures. Run: go test -run XXX -bench TemperingESS -benchtime 1x ./sampler/
+func BenchmarkTemperingESS(b *testing.B) {
+	lr, err := newLinRegPrior(50, 5, 3, 200)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const temp, h, steps, burn = 0.1, 5e-3, 200000, 10000
+	for _, c := range []struct {
+		name string
+		k    sampler.Kernel
+	}{
+		{"noise_h", sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}},
+		{"gradient_h", sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h, Tempering: sampler.TemperGradient}},
+		{"gradient_sqrtT_h", sampler.SGNHT{StepSize: h * math.Sqrt(temp), Diffusion: 0.1 / (h * math.Sqrt(temp)), Tempering: sampler.TemperGradient}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				pot, err := lr.potential(25, 5)
+				if err != nil {
+					b.Fatal(err)
+				}
+				xs, _, hl := runSingle(b, lr, c.k, pot, 25, temp, steps, burn, 1, 10000, 11)
+				chk := lr.check(xs, temp)
+				minESS := math.Inf(1)
+				for j := range lr.Mean {
+					tr := make([]float64, len(xs))
+					for s, x := range xs {
+						tr[s] = x[j]
+					}
+					minESS = math.Min(minESS, train.BulkESS([][]float64{tr}))
+				}
+				b.ReportMetric(1000*minESS/steps, "ESS/1000grad")
+				b.ReportMetric(math.Max(1-chk.SDMin, chk.SDMax-1), "sd-error")
+				b.ReportMetric(hl.Last.Share, "noise-share")
+			}
+		})
+	}
 }

@@ -55,13 +55,20 @@ type Config struct {
 	LR         float64 `json:"lr" yaml:"lr"`                                 // per-example learning rate eps: step h = sqrt(eps/N)
 	Friction   float64 `json:"friction" yaml:"friction"`                     // momentum decay per step alpha: diffusion A = alpha/h
 	Inertia    float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"` // SGNHT thermostat inertia Q (smaller adapts faster; 0: 1/A^2)
-	Cycle      int     `json:"cycle" yaml:"cycle"`                           // cyclical step size: steps per cosine cycle (0: constant)
-	CycleKeep  float64 `json:"cycle_keep" yaml:"cycle_keep"`                 // with cycle: keep samples only in this last fraction of each cycle
-	Exchange   int     `json:"exchange" yaml:"exchange"`                     // steps between exchange rounds
-	XBatch     int     `json:"xbatch" yaml:"xbatch"`                         // first exchange batch
-	Scheme     string  `json:"scheme" yaml:"scheme"`                         // alternate or first
-	Corr       string  `json:"correction" yaml:"correction"`                 // nnls or hermite
-	XMargin    float64 `json:"xmargin" yaml:"xmargin"`                       // decisive early exchange decisions (0: off)
+	// SGDWarmup runs the first this many steps as momentum SGD (the sgd
+	// kernel at the same lr and friction), then starts the sampler from
+	// the point reached with fresh momentum: burn-in by optimisation, so
+	// K chains start in K SGD solutions' basins (0: off). A run whose
+	// Steps equal SGDWarmup is the same starts with sampling off: it
+	// keeps its final state, the SGD solution, alone.
+	SGDWarmup int     `json:"sgd_warmup,omitempty" yaml:"sgd_warmup,omitempty"`
+	Cycle     int     `json:"cycle" yaml:"cycle"`           // cyclical step size: steps per cosine cycle (0: constant)
+	CycleKeep float64 `json:"cycle_keep" yaml:"cycle_keep"` // with cycle: keep samples only in this last fraction of each cycle
+	Exchange  int     `json:"exchange" yaml:"exchange"`     // steps between exchange rounds
+	XBatch    int     `json:"xbatch" yaml:"xbatch"`         // first exchange batch
+	Scheme    string  `json:"scheme" yaml:"scheme"`         // alternate or first
+	Corr      string  `json:"correction" yaml:"correction"` // nnls or hermite
+	XMargin   float64 `json:"xmargin" yaml:"xmargin"`       // decisive early exchange decisions (0: off)
 	// XTolerance: an exchange test stops early once the full-data test's
 	// chance of the other decision is at most this per look (0: off; absent,
 	// so off, in runs older than it). See sampler.Exchanger.Tolerance.
@@ -71,7 +78,11 @@ type Config struct {
 	DType      string  `json:"dtype" yaml:"dtype"`                 // float32 or float64
 	Engine     string  `json:"engine" yaml:"engine"`               // plan or graph
 	Seed       uint64  `json:"seed" yaml:"seed"`
-	Workers    int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
+	// SplitSeed seeds the training subset and the validation split (0: the
+	// Seed), so runs of different seeds can share one split: the members
+	// of a deep ensemble, scored together on its validation set.
+	SplitSeed uint64 `json:"split_seed,omitempty" yaml:"split_seed,omitempty"`
+	Workers   int    `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
 	// GradShards splits each minibatch gradient of a graph model (not the
 	// MLP's BLAS plan) over this many Gorgonia graphs run in parallel
 	// (autodiff.ShardedEvaluator). 0 at creation: the cores each rung gets;
@@ -171,6 +182,10 @@ func (c Config) Validate() error {
 		{c.PosteriorTemperature() == 1 || !c.optimiser(), "temperature does not apply to sgd, an optimiser (it samples nothing)"},
 		{c.Inertia >= 0 && !math.IsInf(c.Inertia, 0), "thermostat_inertia must be non-negative (0: 1/A^2)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
+		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
+		{c.SGDWarmup == 0 || !c.optimiser(), "sgd_warmup applies to samplers (sgd is already an optimiser)"},
+		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup || c.Steps == c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
+		{c.SGDWarmup == 0 || c.Sampler != PTSGHMC || c.Replicas == 1, "sgd_warmup needs a single-chain sampler (one replica)"},
 		{c.Cycle == 0 || c.Cycle >= 2, "cycle must be 0 (constant step size) or at least 2 steps"},
 		{c.Cycle == 0 || c.CycleKeep > 0 && c.CycleKeep <= 1, "cycle_keep must be in (0, 1]"},
 		{c.Replicas >= 1, "replicas must be at least 1"},

@@ -40,6 +40,9 @@ type Report struct {
 	Reliab    Reliab        `json:"reliability"`
 	Traces    []RunTraces   `json:"-"`
 	TestCount int           `json:"test_examples"`
+	// Split names the examples scored when they are not the test images
+	// ("validation": the runs' held-out examples); empty for the test set.
+	Split string `json:"split,omitempty"`
 	// FromStep is EvalOptions.FromStep: samples before this step were left out.
 	FromStep int `json:"from_step,omitempty"`
 
