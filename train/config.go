@@ -62,6 +62,12 @@ type Config struct {
 	// Steps equal SGDWarmup is the same starts with sampling off: it
 	// keeps its final state, the SGD solution, alone.
 	SGDWarmup int     `json:"sgd_warmup,omitempty" yaml:"sgd_warmup,omitempty"`
+	// Precondition is the diagonal mass matrix each chain (each PT rung)
+	// estimates during burn-in and then freezes: "none" (unit mass, the
+	// default), "rmsprop" (from the squared minibatch gradients) or
+	// "variance" (from the positions' variances); see
+	// sampler.Preconditioner. Runs that do not record it ran with none.
+	Precondition string `json:"precondition,omitempty" yaml:"precondition,omitempty"`
 	Cycle     int     `json:"cycle" yaml:"cycle"`           // cyclical step size: steps per cosine cycle (0: constant)
 	CycleKeep float64 `json:"cycle_keep" yaml:"cycle_keep"` // with cycle: keep samples only in this last fraction of each cycle
 	Exchange  int     `json:"exchange" yaml:"exchange"`     // steps between exchange rounds
@@ -120,7 +126,7 @@ func DefaultConfig() Config {
 		Steps: 60000, BurnIn: 10000, Thin: 250, Batch: 128,
 		LR: 0.02, Friction: 0.1, Inertia: 0, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTolerance: 1e-8, XTest: "barker", XF: 1,
 		DType: "float32", Engine: "plan", Seed: 1, CkptEvery: 1000, LogEvery: 200,
-		Tempering: "noise",
+		Tempering: "noise", Precondition: "none",
 	}
 }
 
@@ -179,10 +185,12 @@ func (c Config) Validate() error {
 		{c.PriorDF >= 0 && !math.IsInf(c.PriorDF, 0), "prior_df must be non-negative (0: Gaussian prior)"},
 		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
 		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
+		{validPrecondition(c.Precondition), "precondition must be none, rmsprop or variance"},
 		{c.PosteriorTemperature() == 1 || !c.optimiser(), "temperature does not apply to sgd, an optimiser (it samples nothing)"},
 		{c.Inertia >= 0 && !math.IsInf(c.Inertia, 0), "thermostat_inertia must be non-negative (0: 1/A^2)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
 		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
+		{c.PreconditionValue() == sampler.PrecondNone || !c.optimiser() && c.SGDWarmup == 0, "precondition needs a sampler without sgd_warmup (sgd steps have no mass to estimate)"},
 		{c.SGDWarmup == 0 || !c.optimiser(), "sgd_warmup applies to samplers (sgd is already an optimiser)"},
 		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup || c.Steps == c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
 		{c.SGDWarmup == 0 || c.Sampler != PTSGHMC || c.Replicas == 1, "sgd_warmup needs a single-chain sampler (one replica)"},
@@ -246,6 +254,19 @@ func (c Config) PosteriorTemperature() float64 {
 		return 1
 	}
 	return c.Temperature
+}
+
+// validPrecondition reports whether name is a preconditioner ("" is none).
+func validPrecondition(name string) bool {
+	_, err := sampler.ParsePreconditioner(name)
+	return err == nil
+}
+
+// PreconditionValue returns the run's preconditioner (none for runs that
+// do not record one; an invalid name, which Validate refuses, is none).
+func (c Config) PreconditionValue() sampler.Preconditioner {
+	p, _ := sampler.ParsePreconditioner(c.Precondition)
+	return p
 }
 
 // TemperingValue returns how temperatures enter the kernels: the recorded

@@ -156,6 +156,12 @@ func claimRunConfig(dir string, cfg Config) error {
 // "name saved (this task: value)"; the chain number is not compared.
 func configDiff(want, got Config) []string {
 	want.Chain, got.Chain = 0, 0
+	// a run saved before the preconditioner existed ran with none
+	for _, c := range []*Config{&want, &got} {
+		if c.Precondition == "" {
+			c.Precondition = "none"
+		}
+	}
 	w, g := fieldsOf(want), fieldsOf(got)
 	// Settings a config file omits when zero are compared too when only one
 	// side has them: a run saved before xtolerance existed ran without it,
