@@ -61,20 +61,20 @@ type Config struct {
 	// K chains start in K SGD solutions' basins (0: off). A run whose
 	// Steps equal SGDWarmup is the same starts with sampling off: it
 	// keeps its final state, the SGD solution, alone.
-	SGDWarmup int     `json:"sgd_warmup,omitempty" yaml:"sgd_warmup,omitempty"`
+	SGDWarmup int `json:"sgd_warmup,omitempty" yaml:"sgd_warmup,omitempty"`
 	// Precondition is the diagonal mass matrix each chain (each PT rung)
 	// estimates during burn-in and then freezes: "none" (unit mass, the
 	// default), "rmsprop" (from the squared minibatch gradients) or
 	// "variance" (from the positions' variances); see
 	// sampler.Preconditioner. Runs that do not record it ran with none.
-	Precondition string `json:"precondition,omitempty" yaml:"precondition,omitempty"`
-	Cycle     int     `json:"cycle" yaml:"cycle"`           // cyclical step size: steps per cosine cycle (0: constant)
-	CycleKeep float64 `json:"cycle_keep" yaml:"cycle_keep"` // with cycle: keep samples only in this last fraction of each cycle
-	Exchange  int     `json:"exchange" yaml:"exchange"`     // steps between exchange rounds
-	XBatch    int     `json:"xbatch" yaml:"xbatch"`         // first exchange batch
-	Scheme    string  `json:"scheme" yaml:"scheme"`         // alternate or first
-	Corr      string  `json:"correction" yaml:"correction"` // nnls or hermite
-	XMargin   float64 `json:"xmargin" yaml:"xmargin"`       // decisive early exchange decisions (0: off)
+	Precondition string  `json:"precondition,omitempty" yaml:"precondition,omitempty"`
+	Cycle        int     `json:"cycle" yaml:"cycle"`           // cyclical step size: steps per cosine cycle (0: constant)
+	CycleKeep    float64 `json:"cycle_keep" yaml:"cycle_keep"` // with cycle: keep samples only in this last fraction of each cycle
+	Exchange     int     `json:"exchange" yaml:"exchange"`     // steps between exchange rounds
+	XBatch       int     `json:"xbatch" yaml:"xbatch"`         // first exchange batch
+	Scheme       string  `json:"scheme" yaml:"scheme"`         // alternate or first
+	Corr         string  `json:"correction" yaml:"correction"` // nnls or hermite
+	XMargin      float64 `json:"xmargin" yaml:"xmargin"`       // decisive early exchange decisions (0: off)
 	// XTolerance: an exchange test stops early once the full-data test's
 	// chance of the other decision is at most this per look (0: off; absent,
 	// so off, in runs older than it). See sampler.Exchanger.Tolerance.
