@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -499,6 +500,66 @@ func TestBadScalePreconditioned(t *testing.T) {
 			}
 			if hl.Worst == sampler.HealthFail {
 				t.Errorf("%v: the health check failed a window", p)
+			}
+		})
+	}
+}
+
+// BenchmarkBadScaleESS compares, on the bad-scale case, SGNHT with unit
+// mass and with the preconditioners (friction 0.1 per step, 1.2 million
+// steps, the first 200,000 burn-in, every 20th kept): the smallest bulk
+// ESS over the six coordinates per 1,000 gradient evaluations and per 1,000 per-example
+// gradients (a full-batch evaluation costs 100, a batch of 20 costs 20),
+// and the worst sd error (coefficients and sigma) against the exact
+// posterior: an ESS of samples from the wrong distribution is no gain.
+// Run: go test -run XXX -bench BadScaleESS -benchtime 1x ./sampler/
+func BenchmarkBadScaleESS(b *testing.B) {
+	bs, err := newBadScale(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mo, err := bs.exact()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		lr      float64
+		batch   int
+		precond sampler.Preconditioner
+	}{
+		{"identity_full_lr3e-5", 3e-5, 100, sampler.PrecondNone},
+		{"identity_b20_lr3e-5", 3e-5, 20, sampler.PrecondNone},
+		{"rmsprop_b20_lr3e-5", 3e-5, 20, sampler.PrecondRMSprop},
+		{"variance_b20_lr3e-5", 3e-5, 20, sampler.PrecondVariance},
+		{"rmsprop_b20_lr3e-4", 3e-4, 20, sampler.PrecondRMSprop},
+		{"rmsprop_b20_lr1e-3", 1e-3, 20, sampler.PrecondRMSprop},
+		{"rmsprop_full_lr3e-3", 3e-3, 100, sampler.PrecondRMSprop},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				const steps, burn = 1200000, 200000
+				// every 20th step: the ESS estimator's cost grows as
+				// samples times lags, and the chains' lags run to thousands
+				xs, hl := badScaleRun{LR: c.lr, Friction: 0.1, Batch: c.batch, Steps: steps, Burn: burn, Thin: 20, Seed: 1, Precond: c.precond}.run(b, bs)
+				chk := mo.check(xs)
+				minESS := math.Inf(1)
+				for j := 0; j <= bs.P; j++ {
+					tr := make([]float64, len(xs))
+					for s, x := range xs {
+						tr[s] = x[j]
+					}
+					minESS = math.Min(minESS, train.BulkESS([][]float64{tr}))
+				}
+				worst := math.Abs(chk.SigmaSDRatio - 1)
+				for _, r := range chk.BetaSDRatio {
+					worst = math.Max(worst, math.Abs(r-1))
+				}
+				n := float64(steps - burn)
+				b.ReportMetric(1000*minESS/n, "ESS/1000grad")
+				b.ReportMetric(1000*minESS/(n*float64(c.batch)), "ESS/1000examples")
+				b.ReportMetric(worst, "sd-error")
+				b.ReportMetric(float64(hl.Bad)/float64(max(hl.After, 1)), "failed-windows")
 			}
 		})
 	}
