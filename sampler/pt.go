@@ -61,6 +61,13 @@ type PT struct {
 	// mass during burn-in and then freezes it (see Preconditioner). It
 	// needs an SGNHT, SGHMC or SGLD kernel.
 	Precondition Preconditioner
+	// NoiseCorrection estimates each rung's gradient noise per coordinate
+	// over the end of burn-in (after the last mass re-estimate, or its
+	// second half) and from the end of burn-in injects less noise where
+	// the gradient brings more (InjectionScale; Chen et al.'s B-hat), so
+	// that no coordinate runs hot or cold under the one thermostat. It
+	// needs an SGNHT or SGHMC kernel and a fixed step (no NoiseTarget).
+	NoiseCorrection bool
 }
 
 // ExchangeTest decides a swap between the configurations of two rungs.
@@ -83,6 +90,9 @@ type PTState struct {
 	// nil without one, and empty estimates once the masses are frozen).
 	// The masses themselves are in the rungs' States.
 	Mass []MassEstimate
+	// Noise holds each rung's gradient-noise estimate during burn-in
+	// (PT.NoiseCorrection; nil without one).
+	Noise []NoiseEstimate
 
 	kin []float64 // scratch: each rung's kinetic temperature after a step
 	xi0 []float64 // scratch: each rung's thermostat before a step
@@ -198,6 +208,17 @@ func (pt *PT) Validate() error {
 	default:
 		return fmt.Errorf("pt: unknown preconditioner %v", pt.Precondition)
 	}
+	if pt.NoiseCorrection {
+		if _, ok := pt.Kernel.(Frictional); !ok {
+			return fmt.Errorf("pt: noise correction needs an sgnht or sghmc kernel, not %s", pt.Kernel.Name())
+		}
+		if pt.NoiseTarget > 0 {
+			return errors.New("pt: noise correction needs a fixed step: it cannot be combined with a noise target")
+		}
+		if start, end := pt.noiseWindow(); end-start < 2 {
+			return fmt.Errorf("pt: noise correction needs a burn-in (%d steps) with at least 2 steps after the last mass estimate", pt.BurnIn)
+		}
+	}
 	if pt.HealthWindow < 0 {
 		return fmt.Errorf("pt: health window %d must be >= 0 (0: %d steps)", pt.HealthWindow, DefaultHealthWindow)
 	}
@@ -255,6 +276,12 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 			st.Mass[j].reset(pt.Precondition, len(st.Rungs[j].Theta))
 		}
 	}
+	if pt.NoiseCorrection {
+		st.Noise = make([]NoiseEstimate, r)
+		for j := range st.Noise {
+			st.Noise[j].Sum = make([]float64, len(st.Rungs[j].Theta))
+		}
+	}
 	return st, nil
 }
 
@@ -293,6 +320,19 @@ func (pt *PT) Check(st *PTState, dim int) error {
 		}
 		if s.Mass != nil && len(s.Mass) != dim {
 			return fmt.Errorf("pt state: rung %d has a mass of dimension %d, the model has %d", j, len(s.Mass), dim)
+		}
+		if s.InjScale != nil && len(s.InjScale) != dim {
+			return fmt.Errorf("pt state: rung %d has a noise correction of dimension %d, the model has %d", j, len(s.InjScale), dim)
+		}
+	}
+	if _, end := pt.noiseWindow(); pt.NoiseCorrection && st.Steps < end {
+		if len(st.Noise) != r {
+			return fmt.Errorf("pt state: %d noise estimates for %d rungs", len(st.Noise), r)
+		}
+		for j, e := range st.Noise {
+			if len(e.Sum) != dim || e.Count < 0 {
+				return fmt.Errorf("pt state: rung %d's noise estimate has %d coordinates (count %d), the model has %d", j, len(e.Sum), e.Count, dim)
+			}
 		}
 	}
 	if ends := MassWindowEnds(pt.BurnIn); pt.Precondition != PrecondNone && len(ends) > 0 && st.Steps <= ends[len(ends)-1] {
@@ -340,6 +380,7 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 	}
 	kernels := st.kernels
 	pt.armMass(st)
+	pt.armNoise(st)
 	for j := range kernels {
 		kernels[j] = pt.Kernel
 		if sc := st.Stats.Health[j].stepScale(); watched && sc != 1 {
@@ -394,6 +435,9 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 		}
 	}
 	if err := pt.adaptMass(st); err != nil {
+		return fmt.Errorf("pt: step %d: %w", st.Steps, err)
+	}
+	if err := pt.correctNoise(st, kernels); err != nil {
 		return fmt.Errorf("pt: step %d: %w", st.Steps, err)
 	}
 	if pt.Every > 0 && r > 1 && st.Steps%pt.Every == 0 {

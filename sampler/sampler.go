@@ -119,6 +119,11 @@ type State struct {
 	// Mass is the diagonal of the mass matrix (nil: unit mass). Set it with
 	// SetMass, which also sets the factors the kernels use.
 	Mass []float64
+	// InjScale multiplies the injected noise's sd per coordinate in SGNHT
+	// and SGHMC (nil: 1): sqrt(1 - B_i/inj) after a gradient-noise
+	// correction (PT.NoiseCorrection), so that injected and gradient noise
+	// add up to the same diffusion in every coordinate.
+	InjScale []float64
 	// Work holds the last step's kick terms, from which Health separates
 	// integration error from gradient noise (see StepWork).
 	Work StepWork `json:"-"`
@@ -146,6 +151,9 @@ type State struct {
 	// gradSq, when not nil, accumulates each step's squared stochastic
 	// gradient per coordinate (the rmsprop preconditioner's sums).
 	gradSq []float64
+	// noiseAcc, when not nil, accumulates each step's per-coordinate
+	// gradient-noise estimate (the noise correction's sums).
+	noiseAcc []float64
 }
 
 // StepWork are sums over coordinates of one momentum kernel step, with k

@@ -155,9 +155,9 @@ func sgnhtStep(pot Potential, s *State, xi, h, a float64, tc temperCoef, invQ fl
 			return 0, 0, 0, err
 		}
 		u.reset(xi, h, a, tc, rng)
-		u.r, u.gsq, u.off = s.invSqrtMass, s.gradSq, 0
+		u.r, u.gsq, u.off, u.nsc, u.nacc = s.invSqrtMass, s.gradSq, 0, s.InjScale, s.noiseAcc
 		u.chunk(s.Theta, s.P, s.Grad)
-		u.r, u.gsq = nil, nil
+		u.r, u.gsq, u.nsc, u.nacc = nil, nil, nil, nil
 		s.Work = StepWork{Before: u.wb, After: u.wa, Kick: u.wk, Valid: true}
 		newXi, kinetic, after = u.finish(len(s.P), invQ)
 		return newXi, kinetic, after, nil
@@ -167,9 +167,9 @@ func sgnhtStep(pot Potential, s *State, xi, h, a float64, tc temperCoef, invQ fl
 	}
 	u.reset(xi, h, a, tc, rng)
 	u.theta, u.p, u.next, u.bad = s.Theta, s.P, 0, nil
-	u.r, u.gsq = s.invSqrtMass, s.gradSq
+	u.r, u.gsq, u.nsc, u.nacc = s.invSqrtMass, s.gradSq, s.InjScale, s.noiseAcc
 	s.U, err = sp.GradientStream(s.Theta, rng, s.consume)
-	u.theta, u.p, u.r, u.gsq = nil, nil, nil, nil
+	u.theta, u.p, u.r, u.gsq, u.nsc, u.nacc = nil, nil, nil, nil, nil, nil
 	switch {
 	case err != nil:
 		return 0, 0, 0, err
@@ -210,6 +210,11 @@ type sgnhtStepper struct {
 	off    int
 	// the kick terms of StepWork, summed over the chunks
 	wb, wa, wk float64
+	// nsc, when not nil, scales the injected noise's sd per coordinate
+	// (State.InjScale) and nacc, when not nil, sums each coordinate's
+	// gradient-noise estimate (NoiseEstimate)
+	nsc, nacc []float64
+	ones      [normalChunk]float64
 }
 
 // consume applies the update to the streamed chunk g of the gradient at
@@ -260,7 +265,7 @@ func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 		z := u.buf[:hi-lo]
 		u.ns.fill(z)
 		pc, tc, gc := p[lo:hi], theta[lo:hi], g[lo:hi]
-		if u.r == nil {
+		if u.r == nil && u.nsc == nil && u.nacc == nil {
 			for i, zi := range z {
 				pb, k := pc[i], hInvT*gc[i]
 				pi := decay*pc[i] - hInvT*gc[i] + noise*zi
@@ -274,19 +279,7 @@ func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 				wk += k * k
 			}
 		} else {
-			rc := u.r[u.off+lo : u.off+hi]
-			for i, zi := range z {
-				pb, k := pc[i], hInvT*gc[i]*rc[i]
-				pi := decay*pb - k + noise*zi
-				mid := 0.5 * (pb + pi)
-				pc[i] = pi
-				tc[i] += h * rc[i] * pi
-				kin += mid * mid
-				pp += pi * pi
-				wb += pb * k
-				wa += pi * k
-				wk += k * k
-			}
+			u.general(tc, pc, gc, z, lo, hi, &kin, &pp, &wb, &wa, &wk)
 		}
 		if u.gsq != nil {
 			gs := u.gsq[u.off+lo : u.off+hi]
@@ -297,6 +290,54 @@ func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 	}
 	u.kin, u.pp = kin, pp
 	u.wb, u.wa, u.wk = wb, wa, wk
+}
+
+// general is chunk's loop over coordinates [lo, hi) of the current chunk
+// (tc, pc, gc, z its positions, momenta, gradient and normal draws) with a
+// mass, a per-coordinate injected noise or per-coordinate noise sums: the
+// preconditioned update with the injected sd noise*InjScale_i, adding
+// coordinate i's gradient-noise estimate, its heating beyond the
+// injected noise less its integration error's part (see
+// IntegrationError; the pairing of successive steps' kick terms is left to
+// the sums over a window),
+//
+//	q_i'^2 - exp(-2 xi h) q_i^2 - inj_i - (q_i k_i - q_i' k_i - k_i^2),
+//
+// to nacc.
+func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, kin, pp, wb, wa, wk *float64) {
+	h, hInvT, noise, decay := u.h*u.tc.pos, u.h*u.tc.grad, u.noise, u.decay
+	if u.ones[0] != 1 {
+		for i := range u.ones {
+			u.ones[i] = 1
+		}
+	}
+	rc, sc := u.ones[:hi-lo], u.ones[:hi-lo]
+	if u.r != nil {
+		rc = u.r[u.off+lo : u.off+hi]
+	}
+	if u.nsc != nil {
+		sc = u.nsc[u.off+lo : u.off+hi]
+	}
+	var na []float64
+	if u.nacc != nil {
+		na = u.nacc[u.off+lo : u.off+hi]
+	}
+	d2, inj := decay*decay, noise*noise
+	for i, zi := range z {
+		pb, k := pc[i], hInvT*gc[i]*rc[i]
+		pi := decay*pb - k + noise*sc[i]*zi
+		mid := 0.5 * (pb + pi)
+		pc[i] = pi
+		tc[i] += h * rc[i] * pi
+		*kin += mid * mid
+		*pp += pi * pi
+		*wb += pb * k
+		*wa += pi * k
+		*wk += k * k
+		if na != nil {
+			na[i] += pi*pi - d2*pb*pb - inj*sc[i]*sc[i] - pb*k + pi*k + k*k
+		}
+	}
 }
 
 // finish returns the thermostat after an update of d coordinates, adapted
