@@ -67,14 +67,21 @@ type Config struct {
 	// default), "rmsprop" (from the squared minibatch gradients) or
 	// "variance" (from the positions' variances); see
 	// sampler.Preconditioner. Runs that do not record it ran with none.
-	Precondition string  `json:"precondition,omitempty" yaml:"precondition,omitempty"`
-	Cycle        int     `json:"cycle" yaml:"cycle"`           // cyclical step size: steps per cosine cycle (0: constant)
-	CycleKeep    float64 `json:"cycle_keep" yaml:"cycle_keep"` // with cycle: keep samples only in this last fraction of each cycle
-	Exchange     int     `json:"exchange" yaml:"exchange"`     // steps between exchange rounds
-	XBatch       int     `json:"xbatch" yaml:"xbatch"`         // first exchange batch
-	Scheme       string  `json:"scheme" yaml:"scheme"`         // alternate or first
-	Corr         string  `json:"correction" yaml:"correction"` // nnls or hermite
-	XMargin      float64 `json:"xmargin" yaml:"xmargin"`       // decisive early exchange decisions (0: off)
+	Precondition string `json:"precondition,omitempty" yaml:"precondition,omitempty"`
+	// NoiseCorrection estimates each chain's gradient noise per
+	// coordinate at the end of burn-in and from then on injects less noise
+	// where the gradient brings more (sampler.PT.NoiseCorrection), so that
+	// no coordinate runs hot or cold under the one thermostat (false in
+	// runs older than it).
+	NoiseCorrection bool `json:"noise_correction,omitempty" yaml:"noise_correction,omitempty"`
+
+	Cycle     int     `json:"cycle" yaml:"cycle"`           // cyclical step size: steps per cosine cycle (0: constant)
+	CycleKeep float64 `json:"cycle_keep" yaml:"cycle_keep"` // with cycle: keep samples only in this last fraction of each cycle
+	Exchange  int     `json:"exchange" yaml:"exchange"`     // steps between exchange rounds
+	XBatch    int     `json:"xbatch" yaml:"xbatch"`         // first exchange batch
+	Scheme    string  `json:"scheme" yaml:"scheme"`         // alternate or first
+	Corr      string  `json:"correction" yaml:"correction"` // nnls or hermite
+	XMargin   float64 `json:"xmargin" yaml:"xmargin"`       // decisive early exchange decisions (0: off)
 	// XTolerance: an exchange test stops early once the full-data test's
 	// chance of the other decision is at most this per look (0: off; absent,
 	// so off, in runs older than it). See sampler.Exchanger.Tolerance.
@@ -191,6 +198,9 @@ func (c Config) Validate() error {
 		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
 		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
 		{validPrecondition(c.Precondition), "precondition must be none, rmsprop or variance"},
+		{!c.NoiseCorrection || c.Sampler == PTSGHMC || c.Sampler == "sgnht" || c.Sampler == "sghmc", "noise_correction needs a sampler with friction (ptsghmc, sgnht or sghmc)"},
+		{!c.NoiseCorrection || c.NoiseTarget == 0 && c.Cycle == 0 && c.SGDWarmup == 0, "noise_correction needs a fixed step and kernel (no noise_target, cycle or sgd_warmup)"},
+		{!c.NoiseCorrection || c.BurnIn >= 10, "noise_correction needs a burn-in of at least 10 steps to estimate the noise"},
 		{c.PosteriorTemperature() == 1 || !c.optimiser(), "temperature does not apply to sgd, an optimiser (it samples nothing)"},
 		{c.Inertia >= 0 && !math.IsInf(c.Inertia, 0), "thermostat_inertia must be non-negative (0: 1/A^2)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},

@@ -215,7 +215,8 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		return nil, err
 	}
 	r.pt = &sampler.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
-		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue()}
+		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(),
+		NoiseCorrection: cfg.NoiseCorrection}
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange
 		r.pt.Scheme = sampler.Scheme(cfg.Scheme)

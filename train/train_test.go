@@ -92,6 +92,10 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		{"ptsghmc", 0, "rmsprop", func(c *Config) { c.Precondition = "rmsprop" }, []int{3, 8, 11, 33, 61}},
 		{"sgnht", 0, "variance", func(c *Config) { c.Precondition = "variance" }, []int{3, 8, 11, 33, 61}},
 		{"sgld", 0, "rmsprop", func(c *Config) { c.Precondition = "rmsprop" }, []int{3, 11, 61}},
+		// the noise correction estimates over steps 33-40 (after the last
+		// mass window) and applies from step 40
+		{"ptsghmc", 0, "noise-correction", func(c *Config) { c.Precondition, c.NoiseCorrection = "rmsprop", true }, []int{35, 40, 61}},
+		{"sghmc", 0, "noise-correction", func(c *Config) { c.NoiseCorrection = true }, []int{25, 61}},
 	} {
 		t.Run(fmt.Sprintf("%s/cycle%d/%s", tc.sampler, tc.cycle, tc.name), func(t *testing.T) {
 			cfg := smallConfig()

@@ -47,6 +47,7 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.Float64Var(&c.Friction, "friction", c.Friction, "momentum decay per step alpha (diffusion A = alpha/h)")
 	fs.Float64Var(&c.Inertia, "thermostat-inertia", c.Inertia, "SGNHT thermostat inertia Q: smaller adapts faster (0: 1/A^2, a thermostat that settles within a few momentum relaxation times)")
 	fs.StringVar(&c.Precondition, "precondition", c.Precondition, "diagonal mass matrix estimated during burn-in, then frozen: none, rmsprop (from squared minibatch gradients) or variance (from the positions' variances); heavier masses slow the stiff, noisy coordinates to the widest one's pace (docs/sampler.md)")
+	fs.BoolVar(&c.NoiseCorrection, "noise-correction", c.NoiseCorrection, "estimate the gradient noise per parameter at the end of burn-in and inject less noise where the gradient brings more (SGHMC's B-hat), so no parameter runs hot or cold under the one thermostat (ptsghmc, sgnht, sghmc)")
 	fs.Float64Var(&c.NoiseTarget, "noise-target", c.NoiseTarget, "noise-aware step: during burn-in, shrink the step (same friction per step) until the gradient noise is at most this share of the momentum's diffusion, e.g. 0.05 (0: off; the run still reports the share)")
 	fs.IntVar(&c.SGDWarmup, "sgd-warmup", c.SGDWarmup, "run the first this many steps as momentum SGD, then sample from the point reached (burn-in by optimisation: --chains K then start in K SGD solutions; 0: off)")
 	fs.IntVar(&c.Cycle, "cycle", c.Cycle, "cyclical step size (Zhang et al. 2020): steps per cosine cycle of the learning rate (0: constant)")
