@@ -56,7 +56,12 @@ func TestPreconditionConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := r.State()
+	summary := r.Preconditioning()
 	r.Close()
+	t.Logf("%s", summary)
+	if !strings.HasPrefix(summary, "preconditioner rmsprop (masses frozen from step 32):") || strings.Count(summary, "rung ") != 3 {
+		t.Errorf("summary %q", summary)
+	}
 	for j, s := range st.Rungs {
 		lo, hi := s.Mass[0], s.Mass[0]
 		for _, m := range s.Mass {

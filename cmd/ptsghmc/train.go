@@ -311,6 +311,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if tp := r.Tempering(); tp != nil {
 			printTempering(stdout, tp)
 		}
+		if p := r.Preconditioning(); p != "" {
+			fmt.Fprintln(stdout, p)
+		}
 		fmt.Fprintln(stdout, r.Health())
 	}
 	return nil
