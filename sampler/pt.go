@@ -335,7 +335,7 @@ func (pt *PT) Check(st *PTState, dim int) error {
 			}
 		}
 	}
-	if ends := MassWindowEnds(pt.BurnIn); pt.Precondition != PrecondNone && len(ends) > 0 && st.Steps <= ends[len(ends)-1] {
+	if ends := MassWindowEnds(pt.BurnIn); pt.Precondition != PrecondNone && len(ends) > 0 && st.Steps < ends[len(ends)-1] {
 		if len(st.Mass) != r {
 			return fmt.Errorf("pt state: %d mass estimates for %d rungs (preconditioner %v)", len(st.Mass), r, pt.Precondition)
 		}
