@@ -174,7 +174,9 @@ type StepWork struct {
 
 // SetMass sets the diagonal mass matrix M = diag(m) of the momentum (nil:
 // unit mass), copying m. Every value must be positive and finite. The
-// momentum P is in units of its sd and does not change.
+// momentum P is in units of its sd and does not change. SGNHT, SGHMC and
+// SGLD use the mass; HMC and SGD ignore it. PT.Precondition estimates and
+// sets it during burn-in.
 func (s *State) SetMass(m []float64) error {
 	if m == nil {
 		s.Mass, s.invSqrtMass = nil, nil
