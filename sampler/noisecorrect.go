@@ -29,13 +29,16 @@ func (pt *PT) noiseWindow() (start, end int) {
 // noise's sd that correct for estimated gradient noise b (per step and
 // coordinate) against an injected variance inj: sqrt(1 - b_i/inj), Chen et
 // al. 2014's B-hat correction (inject 2 (C - B^) h) in the exact-friction
-// form, so that the momentum of every coordinate receives inj in all. A
-// coordinate whose noise exceeds inj gets no injected noise and still runs
-// hot; a negative estimate (statistical noise) counts as 0.
+// form, so that the momentum of every coordinate receives inj in all. The
+// estimate is used as it is, negative values included (the multiplier is
+// then above 1), so that its statistical errors cancel over coordinates
+// rather than add up to an over-correction; the multiplier is kept in [0,
+// sqrt(2)]. A coordinate whose noise exceeds inj gets no injected noise and
+// still runs hot.
 func InjectionScale(b []float64, inj float64) []float64 {
 	sc := make([]float64, len(b))
 	for i, v := range b {
-		sc[i] = math.Sqrt(math.Max(1-math.Max(v, 0)/inj, 0))
+		sc[i] = math.Sqrt(math.Min(math.Max(1-v/inj, 0), 2))
 	}
 	return sc
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -298,8 +299,8 @@ func (c *Checkpoint) restore(cfg Config, pt *sampler.PT, dim, n int) (*sampler.P
 			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, ErrCheckpoint)
 		}
 		for i, v := range rs.InjScale {
-			if !(v >= 0 && v <= 1) {
-				return nil, fmt.Errorf("rung %d: noise correction %d is %v, outside [0, 1]: %w", len(st.Rungs)+1, i, v, ErrCheckpoint)
+			if !(v >= 0 && v <= math.Sqrt2) {
+				return nil, fmt.Errorf("rung %d: noise correction %d is %v, outside [0, sqrt(2)]: %w", len(st.Rungs)+1, i, v, ErrCheckpoint)
 			}
 		}
 		s.InjScale = rs.InjScale
