@@ -38,8 +38,9 @@ type Engine string
 
 // Available engines.
 const (
-	EnginePlan  Engine = "plan"  // preallocated BLAS plan (fast)
-	EngineGraph Engine = "graph" // Gorgonia's VM on the expression graph (reference)
+	EnginePlan     Engine = "plan"     // an MLP's hand-written BLAS plan; any other model compiled
+	EngineCompiled Engine = "compiled" // every model's graph compiled (CompiledEvaluator)
+	EngineGraph    Engine = "graph"    // Gorgonia's VM on the expression graph (reference)
 )
 
 // DType is the floating-point type an evaluator computes in.
@@ -52,31 +53,57 @@ const (
 )
 
 // NewFor returns an evaluator of model for batches of up to batch examples:
-// the BLAS plan when the engine is plan and the model is an MLP, Gorgonia's
-// VM on the model's graph otherwise.
+// with engine plan (the default), the BLAS plan for an MLP and the compiled
+// graph (CompiledEvaluator) for any other model; with compiled, the
+// compiled graph for every model; with graph, Gorgonia's VM. A graph the
+// compiler cannot compile (an op it has no kernel for, Compilable) runs on
+// the VM.
 func NewFor(engine Engine, model nn.Model, batch int, dtype DType) (Evaluator, error) {
+	return newFor(engine, model, batch, dtype, true)
+}
+
+func newFor(engine Engine, model nn.Model, batch int, dtype DType, withGrad bool) (Evaluator, error) {
 	switch engine {
 	case EnginePlan, "":
 		if model.MLP != nil {
 			return NewPlan(*model.MLP, batch, dtype)
 		}
-		return NewModelEvaluator(model, batch, dtype)
+		return compiledOrGraph(model, batch, dtype, withGrad)
+	case EngineCompiled:
+		return compiledOrGraph(model, batch, dtype, withGrad)
 	case EngineGraph:
-		return NewModelEvaluator(model, batch, dtype)
+		return newGraphEvaluator(model, batch, dtype, withGrad)
 	}
-	return nil, fmt.Errorf("unknown engine %q: expected plan or graph", engine)
+	return nil, fmt.Errorf("unknown engine %q: expected plan, compiled or graph", engine)
+}
+
+// compiledOrGraph compiles model's graph, or builds it on Gorgonia's VM if
+// the compiler does not support one of its ops.
+func compiledOrGraph(model nn.Model, batch int, dtype DType, withGrad bool) (Evaluator, error) {
+	ev, err := compileEvaluator(model, batch, dtype, withGrad)
+	if IsUnsupported(err) {
+		return newGraphEvaluator(model, batch, dtype, withGrad)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
 }
 
 // NewPredictor returns an evaluator of model whose Logits reports the
-// model's logits: the BLAS plan for an MLP, a forward-only graph otherwise.
+// model's logits: the BLAS plan for an MLP, the compiled forward pass of
+// the graph otherwise (Gorgonia's VM if the compiler does not support it).
 func NewPredictor(model nn.Model, batch int, dtype DType) (Evaluator, error) {
+	return NewPredictorFor(EnginePlan, model, batch, dtype)
+}
+
+// NewPredictorFor is NewPredictor on the given engine (as NewFor chooses,
+// without the backward pass).
+func NewPredictorFor(engine Engine, model nn.Model, batch int, dtype DType) (Evaluator, error) {
 	if !model.Logits {
 		return nil, fmt.Errorf("predictor: model %s reports no logits (not a classifier)", model.Name)
 	}
-	if model.MLP != nil {
-		return NewPlan(*model.MLP, batch, dtype)
-	}
-	return NewForwardEvaluator(model, batch, dtype)
+	return newFor(engine, model, batch, dtype, false)
 }
 
 // New returns an evaluator of spec for batches of up to batch examples.

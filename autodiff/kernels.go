@@ -1,0 +1,671 @@
+package autodiff
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// runs walks a tensor of some shape, in row-major order, together with
+// other strided operands, as contiguous runs of the innermost collapsed
+// axis: offs holds, per run, one start offset per operand; run r covers
+// elements offs[k*r+j] + i*st[j], i < n, of operand j. Axes along which
+// every operand is contiguous are merged first, so a bias broadcast over a
+// convolution's [B, C, H, W] output walks B*C runs of H*W.
+type runs struct {
+	n    int
+	st   []int
+	offs []int
+}
+
+// newRuns returns the runs of shape for operands with the given strides
+// (one per axis of shape; 0 along broadcast axes).
+func newRuns(shape []int, strides ...[]int) runs {
+	k := len(strides)
+	type dim struct {
+		n  int
+		st []int
+	}
+	var merged []dim // innermost first
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i] == 1 {
+			continue
+		}
+		d := dim{n: shape[i], st: make([]int, k)}
+		for j := range strides {
+			d.st[j] = strides[j][i]
+		}
+		if len(merged) > 0 {
+			last := &merged[len(merged)-1]
+			ok := true
+			for j := range d.st {
+				ok = ok && d.st[j] == last.st[j]*last.n
+			}
+			if ok {
+				last.n *= d.n
+				continue
+			}
+		}
+		merged = append(merged, d)
+	}
+	if len(merged) == 0 {
+		merged = []dim{{n: 1, st: make([]int, k)}}
+	}
+	r := runs{n: merged[0].n, st: merged[0].st}
+	outer := merged[1:]
+	count := 1
+	for _, d := range outer {
+		count *= d.n
+	}
+	r.offs = make([]int, 0, count*k)
+	idx := make([]int, len(outer))
+	off := make([]int, k)
+	for c := 0; c < count; c++ {
+		r.offs = append(r.offs, off...)
+		for a := 0; a < len(outer); a++ {
+			idx[a]++
+			for j := range off {
+				off[j] += outer[a].st[j]
+			}
+			if idx[a] < outer[a].n {
+				break
+			}
+			for j := range off {
+				off[j] -= outer[a].n * outer[a].st[j]
+			}
+			idx[a] = 0
+		}
+	}
+	return r
+}
+
+// gather writes src[i*st] into dst[i].
+func gather[T float](dst, src []T, st int) {
+	if st == 1 {
+		copy(dst, src[:len(dst)])
+		return
+	}
+	for i := range dst {
+		dst[i] = src[i*st]
+	}
+}
+
+// gatherAcc writes, or with acc adds, src[i*st] into dst[i].
+func gatherAcc[T float](dst, src []T, st int, acc bool) {
+	if !acc {
+		gather(dst, src, st)
+		return
+	}
+	for i := range dst {
+		dst[i] += src[i*st]
+	}
+}
+
+// scatter writes, or with acc adds, src[i] into dst[i*st] (with st = 0
+// and acc it sums src into dst[0]).
+func scatter[T float](dst []T, st int, src []T, acc bool) {
+	switch {
+	case st == 0 && acc:
+		var s T
+		for _, v := range src {
+			s += v
+		}
+		dst[0] += s
+	case st == 1:
+		accumulate(dst[:len(src)], src, acc)
+	case acc:
+		for i, v := range src {
+			dst[i*st] += v
+		}
+	default:
+		for i, v := range src {
+			dst[i*st] = v
+		}
+	}
+}
+
+// accumulate writes, or with acc adds, src into dst.
+func accumulate[T float](dst, src []T, acc bool) {
+	if !acc {
+		copy(dst, src)
+		return
+	}
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] += v
+	}
+}
+
+// matmul is C = op(A) op(B) through BLAS GEMM, op transposing with ta, tb;
+// A is ar x ac, B br x bc as stored.
+type matmul[T float] struct {
+	gemm           gemmFunc[T]
+	a, b, c        []T
+	da, db, dc     []T
+	ta, tb         bool
+	ar, ac, br, bc int
+}
+
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+func beta[T float](acc bool) T {
+	if acc {
+		return 1
+	}
+	return 0
+}
+
+func (m *matmul[T]) forward() {
+	rows, inner, cols := m.ar, m.ac, m.bc
+	if m.ta {
+		rows, inner = m.ac, m.ar
+	}
+	if m.tb {
+		cols = m.br
+	}
+	m.gemm(trans(m.ta), trans(m.tb), rows, cols, inner, 1, m.a, m.ac, m.b, m.bc, 0, m.c, cols)
+}
+
+// backward writes (or adds) dA and dB from dC: with C = op(A) op(B),
+// d op(A) = dC op(B)^T and d op(B) = op(A)^T dC, each transposed back when
+// the operand was used transposed. dB is written before dA (the order the
+// compiler claimed them).
+func (m *matmul[T]) backward(accA, accB bool) {
+	rows, inner, cols := m.ar, m.ac, m.bc
+	if m.ta {
+		rows, inner = m.ac, m.ar
+	}
+	if m.tb {
+		cols = m.br
+	}
+	if m.db != nil {
+		if !m.tb { // dB [inner, cols] = op(A)^T dC
+			m.gemm(trans(!m.ta), blas.NoTrans, inner, cols, rows, 1, m.a, m.ac, m.dc, cols, beta[T](accB), m.db, cols)
+		} else { // dB [cols, inner] = dC^T op(A)
+			m.gemm(blas.Trans, trans(m.ta), cols, inner, rows, 1, m.dc, cols, m.a, m.ac, beta[T](accB), m.db, inner)
+		}
+	}
+	if m.da != nil {
+		if !m.ta { // dA [rows, inner] = dC op(B)^T
+			m.gemm(blas.NoTrans, trans(!m.tb), rows, inner, cols, 1, m.dc, cols, m.b, m.bc, beta[T](accA), m.da, inner)
+		} else { // dA [inner, rows] = op(B) dC^T
+			m.gemm(trans(m.tb), blas.Trans, inner, rows, cols, 1, m.b, m.bc, m.dc, cols, beta[T](accA), m.da, rows)
+		}
+	}
+}
+
+// Elementwise binary operations and the partial derivatives their adjoints
+// use.
+const (
+	binAdd = iota
+	binSub
+	binMul
+	binDiv
+	binLt
+	binGt
+	binLte
+	binGte
+	binEq
+	binNe
+	binRelu // x ⊙ (x >= 0), fused
+)
+
+var binOps = map[string]int{"+": binAdd, "-": binSub, "⊙": binMul, "÷": binDiv, "<": binLt, ">": binGt,
+	"<=": binLte, ">=": binGte, "==": binEq, "!=": binNe, "relu": binRelu}
+
+func b2f[T float](b bool) T {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// binRun computes out[i] = a[i*sa] op b[i*sb].
+func binRun[T float](op int, out, a []T, sa int, b []T, sb int) {
+	if op == binRelu {
+		for i := range out {
+			if v := a[i*sa]; v >= 0 {
+				out[i] = v
+			} else {
+				out[i] = 0
+			}
+		}
+		return
+	}
+	if sa == 1 && sb == 0 {
+		y := b[0]
+		a = a[:len(out)]
+		switch op {
+		case binAdd:
+			for i, x := range a {
+				out[i] = x + y
+			}
+			return
+		case binMul:
+			for i, x := range a {
+				out[i] = x * y
+			}
+			return
+		}
+	}
+	if sa == 1 && sb == 1 {
+		a, b = a[:len(out)], b[:len(out)]
+		switch op {
+		case binAdd:
+			for i, x := range a {
+				out[i] = x + b[i]
+			}
+			return
+		case binMul:
+			for i, x := range a {
+				out[i] = x * b[i]
+			}
+			return
+		}
+	}
+	for i := range out {
+		x, y := a[i*sa], b[i*sb]
+		var v T
+		switch op {
+		case binAdd:
+			v = x + y
+		case binSub:
+			v = x - y
+		case binMul:
+			v = x * y
+		case binDiv:
+			v = x / y
+		case binLt:
+			v = b2f[T](x < y)
+		case binGt:
+			v = b2f[T](x > y)
+		case binLte:
+			v = b2f[T](x <= y)
+		case binGte:
+			v = b2f[T](x >= y)
+		case binEq:
+			v = b2f[T](x == y)
+		case binNe:
+			v = b2f[T](x != y)
+		}
+		out[i] = v
+	}
+}
+
+// Partial derivatives of a binary operation's output g with respect to one
+// operand, times the output's adjoint.
+const (
+	partIdent  = iota // g
+	partNeg           // -g
+	partMulB          // g b
+	partMulA          // g a
+	partDivB          // g / b
+	partDivAB         // -g a / b^2
+	partReluA         // g where a >= 0
+)
+
+// partOf returns the partial of op with respect to operand side (0: a).
+func partOf(op, side int) int {
+	switch op {
+	case binSub:
+		if side == 1 {
+			return partNeg
+		}
+	case binMul:
+		if side == 0 {
+			return partMulB
+		}
+		return partMulA
+	case binDiv:
+		if side == 0 {
+			return partDivB
+		}
+		return partDivAB
+	case binRelu:
+		return partReluA
+	}
+	return partIdent
+}
+
+// partRun writes (or with acc adds) the partial part of each of the run's
+// outputs into d[i*sd].
+func partRun[T float](part int, d []T, sd int, acc bool, g, a []T, sa int, b []T, sb int) {
+	if part == partReluA && sd == 1 && sa == 1 {
+		d, a = d[:len(g)], a[:len(g)]
+		if acc {
+			for i, v := range g {
+				if a[i] >= 0 {
+					d[i] += v
+				}
+			}
+			return
+		}
+		for i, v := range g {
+			if a[i] >= 0 {
+				d[i] = v
+			} else {
+				d[i] = 0
+			}
+		}
+		return
+	}
+	if part == partIdent && sd == 0 && acc {
+		var s T
+		for _, v := range g {
+			s += v
+		}
+		d[0] += s
+		return
+	}
+	for i, v := range g {
+		var x T
+		switch part {
+		case partIdent:
+			x = v
+		case partNeg:
+			x = -v
+		case partMulB:
+			x = v * b[i*sb]
+		case partMulA:
+			x = v * a[i*sa]
+		case partDivB:
+			x = v / b[i*sb]
+		case partDivAB:
+			y := b[i*sb]
+			x = -v * a[i*sa] / (y * y)
+		case partReluA:
+			if a[i*sa] >= 0 {
+				x = v
+			}
+		}
+		if acc {
+			d[i*sd] += x
+		} else {
+			d[i*sd] = x
+		}
+	}
+}
+
+// Unary operations.
+const (
+	unNeg = iota
+	unSquare
+	unCube
+	unSqrt
+	unInv
+	unExp
+	unLn
+	unLog1p
+	unTanh
+	unSigmoid
+	unSoftplus
+	unAbs
+)
+
+var unaryCodes = map[string]int{"neg": unNeg, "square": unSquare, "cube": unCube, "sqrt": unSqrt, "inv": unInv,
+	"exp": unExp, "ln": unLn, "log1p": unLog1p, "tanh": unTanh, "sigmoid": unSigmoid, "softplus": unSoftplus, "abs": unAbs}
+
+func unaryForward[T float](op int, in, out []T) {
+	in = in[:len(out)]
+	for i, x := range in {
+		var y T
+		switch op {
+		case unNeg:
+			y = -x
+		case unSquare:
+			y = x * x
+		case unCube:
+			y = x * x * x
+		case unSqrt:
+			y = T(math.Sqrt(float64(x)))
+		case unInv:
+			y = 1 / x
+		case unExp:
+			y = T(math.Exp(float64(x)))
+		case unLn:
+			y = T(math.Log(float64(x)))
+		case unLog1p:
+			y = T(math.Log1p(float64(x)))
+		case unTanh:
+			y = T(math.Tanh(float64(x)))
+		case unSigmoid:
+			y = T(1 / (1 + math.Exp(-float64(x))))
+		case unSoftplus:
+			y = T(softplus(float64(x)))
+		case unAbs:
+			y = T(math.Abs(float64(x)))
+		}
+		out[i] = y
+	}
+}
+
+func softplus(x float64) float64 {
+	if x > 0 {
+		return x + math.Log1p(math.Exp(-x))
+	}
+	return math.Log1p(math.Exp(x))
+}
+
+// unaryBackward writes (or adds) dout * f'(x) into din, from the input x
+// and the output y = f(x).
+func unaryBackward[T float](op int, in, out, dout, din []T, acc bool) {
+	in, out, din = in[:len(dout)], out[:len(dout)], din[:len(dout)]
+	for i, g := range dout {
+		x, y := in[i], out[i]
+		var d T
+		switch op {
+		case unNeg:
+			d = -1
+		case unSquare:
+			d = 2 * x
+		case unCube:
+			d = 3 * x * x
+		case unSqrt:
+			d = 0.5 / y
+		case unInv:
+			d = -y * y
+		case unExp:
+			d = y
+		case unLn:
+			d = 1 / x
+		case unLog1p:
+			d = 1 / (1 + x)
+		case unTanh:
+			d = 1 - y*y
+		case unSigmoid:
+			d = y * (1 - y)
+		case unSoftplus:
+			d = T(1 / (1 + math.Exp(-float64(x))))
+		case unAbs:
+			d = T(math.Copysign(1, float64(x)))
+		}
+		if acc {
+			din[i] += g * d
+		} else {
+			din[i] = g * d
+		}
+	}
+}
+
+// softmaxForward applies the (log-)softmax to each row of w values.
+func softmaxForward[T float](in, out []T, w int, isLog bool) {
+	for r := 0; r+w <= len(out); r += w {
+		z, o := in[r:r+w], out[r:r+w]
+		m := z[0]
+		for _, v := range z {
+			m = max(m, v)
+		}
+		var s float64
+		for _, v := range z {
+			s += math.Exp(float64(v - m))
+		}
+		if isLog {
+			lse := m + T(math.Log(s))
+			for j, v := range z {
+				o[j] = v - lse
+			}
+			continue
+		}
+		for j, v := range z {
+			o[j] = T(math.Exp(float64(v-m)) / s)
+		}
+	}
+}
+
+// softmaxBackward writes (or adds) the adjoint of the softmax's input from
+// its output y and the output's adjoint g: g - softmax * sum(g) for the log
+// version, y (g - sum(g y)) otherwise.
+func softmaxBackward[T float](out, dout, din []T, w int, isLog, acc bool) {
+	for r := 0; r+w <= len(out); r += w {
+		y, g, d := out[r:r+w], dout[r:r+w], din[r:r+w]
+		var s T
+		for j, v := range g {
+			if isLog {
+				s += v
+			} else {
+				s += v * y[j]
+			}
+		}
+		for j, v := range g {
+			var x T
+			if isLog {
+				x = v - T(math.Exp(float64(y[j])))*s
+			} else {
+				x = y[j] * (v - s)
+			}
+			if acc {
+				d[j] += x
+			} else {
+				d[j] = x
+			}
+		}
+	}
+}
+
+// im2col is Gorgonia's im2col: an image batch [b, c, h, w] to columns
+// [b, oh, ow, c*kh*kw], the column index running over channel, kernel row,
+// kernel column.
+type im2col struct {
+	b, c, h, w, oh, ow            int
+	kh, kw, padH, padW            int
+	strideH, strideW, dilH, dilW int
+}
+
+func im2colForward[T float](ic *im2col, im, col []T) {
+	k := 0
+	for b := 0; b < ic.b; b++ {
+		img := im[b*ic.c*ic.h*ic.w:]
+		for or := 0; or < ic.oh; or++ {
+			for oc := 0; oc < ic.ow; oc++ {
+				for ch := 0; ch < ic.c; ch++ {
+					plane := img[ch*ic.h*ic.w:]
+					for kr := 0; kr < ic.kh; kr++ {
+						ir := -ic.padH + kr*ic.dilH + or*ic.strideH
+						for kc := 0; kc < ic.kw; kc++ {
+							icol := -ic.padW + kc*ic.dilW + oc*ic.strideW
+							if ir < 0 || ir >= ic.h || icol < 0 || icol >= ic.w {
+								col[k] = 0
+							} else {
+								col[k] = plane[ir*ic.w+icol]
+							}
+							k++
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im writes (or adds) the adjoint of im2col's input: each column
+// entry's adjoint added to the pixel it was read from.
+func col2im[T float](ic *im2col, dcol, dim []T, acc bool) {
+	if !acc {
+		clear(dim[:ic.b*ic.c*ic.h*ic.w])
+	}
+	k := 0
+	for b := 0; b < ic.b; b++ {
+		img := dim[b*ic.c*ic.h*ic.w:]
+		for or := 0; or < ic.oh; or++ {
+			for oc := 0; oc < ic.ow; oc++ {
+				for ch := 0; ch < ic.c; ch++ {
+					plane := img[ch*ic.h*ic.w:]
+					for kr := 0; kr < ic.kh; kr++ {
+						ir := -ic.padH + kr*ic.dilH + or*ic.strideH
+						for kc := 0; kc < ic.kw; kc++ {
+							icol := -ic.padW + kc*ic.dilW + oc*ic.strideW
+							if ir >= 0 && ir < ic.h && icol >= 0 && icol < ic.w {
+								plane[ir*ic.w+icol] += dcol[k]
+							}
+							k++
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// maxPool is Gorgonia's 2-d max pooling of [b, c, h, w] into
+// [b, c, oh, ow], remembering each output's argmax within its plane (-1
+// when the window is empty).
+type maxPool struct {
+	b, c, h, w, oh, ow int
+	kh, kw, padH, padW int
+	strideH, strideW   int
+	arg                []int32
+}
+
+func maxPoolForward[T float](mp *maxPool, in, out []T) {
+	lowest := T(-math.MaxFloat32)
+	if _, ok := any(lowest).(float64); ok {
+		lowest = T(-math.Nextafter(math.Inf(1), 0)) // -MaxFloat64, as Gorgonia starts
+	}
+	for p := 0; p < mp.b*mp.c; p++ {
+		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := mp.arg[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			h0 := ph*mp.strideH - mp.padH
+			h1 := min(h0+mp.kh, mp.h)
+			h0 = max(h0, 0)
+			for pw := 0; pw < mp.ow; pw++ {
+				w0 := pw*mp.strideW - mp.padW
+				w1 := min(w0+mp.kw, mp.w)
+				w0 = max(w0, 0)
+				best, at := lowest, int32(-1)
+				for hi := h0; hi < h1; hi++ {
+					for wi := w0; wi < w1; wi++ {
+						if v := plane[hi*mp.w+wi]; v > best {
+							best, at = v, int32(hi*mp.w+wi)
+						}
+					}
+				}
+				o[ph*mp.ow+pw], arg[ph*mp.ow+pw] = best, at
+			}
+		}
+	}
+}
+
+// maxPoolBackward writes (or adds) the adjoint of the pooling's input: each
+// output's adjoint goes to its argmax.
+func maxPoolBackward[T float](mp *maxPool, dout, din []T, acc bool) {
+	if !acc {
+		clear(din[:mp.b*mp.c*mp.h*mp.w])
+	}
+	for p := 0; p < mp.b*mp.c; p++ {
+		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := mp.arg[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for j, v := range g {
+			if a := arg[j]; a >= 0 {
+				d[a] += v
+			}
+		}
+	}
+}
