@@ -300,13 +300,13 @@ func binRun[T float](op int, out, a []T, sa int, b []T, sb int) {
 // Partial derivatives of a binary operation's output g with respect to one
 // operand, times the output's adjoint.
 const (
-	partIdent  = iota // g
-	partNeg           // -g
-	partMulB          // g b
-	partMulA          // g a
-	partDivB          // g / b
-	partDivAB         // -g a / b^2
-	partReluA         // g where a >= 0
+	partIdent = iota // g
+	partNeg          // -g
+	partMulB         // g b
+	partMulA         // g a
+	partDivB         // g / b
+	partDivAB        // -g a / b^2
+	partReluA        // g where a >= 0
 )
 
 // partOf returns the partial of op with respect to operand side (0: a).
@@ -551,8 +551,8 @@ func softmaxBackward[T float](out, dout, din []T, w int, isLog, acc bool) {
 // [b, oh, ow, c*kh*kw], the column index running over channel, kernel row,
 // kernel column.
 type im2col struct {
-	b, c, h, w, oh, ow            int
-	kh, kw, padH, padW            int
+	b, c, h, w, oh, ow           int
+	kh, kw, padH, padW           int
 	strideH, strideW, dilH, dilW int
 }
 

@@ -10,7 +10,7 @@ import (
 
 // ShardedEvaluator evaluates a model's minibatch potential with the
 // minibatch split into contiguous shards, each run on its own Gorgonia graph
-// in its own goroutine (data parallelism within one gradient). The shards'
+// (on the VM, or compiled: NewShardedFor) in its own goroutine (data parallelism within one gradient). The shards'
 // likelihood gradients are added in shard order and the prior's once, so the
 // result is deterministic for a given number of shards; it equals the
 // unsharded GraphEvaluator's up to rounding (TestShardedMatchesGraph).
@@ -41,30 +41,50 @@ type shard interface {
 	Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error
 }
 
-// NewShardedEvaluator builds shards graphs of model, each for
-// ceil(batch/shards) examples, with their gradients.
+// NewShardedEvaluator builds shards graphs of model on Gorgonia's VM, each
+// for ceil(batch/shards) examples, with their gradients.
 func NewShardedEvaluator(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
-	return newSharded(model, batch, dtype, shards, true)
+	return newSharded(EngineGraph, model, batch, dtype, shards, true)
 }
 
 // NewShardedForward is NewShardedEvaluator without the backward pass (for
 // prediction and validation): Eval reports no gradient.
 func NewShardedForward(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
-	return newSharded(model, batch, dtype, shards, false)
+	return newSharded(EngineGraph, model, batch, dtype, shards, false)
 }
 
-func newSharded(model nn.Model, batch int, dtype DType, shards int, withGrad bool) (*ShardedEvaluator, error) {
+// NewShardedFor is NewShardedEvaluator with each shard built by engine:
+// compiled (or plan, for a model that is not an MLP) compiles the graph
+// (CompiledEvaluator), falling back to the VM for an op the compiler does
+// not know; graph runs the VM. An MLP's BLAS plan is not sharded.
+func NewShardedFor(engine Engine, model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
+	return newSharded(engine, model, batch, dtype, shards, true)
+}
+
+// NewShardedForwardFor is NewShardedFor without the backward pass.
+func NewShardedForwardFor(engine Engine, model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
+	return newSharded(engine, model, batch, dtype, shards, false)
+}
+
+func newSharded(engine Engine, model nn.Model, batch int, dtype DType, shards int, withGrad bool) (*ShardedEvaluator, error) {
 	if shards < 1 || shards > batch {
 		return nil, fmt.Errorf("sharded evaluator: %d shards for batches of %d: expected 1 to %d", shards, batch, batch)
 	}
 	per := (batch + shards - 1) / shards
 	s := &ShardedEvaluator{model: model, batch: batch, sums: make([]float64, shards), errs: make([]error, shards)}
 	for i := 0; i < shards; i++ {
-		ev, err := newGraphEvaluator(model, per, dtype, withGrad)
+		if engine == EnginePlan && model.MLP != nil {
+			return nil, fmt.Errorf("sharded evaluator: model %s: the MLP's BLAS plan is not sharded (engine compiled or graph is)", model.Name)
+		}
+		ev, err := newFor(engine, model, per, dtype, withGrad)
 		if err != nil {
 			return nil, fmt.Errorf("sharded evaluator: shard %d: %w", i+1, err)
 		}
-		s.shards = append(s.shards, ev)
+		sh, ok := ev.(shard)
+		if !ok {
+			return nil, fmt.Errorf("sharded evaluator: engine %s gave %T, which cannot be a shard", engine, ev)
+		}
+		s.shards = append(s.shards, sh)
 		if withGrad && i > 0 {
 			s.grads = append(s.grads, make([]float64, model.NumParams()))
 		}

@@ -205,7 +205,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		}
 		if ri == 0 {
 			first = model
-			if ens, err = NewModelEnsemble(model, test); err != nil {
+			if ens, err = NewModelEnsembleOn(cfg.RunEngine(model), model, test); err != nil {
 				return nil, err
 			}
 		} else if samplesModel(model) != samplesModel(first) {
@@ -293,11 +293,11 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		}
 	}
 	if baseline != "" {
-		_, model, err := RunModel(baseline, test)
+		bcfg, model, err := RunModel(baseline, test)
 		if err != nil {
 			return nil, err
 		}
-		be, err := NewModelEnsemble(model, test)
+		be, err := NewModelEnsembleOn(bcfg.RunEngine(model), model, test)
 		if err != nil {
 			return nil, err
 		}
