@@ -44,6 +44,7 @@ type program[T float] struct {
 	dLoglik []T   // LogLik's adjoint: the seed of the backward pass
 	logits  []T   // Logits' value, nil if the model reports none
 	fwd     []func()
+	ops     []string // the kind of each forward step's op (for tests)
 	bwd     []func() // in execution order (reverse topological)
 	zero    [][]T    // adjoints no step writes, cleared before the backward pass
 }
@@ -372,7 +373,47 @@ func (c *compiler[T]) classify() error {
 			ks[0].uses--
 		}
 	}
+	c.fuseConvolutions()
 	return nil
+}
+
+// fuseConvolutions recognises the nodes Gorgonia's Conv2d builds,
+//
+//	transpose{0,3,1,2}(reshape(matmul(reshape(im2col(x)), reshape(W))ᵀ))
+//
+// each intermediate used only by the next, and compiles them as one conv
+// kernel on the transpose's node.
+func (c *compiler[T]) fuseConvolutions() {
+	for _, cn := range c.nodes {
+		if cn.kind != "transposeOp" || fmt.Sprint(opInts(cn.n.Op(), "pattern")) != "[0 3 1 2]" {
+			continue
+		}
+		r2 := c.kids(cn.n)[0]
+		if r2.kind != "reshapeOp" || r2.uses != 1 {
+			continue
+		}
+		mm := c.kids(r2.n)[0]
+		if mm.kind != "linAlgBinOp" || mm.uses != 1 || opField(mm.n.Op(), "transA").Bool() || !opField(mm.n.Op(), "transB").Bool() {
+			continue
+		}
+		ks := c.kids(mm.n)
+		p, f := ks[0], ks[1]
+		if p.kind != "reshapeOp" || p.uses != 1 || f.kind != "reshapeOp" || f == p {
+			continue
+		}
+		ic := c.kids(p.n)[0]
+		if ic.kind != "im2colOp" || ic.uses != 1 || len(ic.shape) != 4 || len(cn.shape) != 4 {
+			continue
+		}
+		b, oh, ow, k := ic.shape[0], ic.shape[1], ic.shape[2], ic.shape[3]
+		if fmt.Sprint(cn.shape) != fmt.Sprint([]int{b, f.shape[0], oh, ow}) || len(f.shape) != 2 || f.shape[1] != k {
+			continue
+		}
+		cn.kind = "conv"
+		for _, n := range []*cnode[T]{r2, mm, p, ic} {
+			n.skip = true
+		}
+	}
 }
 
 // allocate gives every node its value buffer (reshapes alias their input)
@@ -523,11 +564,16 @@ func (c *compiler[T]) emit() error {
 			c.emitSoftmax(cn)
 		case "im2colOp":
 			err = c.emitIm2col(cn)
+		case "conv":
+			err = c.emitConv(cn)
 		case "maxPoolOp":
 			err = c.emitMaxPool(cn)
 		}
 		if err != nil {
 			return c.unsupported(cn.n, err.Error())
+		}
+		for len(c.p.ops) < len(c.p.fwd) {
+			c.p.ops = append(c.p.ops, cn.kind)
 		}
 	}
 	return nil
@@ -768,10 +814,11 @@ func (c *compiler[T]) emitSoftmax(cn *cnode[T]) {
 	}
 }
 
-func (c *compiler[T]) emitIm2col(cn *cnode[T]) error {
+// im2colOf reads an im2col node's parameters.
+func (c *compiler[T]) im2colOf(cn *cnode[T]) (im2col, *cnode[T], error) {
 	k := c.kids(cn.n)[0]
 	if len(k.shape) != 4 {
-		return fmt.Errorf("im2col of a %d-d tensor", len(k.shape))
+		return im2col{}, nil, fmt.Errorf("im2col of a %d-d tensor", len(k.shape))
 	}
 	op := cn.n.Op()
 	ic := im2col{b: k.shape[0], c: k.shape[1], h: k.shape[2], w: k.shape[3],
@@ -780,7 +827,44 @@ func (c *compiler[T]) emitIm2col(cn *cnode[T]) error {
 	ic.oh = (ic.h+2*ic.padH-(ic.dilH*(ic.kh-1)+1))/ic.strideH + 1
 	ic.ow = (ic.w+2*ic.padW-(ic.dilW*(ic.kw-1)+1))/ic.strideW + 1
 	if want := []int{ic.b, ic.oh, ic.ow, ic.c * ic.kh * ic.kw}; fmt.Sprint(want) != fmt.Sprint(cn.shape) {
-		return fmt.Errorf("im2col shape %v, expected %v", cn.shape, want)
+		return im2col{}, nil, fmt.Errorf("im2col shape %v, expected %v", cn.shape, want)
+	}
+	return ic, k, nil
+}
+
+// emitConv emits a fused convolution (fuseConvolutions).
+func (c *compiler[T]) emitConv(cn *cnode[T]) error {
+	mm := c.kids(c.kids(cn.n)[0].n)[0]
+	ks := c.kids(mm.n)
+	f := ks[1]
+	icn := c.kids(ks[0].n)[0]
+	ic, x, err := c.im2colOf(icn)
+	if err != nil {
+		return err
+	}
+	k := ic.c * ic.kh * ic.kw
+	cv := &conv[T]{ic: ic, o: f.shape[0], gemm: c.gemm, col: make([]T, k*ic.oh*ic.ow)}
+	xv, wv, out, dout := x.val, f.val, cn.val, cn.adj
+	c.p.fwd = append(c.p.fwd, func() { cv.forward(xv, wv, out) })
+	cn.mkBwd = func() func() {
+		var dw, dx []T
+		var accW, accX bool
+		if f.needGrad {
+			dw, accW = c.claim(f)
+		}
+		if x.needGrad {
+			dx, accX = c.claim(x)
+			cv.dcol = make([]T, len(cv.col))
+		}
+		return func() { cv.backward(xv, wv, dout, dw, dx, accW, accX) }
+	}
+	return nil
+}
+
+func (c *compiler[T]) emitIm2col(cn *cnode[T]) error {
+	ic, k, err := c.im2colOf(cn)
+	if err != nil {
+		return err
 	}
 	in, out, dout := k.val, cn.val, cn.adj
 	c.p.fwd = append(c.p.fwd, func() { im2colForward(&ic, in, out) })

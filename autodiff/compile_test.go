@@ -15,7 +15,7 @@ import (
 
 // allOpsModel is a small classifier whose graph uses every op the compiler
 // supports: Conv2d (im2col, reshapes, a product with a transposed operand,
-// a transpose), broadcast bias adds, Rectify, MaxPool2D, Reshape, Mul,
+// a transpose, fused into one kernel), Im2Col on its own, broadcast bias adds, Rectify, MaxPool2D, Reshape, Mul,
 // Transpose, Tanh, Sigmoid, Square, Neg, Exp, Log, Sqrt, Add, Sub,
 // HadamardProd, HadamardDiv, scalar constants, SoftMax, LogSoftMax and Sum.
 func allOpsModel(batch int, dt tensor.Dtype) (*nn.Graph, error) {
@@ -35,6 +35,7 @@ func allOpsModel(batch int, dt tensor.Dtype) (*nn.Graph, error) {
 	w1 := learn(G.NewMatrix(eg, dt, G.WithShape(8, 4), G.WithName("w1")), 0.5)
 	b1 := learn(G.NewVector(eg, dt, G.WithShape(4), G.WithName("b1")), 0.1)
 	v := learn(G.NewMatrix(eg, dt, G.WithShape(3, 4), G.WithName("v")), 0.5)
+	u := learn(G.NewMatrix(eg, dt, G.WithShape(32, 3), G.WithName("u")), 0.3)
 	one := constant(dt, 1)
 	must := func(n *G.Node, err error) *G.Node {
 		if err != nil {
@@ -45,6 +46,9 @@ func allOpsModel(batch int, dt tensor.Dtype) (*nn.Graph, error) {
 	h := must(G.Conv2d(g.Input, cw, tensor.Shape{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}))
 	h = must(G.BroadcastAdd(h, cb, nil, []byte{0, 2, 3}))
 	h = must(G.Rectify(h))
+	// im2col on its own (not a convolution): patches of the hidden layer
+	cols := must(G.Im2Col(h, tensor.Shape{2, 2}, tensor.Shape{0, 0}, tensor.Shape{2, 2}, tensor.Shape{1, 1}))
+	extra := must(G.Mul(must(G.Reshape(cols, tensor.Shape{batch, 32})), u))
 	h = must(G.MaxPool2D(h, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2}))
 	h = must(G.Reshape(h, tensor.Shape{batch, 8}))
 	h = must(G.Mul(h, w1))
@@ -56,6 +60,7 @@ func allOpsModel(batch int, dt tensor.Dtype) (*nn.Graph, error) {
 	s := must(G.Log(must(G.Add(must(G.SoftMax(z, 1)), one))))
 	r := must(G.Sqrt(must(G.Add(must(G.Square(z)), one))))
 	logits := must(G.Sub(must(G.Add(e, must(G.Mul(constant(dt, 0.5), s)))), must(G.Mul(constant(dt, 0.25), r))))
+	logits = must(G.Add(logits, extra))
 	g.Logits = logits
 	var err error
 	if g.LogLik, err = nn.CategoricalLogLik(logits, g.Target); err != nil {
@@ -379,4 +384,39 @@ func ExampleCompile() {
 	}
 	fmt.Println(ev.Dim(), ev.MaxBatch())
 	// Output: 857738 32
+}
+
+// TestCompiledKernels checks which kernels the compiler chose: LeNet's two
+// convolutions fused (no im2col or transpose left), ReLU fused, and the
+// all-ops graph's im2col and transpose run on their own.
+func TestCompiledKernels(t *testing.T) {
+	lenet, err := nn.LeNet(nn.PriorConfig{Precision: 1}).Model("lenet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := nn.NewModel("all-ops", allOpsModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		model nn.Model
+		want  map[string]int
+	}{
+		{lenet, map[string]int{"conv": 2, "relu": 3, "im2colOp": 0, "transposeOp": 0, "maxPoolOp": 2, "linAlgBinOp": 2, "softmaxOp": 1}},
+		{all, map[string]int{"conv": 1, "relu": 1, "im2colOp": 1, "transposeOp": 1, "maxPoolOp": 1}},
+	} {
+		p, _, err := compileModel[float32](c.model, 2, tensor.Float32, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, k := range p.ops {
+			got[k]++
+		}
+		for k, n := range c.want {
+			if got[k] != n {
+				t.Errorf("%s: %d %s steps, want %d (steps %v)", c.model.Name, got[k], k, n, p.ops)
+			}
+		}
+	}
 }

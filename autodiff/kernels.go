@@ -669,3 +669,113 @@ func maxPoolBackward[T float](mp *maxPool, dout, din []T, acc bool) {
 		}
 	}
 }
+
+// conv is a fused 2-d convolution, the pattern Gorgonia's Conv2d builds
+// (im2col, a product with the flattened filter, a reshape and a transpose
+// to [b, o, oh, ow]) run image by image: each image's columns, laid out
+// [c*kh*kw, oh*ow], go through one GEMM with the filter [o, c*kh*kw]
+// straight into the image's [o, oh*ow] output, with no batch-sized column
+// buffer and no transpose. The backward pass recomputes each image's
+// columns.
+type conv[T float] struct {
+	ic   im2col
+	o    int
+	gemm gemmFunc[T]
+	col  []T // one image's columns
+	dcol []T
+}
+
+// im2colImage writes one image's [c, h, w] columns into col, laid out
+// [c*kh*kw, oh*ow] (the row index running over channel, kernel row, kernel
+// column, as Gorgonia's column index does).
+func im2colImage[T float](ic *im2col, img, col []T) {
+	ohw := ic.oh * ic.ow
+	row := 0
+	for ch := 0; ch < ic.c; ch++ {
+		plane := img[ch*ic.h*ic.w : (ch+1)*ic.h*ic.w]
+		for kr := 0; kr < ic.kh; kr++ {
+			for kc := 0; kc < ic.kw; kc++ {
+				dst := col[row*ohw : (row+1)*ohw]
+				row++
+				for or := 0; or < ic.oh; or++ {
+					d := dst[or*ic.ow : (or+1)*ic.ow]
+					ir := or*ic.strideH - ic.padH + kr*ic.dilH
+					if ir < 0 || ir >= ic.h {
+						clear(d)
+						continue
+					}
+					src := plane[ir*ic.w : (ir+1)*ic.w]
+					for oc := range d {
+						icol := oc*ic.strideW - ic.padW + kc*ic.dilW
+						if icol < 0 || icol >= ic.w {
+							d[oc] = 0
+						} else {
+							d[oc] = src[icol]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imImage adds one image's column adjoints (im2colImage's layout) into
+// the image's adjoint.
+func col2imImage[T float](ic *im2col, col, img []T) {
+	ohw := ic.oh * ic.ow
+	row := 0
+	for ch := 0; ch < ic.c; ch++ {
+		plane := img[ch*ic.h*ic.w : (ch+1)*ic.h*ic.w]
+		for kr := 0; kr < ic.kh; kr++ {
+			for kc := 0; kc < ic.kw; kc++ {
+				src := col[row*ohw : (row+1)*ohw]
+				row++
+				for or := 0; or < ic.oh; or++ {
+					ir := or*ic.strideH - ic.padH + kr*ic.dilH
+					if ir < 0 || ir >= ic.h {
+						continue
+					}
+					d := plane[ir*ic.w : (ir+1)*ic.w]
+					s := src[or*ic.ow : (or+1)*ic.ow]
+					for oc, v := range s {
+						if icol := oc*ic.strideW - ic.padW + kc*ic.dilW; icol >= 0 && icol < ic.w {
+							d[icol] += v
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// forward computes out [b, o, oh, ow] from the images x and the filter w
+// [o, c*kh*kw].
+func (cv *conv[T]) forward(x, w, out []T) {
+	ic := &cv.ic
+	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	for b := 0; b < ic.b; b++ {
+		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
+		cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, out[b*cv.o*ohw:(b+1)*cv.o*ohw], ohw)
+	}
+}
+
+// backward writes (or adds) the filter's adjoint dw and, when dx is not
+// nil, the images' adjoint dx, from the output's adjoint dout.
+func (cv *conv[T]) backward(x, w, dout, dw, dx []T, accW, accX bool) {
+	ic := &cv.ic
+	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	if dx != nil && !accX {
+		clear(dx[:ic.b*img])
+	}
+	for b := 0; b < ic.b; b++ {
+		g := dout[b*cv.o*ohw : (b+1)*cv.o*ohw]
+		if dw != nil {
+			im2colImage(ic, x[b*img:(b+1)*img], cv.col)
+			cv.gemm(blas.NoTrans, blas.Trans, cv.o, k, ohw, 1, g, ohw, cv.col, ohw, beta[T](accW || b > 0), dw, k)
+		}
+		if dx != nil {
+			cv.gemm(blas.Trans, blas.NoTrans, k, ohw, cv.o, 1, w, k, g, ohw, 0, cv.dcol, ohw)
+			col2imImage(ic, cv.dcol, dx[b*img:(b+1)*img])
+		}
+	}
+}
