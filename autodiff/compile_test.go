@@ -129,6 +129,10 @@ func compileCases(t *testing.T) []compileCase {
 	add("linear", m, err, toyData(nn.Gaussian, 12, 3, 2, rng))
 	m, err = smallCNN(0).Model("small-cnn")
 	add("cnn", m, err, toyData(nn.Categorical, 12, 36, 3, rng))
+	three := nn.ConvNet{Height: 8, Width: 8, Channels: 2, Conv: []int{2, 3, 2}, Kernel: 3, Dense: []int{4}, Classes: 3,
+		Prior: nn.PriorConfig{Precision: 0.5, FanIn: true}} // CNN3's shape, small
+	m, err = three.Model("three-blocks")
+	add("cnn-3-blocks", m, err, toyData(nn.Categorical, 12, 128, 3, rng))
 	m, err = nn.NewModel("all-ops", allOpsModel)
 	add("all-ops", m, err, toyData(nn.Categorical, 12, 25, 3, rng))
 	return cs
@@ -252,14 +256,20 @@ func TestCompiledFiniteDifferences(t *testing.T) {
 	}
 }
 
-// TestCompiledLeNet checks the registered LeNet compiled against the VM at a
-// small batch in float32 (the engine train uses).
-func TestCompiledLeNet(t *testing.T) {
-	if testing.Short() {
-		t.Skip("LeNet graph in -short mode")
+// TestCompiledRegistered checks every registered CNN (LeNet, CNN3)
+// compiled against the VM at a small batch in float32 (what train runs).
+func TestCompiledRegistered(t *testing.T) {
+	for _, name := range nn.ModelNames() {
+		t.Run(name, func(t *testing.T) { testCompiledRegistered(t, name) })
 	}
-	model, err := nn.LeNet(nn.PriorConfig{Precision: 1, FanIn: true}).Model("lenet")
+}
+
+func testCompiledRegistered(t *testing.T, name string) {
+	model, err := nn.Models[name](nn.PriorConfig{Precision: 1, FanIn: true})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Compilable(model); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(9, 10))

@@ -315,6 +315,7 @@ func (c PriorConfig) Prior(fanIn int) Prior {
 // Register a model of your own by adding it before creating or reading runs.
 var Models = map[string]func(PriorConfig) (Model, error){
 	"lenet": func(p PriorConfig) (Model, error) { return LeNet(p).Model("lenet") },
+	"cnn3":  func(p PriorConfig) (Model, error) { return CNN3(p).Model("cnn3") },
 }
 
 // ModelNames returns the registered names, sorted.
