@@ -47,6 +47,9 @@ type program[T float] struct {
 	ops     []string // the kind of each forward step's op (for tests)
 	bwd     []func() // in execution order (reverse topological)
 	zero    [][]T    // adjoints no step writes, cleared before the backward pass
+	// macs counts the multiply-adds of the matrix products and
+	// convolutions: forward, and backward when compiled with a gradient.
+	macs int64
 }
 
 // forward runs the forward steps.
@@ -658,8 +661,18 @@ func (c *compiler[T]) emitMatMul(cn *cnode[T]) {
 	mm := &matmul[T]{gemm: c.gemm, a: ks[0].val, b: ks[1].val, c: cn.val, ta: ta, tb: tb,
 		ar: ks[0].shape[0], ac: ks[0].shape[1], br: ks[1].shape[0], bc: ks[1].shape[1]}
 	c.p.fwd = append(c.p.fwd, mm.forward)
+	prod := int64(size(cn.shape)) * int64(ks[0].shape[1])
+	if ta {
+		prod = int64(size(cn.shape)) * int64(ks[0].shape[0])
+	}
+	c.p.macs += prod
 	mm.dc = cn.adj
 	cn.mkBwd = func() func() {
+		for _, k := range ks {
+			if k.needGrad {
+				c.p.macs += prod
+			}
+		}
 		// Claim B first, then A: the order the steps below write them.
 		var accA, accB bool
 		if ks[1].needGrad {
@@ -846,7 +859,14 @@ func (c *compiler[T]) emitConv(cn *cnode[T]) error {
 	cv := &conv[T]{ic: ic, o: f.shape[0], gemm: c.gemm, col: make([]T, k*ic.oh*ic.ow)}
 	xv, wv, out, dout := x.val, f.val, cn.val, cn.adj
 	c.p.fwd = append(c.p.fwd, func() { cv.forward(xv, wv, out) })
+	prod := int64(size(cn.shape)) * int64(k)
+	c.p.macs += prod
 	cn.mkBwd = func() func() {
+		for _, n := range []*cnode[T]{f, x} {
+			if n.needGrad {
+				c.p.macs += prod
+			}
+		}
 		var dw, dx []T
 		var accW, accX bool
 		if f.needGrad {

@@ -430,3 +430,33 @@ func TestCompiledKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestCompiledMACs checks the multiply-add count against a hand count for
+// LeNet: per example, conv1 32 filters of 1*5*5 at 28*28 positions, forward
+// and filter gradient (the images need no adjoint); conv2 64 of 32*5*5 at
+// 14*14, forward, filter and input adjoints; fc1 3136x256 and fc2 256x10,
+// three products each. The forward-only plan has the forward third.
+func TestCompiledMACs(t *testing.T) {
+	model, err := nn.LeNet(nn.PriorConfig{Precision: 1}).Model("lenet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv1 := int64(32 * 25 * 28 * 28)
+	conv2 := int64(64 * 800 * 14 * 14)
+	fc := int64(3136*256 + 256*10)
+	const batch = 3
+	ce, err := Compile(model, batch, Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := batch * (2*conv1 + 3*conv2 + 3*fc); ce.MACs() != want {
+		t.Fatalf("gradient MACs %d, hand count %d", ce.MACs(), want)
+	}
+	fw, err := CompileForward(model, batch, Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := batch * (conv1 + conv2 + fc); fw.MACs() != want {
+		t.Fatalf("forward MACs %d, hand count %d", fw.MACs(), want)
+	}
+}

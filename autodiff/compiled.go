@@ -88,6 +88,18 @@ func compileEvaluator(model nn.Model, batch int, dtype DType, withGrad bool) (*C
 // Dim returns the number of parameters.
 func (e *CompiledEvaluator) Dim() int { return e.model.NumParams() }
 
+// MACs returns the multiply-adds of the matrix products and convolutions of
+// one evaluation at the full compiled batch: the forward products, and with
+// a gradient the backward ones (each product's adjoint for each operand
+// that needs one: the input images need none). Twice that is the FLOP count
+// a GEMM peak is compared with.
+func (e *CompiledEvaluator) MACs() int64 {
+	if e.f32 != nil {
+		return e.f32.macs
+	}
+	return e.f64.macs
+}
+
 // MaxBatch returns the compiled batch size.
 func (e *CompiledEvaluator) MaxBatch() int { return e.batch }
 
