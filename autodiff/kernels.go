@@ -130,10 +130,7 @@ func accumulate[T float](dst, src []T, acc bool) {
 		copy(dst, src)
 		return
 	}
-	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] += v
-	}
+	addTo(dst, src)
 }
 
 // matmul is C = op(A) op(B) through BLAS GEMM, op transposing with ta, tb;
@@ -228,6 +225,13 @@ func b2f[T float](b bool) T {
 // binRun computes out[i] = a[i*sa] op b[i*sb].
 func binRun[T float](op int, out, a []T, sa int, b []T, sb int) {
 	if op == binRelu {
+		if sa == 1 {
+			a = a[:len(out)]
+			for i, v := range a {
+				out[i] = max(v, 0) // branch-free; v >= 0 keeps v, as x * (x >= 0) does
+			}
+			return
+		}
 		for i := range out {
 			if v := a[i*sa]; v >= 0 {
 				out[i] = v
@@ -352,6 +356,10 @@ func partRun[T float](part int, d []T, sd int, acc bool, g, a []T, sa int, b []T
 				d[i] = 0
 			}
 		}
+		return
+	}
+	if part == partIdent && sd == 1 {
+		accumulate(d[:len(g)], g, acc)
 		return
 	}
 	if part == partIdent && sd == 0 && acc {
@@ -626,6 +634,10 @@ func maxPoolForward[T float](mp *maxPool, in, out []T) {
 	if _, ok := any(lowest).(float64); ok {
 		lowest = T(-math.Nextafter(math.Inf(1), 0)) // -MaxFloat64, as Gorgonia starts
 	}
+	if mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 && mp.padH == 0 && mp.padW == 0 {
+		maxPool2x2(mp, in, out, lowest)
+		return
+	}
 	for p := 0; p < mp.b*mp.c; p++ {
 		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
@@ -652,9 +664,76 @@ func maxPoolForward[T float](mp *maxPool, in, out []T) {
 	}
 }
 
+// maxPool2x2 is maxPoolForward for 2x2 windows of stride 2 without
+// padding (the windows never leave the plane): the same comparisons in the
+// same order.
+func maxPool2x2[T float](mp *maxPool, in, out []T, lowest T) {
+	for p := 0; p < mp.b*mp.c; p++ {
+		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := mp.arg[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			r0 := plane[2*ph*mp.w : (2*ph+1)*mp.w]
+			r1 := plane[(2*ph+1)*mp.w : (2*ph+2)*mp.w]
+			oo, aa := o[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			for pw := range oo {
+				w := 2 * pw
+				best, at := lowest, int32(-1)
+				if v := r0[w]; v > best {
+					best, at = v, int32(2*ph*mp.w+w)
+				}
+				if v := r0[w+1]; v > best {
+					best, at = v, int32(2*ph*mp.w+w+1)
+				}
+				if v := r1[w]; v > best {
+					best, at = v, int32((2*ph+1)*mp.w+w)
+				}
+				if v := r1[w+1]; v > best {
+					best, at = v, int32((2*ph+1)*mp.w+w+1)
+				}
+				oo[pw], aa[pw] = best, at
+			}
+		}
+	}
+}
+
+// maxPool2x2Backward is maxPoolBackward, writing, for 2x2 windows of
+// stride 2 that tile the plane: each input gets its window's adjoint if it
+// is the argmax and 0 otherwise, with no separate clearing pass.
+func maxPool2x2Backward[T float](mp *maxPool, dout, din []T) {
+	for p := 0; p < mp.b*mp.c; p++ {
+		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := mp.arg[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			i0, i1 := 2*ph*mp.w, (2*ph+1)*mp.w
+			r0, r1 := d[i0:i0+mp.w], d[i1:i1+mp.w]
+			gg, aa := g[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			for pw, v := range gg {
+				w := 2 * pw
+				r0[w], r0[w+1], r1[w], r1[w+1] = 0, 0, 0, 0
+				switch a := int(aa[pw]); a {
+				case i0 + w:
+					r0[w] = v
+				case i0 + w + 1:
+					r0[w+1] = v
+				case i1 + w:
+					r1[w] = v
+				case i1 + w + 1:
+					r1[w+1] = v
+				}
+			}
+		}
+	}
+}
+
 // maxPoolBackward writes (or adds) the adjoint of the pooling's input: each
 // output's adjoint goes to its argmax.
 func maxPoolBackward[T float](mp *maxPool, dout, din []T, acc bool) {
+	if !acc && mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 && mp.padH == 0 && mp.padW == 0 && mp.h == 2*mp.oh && mp.w == 2*mp.ow {
+		maxPool2x2Backward(mp, dout, din)
+		return
+	}
 	if !acc {
 		clear(din[:mp.b*mp.c*mp.h*mp.w])
 	}
@@ -705,8 +784,18 @@ func im2colImage[T float](ic *im2col, img, col []T) {
 						continue
 					}
 					src := plane[ir*ic.w : (ir+1)*ic.w]
+					off := kc*ic.dilW - ic.padW // icol = oc*strideW + off
+					if ic.strideW == 1 {
+						lo, hi := min(max(-off, 0), ic.ow), min(max(ic.w-off, 0), ic.ow)
+						clear(d[:lo])
+						if lo < hi {
+							copy(d[lo:hi], src[lo+off:hi+off])
+						}
+						clear(d[max(hi, lo):])
+						continue
+					}
 					for oc := range d {
-						icol := oc*ic.strideW - ic.padW + kc*ic.dilW
+						icol := oc*ic.strideW + off
 						if icol < 0 || icol >= ic.w {
 							d[oc] = 0
 						} else {
@@ -737,8 +826,16 @@ func col2imImage[T float](ic *im2col, col, img []T) {
 					}
 					d := plane[ir*ic.w : (ir+1)*ic.w]
 					s := src[or*ic.ow : (or+1)*ic.ow]
+					off := kc*ic.dilW - ic.padW
+					if ic.strideW == 1 {
+						lo, hi := min(max(-off, 0), ic.ow), min(max(ic.w-off, 0), ic.ow)
+						if lo < hi {
+							addTo(d[lo+off:hi+off], s[lo:hi])
+						}
+						continue
+					}
 					for oc, v := range s {
-						if icol := oc*ic.strideW - ic.padW + kc*ic.dilW; icol >= 0 && icol < ic.w {
+						if icol := oc*ic.strideW + off; icol >= 0 && icol < ic.w {
 							d[icol] += v
 						}
 					}
@@ -777,5 +874,21 @@ func (cv *conv[T]) backward(x, w, dout, dw, dx []T, accW, accX bool) {
 			cv.gemm(blas.Trans, blas.NoTrans, k, ohw, cv.o, 1, w, k, g, ohw, 0, cv.dcol, ohw)
 			col2imImage(ic, cv.dcol, dx[b*img:(b+1)*img])
 		}
+	}
+}
+
+// addTo adds src to dst, four at a time.
+func addTo[T float](dst, src []T) {
+	dst = dst[:len(src)]
+	i := 0
+	for ; i+4 <= len(src); i += 4 {
+		d, s := dst[i:i+4:i+4], src[i:i+4:i+4]
+		d[0] += s[0]
+		d[1] += s[1]
+		d[2] += s[2]
+		d[3] += s[3]
+	}
+	for ; i < len(src); i++ {
+		dst[i] += src[i]
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -424,6 +425,16 @@ func copyBandwidth(n int) float64 {
 	return best
 }
 
+// cpuTime returns the CPU time the process has used (user and system, all
+// threads).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // peakRSS returns the process's peak resident set in MiB (Linux).
 func peakRSS() float64 {
 	b, err := os.ReadFile("/proc/self/status")
@@ -462,6 +473,7 @@ type ModelBenchResult struct {
 	BLAS        string  `json:"blas"`
 	Steps       int     `json:"steps"`
 	StepMS      float64 `json:"ms_per_step"`
+	CPUMS       float64 `json:"cpu_ms_per_step"` // process CPU time a step (all threads): steadier on a shared machine
 	GradientMS  float64 `json:"gradient_ms_per_step"`
 	MACs        int64   `json:"macs_per_step"` // multiply-adds of the step's products and convolutions
 	GFLOPS      float64 `json:"gflops"`        // 2 MACs over the step's time
@@ -544,15 +556,16 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 	gradNS.Store(0)
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	if err := pt.Run(pots, p, st, c.steps, nil); err != nil {
 		return res, err
 	}
-	wall := time.Since(start).Seconds()
+	wall, cpu := time.Since(start).Seconds(), cpuTime()-cpu0
 	runtime.ReadMemStats(&ms1)
 	res = ModelBenchResult{Model: c.model, Params: model.NumParams(), Engine: c.engine, Shards: shards, Batch: c.batch,
 		DType: c.dtype, BLAS: autodiff.BLASName, Steps: c.steps, MACs: res.MACs}
 	res.StepMS = wall / float64(c.steps) * 1e3
+	res.CPUMS = cpu.Seconds() / float64(c.steps) * 1e3
 	res.StepsPerSec = float64(c.steps) / wall
 	res.GradientMS = float64(gradNS.Load()) / 1e6 / float64(c.steps)
 	res.GFLOPS = 2 * float64(res.MACs) / (res.StepMS / 1e3) / 1e9
@@ -569,7 +582,7 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 func printModelBench(w io.Writer, r ModelBenchResult) {
 	fmt.Fprintf(w, "SGNHT step of %s (%d parameters), engine %s, %d gradient shards, batch %d, %s, BLAS %s, %d steps\n",
 		r.Model, r.Params, r.Engine, r.Shards, r.Batch, r.DType, r.BLAS, r.Steps)
-	fmt.Fprintf(w, "  ms a step          %8.1f (%.2f steps/s; gradient %.1f ms)\n", r.StepMS, r.StepsPerSec, r.GradientMS)
+	fmt.Fprintf(w, "  ms a step          %8.1f (%.2f steps/s; gradient %.1f ms; process CPU %.1f ms a step)\n", r.StepMS, r.StepsPerSec, r.GradientMS, r.CPUMS)
 	fmt.Fprintf(w, "  multiply-adds      %8.3g a step (%.3g GFLOP), %.1f GFLOP/s\n", float64(r.MACs), 2*float64(r.MACs)/1e9, r.GFLOPS)
 	fmt.Fprintf(w, "  float32 GEMM peak  %8.1f GFLOP/s measured now: floor %.1f ms a step, this step %.2fx the floor\n", r.PeakGFLOPS, r.FloorMS, r.StepMS/r.FloorMS)
 	fmt.Fprintf(w, "  peak RSS           %8.0f MiB, %.1f allocations per step\n", r.PeakRSSMiB, r.AllocsStep)
