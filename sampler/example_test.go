@@ -100,7 +100,7 @@ func ExampleLadderAdaptation() {
 	fmt.Printf("recommended rungs: %d\n", sampler.RecommendedRungs(b.Global()))
 	// Output:
 	// tuning rounds: 12
-	// ladder: [1.0 1.4 2.0 2.7 3.8 5.2 7.4 10.0]
+	// ladder: [1.0 1.4 2.0 2.8 3.8 5.2 7.3 10.0]
 	// barrier between 5 and 7 (exact sqrt(50/2pi) ln 10 = 6.5): true
 	// recommended rungs: 11
 }

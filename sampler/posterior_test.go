@@ -30,8 +30,14 @@ type linReg struct {
 // w_i = (-1)^i (0.2 + 0.1 i), bias 0.5, and computes the exact posterior from
 // the float32 data the potential sees.
 func newLinReg(n, d int, seed uint64) (*linReg, error) {
+	return newLinRegPrior(n, d, seed, 1)
+}
+
+// newLinRegPrior is newLinReg with prior precision prior on every weight
+// and the bias.
+func newLinRegPrior(n, d int, seed uint64, prior float64) (*linReg, error) {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	spec := nn.Spec{Sizes: []int{d, 1}, Likelihood: nn.Gaussian, NoiseSD: 0.5, PriorPrecision: []float64{1}}
+	spec := nn.Spec{Sizes: []int{d, 1}, Likelihood: nn.Gaussian, NoiseSD: 0.5, PriorPrecision: []float64{prior}}
 	data := &datasets.Dataset{N: n, D: d, Outputs: 1, X: make([]float32, n*d), Targets: make([]float32, n)}
 	for i := 0; i < n; i++ {
 		y := 0.5

@@ -3,6 +3,7 @@ package sampler
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -30,12 +31,16 @@ const (
 // at the right kinetic temperature, which keeps the rung's dynamics in
 // equilibrium).
 type PT struct {
-	Kernel   Kernel
-	Temps    []float64 // initial ladder, Temps[0] = 1 (PTState.Temps is the current one)
-	Every    int       // steps between exchange rounds; 0 disables exchanges
-	Scheme   Scheme
-	Exchange ExchangeTest // the swap decision: *Exchanger (corrected Barker) or *BiasCorrectedExchange (approximate)
-	Workers  int          // replicas stepped at once; default GOMAXPROCS
+	Kernel Kernel
+	// Temperature is the posterior temperature T0 that rung 1 samples,
+	// exp(-U/T0) (0 means 1): rung j runs at T0 Temps[j], so the ladder
+	// multiplies it, and the exchange tests use those temperatures.
+	Temperature float64
+	Temps       []float64 // initial ladder, Temps[0] = 1 (PTState.Temps is the current one)
+	Every       int       // steps between exchange rounds; 0 disables exchanges
+	Scheme      Scheme
+	Exchange    ExchangeTest // the swap decision: *Exchanger (corrected Barker) or *BiasCorrectedExchange (approximate)
+	Workers     int          // replicas stepped at once; default GOMAXPROCS
 	// BurnIn is the step at which the window statistics restart, so that
 	// they describe the sampling phase; ladder tuning rounds end by then.
 	BurnIn int
@@ -135,6 +140,15 @@ func (s *PTStats) MeanXi(r int) float64 { return s.XiSum[r] / float64(s.Count) }
 // MeanKinetic returns rung r's mean kinetic temperature p'p/D.
 func (s *PTStats) MeanKinetic(r int) float64 { return s.KinSum[r] / float64(s.Count) }
 
+// RungTemperature returns the temperature rung j of st samples at: the
+// posterior temperature times the rung's place on the ladder.
+func (pt *PT) RungTemperature(st *PTState, j int) float64 {
+	if pt.Temperature == 0 || pt.Temperature == 1 {
+		return st.Temps[j]
+	}
+	return pt.Temperature * st.Temps[j]
+}
+
 // Validate checks the PT configuration.
 func (pt *PT) Validate() error {
 	if pt.Kernel == nil {
@@ -142,6 +156,9 @@ func (pt *PT) Validate() error {
 	}
 	if err := CheckLadder(pt.Temps); err != nil {
 		return fmt.Errorf("pt: %w", err)
+	}
+	if !(pt.Temperature >= 0) || math.IsInf(pt.Temperature, 1) {
+		return fmt.Errorf("pt: posterior temperature %v must be positive and finite (0: 1)", pt.Temperature)
 	}
 	if pt.Every < 0 {
 		return fmt.Errorf("pt: exchange interval %d must be >= 0", pt.Every)
@@ -287,7 +304,7 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 		s := st.Rungs[j]
 		st.xi0[j] = s.Xi
 		s.hasKinAfter = false
-		errs[j] = kernels[j].Step(pots[j], s, st.Temps[j], st.Streams[j].Rand)
+		errs[j] = kernels[j].Step(pots[j], s, pt.RungTemperature(st, j), st.Streams[j].Rand)
 		st.kin[j] = s.kineticAfterStep() // summed in the update, or a pass over p in parallel too
 	}
 	if workers == 1 || r == 1 {
@@ -347,7 +364,7 @@ func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
 	r := len(pt.Temps)
 	rng := st.Streams[r].Rand
 	try := func(pair, j, k int) error {
-		res, err := pt.Exchange.Test(tp, st.Rungs[j].Theta, st.Rungs[k].Theta, st.Temps[j], st.Temps[k], rng)
+		res, err := pt.Exchange.Test(tp, st.Rungs[j].Theta, st.Rungs[k].Theta, pt.RungTemperature(st, j), pt.RungTemperature(st, k), rng)
 		if err != nil {
 			return fmt.Errorf("exchange rungs %d and %d: %w", j, k, err)
 		}

@@ -7,13 +7,15 @@ import (
 // SGHMC is stochastic gradient HMC with friction (Chen et al. 2014), with
 // unit mass and no gradient-noise estimate (B^ = 0):
 //
-//	p     <- exp(-C h) p - grad U~(theta)/T h + sqrt(2 (1 - exp(-C h))) N(0, I)
-//	theta <- theta + p h
+//	p     <- exp(-C h) p - grad U~(theta) h/sqrt(T) + sqrt(2 (1 - exp(-C h))) N(0, I)
+//	theta <- theta + p h sqrt(T)
 //
-// It is SGNHT with the thermostat held at the friction C.
+// It is SGNHT with the thermostat held at the friction C, and tempered the
+// same way (see SGNHT and Tempering).
 type SGHMC struct {
-	StepSize float64 // h
-	Friction float64 // C
+	StepSize  float64 // h
+	Friction  float64 // C
+	Tempering Tempering
 }
 
 // Dynamics returns h and A = C.
@@ -22,7 +24,7 @@ func (k SGHMC) Dynamics() (h, a float64) { return k.StepSize, k.Friction }
 // Scaled returns SGHMC with step f h and friction C/f (the same friction
 // and injected noise per step).
 func (k SGHMC) Scaled(f float64) Kernel {
-	return SGHMC{StepSize: k.StepSize * f, Friction: k.Friction / f}
+	return SGHMC{StepSize: k.StepSize * f, Friction: k.Friction / f, Tempering: k.Tempering}
 }
 
 // Name returns "sghmc".
@@ -42,7 +44,7 @@ func (k SGHMC) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
 	// The mid-step kinetic temperature is not finite when any coordinate of
 	// p is; theta moves by h p, so it stays finite with p (a restored state
 	// is checked on resume).
-	_, kin, after, err := sgnhtStep(pot, s, k.Friction, k.StepSize, k.Friction, 1/temp, 0, rng)
+	_, kin, after, err := sgnhtStep(pot, s, k.Friction, k.StepSize, k.Friction, k.Tempering.coefficients(temp), 0, rng)
 	if err != nil {
 		return err
 	}

@@ -6,11 +6,16 @@ import (
 )
 
 // SGLD is stochastic gradient Langevin dynamics (Welling and Teh 2011) at
-// temperature T:
+// temperature T, noise-tempered (TemperNoise, the zero Tempering):
+//
+//	theta <- theta - (eps/2) grad U~(theta) + sqrt(eps T) N(0, I)
+//
+// or gradient-tempered (TemperGradient), the same chain at step eps/T:
 //
 //	theta <- theta - (eps/2) grad U~(theta)/T + sqrt(eps) N(0, I)
 type SGLD struct {
-	StepSize float64 // eps
+	StepSize  float64 // eps
+	Tempering Tempering
 }
 
 // Name returns "sgld".
@@ -24,19 +29,25 @@ func (k SGLD) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error 
 	if err := gradientAt(pot, s, rng); err != nil {
 		return err
 	}
-	return finite(sgldUpdate(s.Theta, s.Grad, k.StepSize, 1/temp, rng))
+	invT, noiseVar := 1/temp, k.StepSize
+	if k.Tempering == TemperNoise {
+		invT, noiseVar = 1, k.StepSize*temp
+	}
+	return finite(sgldUpdate(s.Theta, s.Grad, k.StepSize, invT, noiseVar, rng))
 }
 
 // SGLDUpdate applies one SGLD update to theta in place.
+// The temperature enters as in TemperGradient (gradient scaled by invT).
 func SGLDUpdate(theta, grad []float64, eps, invT float64, rng *rand.Rand) {
-	sgldUpdate(theta, grad, eps, invT, rng)
+	sgldUpdate(theta, grad, eps, invT, eps, rng)
 }
 
-// sgldUpdate is SGLDUpdate; it returns the sum of the new theta, which is
-// not finite when any coordinate is not (the divergence check of every
-// coordinate, at no extra pass).
-func sgldUpdate(theta, grad []float64, eps, invT float64, rng *rand.Rand) float64 {
-	noise := math.Sqrt(eps)
+// sgldUpdate is SGLDUpdate with injected noise of variance noiseVar; it
+// returns the sum of the new theta, which is not finite when any
+// coordinate is not (the divergence check of every coordinate, at no extra
+// pass).
+func sgldUpdate(theta, grad []float64, eps, invT, noiseVar float64, rng *rand.Rand) float64 {
+	noise := math.Sqrt(noiseVar)
 	ns := newNormalSource(rng)
 	sum := 0.0
 	var buf [normalChunk]float64

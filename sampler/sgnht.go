@@ -9,9 +9,17 @@ import (
 // SGNHT is the stochastic gradient Nose-Hoover thermostat (Ding et al. 2014)
 // at temperature T, with unit mass:
 //
-//	p'    <- exp(-xi h) p - grad U~(theta)/T h + sqrt(2 (1 - exp(-A h))) N(0, I)
-//	theta <- theta + p' h
+//	p'    <- exp(-xi h) p - grad U~(theta) h/sqrt(T) + sqrt(2 (1 - exp(-A h))) N(0, I)
+//	theta <- theta + p' h sqrt(T)
 //	xi    <- xi + (|p + p'|^2/(4D) - 1) h / Q
+//
+// This is the noise-tempered form (TemperNoise, see Tempering): in the
+// momentum m = sqrt(T) p it is BlackJAX's diffusion with the injected noise
+// and the thermostat's target kinetic energy scaled by T and the gradient
+// unscaled; State.P holds p = m/sqrt(T), so kinetic temperatures stay 1.
+// TemperGradient uses the gradient grad U~/T with step h instead (the
+// form PT-SGHMC runs recorded before the choice existed). The two agree
+// at T = 1, bit for bit.
 //
 // (Ding et al. inject 2 A h and thermostat p'p'/D; see InjectedVariance and
 // SGNHTUpdate for why the exact friction needs these forms.)
@@ -42,6 +50,9 @@ type SGNHT struct {
 	StepSize  float64 // h
 	Diffusion float64 // A; the thermostat starts at xi = A
 	Inertia   float64 // Q; 0 means 1/A^2 (1 when A = 0)
+	// Tempering is how a temperature T != 1 enters the update: by the
+	// noise (the zero value, TemperNoise) or by the gradient.
+	Tempering Tempering
 }
 
 // inertia returns Q, its default when Inertia is 0.
@@ -61,7 +72,7 @@ func (k SGNHT) Dynamics() (h, a float64) { return k.StepSize, k.Diffusion }
 // Scaled returns SGNHT with step f h, diffusion A/f (the same friction and
 // injected noise per step) and inertia Q f^2 (the same Q A^2).
 func (k SGNHT) Scaled(f float64) Kernel {
-	return SGNHT{StepSize: k.StepSize * f, Diffusion: k.Diffusion / f, Inertia: k.Inertia * f * f}
+	return SGNHT{StepSize: k.StepSize * f, Diffusion: k.Diffusion / f, Inertia: k.Inertia * f * f, Tempering: k.Tempering}
 }
 
 // Name returns "sgnht".
@@ -77,7 +88,7 @@ func (k SGNHT) Init(s *State, rng *rand.Rand) {
 
 // Step performs one SGNHT update.
 func (k SGNHT) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
-	xi, kin, after, err := sgnhtStep(pot, s, s.Xi, k.StepSize, k.Diffusion, 1/temp, 1/k.inertia(), rng)
+	xi, kin, after, err := sgnhtStep(pot, s, s.Xi, k.StepSize, k.Diffusion, k.Tempering.coefficients(temp), 1/k.inertia(), rng)
 	if err != nil {
 		return err
 	}
@@ -106,8 +117,11 @@ func InjectedVariance(a, h float64) float64 { return -2 * math.Expm1(-a*h) }
 // the factor 2 / (1 + exp(-xi h)), so a thermostat on p_after ran the
 // configuration cold by xi h / 2 in variance (sds 2.5% narrow at 0.1
 // friction per step, 7% at 0.3).
+//
+// The temperature enters as in TemperGradient: the gradient is scaled by
+// invT = 1/T and theta moves by h p'.
 func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand) (newXi, kinetic float64) {
-	newXi, kinetic, _ = sgnhtUpdate(theta, p, grad, xi, h, a, invT, invQ, rng)
+	newXi, kinetic, _ = sgnhtUpdate(theta, p, grad, xi, h, a, temperCoef{grad: invT, pos: 1}, invQ, rng)
 	return newXi, kinetic
 }
 
@@ -117,22 +131,22 @@ const normalChunk = 256
 
 // sgnhtUpdate is SGNHTUpdate; it also returns p'p/D after the update (the
 // kinetic temperature PT records), summed in the same pass over p.
-func sgnhtUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64) {
+func sgnhtUpdate(theta, p, grad []float64, xi, h, a float64, tc temperCoef, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64) {
 	var u sgnhtStepper
-	u.reset(xi, h, a, invT, rng)
+	u.reset(xi, h, a, tc, rng)
 	u.chunk(theta, p, grad)
 	return u.finish(len(p), invQ)
 }
 
 // sgnhtStep evaluates the gradient at s.Theta and applies the SGNHT update
 // with thermostat xi (streamed when pot can stream), recording U in s.
-func sgnhtStep(pot Potential, s *State, xi, h, a, invT, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64, err error) {
+func sgnhtStep(pot Potential, s *State, xi, h, a float64, tc temperCoef, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64, err error) {
 	sp, stream := streamingAt(pot)
 	if !stream {
 		if err := gradientAt(pot, s, rng); err != nil {
 			return 0, 0, 0, err
 		}
-		newXi, kinetic, after = sgnhtUpdate(s.Theta, s.P, s.Grad, xi, h, a, invT, invQ, rng)
+		newXi, kinetic, after = sgnhtUpdate(s.Theta, s.P, s.Grad, xi, h, a, tc, invQ, rng)
 		return newXi, kinetic, after, nil
 	}
 	if err := checkDim(pot, s); err != nil {
@@ -143,7 +157,7 @@ func sgnhtStep(pot Potential, s *State, xi, h, a, invT, invQ float64, rng *rand.
 		s.consume = s.stepper.consume
 	}
 	u := s.stepper
-	u.reset(xi, h, a, invT, rng)
+	u.reset(xi, h, a, tc, rng)
 	u.theta, u.p, u.next, u.bad = s.Theta, s.P, 0, nil
 	s.U, err = sp.GradientStream(s.Theta, rng, s.consume)
 	u.theta, u.p = nil, nil
@@ -166,12 +180,13 @@ func sgnhtStep(pot Potential, s *State, xi, h, a, invT, invQ float64, rng *rand.
 // thermostat. Its noise is seeded from the stream on the first chunk (after
 // the potential's own draws, as when the gradient comes first).
 type sgnhtStepper struct {
-	xi, h, invT, noise float64
-	decay, kin, pp     float64
-	rng                *rand.Rand
-	ns                 normalSource
-	seeded             bool
-	buf                [normalChunk]float64
+	xi, h, noise   float64
+	tc             temperCoef
+	decay, kin, pp float64
+	rng            *rand.Rand
+	ns             normalSource
+	seeded         bool
+	buf            [normalChunk]float64
 
 	// a streamed update's state and progress: the chunks consume has
 	// applied cover [0, next); bad is its first malformed chunk
@@ -195,8 +210,8 @@ func (u *sgnhtStepper) consume(lo int, g []float64) {
 }
 
 // reset starts an update from thermostat xi.
-func (u *sgnhtStepper) reset(xi, h, a, invT float64, rng *rand.Rand) {
-	u.xi, u.h, u.invT, u.rng = xi, h, invT, rng
+func (u *sgnhtStepper) reset(xi, h, a float64, tc temperCoef, rng *rand.Rand) {
+	u.xi, u.h, u.tc, u.rng = xi, h, tc, rng
 	u.noise, u.decay = math.Sqrt(InjectedVariance(a, h)), math.Exp(-xi*h)
 	u.kin, u.pp, u.seeded = 0, 0, false
 }
@@ -206,7 +221,8 @@ func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 	if !u.seeded {
 		u.ns, u.seeded = newNormalSource(u.rng), true
 	}
-	h, hInvT, noise, decay := u.h, u.h*u.invT, u.noise, u.decay
+	// At T = 1 both factors are 1 and these are h and h exactly.
+	h, hInvT, noise, decay := u.h*u.tc.pos, u.h*u.tc.grad, u.noise, u.decay
 	kin, pp := u.kin, u.pp
 	for lo := 0; lo < len(p); lo += normalChunk {
 		hi := min(lo+normalChunk, len(p))

@@ -30,6 +30,16 @@ type Config struct {
 	Prior      float64 `json:"prior" yaml:"prior"`                       // prior precision per weight, times fan-in when PriorFanIn
 	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
 	PriorDF    float64 `json:"prior_df" yaml:"prior_df"` // Student-t prior's degrees of freedom (0: Gaussian prior)
+	// Temperature is the posterior temperature T: rung 1 samples the
+	// tempered posterior exp(-U/T) (PT's ladder multiplies it; 0 or 1:
+	// the Bayes posterior; absent in runs older than it).
+	Temperature float64 `json:"temperature,omitempty" yaml:"temperature,omitempty"`
+	// Tempering is how a temperature enters the kernels: "noise" (the
+	// injected noise and thermostat target scale with T, the gradient does
+	// not; the default) or "gradient" (the gradient is divided by T at the
+	// same step). Runs that do not record it used "gradient" (PT's hot
+	// rungs) and resume with it.
+	Tempering string `json:"tempering,omitempty" yaml:"tempering,omitempty"`
 
 	Sampler    string  `json:"sampler" yaml:"sampler"`                       // one of SamplerNames: ptsghmc or a minibatch kernel of sampler.Kernels
 	Replicas   int     `json:"replicas" yaml:"replicas"`                     // PT rungs
@@ -45,13 +55,20 @@ type Config struct {
 	LR         float64 `json:"lr" yaml:"lr"`                                 // per-example learning rate eps: step h = sqrt(eps/N)
 	Friction   float64 `json:"friction" yaml:"friction"`                     // momentum decay per step alpha: diffusion A = alpha/h
 	Inertia    float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"` // SGNHT thermostat inertia Q (smaller adapts faster; 0: 1/A^2)
-	Cycle      int     `json:"cycle" yaml:"cycle"`                           // cyclical step size: steps per cosine cycle (0: constant)
-	CycleKeep  float64 `json:"cycle_keep" yaml:"cycle_keep"`                 // with cycle: keep samples only in this last fraction of each cycle
-	Exchange   int     `json:"exchange" yaml:"exchange"`                     // steps between exchange rounds
-	XBatch     int     `json:"xbatch" yaml:"xbatch"`                         // first exchange batch
-	Scheme     string  `json:"scheme" yaml:"scheme"`                         // alternate or first
-	Corr       string  `json:"correction" yaml:"correction"`                 // nnls or hermite
-	XMargin    float64 `json:"xmargin" yaml:"xmargin"`                       // decisive early exchange decisions (0: off)
+	// SGDWarmup runs the first this many steps as momentum SGD (the sgd
+	// kernel at the same lr and friction), then starts the sampler from
+	// the point reached with fresh momentum: burn-in by optimisation, so
+	// K chains start in K SGD solutions' basins (0: off). A run whose
+	// Steps equal SGDWarmup is the same starts with sampling off: it
+	// keeps its final state, the SGD solution, alone.
+	SGDWarmup int     `json:"sgd_warmup,omitempty" yaml:"sgd_warmup,omitempty"`
+	Cycle     int     `json:"cycle" yaml:"cycle"`           // cyclical step size: steps per cosine cycle (0: constant)
+	CycleKeep float64 `json:"cycle_keep" yaml:"cycle_keep"` // with cycle: keep samples only in this last fraction of each cycle
+	Exchange  int     `json:"exchange" yaml:"exchange"`     // steps between exchange rounds
+	XBatch    int     `json:"xbatch" yaml:"xbatch"`         // first exchange batch
+	Scheme    string  `json:"scheme" yaml:"scheme"`         // alternate or first
+	Corr      string  `json:"correction" yaml:"correction"` // nnls or hermite
+	XMargin   float64 `json:"xmargin" yaml:"xmargin"`       // decisive early exchange decisions (0: off)
 	// XTolerance: an exchange test stops early once the full-data test's
 	// chance of the other decision is at most this per look (0: off; absent,
 	// so off, in runs older than it). See sampler.Exchanger.Tolerance.
@@ -61,7 +78,11 @@ type Config struct {
 	DType      string  `json:"dtype" yaml:"dtype"`                 // float32 or float64
 	Engine     string  `json:"engine" yaml:"engine"`               // plan, compiled or graph (see Config.RunEngine)
 	Seed       uint64  `json:"seed" yaml:"seed"`
-	Workers    int     `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
+	// SplitSeed seeds the training subset and the validation split (0: the
+	// Seed), so runs of different seeds can share one split: the members
+	// of a deep ensemble, scored together on its validation set.
+	SplitSeed uint64 `json:"split_seed,omitempty" yaml:"split_seed,omitempty"`
+	Workers   int    `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
 	// GradShards splits each minibatch gradient of a graph model (not the
 	// MLP's BLAS plan) over this many Gorgonia graphs run in parallel
 	// (autodiff.ShardedEvaluator). 0 at creation: the cores each rung gets;
@@ -99,6 +120,7 @@ func DefaultConfig() Config {
 		Steps: 60000, BurnIn: 10000, Thin: 250, Batch: 128,
 		LR: 0.02, Friction: 0.1, Inertia: 0, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTolerance: 1e-8, XTest: "barker", XF: 1,
 		DType: "float32", Engine: "plan", Seed: 1, CkptEvery: 1000, LogEvery: 200,
+		Tempering: "noise",
 	}
 }
 
@@ -155,8 +177,15 @@ func (c Config) Validate() error {
 		{c.Friction > 0 && c.Friction < 1, "friction must be in (0, 1)"},
 		{c.Prior >= 0, "prior must be non-negative"},
 		{c.PriorDF >= 0 && !math.IsInf(c.PriorDF, 0), "prior_df must be non-negative (0: Gaussian prior)"},
+		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
+		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
+		{c.PosteriorTemperature() == 1 || !c.optimiser(), "temperature does not apply to sgd, an optimiser (it samples nothing)"},
 		{c.Inertia >= 0 && !math.IsInf(c.Inertia, 0), "thermostat_inertia must be non-negative (0: 1/A^2)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
+		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
+		{c.SGDWarmup == 0 || !c.optimiser(), "sgd_warmup applies to samplers (sgd is already an optimiser)"},
+		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup || c.Steps == c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
+		{c.SGDWarmup == 0 || c.Sampler != PTSGHMC || c.Replicas == 1, "sgd_warmup needs a single-chain sampler (one replica)"},
 		{c.Cycle == 0 || c.Cycle >= 2, "cycle must be 0 (constant step size) or at least 2 steps"},
 		{c.Cycle == 0 || c.CycleKeep > 0 && c.CycleKeep <= 1, "cycle_keep must be in (0, 1]"},
 		{c.Replicas >= 1, "replicas must be at least 1"},
@@ -208,6 +237,34 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// PosteriorTemperature returns the temperature T of the posterior the run
+// samples, exp(-U/T): Temperature, or 1 when it is 0.
+func (c Config) PosteriorTemperature() float64 {
+	if c.Temperature == 0 {
+		return 1
+	}
+	return c.Temperature
+}
+
+// TemperingValue returns how temperatures enter the kernels: the recorded
+// Tempering, or sampler.TemperGradient for runs that predate the setting.
+func (c Config) TemperingValue() sampler.Tempering {
+	t, err := sampler.ParseTempering(c.Tempering)
+	if err != nil {
+		return sampler.TemperGradient
+	}
+	return t
+}
+
+// TemperatureLabel returns "" for the Bayes posterior and "tempered
+// posterior, T = 0.1" otherwise: every output of a tempered run says so.
+func (c Config) TemperatureLabel() string {
+	if c.PosteriorTemperature() == 1 {
+		return ""
+	}
+	return fmt.Sprintf("tempered posterior, T = %g", c.PosteriorTemperature())
 }
 
 // chainSeed returns the seed of this directory's chain: the run's seed for

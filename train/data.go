@@ -18,7 +18,7 @@ func loadData(cfg Config) (train, val *datasets.Dataset, err error) {
 }
 
 func splitData(cfg Config, tr *datasets.Dataset) (train, val *datasets.Dataset, err error) {
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	rng := rand.New(rand.NewPCG(cfg.splitSeed(), 0x5eed))
 	if cfg.TrainSize > 0 && cfg.TrainSize+cfg.Validation < tr.N {
 		idx := rng.Perm(tr.N)[:cfg.TrainSize+cfg.Validation]
 		tr = tr.Subset(idx)
@@ -30,4 +30,36 @@ func splitData(cfg Config, tr *datasets.Dataset) (train, val *datasets.Dataset, 
 		return nil, nil, fmt.Errorf("validation %d leaves no training data of %d examples", cfg.Validation, tr.N)
 	}
 	return tr.Split(cfg.Validation, rng)
+}
+
+// splitSeed returns the seed of the run's training subset and validation
+// split: SplitSeed, or Seed when it is 0.
+func (c Config) splitSeed() uint64 {
+	if c.SplitSeed != 0 {
+		return c.SplitSeed
+	}
+	return c.Seed
+}
+
+// ValidationSet returns the validation examples the run of cfg held out of
+// full, its training file's data: what `eval --split validation` scores, so
+// that configurations can be chosen without looking at the test set.
+func ValidationSet(cfg Config, full *datasets.Dataset) (*datasets.Dataset, error) {
+	if cfg.Validation == 0 {
+		return nil, fmt.Errorf("the run holds out no validation examples (validation 0)")
+	}
+	_, val, err := splitData(cfg, full)
+	return val, err
+}
+
+// SameSplit returns an error naming the difference when runs a and b
+// (configs read from dirA and dirB) did not hold out the same validation
+// examples: the same data, training subset, validation size and split seed.
+func SameSplit(dirA string, a Config, dirB string, b Config) error {
+	ka := fmt.Sprintf("data %s, train_size %d, validation %d, split seed %d", a.Data, a.TrainSize, a.Validation, a.splitSeed())
+	kb := fmt.Sprintf("data %s, train_size %d, validation %d, split seed %d", b.Data, b.TrainSize, b.Validation, b.splitSeed())
+	if ka != kb {
+		return fmt.Errorf("run %s held out (%s), run %s (%s): not the same validation set (give the runs one --split-seed)", dirA, ka, dirB, kb)
+	}
+	return nil
 }

@@ -58,6 +58,9 @@ func (r *Run) train(ctx context.Context, progress func(Status)) error {
 		if k != nil {
 			r.pt.Kernel = k
 		}
+		if err := r.warmup(); err != nil {
+			return err
+		}
 		if err := r.pt.Step(pots, r.pots[0], r.state); err != nil {
 			return err
 		}
@@ -112,4 +115,36 @@ func (r *Run) Finish() error {
 		return err
 	}
 	return r.checkpoint()
+}
+
+// warmup sets the kernel of the next step under Config.SGDWarmup: sgd for
+// steps 1..SGDWarmup, then the run's sampler, whose momentum and thermostat
+// are drawn afresh (Kernel.Init, from each rung's stream) at the point the
+// optimiser reached and whose health watch starts there. Both depend on
+// the step count alone, so a resumed run follows them exactly.
+func (r *Run) warmup() error {
+	w := r.Cfg.SGDWarmup
+	switch {
+	case w == 0 || r.state.Steps > w:
+		return nil
+	case r.state.Steps < w:
+		c := r.Cfg
+		c.Sampler = "sgd"
+		k, err := c.kernel(r.Data.N, 1)
+		if err != nil {
+			return err
+		}
+		r.pt.Kernel = k
+		return nil
+	}
+	k, err := r.Cfg.kernel(r.Data.N, r.Cfg.stepScale(r.state.Steps+1))
+	if err != nil {
+		return err
+	}
+	r.pt.Kernel = k
+	for j, s := range r.state.Rungs {
+		k.Init(s, r.state.Streams[j].Rand)
+		r.state.Stats.Health[j].Start(s.KineticTemperature())
+	}
+	return nil
 }

@@ -17,15 +17,18 @@ import (
 
 // Report is the evaluation of one or more runs' pooled samples on a test set.
 type Report struct {
-	Runs     []string  `json:"runs"`
-	Ensemble Metrics   `json:"ensemble"`           // all pooled samples
-	Single   Metrics   `json:"single"`             // the last sample of the first run
-	Baseline *Metrics  `json:"baseline,omitempty"` // the sgd run given as baseline
-	Curve    []CurvePt `json:"curve"`              // ensemble figures against the number of samples
-	Dropped  int       `json:"dropped_records"`    // torn records at the ends of samples files (a crash mid-write), dropped
-	Skipped  int       `json:"skipped_records"`    // corrupt records inside samples files, skipped (EvalOptions.SkipCorrupt)
-	RHat     float64   `json:"rhat,omitempty"`     // split R-hat of the chains' held-out log-likelihood traces (several chains; else 0)
-	ESS      float64   `json:"ess,omitempty"`      // bulk ESS of the same
+	Runs []string `json:"runs"`
+	// Temperature is the posterior temperature T the runs sampled,
+	// exp(-U/T) (omitted for T = 1; runs of different T are not pooled).
+	Temperature float64   `json:"temperature,omitempty"`
+	Ensemble    Metrics   `json:"ensemble"`           // all pooled samples
+	Single      Metrics   `json:"single"`             // the last sample of the first run
+	Baseline    *Metrics  `json:"baseline,omitempty"` // the sgd run given as baseline
+	Curve       []CurvePt `json:"curve"`              // ensemble figures against the number of samples
+	Dropped     int       `json:"dropped_records"`    // torn records at the ends of samples files (a crash mid-write), dropped
+	Skipped     int       `json:"skipped_records"`    // corrupt records inside samples files, skipped (EvalOptions.SkipCorrupt)
+	RHat        float64   `json:"rhat,omitempty"`     // split R-hat of the chains' held-out log-likelihood traces (several chains; else 0)
+	ESS         float64   `json:"ess,omitempty"`      // bulk ESS of the same
 	// HeldOut[c][s] is the mean log-likelihood of kept sample s of chain c
 	// on the evaluation data: the trace R-hat and ESS are computed from.
 	HeldOut   [][]float64  `json:"heldout_loglik"`
@@ -37,6 +40,9 @@ type Report struct {
 	Reliab    Reliab        `json:"reliability"`
 	Traces    []RunTraces   `json:"-"`
 	TestCount int           `json:"test_examples"`
+	// Split names the examples scored when they are not the test images
+	// ("validation": the runs' held-out examples); empty for the test set.
+	Split string `json:"split,omitempty"`
 	// FromStep is EvalOptions.FromStep: samples before this step were left out.
 	FromStep int `json:"from_step,omitempty"`
 
@@ -197,11 +203,20 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	rep := &Report{Runs: runs, TestCount: test.N, Chains: status, FromStep: opt.FromStep}
 	var ens *Ensemble
 	var first nn.Model
+	var firstT float64
 	var single []float64
 	for ri, dir := range runs {
 		cfg, model, err := RunModel(dir, test)
 		if err != nil {
 			return nil, err
+		}
+		if t := cfg.PosteriorTemperature(); ri == 0 {
+			firstT = t
+			if t != 1 {
+				rep.Temperature = t
+			}
+		} else if t != firstT {
+			return nil, fmt.Errorf("run %s sampled at temperature %g, run %s at %g: cannot pool posteriors of different temperatures", dir, t, runs[0], firstT)
 		}
 		if ri == 0 {
 			first = model

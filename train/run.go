@@ -257,7 +257,7 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.pt = &sampler.PT{Kernel: kernel, Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
+	r.pt = &sampler.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
 		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg)}
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange

@@ -79,5 +79,5 @@ func (c Config) kernel(n int, scale float64) (sampler.Kernel, error) {
 	}
 	h := math.Sqrt(scale * c.LR / float64(n))
 	return k.New(sampler.KernelParams{StepSize: h, Diffusion: c.Friction / h, Inertia: c.Inertia,
-		SGLDStep: 2 * scale * c.LR / float64(n)}), nil
+		SGLDStep: 2 * scale * c.LR / float64(n), Tempering: c.TemperingValue()}), nil
 }

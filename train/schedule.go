@@ -29,7 +29,7 @@ func (c Config) cyclePos(k int) float64 {
 
 // keepSample reports whether the rung-1 state after step k is kept.
 func (c Config) keepSample(k int) bool {
-	if c.optimiser() {
+	if c.optimiser() || c.SGDWarmup >= c.Steps {
 		return k == c.Steps
 	}
 	if k <= c.BurnIn || (k-c.BurnIn)%c.Thin != 0 {

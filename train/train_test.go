@@ -3,6 +3,7 @@ package train
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 func smallConfig() Config {
@@ -79,6 +81,12 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		{"ptsghmc", 0, "adaptive-free-top", adaptive(0.3), []int{7, 22, 33, 97}},
 		{"ptsghmc", 0, "resghmc", func(c *Config) { c.XTest, c.XF = "resghmc", 1 }, nil},
 		{"ptsghmc", 0, "noise-aware", func(c *Config) { c.NoiseTarget, c.LR = 0.05, 0.5 }, nil},
+		// a posterior temperature, with stops mid-cycle (cycles of 45 steps)
+		{"ptsghmc", 45, "cold", func(c *Config) { c.Temperature = 0.1 }, []int{20, 61, 97}},
+		{"sgnht", 45, "cold", func(c *Config) { c.Temperature = 0.3 }, []int{20, 61, 97}},
+		{"sgld", 0, "cold", func(c *Config) { c.Temperature = 0.3 }, nil},
+		// SGD warm-up to step 30, stopped before, at and after the switch
+		{"sgnht", 0, "sgd-warmup", func(c *Config) { c.SGDWarmup = 30 }, []int{17, 30, 31, 61}},
 	} {
 		t.Run(fmt.Sprintf("%s/cycle%d/%s", tc.sampler, tc.cycle, tc.name), func(t *testing.T) {
 			cfg := smallConfig()
@@ -410,6 +418,13 @@ func TestConfigTempering(t *testing.T) {
 		{"swap target with resghmc", func(c *Config) { c.Ladder, c.SwapTarget, c.XTest = "adaptive", 0.3, "resghmc" }, "swap_target is a Barker"},
 		{"unknown exchange test", func(c *Config) { c.XTest = "metropolis" }, "exchange_test"},
 		{"no chains", func(c *Config) { c.Chains = 0 }, "chains must be at least 1"},
+		{"cold posterior", func(c *Config) { c.Temperature = 0.1 }, ""},
+		{"negative temperature", func(c *Config) { c.Temperature = -1 }, "temperature must be positive"},
+		{"unknown tempering", func(c *Config) { c.Tempering = "likelihood" }, "tempering must be noise or gradient"},
+		{"temperature of sgd", func(c *Config) { c.Sampler, c.Temperature = "sgd", 0.1 }, "does not apply to sgd"},
+		{"sgd warm-up of PT", func(c *Config) { c.SGDWarmup = 1000 }, "single-chain sampler"},
+		{"sgd warm-up of sgnht", func(c *Config) { c.Sampler, c.SGDWarmup = "sgnht", 1000 }, ""},
+		{"sgd warm-up past burn-in", func(c *Config) { c.Sampler, c.SGDWarmup = "sgnht", 9000 }, "burnin must be at least sgd_warmup"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -442,4 +457,36 @@ func interruptAt(t *testing.T, r *Run, stop int) {
 		t.Fatalf("stop at %d: %v", stop, err)
 	}
 	r.Close()
+}
+
+// TestPosteriorTemperatureWired checks that a run's --temperature reaches
+// the sampler (rung 1 at T, PT's rungs at T times the ladder), is labelled,
+// and that a config that predates the tempering setting resumes with the
+// gradient tempering its PT rungs used.
+func TestPosteriorTemperatureWired(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Temperature = 0.1
+	r, err := NewFromData(filepath.Join(t.TempDir(), "cold"), cfg, smallData(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for j, want := range []float64{0.1, 0.1 * math.Sqrt(1.5), 0.15} {
+		if got := r.pt.RungTemperature(r.state, j); math.Abs(got-want) > 1e-12 {
+			t.Errorf("rung %d samples at T = %v, want %v", j+1, got, want)
+		}
+	}
+	if l := r.Cfg.TemperatureLabel(); l != "tempered posterior, T = 0.1" {
+		t.Errorf("label %q", l)
+	}
+	var old Config
+	if err := json.Unmarshal([]byte(`{"sampler":"ptsghmc"}`), &old); err != nil {
+		t.Fatal(err)
+	}
+	if old.TemperingValue() != sampler.TemperGradient || old.PosteriorTemperature() != 1 || old.TemperatureLabel() != "" {
+		t.Errorf("a config without tempering: %v, T %v, label %q; want gradient, 1, none", old.TemperingValue(), old.PosteriorTemperature(), old.TemperatureLabel())
+	}
+	if DefaultConfig().TemperingValue() != sampler.TemperNoise {
+		t.Errorf("new runs temper the noise")
+	}
 }

@@ -32,6 +32,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
 	otherData := fs.Bool("other-data", false, "evaluate on --data even when its training set is not the one the runs were trained on (default: refuse)")
 	report := fs.String("report", "", "write a self-contained HTML report (tables and plots) to this file")
+	split := fs.String("split", "test", "score on the test images (test) or on the runs' held-out validation examples (validation: choose configurations without the test set; the runs and baseline must share one split)")
 	fromStep := fs.Int("from-step", 0, "use only the samples taken at this step or later (a longer burn-in chosen after the run; 0: all samples)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline SGDRUN] [--from-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data]\n\nflags:")
@@ -74,9 +75,21 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if *fromStep < 0 {
 		return fmt.Errorf("eval: --from-step %d: want a step >= 0", *fromStep)
 	}
+	switch *split {
+	case "test":
+	case "validation":
+		if test, err = validationSet(runs, *baseline, full); err != nil {
+			return fmt.Errorf("eval --split validation: %w", err)
+		}
+	default:
+		return fmt.Errorf("eval: --split %q: expected test or validation", *split)
+	}
 	rep, err := train.EvaluateWith(runs, *baseline, test, train.EvalOptions{SkipCorrupt: *skipCorrupt, FromStep: *fromStep})
 	if err != nil {
 		return err
+	}
+	if *split != "test" {
+		rep.Split = *split
 	}
 	if *plotDir != "" {
 		if err := writePlots(*plotDir, rep); err != nil {
@@ -102,8 +115,15 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 }
 
 func printReport(w io.Writer, rep *train.Report) {
-	fmt.Fprintf(w, "posterior-predictive evaluation on %d test examples (runs: %s)\n\n", rep.TestCount, strings.Join(rep.Runs, ", "))
+	set := "test"
+	if rep.Split != "" {
+		set = rep.Split
+	}
+	fmt.Fprintf(w, "posterior-predictive evaluation on %d %s examples (runs: %s)\n\n", rep.TestCount, set, strings.Join(rep.Runs, ", "))
 	printChains(w, rep.Chains)
+	if rep.Temperature != 0 {
+		fmt.Fprintf(w, "tempered posterior, T = %g: the samples are from exp(-U/T), not the Bayes posterior\n\n", rep.Temperature)
+	}
 	if rep.FromStep > 0 {
 		fmt.Fprintf(w, "samples taken before step %d left out (--from-step)\n\n", rep.FromStep)
 	}
@@ -282,4 +302,31 @@ func outName(path string) string {
 		return "standard output"
 	}
 	return path
+}
+
+// validationSet returns the validation examples the runs and baseline held
+// out of full, refusing runs that did not hold out the same ones.
+func validationSet(runs []string, baseline string, full *datasets.Dataset) (*datasets.Dataset, error) {
+	dirs := append([]string(nil), runs...)
+	if baseline != "" {
+		dirs = append(dirs, baseline)
+	}
+	first, err := train.ReadRunConfig(dirs[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dirs[1:] {
+		c, err := train.ReadRunConfig(d)
+		if err != nil {
+			return nil, err
+		}
+		if err := train.SameSplit(dirs[0], first, d, c); err != nil {
+			return nil, err
+		}
+	}
+	val, err := train.ValidationSet(first, full)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", dirs[0], err)
+	}
+	return val, nil
 }

@@ -115,6 +115,7 @@ code { background: #f4f4f4; }
 </head>
 <body>
 <h1>Posterior-predictive evaluation</h1>
+{{if .Rep.Temperature}}<p id="tempered"><b>Tempered posterior, T = {{.Rep.Temperature}}</b>: the samples are from exp(-U/T), not the Bayes posterior.</p>{{end}}
 <p>{{.Rep.TestCount}} test examples; runs: {{range $i, $r := .Rep.Runs}}{{if $i}}, {{end}}<code>{{$r}}</code>{{end}}.</p>
 
 <h2>Metrics</h2>

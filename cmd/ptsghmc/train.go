@@ -29,6 +29,8 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.StringVar(&c.Activation, "activation", c.Activation, "hidden activation: relu, tanh or sigmoid")
 	fs.Float64Var(&c.Prior, "prior", c.Prior, "prior precision per weight (times fan-in with --prior-fan-in); with --prior-df, 1/scale^2 of the Student-t prior")
 	fs.Float64Var(&c.PriorDF, "prior-df", c.PriorDF, "Student-t prior with this many degrees of freedom (heavy-tailed; 0: Gaussian prior)")
+	fs.Float64Var(&c.Temperature, "temperature", c.Temperature, "posterior temperature T: sample the tempered posterior exp(-U/T) (T < 1: a \"cold posterior\"; PT's ladder multiplies it; 0 or 1: the Bayes posterior)")
+	fs.StringVar(&c.Tempering, "tempering", c.Tempering, "how T enters the kernels: noise (injected noise and thermostat target scale with T, so --lr keeps its meaning) or gradient (gradient divided by T at the same step; see docs/sampler.md)")
 	fs.BoolVar(&c.PriorFanIn, "prior-fan-in", c.PriorFanIn, "scale each layer's prior precision by its fan-in")
 	fs.StringVar(&c.Sampler, "sampler", c.Sampler, samplerHelp(train.SamplerNames()))
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "PT-SGHMC replicas (rungs)")
@@ -44,6 +46,7 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.Float64Var(&c.Friction, "friction", c.Friction, "momentum decay per step alpha (diffusion A = alpha/h)")
 	fs.Float64Var(&c.Inertia, "thermostat-inertia", c.Inertia, "SGNHT thermostat inertia Q: smaller adapts faster (0: 1/A^2, a thermostat that settles within a few momentum relaxation times)")
 	fs.Float64Var(&c.NoiseTarget, "noise-target", c.NoiseTarget, "noise-aware step: during burn-in, shrink the step (same friction per step) until the gradient noise is at most this share of the momentum's diffusion, e.g. 0.05 (0: off; the run still reports the share)")
+	fs.IntVar(&c.SGDWarmup, "sgd-warmup", c.SGDWarmup, "run the first this many steps as momentum SGD, then sample from the point reached (burn-in by optimisation: --chains K then start in K SGD solutions; 0: off)")
 	fs.IntVar(&c.Cycle, "cycle", c.Cycle, "cyclical step size (Zhang et al. 2020): steps per cosine cycle of the learning rate (0: constant)")
 	fs.Float64Var(&c.CycleKeep, "cycle-keep", c.CycleKeep, "with --cycle: keep samples only in this last fraction of each cycle, where steps are small")
 	fs.IntVar(&c.Exchange, "exchange", c.Exchange, "steps between exchange rounds (0: none)")
@@ -57,6 +60,7 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.StringVar(&c.DType, "dtype", c.DType, "float32 or float64")
 	fs.StringVar(&c.Engine, "engine", c.Engine, "plan (an MLP's BLAS plan; any other model compiled), compiled (every model's graph compiled) or graph (Gorgonia's VM)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
+	fs.Uint64Var(&c.SplitSeed, "split-seed", c.SplitSeed, "seed of the training subset and validation split (0: --seed), so runs of several seeds hold out the same validation set (eval --split validation)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "replicas stepped at once (0: number of cores)")
 	fs.IntVar(&c.GradShards, "grad-shards", c.GradShards, "graph models (--model): split each minibatch gradient over this many graphs run in parallel (0: the cores each rung gets; recorded by the run)")
 	fs.IntVar(&c.CkptEvery, "checkpoint-every", c.CkptEvery, "steps between checkpoints")
@@ -181,8 +185,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if ch.Only > 0 {
 		dest = run.Dir
 	}
-	fmt.Fprintf(stderr, "ptsghmc train: %s %s on %d examples (%d validation), %d parameters, %s%s; step %d of %d -> %s\n",
-		c.Sampler, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, dest)
+	tempered := ""
+	if l := c.TemperatureLabel(); l != "" {
+		tempered = " (" + l + ")"
+	}
+	fmt.Fprintf(stderr, "ptsghmc train: %s%s %s on %d examples (%d validation), %d parameters, %s%s; step %d of %d -> %s\n",
+		c.Sampler, tempered, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, dest)
 
 	if *timeLimit > 0 {
 		var cancel context.CancelFunc
@@ -243,6 +251,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			name = fmt.Sprintf("%s (chain %d of %d)", r.Dir, ch.Only, c.Chains)
 		}
 		fmt.Fprintf(stdout, "trained %d steps: %d samples kept in %s", r.Steps(), m.Samples, name)
+		if l := c.TemperatureLabel(); l != "" {
+			fmt.Fprintf(stdout, " (%s)", l)
+		}
 		if r.Val != nil {
 			fmt.Fprintf(stdout, "; validation accuracy of the last rung-1 state %.4f, log-likelihood %.4f", m.ValAcc, m.ValLogLik)
 		}
