@@ -81,6 +81,8 @@ type cnode[T float] struct {
 	inBwd    bool // an ancestor of LogLik
 	needGrad bool
 	skip     bool // consumed by a fused kernel: no buffer, no step
+	fused    bool // computed by a fused kernel: a value buffer, no step, no adjoint
+	block    *convBlock[T]
 	repeat   bool // a broadcast repeat: a view, no buffer
 	kind     string
 	// mkBwd, called once in reverse topological order, claims the
@@ -377,7 +379,61 @@ func (c *compiler[T]) classify() error {
 		}
 	}
 	c.fuseConvolutions()
+	c.fuseConvBlocks()
 	return nil
+}
+
+// convBlock is a convolution, its per-channel bias, ReLU and, when the
+// ReLU's output feeds only a max pooling, that pooling: run image by image
+// while the image's activations are in cache.
+type convBlock[T float] struct {
+	conv, add, relu, pool *cnode[T]
+	bias                  *cnode[T] // the bias vector behind the broadcast
+}
+
+// fuseConvBlocks recognises conv -> + bias (broadcast over batch and
+// positions) -> ReLU [-> max pooling], each used only by the next, and
+// compiles them as one kernel on the last node.
+func (c *compiler[T]) fuseConvBlocks() {
+	cons := map[*cnode[T]][]*cnode[T]{}
+	for _, cn := range c.nodes {
+		if cn.skip || cn.kind == "sizeOp" { // a size reads the shape alone
+			continue
+		}
+		for _, k := range c.kids(cn.n) {
+			cons[k] = append(cons[k], cn)
+		}
+	}
+	for _, cn := range c.nodes {
+		if cn.kind != "conv" || len(cons[cn]) != 1 {
+			continue
+		}
+		add := cons[cn][0]
+		if sym, _ := binSym(add.n.Op()); add.kind != "elemBinOp" || sym != "+" {
+			continue
+		}
+		ks := c.kids(add.n)
+		if len(ks) != 2 || ks[0] != cn || !ks[1].repeat {
+			continue
+		}
+		v, err := c.view(ks[1], add.shape)
+		sh := add.shape
+		if err != nil || size(v.src.shape) != sh[1] || v.strides[1] != 1 ||
+			(sh[0] > 1 && v.strides[0] != 0) || (sh[2] > 1 && v.strides[2] != 0) || (sh[3] > 1 && v.strides[3] != 0) {
+			continue
+		}
+		if len(cons[add]) != 1 || cons[add][0].kind != "relu" {
+			continue
+		}
+		blk := &convBlock[T]{conv: cn, add: add, relu: cons[add][0], bias: v.src}
+		last := blk.relu
+		if p := cons[blk.relu]; len(p) == 1 && p[0].kind == "maxPoolOp" {
+			blk.pool, last = p[0], p[0]
+			blk.relu.fused = true
+		}
+		cn.skip, add.fused = true, true
+		last.kind, last.block = "convblock", blk
+	}
 }
 
 // fuseConvolutions recognises the nodes Gorgonia's Conv2d builds,
@@ -453,6 +509,9 @@ func (c *compiler[T]) allocate() {
 			}
 		default:
 			cn.val = make([]T, max(size(cn.shape), 1))
+		}
+		if cn.fused {
+			continue
 		}
 		if cn.needGrad && cn.adjOwner == i {
 			cn.adj = make([]T, max(size(cn.shape), 1))
@@ -546,11 +605,13 @@ func (c *compiler[T]) claim(n *cnode[T]) ([]T, bool) {
 // emit builds each node's forward step and the maker of its adjoint step.
 func (c *compiler[T]) emit() error {
 	for _, cn := range c.nodes {
-		if cn.skip || cn.repeat {
+		if cn.skip || cn.repeat || cn.fused {
 			continue
 		}
 		var err error
 		switch cn.kind {
+		case "convblock":
+			err = c.emitConvBlock(cn)
 		case "reshapeOp":
 			c.emitReshape(cn)
 		case "transposeOp":
@@ -594,7 +655,7 @@ func (c *compiler[T]) emitBackward() {
 	p.dLoglik, _ = c.claim(ll)
 	for i := len(c.nodes) - 1; i >= 0; i-- {
 		cn := c.nodes[i]
-		if !cn.needGrad || cn.skip || cn.repeat {
+		if !cn.needGrad || cn.skip || cn.repeat || cn.fused {
 			continue
 		}
 		if own := c.nodes[cn.adjOwner]; !own.written && cn.adjOwner == i {
@@ -881,6 +942,57 @@ func (c *compiler[T]) emitConv(cn *cnode[T]) error {
 	return nil
 }
 
+// emitConvBlock emits a fused convolution block (fuseConvBlocks) on its
+// last node.
+func (c *compiler[T]) emitConvBlock(last *cnode[T]) error {
+	blk := last.block
+	mm := c.kids(c.kids(blk.conv.n)[0].n)[0]
+	ks := c.kids(mm.n)
+	f := ks[1]
+	ic, x, err := c.im2colOf(c.kids(ks[0].n)[0])
+	if err != nil {
+		return err
+	}
+	k := ic.c * ic.kh * ic.kw
+	ohw := ic.oh * ic.ow
+	cb := &convBlockKernel[T]{conv: conv[T]{ic: ic, o: f.shape[0], gemm: c.gemm, col: make([]T, k*ohw)},
+		scratch: make([]T, f.shape[0]*ohw)}
+	if blk.pool != nil {
+		mp, err := c.maxPoolOf(blk.pool)
+		if err != nil {
+			return err
+		}
+		cb.pool = mp
+	}
+	xv, wv, bv, pre, post := x.val, f.val, blk.bias.val, blk.add.val, blk.relu.val
+	var pooled []T
+	if blk.pool != nil {
+		pooled = blk.pool.val
+	}
+	c.p.fwd = append(c.p.fwd, func() { cb.forward(xv, wv, bv, pre, post, pooled) })
+	prod := int64(size(blk.conv.shape)) * int64(k)
+	c.p.macs += prod
+	dlast := last.adj
+	last.mkBwd = func() func() {
+		var dw, db, dx []T
+		var accW, accB, accX bool
+		if blk.bias.needGrad {
+			db, accB = c.claim(blk.bias)
+		}
+		if f.needGrad {
+			dw, accW = c.claim(f)
+			c.p.macs += prod
+		}
+		if x.needGrad {
+			dx, accX = c.claim(x)
+			cb.dcol = make([]T, len(cb.conv.col))
+			c.p.macs += prod
+		}
+		return func() { cb.backward(xv, wv, pre, dlast, dw, db, dx, accW, accB, accX) }
+	}
+	return nil
+}
+
 func (c *compiler[T]) emitIm2col(cn *cnode[T]) error {
 	ic, k, err := c.im2colOf(cn)
 	if err != nil {
@@ -893,6 +1005,23 @@ func (c *compiler[T]) emitIm2col(cn *cnode[T]) error {
 		return func() { col2im(&ic, dout, din, acc) }
 	}
 	return nil
+}
+
+// maxPoolOf reads a max pooling node's parameters.
+func (c *compiler[T]) maxPoolOf(cn *cnode[T]) (*maxPool, error) {
+	k := c.kids(cn.n)[0]
+	op := cn.n.Op()
+	mp := &maxPool{b: k.shape[0], c: k.shape[1], h: k.shape[2], w: k.shape[3], oh: cn.shape[2], ow: cn.shape[3],
+		kh: opInt(op, "h"), kw: opInt(op, "w"), padH: opInt(op, "padNorth"), padW: opInt(op, "padWest"),
+		strideH: opInt(op, "strideH"), strideW: opInt(op, "strideW")}
+	if opField(op, "explicitPadding").Bool() { // as Gorgonia's kernel reads it
+		mp.padH, mp.padW = opInt(op, "padSouth"), opInt(op, "padEast")
+	}
+	if cn.shape[0] != mp.b || cn.shape[1] != mp.c {
+		return nil, fmt.Errorf("max pooling %v into %v", k.shape, cn.shape)
+	}
+	mp.arg = make([]int32, size(cn.shape))
+	return mp, nil
 }
 
 func (c *compiler[T]) emitMaxPool(cn *cnode[T]) error {
@@ -909,10 +1038,10 @@ func (c *compiler[T]) emitMaxPool(cn *cnode[T]) error {
 	}
 	mp.arg = make([]int32, size(cn.shape))
 	in, out, dout := k.val, cn.val, cn.adj
-	c.p.fwd = append(c.p.fwd, func() { maxPoolForward(mp, in, out) })
+	c.p.fwd = append(c.p.fwd, func() { maxPoolForward(mp, in, out, mp.arg, mp.b*mp.c) })
 	cn.mkBwd = func() func() {
 		din, acc := c.claim(k)
-		return func() { maxPoolBackward(mp, dout, din, acc) }
+		return func() { maxPoolBackward(mp, dout, din, mp.arg, mp.b*mp.c, acc) }
 	}
 	return nil
 }

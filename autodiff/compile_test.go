@@ -36,6 +36,8 @@ func allOpsModel(batch int, dt tensor.Dtype) (*nn.Graph, error) {
 	b1 := learn(G.NewVector(eg, dt, G.WithShape(4), G.WithName("b1")), 0.1)
 	v := learn(G.NewMatrix(eg, dt, G.WithShape(3, 4), G.WithName("v")), 0.5)
 	u := learn(G.NewMatrix(eg, dt, G.WithShape(32, 3), G.WithName("u")), 0.3)
+	cw2 := learn(G.NewTensor(eg, dt, 4, G.WithShape(1, 1, 3, 3), G.WithName("cw2")), 0.3)
+	u2 := learn(G.NewMatrix(eg, dt, G.WithShape(9, 3), G.WithName("u2")), 0.3)
 	one := constant(dt, 1)
 	must := func(n *G.Node, err error) *G.Node {
 		if err != nil {
@@ -43,6 +45,9 @@ func allOpsModel(batch int, dt tensor.Dtype) (*nn.Graph, error) {
 		}
 		return n
 	}
+	// a convolution with no bias or ReLU after it (stride 2, no padding)
+	plain := must(G.Conv2d(g.Input, cw2, tensor.Shape{3, 3}, []int{0, 0}, []int{1, 1}, []int{1, 1}))
+	extra2 := must(G.Mul(must(G.Reshape(plain, tensor.Shape{batch, 9})), u2))
 	h := must(G.Conv2d(g.Input, cw, tensor.Shape{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}))
 	h = must(G.BroadcastAdd(h, cb, nil, []byte{0, 2, 3}))
 	h = must(G.Rectify(h))
@@ -60,7 +65,7 @@ func allOpsModel(batch int, dt tensor.Dtype) (*nn.Graph, error) {
 	s := must(G.Log(must(G.Add(must(G.SoftMax(z, 1)), one))))
 	r := must(G.Sqrt(must(G.Add(must(G.Square(z)), one))))
 	logits := must(G.Sub(must(G.Add(e, must(G.Mul(constant(dt, 0.5), s)))), must(G.Mul(constant(dt, 0.25), r))))
-	logits = must(G.Add(logits, extra))
+	logits = must(G.Add(must(G.Add(logits, extra)), extra2))
 	g.Logits = logits
 	var err error
 	if g.LogLik, err = nn.CategoricalLogLik(logits, g.Target); err != nil {
@@ -397,8 +402,10 @@ func ExampleCompile() {
 }
 
 // TestCompiledKernels checks which kernels the compiler chose: LeNet's two
-// convolutions fused (no im2col or transpose left), ReLU fused, and the
-// all-ops graph's im2col and transpose run on their own.
+// convolution blocks fused with their bias, ReLU and pooling (no im2col or
+// transpose left), and the all-ops graph's block without pooling (its ReLU
+// feeds two nodes), its convolution without bias, and its im2col and
+// transpose run on their own.
 func TestCompiledKernels(t *testing.T) {
 	lenet, err := nn.LeNet(nn.PriorConfig{Precision: 1}).Model("lenet")
 	if err != nil {
@@ -412,8 +419,8 @@ func TestCompiledKernels(t *testing.T) {
 		model nn.Model
 		want  map[string]int
 	}{
-		{lenet, map[string]int{"conv": 2, "relu": 3, "im2colOp": 0, "transposeOp": 0, "maxPoolOp": 2, "linAlgBinOp": 2, "softmaxOp": 1}},
-		{all, map[string]int{"conv": 1, "relu": 1, "im2colOp": 1, "transposeOp": 1, "maxPoolOp": 1}},
+		{lenet, map[string]int{"convblock": 2, "conv": 0, "relu": 1, "im2colOp": 0, "transposeOp": 0, "maxPoolOp": 0, "linAlgBinOp": 2, "softmaxOp": 1}},
+		{all, map[string]int{"convblock": 1, "conv": 1, "relu": 0, "im2colOp": 1, "transposeOp": 1, "maxPoolOp": 1}},
 	} {
 		p, _, err := compileModel[float32](c.model, 2, tensor.Float32, true)
 		if err != nil {

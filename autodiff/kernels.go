@@ -629,19 +629,21 @@ type maxPool struct {
 	arg                []int32
 }
 
-func maxPoolForward[T float](mp *maxPool, in, out []T) {
+// maxPoolForward pools planes planes of in into out, their argmaxes into
+// args.
+func maxPoolForward[T float](mp *maxPool, in, out []T, args []int32, planes int) {
 	lowest := T(-math.MaxFloat32)
 	if _, ok := any(lowest).(float64); ok {
 		lowest = T(-math.Nextafter(math.Inf(1), 0)) // -MaxFloat64, as Gorgonia starts
 	}
 	if mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 && mp.padH == 0 && mp.padW == 0 {
-		maxPool2x2(mp, in, out, lowest)
+		maxPool2x2(mp, in, out, args, planes, lowest)
 		return
 	}
-	for p := 0; p < mp.b*mp.c; p++ {
+	for p := 0; p < planes; p++ {
 		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
-		arg := mp.arg[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
 		for ph := 0; ph < mp.oh; ph++ {
 			h0 := ph*mp.strideH - mp.padH
 			h1 := min(h0+mp.kh, mp.h)
@@ -667,11 +669,11 @@ func maxPoolForward[T float](mp *maxPool, in, out []T) {
 // maxPool2x2 is maxPoolForward for 2x2 windows of stride 2 without
 // padding (the windows never leave the plane): the same comparisons in the
 // same order.
-func maxPool2x2[T float](mp *maxPool, in, out []T, lowest T) {
-	for p := 0; p < mp.b*mp.c; p++ {
+func maxPool2x2[T float](mp *maxPool, in, out []T, args []int32, planes int, lowest T) {
+	for p := 0; p < planes; p++ {
 		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
-		arg := mp.arg[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
 		for ph := 0; ph < mp.oh; ph++ {
 			r0 := plane[2*ph*mp.w : (2*ph+1)*mp.w]
 			r1 := plane[(2*ph+1)*mp.w : (2*ph+2)*mp.w]
@@ -700,11 +702,11 @@ func maxPool2x2[T float](mp *maxPool, in, out []T, lowest T) {
 // maxPool2x2Backward is maxPoolBackward, writing, for 2x2 windows of
 // stride 2 that tile the plane: each input gets its window's adjoint if it
 // is the argmax and 0 otherwise, with no separate clearing pass.
-func maxPool2x2Backward[T float](mp *maxPool, dout, din []T) {
-	for p := 0; p < mp.b*mp.c; p++ {
+func maxPool2x2Backward[T float](mp *maxPool, dout, din []T, args []int32, planes int) {
+	for p := 0; p < planes; p++ {
 		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
-		arg := mp.arg[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
 		for ph := 0; ph < mp.oh; ph++ {
 			i0, i1 := 2*ph*mp.w, (2*ph+1)*mp.w
 			r0, r1 := d[i0:i0+mp.w], d[i1:i1+mp.w]
@@ -729,18 +731,18 @@ func maxPool2x2Backward[T float](mp *maxPool, dout, din []T) {
 
 // maxPoolBackward writes (or adds) the adjoint of the pooling's input: each
 // output's adjoint goes to its argmax.
-func maxPoolBackward[T float](mp *maxPool, dout, din []T, acc bool) {
+func maxPoolBackward[T float](mp *maxPool, dout, din []T, args []int32, planes int, acc bool) {
 	if !acc && mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 && mp.padH == 0 && mp.padW == 0 && mp.h == 2*mp.oh && mp.w == 2*mp.ow {
-		maxPool2x2Backward(mp, dout, din)
+		maxPool2x2Backward(mp, dout, din, args, planes)
 		return
 	}
 	if !acc {
-		clear(din[:mp.b*mp.c*mp.h*mp.w])
+		clear(din[:planes*mp.h*mp.w])
 	}
-	for p := 0; p < mp.b*mp.c; p++ {
+	for p := 0; p < planes; p++ {
 		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
-		arg := mp.arg[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
 		for j, v := range g {
 			if a := arg[j]; a >= 0 {
 				d[a] += v
@@ -890,5 +892,98 @@ func addTo[T float](dst, src []T) {
 	}
 	for ; i < len(src); i++ {
 		dst[i] += src[i]
+	}
+}
+
+// convBlockKernel runs a convolution block image by image: the convolution
+// GEMM into the pre-activation, the bias added, the ReLU, and the max
+// pooling if any, each image's activations still in cache; backward, per
+// image: the pooling's adjoint, the ReLU's mask, the bias sums, then the
+// filter's and the input's products. The arithmetic is the unfused
+// kernels', in the same order.
+type convBlockKernel[T float] struct {
+	conv    conv[T]
+	pool    *maxPool // nil: no pooling
+	scratch []T      // one image's [o, oh*ow] adjoint
+	dcol    []T
+}
+
+func (cb *convBlockKernel[T]) forward(x, w, bias, pre, post, pooled []T) {
+	cv := &cb.conv
+	ic := &cv.ic
+	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	lowest := T(-math.MaxFloat32)
+	if _, ok := any(lowest).(float64); ok {
+		lowest = T(-math.Nextafter(math.Inf(1), 0))
+	}
+	for b := 0; b < ic.b; b++ {
+		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
+		z := pre[b*cv.o*ohw : (b+1)*cv.o*ohw]
+		cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, z, ohw)
+		y := post[b*cv.o*ohw : (b+1)*cv.o*ohw]
+		for o := 0; o < cv.o; o++ {
+			zr, yr, bo := z[o*ohw:(o+1)*ohw], y[o*ohw:(o+1)*ohw], bias[o]
+			for i, v := range zr {
+				v += bo
+				zr[i] = v
+				yr[i] = max(v, 0)
+			}
+		}
+		if mp := cb.pool; mp != nil {
+			po := mp.oh * mp.ow * mp.c
+			if mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 && mp.padH == 0 && mp.padW == 0 {
+				maxPool2x2(mp, y, pooled[b*po:(b+1)*po], mp.arg[b*po:(b+1)*po], mp.c, lowest)
+			} else {
+				maxPoolForward(mp, y, pooled[b*po:(b+1)*po], mp.arg[b*po:(b+1)*po], mp.c)
+			}
+		}
+	}
+}
+
+// backward reads the block's output adjoint dlast (the pooling's, or the
+// ReLU's without pooling) and writes (or adds) the filter's, the bias's and,
+// when dx is not nil, the input's adjoints.
+func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, accB, accX bool) {
+	cv := &cb.conv
+	ic := &cv.ic
+	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	if dx != nil && !accX {
+		clear(dx[:ic.b*img])
+	}
+	g := cb.scratch
+	for b := 0; b < ic.b; b++ {
+		if mp := cb.pool; mp != nil {
+			po := mp.oh * mp.ow * mp.c
+			maxPoolBackward(mp, dlast[b*po:(b+1)*po], g, mp.arg[b*po:(b+1)*po], mp.c, false)
+		} else {
+			copy(g, dlast[b*cv.o*ohw:(b+1)*cv.o*ohw])
+		}
+		z := pre[b*cv.o*ohw : (b+1)*cv.o*ohw]
+		for i, v := range z {
+			if !(v >= 0) {
+				g[i] = 0
+			}
+		}
+		if db != nil {
+			for o := 0; o < cv.o; o++ {
+				var s T
+				for _, v := range g[o*ohw : (o+1)*ohw] {
+					s += v
+				}
+				if b == 0 && !accB {
+					db[o] = s
+				} else {
+					db[o] += s
+				}
+			}
+		}
+		if dw != nil {
+			im2colImage(ic, x[b*img:(b+1)*img], cv.col)
+			cv.gemm(blas.NoTrans, blas.Trans, cv.o, k, ohw, 1, g, ohw, cv.col, ohw, beta[T](accW || b > 0), dw, k)
+		}
+		if dx != nil {
+			cv.gemm(blas.Trans, blas.NoTrans, k, ohw, cv.o, 1, w, k, g, ohw, 0, cb.dcol, ohw)
+			col2imImage(ic, cb.dcol, dx[b*img:(b+1)*img])
+		}
 	}
 }
