@@ -3,6 +3,7 @@ package train
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -292,5 +293,44 @@ func TestUnsupportedSaidOnce(t *testing.T) {
 	}
 	if n := strings.Count(buf.String(), "does not support op"); n != 1 || !strings.Contains(buf.String(), "MaxAlong") {
 		t.Fatalf("notices %q: want one naming MaxAlong", buf.String())
+	}
+}
+
+// TestCompiledMLPRun checks an MLP run on the compiled engine (its graph
+// compiled, sharded over two graphs, not the BLAS plan): it records the
+// engine, trains, resumes bit for bit, evaluates, and samples what the BLAS
+// plan's run samples to float32 rounding over a short run.
+func TestCompiledMLPRun(t *testing.T) {
+	data := smallData(t)
+	final := map[string][]float64{}
+	for _, engine := range []string{"plan", "compiled"} {
+		cfg := smallConfig()
+		cfg.Engine, cfg.Steps, cfg.BurnIn, cfg.GradShards = engine, 40, 10, 2
+		dir := filepath.Join(t.TempDir(), engine)
+		r, err := NewFromData(dir, cfg, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		interruptAt(t, r, 17)
+		if r, err = ResumeFromData(dir, data, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Train(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		final[engine] = append([]float64(nil), r.State().Rungs[0].Theta...)
+		r.Close()
+		saved, err := ReadRunConfig(dir)
+		if err != nil || saved.Engine != engine {
+			t.Fatalf("config records engine %q (%v), want %q", saved.Engine, err, engine)
+		}
+		if _, err := Evaluate([]string{dir}, "", data); err != nil {
+			t.Fatalf("evaluate the %s run: %v", engine, err)
+		}
+	}
+	for i, v := range final["plan"] {
+		if w := final["compiled"][i]; math.Abs(v-w) > 1e-3*(1+math.Abs(v)) {
+			t.Fatalf("parameter %d after 40 steps: plan %v, compiled %v", i, v, w)
+		}
 	}
 }
