@@ -186,7 +186,7 @@ func TestCompiledMatchesVM(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !close(uv, uc, tol) {
+					if !near(uv, uc, tol) {
 						t.Fatalf("batch %v: U compiled %v, VM %v", idx, uc, uv)
 					}
 					scale := 0.0
@@ -199,7 +199,7 @@ func TestCompiledMatchesVM(t *testing.T) {
 						}
 					}
 					for i := range lv {
-						if !close(lv[i], lc[i], tol) {
+						if !near(lv[i], lc[i], tol) {
 							t.Fatalf("batch %v: log-likelihood %d: compiled %v, VM %v", idx, i, lc[i], lv[i])
 						}
 					}
@@ -220,7 +220,7 @@ func TestCompiledMatchesVM(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i := range zv {
-					if !close(zv[i], zc[i], tol) {
+					if !near(zv[i], zc[i], tol) {
 						t.Fatalf("logit %d: compiled %v, VM %v", i, zc[i], zv[i])
 					}
 				}
@@ -232,7 +232,7 @@ func TestCompiledMatchesVM(t *testing.T) {
 	}
 }
 
-func close(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(a)) }
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(a)) }
 
 func paramOf(m nn.Model, i int) string {
 	for _, p := range m.Layout {
@@ -296,7 +296,7 @@ func testCompiledRegistered(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !close(uv, uc, 1e-5) {
+	if !near(uv, uc, 1e-5) {
 		t.Fatalf("U compiled %v, VM %v", uc, uv)
 	}
 	var num, den float64
@@ -359,7 +359,7 @@ func TestUnsupportedOpFallsBack(t *testing.T) {
 }
 
 // TestCompiledNoAllocs checks that a compiled gradient allocates nothing in
-// steady state.
+// steady state, on one graph and sharded over two in parallel.
 func TestCompiledNoAllocs(t *testing.T) {
 	model, err := smallCNN(0).Model("small-cnn")
 	if err != nil {
@@ -382,6 +382,22 @@ func TestCompiledNoAllocs(t *testing.T) {
 		})
 		if n != 0 {
 			t.Fatalf("%s: %v allocations per gradient", dt, n)
+		}
+		sh, err := NewShardedFor(EngineCompiled, model, 4, dt, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx = []int{0, 1, 2, 5}
+		if _, err := sh.Eval(theta, data, idx, 2, grad, nil); err != nil { // starts the second shard's goroutine
+			t.Fatal(err)
+		}
+		n = testing.AllocsPerRun(5, func() {
+			if _, err := sh.Eval(theta, data, idx, 2, grad, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if n != 0 {
+			t.Fatalf("%s: %v allocations per sharded gradient", dt, n)
 		}
 	}
 }
