@@ -130,6 +130,11 @@ func predictorShards(m nn.Model) int {
 // split over predictorShards forward graphs in parallel (its callers give BLAS one thread per call
 // while it runs).
 func newPredictor(engine autodiff.Engine, m nn.Model, dtype autodiff.DType) (autodiff.Evaluator, error) {
+	if m.MLP != nil && engine == autodiff.EngineGraph {
+		// An MLP's predictions have always come from its BLAS plan, whatever
+		// engine its gradients ran on: its runs evaluate as they did.
+		engine = autodiff.EnginePlan
+	}
 	if n := predictorShards(m); n > 1 {
 		return autodiff.NewShardedForwardFor(engine, m, evalBatch(m), dtype, n)
 	}
