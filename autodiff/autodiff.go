@@ -5,12 +5,16 @@
 // its gradient and its per-example log-likelihoods for a flat parameter
 // vector theta, and exposes them as the stochastic potential a sampler needs.
 //
-// GraphEvaluator runs any model of the contract nn.Graph (an MLP, a CNN, a
-// model of the user's own) on Gorgonia's VM and differentiates it with
-// Gorgonia's Grad. For MLPs, Plan computes the same thing with a
-// preallocated execution plan that calls BLAS directly (the fast path,
-// checked against the graph and finite differences); NewFor picks it when
-// the model is an MLP.
+// CompiledEvaluator runs any model of the contract nn.Graph (an MLP, a
+// CNN, a model of the user's own): Compile turns the model's Gorgonia
+// expression graph into preallocated forward and adjoint kernels (BLAS GEMM
+// for products and convolutions). GraphEvaluator runs the same graph on
+// Gorgonia's VM and differentiates it with Gorgonia's Grad: the reference
+// the compiled plan is tested against, and the fallback for a graph with an
+// op the compiler does not know. For MLPs, Plan computes the same thing
+// with a hand-written BLAS plan (checked against the graph and finite
+// differences) that can also stream its gradient; NewFor picks it when the
+// model is an MLP and the engine is plan.
 package autodiff
 
 import (
