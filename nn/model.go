@@ -293,11 +293,15 @@ func (m Model) NumParams() int { return m.Layout.NumParams() }
 
 // PriorConfig is the prior a registered model is built with: every weight
 // and bias has a zero-mean prior of precision Precision, multiplied by its
-// layer's fan-in when FanIn is set; DF > 0 makes it Student-t.
+// layer's fan-in when FanIn is set; DF > 0 makes it Student-t. Classes,
+// when positive, is the number of classes the model's output layer
+// predicts (a run on a subset of the data's classes); 0 keeps the model's
+// own.
 type PriorConfig struct {
 	Precision float64
 	FanIn     bool
 	DF        float64
+	Classes   int
 }
 
 // Prior returns the prior of a layer with fan-in fanIn.
@@ -314,8 +318,20 @@ func (c PriorConfig) Prior(fanIn int) Prior {
 // prior. MLPs are not listed: they are named by their widths (784-400-10).
 // Register a model of your own by adding it before creating or reading runs.
 var Models = map[string]func(PriorConfig) (Model, error){
-	"lenet": func(p PriorConfig) (Model, error) { return LeNet(p).Model("lenet") },
-	"cnn3":  func(p PriorConfig) (Model, error) { return CNN3(p).Model("cnn3") },
+	"lenet": func(p PriorConfig) (Model, error) {
+		c := LeNet(p)
+		if p.Classes > 0 {
+			c.Classes = p.Classes
+		}
+		return c.Model("lenet")
+	},
+	"cnn3": func(p PriorConfig) (Model, error) {
+		c := CNN3(p)
+		if p.Classes > 0 {
+			c.Classes = p.Classes
+		}
+		return c.Model("cnn3")
+	},
 }
 
 // ModelNames returns the registered names, sorted.

@@ -95,6 +95,11 @@ type Config struct {
 	// the step shrinks until the gradient noise's share of the momentum's
 	// diffusion is at most this (0: off; see docs/posterior-checks.md).
 	NoiseTarget float64 `json:"noise_target,omitempty" yaml:"noise_target,omitempty"`
+	// Classes, when set, trains on these classes of the data only: their
+	// examples, with label Classes[j] relabelled j, so the model has
+	// len(Classes) outputs (eval scores the test images of the other
+	// classes as out-of-distribution). Empty: every class.
+	Classes []int `json:"classes,omitempty" yaml:"classes,omitempty"`
 	// DataFingerprint identifies the training examples the run was created
 	// on (set by the run, not by the user; absent in runs older than it).
 	DataFingerprint *Fingerprint `json:"data_fingerprint,omitempty" yaml:"data_fingerprint,omitempty"`
@@ -210,6 +215,11 @@ func (c Config) Validate() error {
 	for _, ch := range checks {
 		if !ch.ok {
 			return fmt.Errorf("config: %s", ch.what)
+		}
+	}
+	if len(c.Classes) > 0 {
+		if _, err := ParseClasses(FormatClasses(c.Classes)); err != nil {
+			return fmt.Errorf("config: %w", err)
 		}
 	}
 	if c.Sampler == PTSGHMC && c.Replicas > 1 {

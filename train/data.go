@@ -17,7 +17,15 @@ func loadData(cfg Config) (train, val *datasets.Dataset, err error) {
 	return splitData(cfg, tr)
 }
 
+// splitData keeps the classes of cfg.Classes (relabelled), then a random
+// subset of cfg.TrainSize (and validation) examples, and splits off the
+// validation set.
 func splitData(cfg Config, tr *datasets.Dataset) (train, val *datasets.Dataset, err error) {
+	if len(cfg.Classes) > 0 {
+		if tr, _, err = SelectClasses(tr, cfg.Classes); err != nil {
+			return nil, nil, err
+		}
+	}
 	rng := rand.New(rand.NewPCG(cfg.splitSeed(), 0x5eed))
 	if cfg.TrainSize > 0 && cfg.TrainSize+cfg.Validation < tr.N {
 		idx := rng.Perm(tr.N)[:cfg.TrainSize+cfg.Validation]

@@ -39,4 +39,13 @@
 // samples for NumPy. A run's tempering figures (Tempering: swap
 // acceptance, communication barrier, round trips, advice on the ladder)
 // and its dynamics' health (HealthReport) say what to change.
+//
+// # Uncertainty
+//
+// EvaluateWith's options add the tests of predictive uncertainty
+// (docs/uncertainty.md): out-of-distribution detection (OODSet,
+// BuiltinOOD, a Config.Classes run's held-out classes; AUROC, AUPR of the
+// UncertaintyScores), selective prediction (RiskCoverage), dataset shift
+// (RotateImages, NoisyImages) and baselines pooled from several runs, whose
+// wall-clock train records in TimingFile.
 package train

@@ -44,6 +44,11 @@ func (c Config) NNModel(features, classes int) (nn.Model, error) {
 	if m.Inputs != features {
 		return m, fmt.Errorf("model %s takes %d inputs, data has %d features", m.Name, m.Inputs, features)
 	}
+	if len(c.Classes) > 0 && m.Outputs != classes && c.Model == "" {
+		sizes, _ := nn.ParseArch(c.Arch)
+		sizes[len(sizes)-1] = classes
+		return m, fmt.Errorf("arch %s has %d outputs, but --classes %s trains %d classes: the last width must be %d (--arch %s)", c.Arch, m.Outputs, FormatClasses(c.Classes), classes, classes, nn.Spec{Sizes: sizes}.Arch())
+	}
 	if !m.OneHot || !m.Logits || m.Outputs != classes {
 		return m, fmt.Errorf("model %s is not a classifier of the data's %d classes (%d outputs)", m.Name, classes, m.Outputs)
 	}
@@ -70,7 +75,7 @@ func (c Config) BuildModel() (nn.Model, error) {
 		}
 	} else {
 		var err error
-		if m, err = nn.Models[c.Model](nn.PriorConfig{Precision: c.Prior, FanIn: c.PriorFanIn, DF: c.PriorDF}); err != nil {
+		if m, err = nn.Models[c.Model](nn.PriorConfig{Precision: c.Prior, FanIn: c.PriorFanIn, DF: c.PriorDF, Classes: len(c.Classes)}); err != nil {
 			return m, err
 		}
 		m.Name = c.Model

@@ -48,6 +48,29 @@ type Report struct {
 
 	// Health is each chain's dynamics verdict (from its checkpoint).
 	Health []*HealthReport `json:"health,omitempty"`
+
+	// Classes are the classes the runs were trained on, in the order of
+	// their outputs (Config.Classes; nil: all of the data's).
+	Classes []int `json:"classes,omitempty"`
+	// EnsembleInfo and BaselineInfo say how many networks and samples the
+	// ensemble and the baseline average, and the wall-clock their runs took.
+	EnsembleInfo PredictorInfo  `json:"ensemble_info"`
+	BaselineInfo *PredictorInfo `json:"baseline_info,omitempty"`
+	// BaselineReliab is the baseline's reliability diagram.
+	BaselineReliab *Reliab `json:"baseline_reliability,omitempty"`
+	// OOD is out-of-distribution detection: every set, predictor and score
+	// (EvalOptions.OOD, BuiltinOOD; a run on a subset of classes adds its
+	// held-out classes by itself).
+	OOD []OODResult `json:"ood,omitempty"`
+	// Selective is selective prediction on the test set by every predictor
+	// and score.
+	Selective []SelectiveResult `json:"selective,omitempty"`
+	// Shift is accuracy, NLL, ECE and Brier under dataset shift
+	// (EvalOptions.Shifts), per kind, level and predictor.
+	Shift []ShiftResult `json:"shift,omitempty"`
+	// PerClass is the accuracy and ECE of each class, for the ensemble and
+	// the baseline.
+	PerClass []ClassResult `json:"per_class,omitempty"`
 }
 
 // CurvePt is the ensemble's accuracy and NLL after its first Samples samples.
@@ -185,6 +208,34 @@ type EvalOptions struct {
 	// first half of every chain, the usual convention for MCMC output).
 	// Earlier samples are read and ignored; a run with none left is an error.
 	FromStep int
+
+	// OOD are sets of images scored as out-of-distribution against the
+	// test set (Report.OOD), each of the test images' shape. A run trained
+	// on a subset of classes (Config.Classes) adds the test images of the
+	// other classes as OODHeldOut by itself.
+	OOD []OODSet
+	// BuiltinOOD adds the sets of BuiltinOOD, made from the test images.
+	BuiltinOOD bool
+	// Shifts are the dataset shifts to score (Report.Shift): ShiftRotate,
+	// ShiftNoise.
+	Shifts []string
+	// Baselines are further baseline runs, pooled with the baseline
+	// argument of EvaluateWith into one predictor (Report.BaselineInfo says
+	// how many networks and samples it averages).
+	Baselines []string
+	// Seed seeds the streams of the built-in sets and the noise shift (0: 1).
+	Seed uint64
+}
+
+// evalSet is a data set scored beside the test set: an out-of-distribution
+// set or a shifted copy of the test set.
+type evalSet struct {
+	name   string
+	data   *datasets.Dataset
+	shift  *shiftLevel // nil for an OOD set
+	ens    *Ensemble   // the runs' pooled samples
+	single []float64   // the first run's last sample
+	base   *Ensemble   // the baselines
 }
 
 // EvaluateWith is Evaluate with options.
@@ -200,9 +251,63 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	for _, s := range pool {
 		runs = append(runs, s.Dir)
 	}
-	rep := &Report{Runs: runs, TestCount: test.N, Chains: status, FromStep: opt.FromStep}
+	var baselines []string
+	if baseline != "" {
+		baselines = append(baselines, baseline)
+	}
+	baselines = append(baselines, opt.Baselines...)
+	if opt.Seed == 0 {
+		opt.Seed = 1
+	}
+	// A run on a subset of classes is scored on the test images of those
+	// classes; the others are its near out-of-distribution set.
+	first, err := ReadRunConfig(runs[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range append(runs[1:len(runs):len(runs)], baselines...) {
+		c, err := ReadRunConfig(d)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkSameClasses(runs[0], first.Classes, d, c.Classes); err != nil {
+			return nil, err
+		}
+	}
+	var extras []*evalSet
+	// A test set of as many classes as the run's is taken as selected
+	// already (the runs' validation split, eval --split validation).
+	if len(first.Classes) > 0 && test.Classes > len(first.Classes) {
+		var held *datasets.Dataset
+		if test, held, err = SelectClasses(test, first.Classes); err != nil {
+			return nil, fmt.Errorf("run %s: test set: %w", runs[0], err)
+		}
+		if held != nil {
+			extras = append(extras, &evalSet{name: OODHeldOut, data: held})
+		}
+	}
+	sets := opt.OOD
+	if opt.BuiltinOOD {
+		sets = append(sets[:len(sets):len(sets)], BuiltinOOD(test, opt.Seed)...)
+	}
+	for _, s := range sets {
+		d, err := asOOD(s, test.D, test.Classes)
+		if err != nil {
+			return nil, err
+		}
+		extras = append(extras, &evalSet{name: s.Name, data: d})
+	}
+	levels, err := shiftLevels(opt.Shifts, test, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	for i := range levels {
+		extras = append(extras, &evalSet{name: levels[i].name(), data: levels[i].data, shift: &levels[i]})
+	}
+
+	rep := &Report{Runs: runs, TestCount: test.N, Chains: status, FromStep: opt.FromStep, Classes: first.Classes}
 	var ens *Ensemble
-	var first nn.Model
+	var firstModel nn.Model
 	var firstT float64
 	var single []float64
 	for ri, dir := range runs {
@@ -219,12 +324,15 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 			return nil, fmt.Errorf("run %s sampled at temperature %g, run %s at %g: cannot pool posteriors of different temperatures", dir, t, runs[0], firstT)
 		}
 		if ri == 0 {
-			first = model
+			firstModel = model
 			if ens, err = NewModelEnsembleOn(cfg.RunEngine(model), model, test); err != nil {
 				return nil, err
 			}
-		} else if samplesModel(model) != samplesModel(first) {
-			return nil, fmt.Errorf("run %s has model %s (%s), run %s has %s (%s): cannot pool", dir, model.Name, model.Layout, runs[0], first.Name, first.Layout)
+			for _, x := range extras {
+				x.ens = ens.sibling(x.data)
+			}
+		} else if samplesModel(model) != samplesModel(firstModel) {
+			return nil, fmt.Errorf("run %s has model %s (%s), run %s has %s (%s): cannot pool", dir, model.Name, model.Layout, runs[0], firstModel.Name, firstModel.Layout)
 		}
 		n, used, lastStep := 0, 0, -1
 		var trace []float64
@@ -241,6 +349,14 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 			used++
 			if err := ens.Add(theta); err != nil {
 				return fmt.Errorf("%s: %w", spath, err)
+			}
+			for _, x := range extras {
+				if err := x.ens.Add(theta); err != nil {
+					return fmt.Errorf("%s on %s: %w", spath, x.name, err)
+				}
+				if ri == 0 {
+					x.single = append(x.single[:0], x.ens.Last...)
+				}
 			}
 			ll := 0.0
 			for i, y := range test.Labels {
@@ -307,29 +423,140 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 			rep.RHat, rep.ESS = 0, 0 // chains too short
 		}
 	}
-	if baseline != "" {
-		bcfg, model, err := RunModel(baseline, test)
+	rep.EnsembleInfo, err = predictorInfo(runs, ens.Count)
+	if err != nil {
+		return nil, err
+	}
+	var base *Ensemble
+	if len(baselines) > 0 {
+		if base, err = scoreBaselines(rep, baselines, test, extras, opt); err != nil {
+			return nil, err
+		}
+		m := base.Metrics()
+		rep.Baseline = &m
+		rep.BaselineReliab = &Reliab{}
+		rep.BaselineReliab.Count, rep.BaselineReliab.Conf, rep.BaselineReliab.Acc = Reliability(base.Probs(), test.Labels, test.Classes)
+	}
+	uncertaintyTables(rep, test, ens, single, base, extras)
+	return rep, nil
+}
+
+// sibling returns an empty ensemble of e's model on another data set of
+// the same shape and classes, sharing e's predictor (used one at a time).
+func (e *Ensemble) sibling(data *datasets.Dataset) *Ensemble {
+	k := data.Classes
+	return &Ensemble{Data: data, Model: e.Model, Spec: e.Spec, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
+		Last: make([]float64, data.N*k), pred: e.pred, threads: e.threads}
+}
+
+// scoreBaselines pools the baseline runs (each a run directory or a run of
+// several chains) into one ensemble on test and on each extra set, and
+// records what it averages in rep.BaselineInfo. An sgd run contributes its
+// final weights; a sampler's run every kept sample.
+func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, extras []*evalSet, opt EvalOptions) (*Ensemble, error) {
+	dirs, err := RunDirs(baselines)
+	if err != nil {
+		return nil, err
+	}
+	var be *Ensemble
+	var first nn.Model
+	for bi, dir := range dirs {
+		cfg, model, err := RunModel(dir, test)
 		if err != nil {
 			return nil, err
 		}
-		be, err := NewModelEnsembleOn(bcfg.RunEngine(model), model, test)
-		if err != nil {
-			return nil, err
+		if bi == 0 {
+			first = model
+			if be, err = NewModelEnsembleOn(cfg.RunEngine(model), model, test); err != nil {
+				return nil, err
+			}
+			for _, x := range extras {
+				x.base = be.sibling(x.data)
+			}
+		} else if samplesModel(model) != samplesModel(first) {
+			return nil, fmt.Errorf("baseline %s has model %s (%s), baseline %s has %s (%s): cannot pool", dir, model.Name, model.Layout, dirs[0], first.Name, first.Layout)
 		}
-		bs, err := ScanSamples(filepath.Join(baseline, SamplesFile), opt.SkipCorrupt, func(_ int, theta []float64) error {
-			// the baseline's prediction is its final weights alone
-			be.Reset()
-			return be.Add(theta)
+		add := func(theta []float64) error {
+			if err := be.Add(theta); err != nil {
+				return err
+			}
+			for _, x := range extras {
+				if err := x.base.Add(theta); err != nil {
+					return fmt.Errorf("on %s: %w", x.name, err)
+				}
+			}
+			return nil
+		}
+		final := cfg.optimiser()
+		var last []float64
+		n := 0
+		spath := filepath.Join(dir, SamplesFile)
+		bs, err := ScanSamples(spath, opt.SkipCorrupt, func(_ int, theta []float64) error {
+			n++
+			if final { // an optimiser's prediction is its final weights alone
+				last = append(last[:0], theta...)
+				return nil
+			}
+			return add(theta)
 		})
 		if err != nil {
 			return nil, err
 		}
 		rep.Skipped += len(bs.Corrupt)
-		if be.Count == 0 {
-			return nil, fmt.Errorf("baseline %s has no saved weights (unfinished?)", baseline)
+		if n == 0 {
+			return nil, fmt.Errorf("baseline %s has no saved weights (unfinished?)", dir)
 		}
-		m := be.Metrics()
-		rep.Baseline = &m
+		if final {
+			if err := add(last); err != nil {
+				return nil, fmt.Errorf("%s: %w", spath, err)
+			}
+		}
 	}
-	return rep, nil
+	info, err := predictorInfo(dirs, be.Count)
+	if err != nil {
+		return nil, err
+	}
+	info.Runs = baselines
+	rep.BaselineInfo = &info
+	return be, nil
+}
+
+// uncertaintyTables fills rep's OOD, selective-prediction, shift and
+// per-class tables from the predictors' probabilities.
+func uncertaintyTables(rep *Report, test *datasets.Dataset, ens *Ensemble, single []float64, base *Ensemble, extras []*evalSet) {
+	k := test.Classes
+	preds := []predictorScores{
+		{Name: PredEnsemble, Probs: ens.Probs(), Test: ens.Scores()},
+		{Name: PredSingle, Probs: single, Test: scoresOf(single, nil, k)},
+	}
+	if base != nil {
+		preds = append(preds, predictorScores{Name: PredBaseline, Probs: base.Probs(), Test: base.Scores()})
+	}
+	var oodNames []string
+	for _, x := range extras {
+		if x.shift != nil {
+			continue
+		}
+		oodNames = append(oodNames, x.name)
+		preds[0].Others = append(preds[0].Others, x.ens.Scores())
+		preds[1].Others = append(preds[1].Others, scoresOf(x.single, nil, k))
+		if base != nil {
+			preds[2].Others = append(preds[2].Others, x.base.Scores())
+		}
+	}
+	rep.OOD = oodResults(oodNames, preds)
+	rep.Selective = selectiveResults(test.Labels, k, preds)
+	for _, x := range extras {
+		if x.shift == nil {
+			continue
+		}
+		rep.Shift = append(rep.Shift, shiftResult(x.shift, PredEnsemble, x.ens.Metrics()))
+		if base != nil {
+			rep.Shift = append(rep.Shift, shiftResult(x.shift, PredBaseline, x.base.Metrics()))
+		}
+	}
+	rep.PerClass = perClass(PredEnsemble, preds[0].Probs, test.Labels, k, rep.Classes)
+	if base != nil {
+		rep.PerClass = append(rep.PerClass, perClass(PredBaseline, preds[2].Probs, test.Labels, k, rep.Classes)...)
+	}
 }

@@ -91,7 +91,7 @@ func checkFree(dir string, overwrite bool) error {
 
 // clearRun removes the files and chain directories of a run in dir.
 func clearRun(dir string) error {
-	for _, f := range []string{checkpointName, checkpointName + ".prev", checkpointName + ".tmp", SamplesFile, MetricsFile} {
+	for _, f := range []string{checkpointName, checkpointName + ".prev", checkpointName + ".tmp", SamplesFile, MetricsFile, TimingFile} {
 		os.Remove(filepath.Join(dir, f))
 	}
 	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*"))

@@ -26,7 +26,12 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	var runs multiFlag
 	fs.Var(&runs, "run", "run directory (repeat to pool independent chains)")
 	data := fs.String("data", "", "data directory (default: the first run's)")
-	baseline := fs.String("baseline", "", "an sgd run directory to compare against")
+	var baselines, oods multiFlag
+	fs.Var(&baselines, "baseline", "a run to compare against (repeat, or a --chains K run, to pool several into one predictor: a deep ensemble is train --sampler sgd --chains K); an sgd run contributes its final weights, a sampler's run its kept samples")
+	fs.Var(&oods, "ood", "score these images as out-of-distribution against the test set: a directory holding t10k-images-idx3-ubyte[.gz], or an IDX image file; \"builtin\": uniform noise, Gaussian noise and inverted test images (repeat for several; default: none, except a --classes run's held-out classes)")
+	shift := fs.String("shift", "", "score the test set under dataset shift: rotate (0 to 180 degrees), noise (Gaussian, sd 0.1 to 0.5), or rotate,noise (default: none)")
+	selective := fs.Bool("selective", false, "print the selective-prediction and per-class tables (always in --json, --plot and --report)")
+	seed := fs.Uint64("seed", 1, "seed of the built-in OOD sets and the noise shift")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	plotDir := fs.String("plot", "", "write PNG plots into this directory")
 	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
@@ -35,7 +40,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	split := fs.String("split", "test", "score on the test images (test) or on the runs' held-out validation examples (validation: choose configurations without the test set; the runs and baseline must share one split)")
 	fromStep := fs.Int("from-step", 0, "use only the samples taken at this step or later (a longer burn-in chosen after the run; 0: all samples)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline SGDRUN] [--from-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data]\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline RUN ...] [--ood DIR|FILE|builtin ...] [--shift rotate,noise] [--selective] [--from-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data]\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -60,10 +65,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*otherData {
 		// the test set belongs with the training set the runs recorded
-		check := append([]string(nil), runs...)
-		if *baseline != "" {
-			check = append(check, *baseline)
-		}
+		check := append(append([]string(nil), runs...), baselines...)
 		// A multi-chain run's own config records the fingerprint its
 		// chains share, so chains missing or still starting are no obstacle.
 		for _, d := range check {
@@ -78,13 +80,33 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	switch *split {
 	case "test":
 	case "validation":
-		if test, err = validationSet(runs, *baseline, full); err != nil {
+		if test, err = validationSet(runs, baselines, full); err != nil {
 			return fmt.Errorf("eval --split validation: %w", err)
 		}
 	default:
 		return fmt.Errorf("eval: --split %q: expected test or validation", *split)
 	}
-	rep, err := train.EvaluateWith(runs, *baseline, test, train.EvalOptions{SkipCorrupt: *skipCorrupt, FromStep: *fromStep})
+	opt := train.EvalOptions{SkipCorrupt: *skipCorrupt, FromStep: *fromStep, Baselines: baselines, Seed: *seed}
+	for _, o := range oods {
+		if o == "builtin" {
+			opt.BuiltinOOD = true
+			continue
+		}
+		d, err := loadOODImages(o)
+		if err != nil {
+			return err
+		}
+		opt.OOD = append(opt.OOD, train.OODSet{Name: o, Data: d})
+	}
+	if *shift != "" {
+		for _, k := range strings.Split(*shift, ",") {
+			if k = strings.TrimSpace(k); k != train.ShiftRotate && k != train.ShiftNoise {
+				return fmt.Errorf("eval: --shift %s: %q is not a shift (want rotate, noise or rotate,noise)", *shift, k)
+			}
+			opt.Shifts = append(opt.Shifts, strings.TrimSpace(k))
+		}
+	}
+	rep, err := train.EvaluateWith(runs, "", test, opt)
 	if err != nil {
 		return err
 	}
@@ -105,6 +127,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return writeJSON(stdout, rep)
 	}
 	printReport(stdout, rep)
+	printUncertainty(stdout, rep, *selective)
 	if *plotDir != "" {
 		fmt.Fprintf(stdout, "plots written to %s\n", *plotDir)
 	}
@@ -134,7 +157,7 @@ func printReport(w io.Writer, rep *train.Report) {
 	row("ensemble (posterior)", rep.Ensemble)
 	row("single sample", rep.Single)
 	if rep.Baseline != nil {
-		row("sgd baseline", *rep.Baseline)
+		row(baselineLabel(rep), *rep.Baseline)
 	}
 	if len(rep.Runs) > 1 {
 		if rep.RHat == 0 { // R-hat is positive when computed
@@ -262,9 +285,16 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	cw := csv.NewWriter(w)
 	k := data.Classes
+	// A run on a subset of classes names them by their labels in the data.
+	label := func(c int) int {
+		if c < len(cfg.Classes) {
+			return cfg.Classes[c]
+		}
+		return c
+	}
 	head := []string{"index", "predicted"}
 	for c := 0; c < k; c++ {
-		head = append(head, fmt.Sprintf("p%d", c))
+		head = append(head, fmt.Sprintf("p%d", label(c)))
 	}
 	head = append(head, "entropy", "mutual_information")
 	cw.Write(head)
@@ -277,7 +307,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 				best = c
 			}
 		}
-		rec := []string{strconv.Itoa(i), strconv.Itoa(best)}
+		rec := []string{strconv.Itoa(i), strconv.Itoa(label(best))}
 		for _, v := range p {
 			rec = append(rec, strconv.FormatFloat(v, 'g', 6, 64))
 		}
@@ -306,11 +336,8 @@ func outName(path string) string {
 
 // validationSet returns the validation examples the runs and baseline held
 // out of full, refusing runs that did not hold out the same ones.
-func validationSet(runs []string, baseline string, full *datasets.Dataset) (*datasets.Dataset, error) {
-	dirs := append([]string(nil), runs...)
-	if baseline != "" {
-		dirs = append(dirs, baseline)
-	}
+func validationSet(runs, baselines []string, full *datasets.Dataset) (*datasets.Dataset, error) {
+	dirs := append(append([]string(nil), runs...), baselines...)
 	first, err := train.ReadRunConfig(dirs[0])
 	if err != nil {
 		return nil, err

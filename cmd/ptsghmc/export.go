@@ -49,6 +49,16 @@ flags:`)
 		if _, test, err = datasets.LoadMNIST(*data); err != nil {
 			return err
 		}
+		// a run on a subset of classes is scored on the test images of those
+		cfg, err := train.ReadRunConfig(runs[0])
+		if err != nil {
+			return err
+		}
+		if len(cfg.Classes) > 0 {
+			if test, _, err = train.SelectClasses(test, cfg.Classes); err != nil {
+				return fmt.Errorf("export --data %s: %w", *data, err)
+			}
+		}
 	}
 	sum, err := train.ExportNPZ(*out, runs, test)
 	if err != nil {

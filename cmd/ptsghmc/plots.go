@@ -58,7 +58,18 @@ func renderPlots(rep *train.Report) ([]figure, error) {
 		}
 	}
 	diag := plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}}
-	if err := plotutil.AddLinePoints(p, "ensemble", pts, "perfect calibration", diag); err != nil {
+	if rep.BaselineReliab != nil {
+		var bpts plotter.XYs
+		for b, n := range rep.BaselineReliab.Count {
+			if n > 0 {
+				bpts = append(bpts, plotter.XY{X: rep.BaselineReliab.Conf[b], Y: rep.BaselineReliab.Acc[b]})
+			}
+		}
+		p.Title.Text = fmt.Sprintf("Reliability (ECE: ensemble %.4f, baseline %.4f)", rep.Ensemble.ECE, rep.Baseline.ECE)
+		if err := plotutil.AddLinePoints(p, "ensemble", pts, baselineLabel(rep), bpts, "perfect calibration", diag); err != nil {
+			return nil, fmt.Errorf("plot: %w", err)
+		}
+	} else if err := plotutil.AddLinePoints(p, "ensemble", pts, "perfect calibration", diag); err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
 	c := vgimgCanvas(5*vg.Inch, 5*vg.Inch)
@@ -67,7 +78,11 @@ func renderPlots(rep *train.Report) ([]figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	figs = append(figs, figure{"reliability.png", "Reliability diagram of the ensemble", b})
+	title := "Reliability diagram of the ensemble"
+	if rep.BaselineReliab != nil {
+		title = "Reliability diagram of the ensemble and the baseline"
+	}
+	figs = append(figs, figure{"reliability.png", title, b})
 
 	// Accuracy and NLL against the number of samples.
 	acc, nll := plot.New(), plot.New()
@@ -140,6 +155,21 @@ func renderPlots(rep *train.Report) ([]figure, error) {
 		return nil, err
 	}
 	figs = append(figs, figure{"heldout.png", "Per-chain held-out log-likelihood traces", b})
+	if len(rep.Selective) > 0 {
+		if b, err = plotRiskCoverage(rep); err != nil {
+			return nil, err
+		}
+		figs = append(figs, figure{"risk-coverage.png", "Selective prediction: risk (error rate) against coverage, refusing the most uncertain test images first by each score", b})
+	}
+	for _, kind := range []string{train.ShiftRotate, train.ShiftNoise} {
+		b, err := plotShift(rep, kind)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			figs = append(figs, figure{"shift-" + kind + ".png", "Dataset shift (" + kind + "): accuracy, NLL, ECE and Brier against the shift", b})
+		}
+	}
 	if len(rep.Tempering) > 0 {
 		if b, err = plotTempering(rep); err != nil {
 			return nil, err
@@ -147,6 +177,85 @@ func renderPlots(rep *train.Report) ([]figure, error) {
 		figs = append(figs, figure{"tempering.png", "Tempering: local barrier and index process", b})
 	}
 	return figs, nil
+}
+
+// plotRiskCoverage draws one panel per uncertainty score: each
+// predictor's risk against coverage.
+func plotRiskCoverage(rep *train.Report) ([]byte, error) {
+	var ps []*plot.Plot
+	for _, sc := range train.ScoreNames {
+		p := plot.New()
+		p.Title.Text = "refused by " + sc
+		p.X.Label.Text, p.Y.Label.Text = "coverage", "risk (error rate)"
+		p.X.Min, p.X.Max = 0, 1
+		for _, r := range rep.Selective {
+			if r.Score != sc || r.AURC == nil {
+				continue
+			}
+			i := map[string]int{train.PredEnsemble: 0, train.PredSingle: 1, train.PredBaseline: 2}[r.Predictor] // a predictor's colour in every panel
+			xy := make(plotter.XYs, len(r.Curve.Risk))
+			for j := range xy {
+				xy[j] = plotter.XY{X: r.Curve.Coverage[j], Y: r.Curve.Risk[j]}
+			}
+			if err := addLine(p, fmt.Sprintf("%s (AURC %.4f)", r.Predictor, *r.AURC), xy, i); err != nil {
+				return nil, err
+			}
+		}
+		p.Legend.Top = true
+		p.Legend.Left = true
+		ps = append(ps, p)
+	}
+	return rowPNG(ps...)
+}
+
+// plotShift draws accuracy, NLL, ECE and Brier against the level of one
+// kind of shift, a line per predictor (Ovadia et al.'s rotated-MNIST
+// figure); nil when the report has no such shift.
+func plotShift(rep *train.Report, kind string) ([]byte, error) {
+	byPred := map[string][]train.ShiftResult{}
+	var preds []string
+	for _, r := range rep.Shift {
+		if r.Kind != kind {
+			continue
+		}
+		if _, ok := byPred[r.Predictor]; !ok {
+			preds = append(preds, r.Predictor)
+		}
+		byPred[r.Predictor] = append(byPred[r.Predictor], r)
+	}
+	if len(preds) == 0 {
+		return nil, nil
+	}
+	xlabel := "rotation (degrees)"
+	if kind == train.ShiftNoise {
+		xlabel = "noise sd"
+	}
+	figs := []struct {
+		name string
+		get  func(train.ShiftResult) float64
+	}{
+		{"accuracy", func(r train.ShiftResult) float64 { return r.Accuracy }},
+		{"NLL", func(r train.ShiftResult) float64 { return r.NLL }},
+		{"ECE", func(r train.ShiftResult) float64 { return r.ECE }},
+		{"Brier", func(r train.ShiftResult) float64 { return r.Brier }},
+	}
+	var ps []*plot.Plot
+	for _, f := range figs {
+		p := plot.New()
+		p.Title.Text = f.name + " under " + kind
+		p.X.Label.Text, p.Y.Label.Text = xlabel, f.name
+		for i, pr := range preds {
+			var xy plotter.XYs
+			for _, r := range byPred[pr] {
+				xy = append(xy, plotter.XY{X: r.Level, Y: f.get(r)})
+			}
+			if err := addLine(p, pr, xy, i); err != nil {
+				return nil, err
+			}
+		}
+		ps = append(ps, p)
+	}
+	return rowPNG(ps...)
 }
 
 // plotTempering draws each PT chain's local communication barrier lambda

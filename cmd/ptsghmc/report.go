@@ -53,7 +53,7 @@ type reportImage struct {
 func writeHTMLReport(w io.Writer, rep *train.Report, figs []figure) error {
 	rows := []reportRow{{"ensemble (posterior)", rep.Ensemble}, {"single sample", rep.Single}}
 	if rep.Baseline != nil {
-		rows = append(rows, reportRow{"sgd baseline", *rep.Baseline})
+		rows = append(rows, reportRow{baselineLabel(rep), *rep.Baseline})
 	}
 	var chains []reportChain
 	for c, tr := range rep.HeldOut {
@@ -74,18 +74,28 @@ func writeHTMLReport(w io.Writer, rep *train.Report, figs []figure) error {
 		imgs = append(imgs, reportImage{f.Name, f.Title, template.HTMLAttr(`src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(f.PNG) + `"`)})
 	}
 	return reportTemplate.Execute(w, map[string]any{
-		"Rep":    rep,
-		"Rows":   rows,
-		"Chains": chains,
-		"Pooled": len(rep.Runs) > 1,
-		"Images": imgs,
-		"Bins":   train.ECEBins,
+		"Rep":     rep,
+		"Rows":    rows,
+		"Chains":  chains,
+		"Pooled":  len(rep.Runs) > 1,
+		"Images":  imgs,
+		"Bins":    train.ECEBins,
+		"EnsInfo": infoText(rep.EnsembleInfo),
+		"BaseInfo": func() string {
+			if rep.BaselineInfo == nil {
+				return ""
+			}
+			return infoText(*rep.BaselineInfo)
+		}(),
+		"BaseLabel": baselineLabel(rep),
+		"Classes":   train.FormatClasses(rep.Classes),
 	})
 }
 
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f4":   func(v float64) string { return fmt.Sprintf("%.4f", v) },
 	"f3":   func(v float64) string { return fmt.Sprintf("%.3g", v) },
+	"fp":   fmtPtr,
 	"base": filepath.Base,
 	"inc":  func(i int) int { return i + 1 },
 	"div1": func(t float64) float64 { return 1 / t },
@@ -127,6 +137,42 @@ code { background: #f4f4f4; }
 </table>
 <p>Ensemble: the mean of the kept samples' predictive probabilities. Single sample: the first run's last sample alone.{{if .Rep.Dropped}} {{.Rep.Dropped}} torn sample record(s) at file ends were ignored.{{end}}</p>
 
+<p id="networks">Ensemble: {{.EnsInfo}}.{{if .BaseInfo}} {{.BaseLabel}}: {{.BaseInfo}} (runs: {{range $i, $r := .Rep.BaselineInfo.Runs}}{{if $i}}, {{end}}<code>{{$r}}</code>{{end}}).{{end}}{{if .Classes}} Trained on classes {{.Classes}} of the data; the test images of the others are the held-out-classes set below.{{end}}</p>
+
+{{if .Rep.OOD}}<h2>Out-of-distribution detection</h2>
+<p>How well each uncertainty score (higher: more uncertain) separates each set from the test images, out-of-distribution positive: AUROC 1 separates them, 0.5 does not. Mutual information is undefined (&ndash;) for one network.</p>
+<table id="ood">
+<thead><tr><th>set</th><th>score</th><th>predictor</th><th>AUROC</th><th>AUPR</th></tr></thead>
+<tbody>
+{{range .Rep.OOD}}<tr><td>{{.Set}}</td><td>{{.Score}}</td><td>{{.Predictor}}</td><td>{{fp .AUROC}}</td><td>{{fp .AUPR}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}
+{{if .Rep.Selective}}<h2>Selective prediction</h2>
+<p>The predictor refuses the test images it is least certain of, by each score: the area under the risk-coverage curve (AURC, lower is better) and the accuracy of the 90% and 95% most certain answers.</p>
+<table id="selective">
+<thead><tr><th>score</th><th>predictor</th><th>AURC</th><th>accuracy at 90% coverage</th><th>accuracy at 95% coverage</th></tr></thead>
+<tbody>
+{{range .Rep.Selective}}<tr><td>{{.Score}}</td><td>{{.Predictor}}</td><td>{{fp .AURC}}</td><td>{{fp .AccAt90}}</td><td>{{fp .AccAt95}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}
+{{if .Rep.Shift}}<h2>Dataset shift</h2>
+<table id="shift">
+<thead><tr><th>shift</th><th>level</th><th>predictor</th><th>accuracy</th><th>NLL</th><th>ECE</th><th>Brier</th></tr></thead>
+<tbody>
+{{range .Rep.Shift}}<tr><td>{{.Kind}}</td><td>{{.Level}}</td><td>{{.Predictor}}</td><td>{{f4 .Accuracy}}</td><td>{{f4 .NLL}}</td><td>{{f4 .ECE}}</td><td>{{f4 .Brier}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}
+{{if .Rep.PerClass}}<h2>Per class</h2>
+<table id="per-class">
+<thead><tr><th>predictor</th><th>class</th><th>test images</th><th>accuracy</th><th>ECE</th></tr></thead>
+<tbody>
+{{range .Rep.PerClass}}<tr><td>{{.Predictor}}</td><td>{{.Class}}</td><td>{{.Count}}</td><td>{{f4 .Accuracy}}</td><td>{{f4 .ECE}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}
 <h2>Chains</h2>
 {{if .Pooled}}{{if .Rep.RHat}}<p id="rhat">Held-out log-likelihood of each kept sample over {{len .Rep.Runs}} chains: split R-hat <b>{{printf "%.3f" .Rep.RHat}}</b>, bulk ESS <b>{{printf "%.1f" .Rep.ESS}}</b>. R-hat near 1 (below about 1.01) says the chains agree; larger says they have not mixed.</p>
 {{else}}<p id="rhat">No split R-hat or ESS: a chain has fewer than 4 samples.</p>

@@ -46,12 +46,22 @@ func TestReportAndExport(t *testing.T) {
 			t.Errorf("report has no %q", want)
 		}
 	}
+	// Selective prediction: 3 predictors x 3 scores; per class: every
+	// test class, for the ensemble and the baseline.
+	sel := regexp.MustCompile(`(?s)<table id="selective">.*?</table>`).FindString(html)
+	if n := strings.Count(sel, "<tr>"); n != 1+9 {
+		t.Errorf("selective-prediction table has %d rows, want 10", n)
+	}
+	perClass := regexp.MustCompile(`(?s)<table id="per-class">.*?</table>`).FindString(html)
+	if n := strings.Count(perClass, "<tr>"); n < 1+2*3 || (n-1)%2 != 0 {
+		t.Errorf("per-class table has %d rows", n)
+	}
 	// Rows: ensemble, single, baseline; two chains.
-	if n := strings.Count(html, "<tr>"); n != 1+3+1+2+2*(1+3) {
-		t.Errorf("report has %d table rows, want %d", n, 1+3+1+2+2*(1+3))
+	if n := strings.Count(html, "<tr>") - strings.Count(sel, "<tr>") - strings.Count(perClass, "<tr>"); n != 1+3+1+2+2*(1+3) {
+		t.Errorf("report has %d table rows besides selective prediction and per class, want %d", n, 1+3+1+2+2*(1+3))
 	}
 	imgs := regexp.MustCompile(`<img [^>]*>`).FindAllString(html, -1)
-	want := []string{"reliability.png", "samples.png", "traces.png", "heldout.png", "tempering.png"}
+	want := []string{"reliability.png", "samples.png", "traces.png", "heldout.png", "risk-coverage.png", "tempering.png"}
 	if len(imgs) != len(want) {
 		t.Fatalf("%d images, want %d", len(imgs), len(want))
 	}

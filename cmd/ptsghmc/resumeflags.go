@@ -40,7 +40,11 @@ func checkResumeFlags(fs *flag.FlagSet, args []string, dir string) error {
 			return
 		}
 		if s := shadow.Lookup(f.Name); s != nil && s.Value.String() != f.Value.String() {
-			bad = append(bad, fmt.Sprintf("--%s %s (the run has %s)", f.Name, f.Value, s.Value))
+			has := s.Value.String()
+			if has == "" {
+				has = "none"
+			}
+			bad = append(bad, fmt.Sprintf("--%s %s (the run has %s)", f.Name, f.Value, has))
 		}
 	})
 	if len(bad) > 0 {

@@ -25,6 +25,7 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.IntVar(&c.TrainSize, "train-size", c.TrainSize, "use a random subset of this many training examples (0: all)")
 	fs.IntVar(&c.Validation, "validation", c.Validation, "training examples held out for the validation log-likelihood trace")
 	fs.StringVar(&c.Arch, "arch", c.Arch, "MLP layer widths, input to output")
+	fs.Var((*classesFlag)(&c.Classes), "classes", "train on these classes only, e.g. 0,2,3 (labels relabelled 0,1,2; the model has that many outputs: --arch ...-3); eval scores the test images of the other classes as out-of-distribution (default: all classes)")
 	fs.StringVar(&c.Model, "model", c.Model, "a registered model instead of an MLP: "+strings.Join(nn.ModelNames(), ", ")+" (see docs/models.md)")
 	fs.StringVar(&c.Activation, "activation", c.Activation, "hidden activation: relu, tanh or sigmoid")
 	fs.Float64Var(&c.Prior, "prior", c.Prior, "prior precision per weight (times fan-in with --prior-fan-in); with --prior-df, 1/scale^2 of the Student-t prior")
@@ -65,6 +66,19 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.IntVar(&c.GradShards, "grad-shards", c.GradShards, "graph models (--model): split each minibatch gradient over this many graphs run in parallel (0: the cores each rung gets; recorded by the run)")
 	fs.IntVar(&c.CkptEvery, "checkpoint-every", c.CkptEvery, "steps between checkpoints")
 	fs.IntVar(&c.LogEvery, "log-every", c.LogEvery, "steps between metrics lines")
+}
+
+// classesFlag is the --classes list of a Config.
+type classesFlag []int
+
+func (c *classesFlag) String() string { return train.FormatClasses(*c) }
+func (c *classesFlag) Set(v string) error {
+	cl, err := train.ParseClasses(v)
+	if err != nil {
+		return err
+	}
+	*c = cl
+	return nil
 }
 
 // configArg returns the value of --config in args, if any.
@@ -202,6 +216,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	for i, r := range ch.Runs {
 		done[i] = r.Steps()
 	}
+	start := time.Now()
 	err = ch.Train(ctx, func(i int, s train.Status) {
 		if ch.Only > 0 {
 			i = 1
@@ -220,6 +235,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		progress.update(s)
 	})
 	progress.finish()
+	// The wall-clock goes to a file of its own (config.json and
+	// metrics.jsonl hold no times, so reruns write them byte for byte).
+	if terr := train.RecordTiming(dest, time.Since(start), ch.Steps()); terr != nil {
+		fmt.Fprintf(stderr, "WARNING: %v\n", terr)
+	}
 	if errors.Is(err, train.ErrInterrupted) && sigCtx.Err() == nil && ctx.Err() != nil { // the time limit
 		if ferr := ch.Finish(); ferr != nil {
 			return ferr

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/train"
+)
+
+// loadOODImages reads the images of eval --ood: a data directory's test
+// images (t10k-images-idx3-ubyte, optionally .gz) or an IDX image file of
+// unsigned bytes, scaled to [0, 1]. Labels are not read.
+func loadOODImages(path string) (*datasets.Dataset, error) {
+	file := path
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("--ood %s: %w", path, err)
+	} else if st.IsDir() {
+		file = ""
+		for _, n := range []string{datasets.TestImages, datasets.TestImages + ".gz"} {
+			if _, err := os.Stat(filepath.Join(path, n)); err == nil {
+				file = filepath.Join(path, n)
+				break
+			}
+		}
+		if file == "" {
+			return nil, fmt.Errorf("--ood %s: the directory holds neither %s nor %s.gz (give an IDX image file instead)", path, datasets.TestImages, datasets.TestImages)
+		}
+	}
+	img, err := datasets.ReadIDXFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--ood %s: %w", path, err)
+	}
+	if len(img.Dims) < 2 || img.Dims[0] == 0 || img.Type != datasets.IDXUint8 {
+		return nil, fmt.Errorf("--ood %s: %s holds %v elements of type 0x%02x, expected images (count, rows[, cols]) of unsigned bytes", path, file, img.Dims, img.Type)
+	}
+	n := img.Dims[0]
+	d := &datasets.Dataset{N: n, D: len(img.Data) / n, X: make([]float32, len(img.Data))}
+	for i, v := range img.Data {
+		d.X[i] = float32(v / 255)
+	}
+	return d, nil
+}
+
+// baselineLabel is the metrics table's label of the baseline row: never
+// one of the labels scripts/check_readme.sh matches.
+func baselineLabel(rep *train.Report) string {
+	if rep.BaselineInfo != nil && rep.BaselineInfo.Sampler == "sgd" {
+		if rep.BaselineInfo.Networks > 1 {
+			return "sgd deep ensemble"
+		}
+		return "sgd baseline"
+	}
+	return "baseline"
+}
+
+// infoText describes what a predictor averages.
+func infoText(in train.PredictorInfo) string {
+	nets := "networks"
+	if in.Networks == 1 {
+		nets = "network"
+	}
+	wall := "wall-clock not recorded"
+	if in.WallSeconds != nil {
+		d := time.Duration(*in.WallSeconds * float64(time.Second))
+		if d < time.Minute {
+			d = d.Round(100 * time.Millisecond)
+		} else {
+			d = d.Round(time.Second)
+		}
+		wall = "trained in " + d.String()
+	}
+	samples := "samples"
+	if in.Samples == 1 {
+		samples = "sample"
+	}
+	return fmt.Sprintf("%d %s (%s), %d %s, %s", in.Networks, nets, in.Sampler, in.Samples, samples, wall)
+}
+
+// fmtPtr formats a value that may be null.
+func fmtPtr(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", *v)
+}
+
+// printUncertainty prints the tables of the uncertainty evaluation eval was
+// asked for: what the predictors average (with a baseline), out-of-distribution
+// detection, dataset shift, and with selective the selective-prediction and
+// per-class tables.
+func printUncertainty(w io.Writer, rep *train.Report, selective bool) {
+	if rep.BaselineInfo != nil {
+		fmt.Fprintf(w, "\nensemble: %s\n", infoText(rep.EnsembleInfo))
+		fmt.Fprintf(w, "%s: %s (%s)\n", baselineLabel(rep), infoText(*rep.BaselineInfo), strings.Join(rep.BaselineInfo.Runs, ", "))
+	}
+	if len(rep.Classes) > 0 {
+		fmt.Fprintf(w, "\ntrained on classes %s (outputs 0..%d)\n", train.FormatClasses(rep.Classes), len(rep.Classes)-1)
+	}
+	if len(rep.OOD) > 0 {
+		fmt.Fprintf(w, "\nout-of-distribution detection (OOD positive; score higher = more uncertain; - : undefined for one network)\n")
+		fmt.Fprintf(w, "%-24s %-20s %-10s %8s %8s\n", "set", "score", "predictor", "auroc", "aupr")
+		for _, r := range rep.OOD {
+			fmt.Fprintf(w, "%-24s %-20s %-10s %8s %8s\n", r.Set, r.Score, r.Predictor, fmtPtr(r.AUROC), fmtPtr(r.AUPR))
+		}
+	}
+	if len(rep.Shift) > 0 {
+		fmt.Fprintf(w, "\ndataset shift\n%-8s %6s %-10s %9s %8s %8s %8s\n", "kind", "level", "predictor", "accuracy", "nll", "ece", "brier")
+		for _, r := range rep.Shift {
+			fmt.Fprintf(w, "%-8s %6g %-10s %9.4f %8.4f %8.4f %8.4f\n", r.Kind, r.Level, r.Predictor, r.Accuracy, r.NLL, r.ECE, r.Brier)
+		}
+	}
+	if !selective {
+		return
+	}
+	fmt.Fprintf(w, "\nselective prediction on the test set (refusing the most uncertain first)\n%-20s %-10s %8s %9s %9s\n", "score", "predictor", "aurc", "acc@90%", "acc@95%")
+	for _, r := range rep.Selective {
+		fmt.Fprintf(w, "%-20s %-10s %8s %9s %9s\n", r.Score, r.Predictor, fmtPtr(r.AURC), fmtPtr(r.AccAt90), fmtPtr(r.AccAt95))
+	}
+	fmt.Fprintf(w, "\nper class\n%-10s %6s %6s %9s %8s\n", "predictor", "class", "count", "accuracy", "ece")
+	for _, r := range rep.PerClass {
+		fmt.Fprintf(w, "%-10s %6d %6d %9.4f %8.4f\n", r.Predictor, r.Class, r.Count, r.Accuracy, r.ECE)
+	}
+}

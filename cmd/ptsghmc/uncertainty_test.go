@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/train"
+)
+
+// writeImages8 writes a synthetic MNIST-like data set of 8x8 images in 6
+// classes (1200 training, 600 test images) in the standard IDX names.
+func writeImages8(t *testing.T) string {
+	dir := t.TempDir()
+	all, _ := datasets.SyntheticImages(1800, 64, 6, rand.New(rand.NewPCG(7, 8)))
+	idx := make([]int, all.N)
+	for i := range idx {
+		idx[i] = i
+	}
+	tr, te := all.Subset(idx[:1200]), all.Subset(idx[1200:])
+	if err := datasets.WriteImages(tr, 8, 8, filepath.Join(dir, datasets.TrainImages), filepath.Join(dir, datasets.TrainLabels), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := datasets.WriteImages(te, 8, 8, filepath.Join(dir, datasets.TestImages), filepath.Join(dir, datasets.TestLabels), false); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// evalJSON is what TestClassesOOD reads of eval --json.
+type evalJSON struct {
+	Ensemble train.Metrics
+	Classes  []int
+	OOD      []train.OODResult
+	Select   []train.SelectiveResult `json:"selective"`
+	Shift    []train.ShiftResult
+	PerClass []train.ClassResult  `json:"per_class"`
+	EnsInfo  train.PredictorInfo  `json:"ensemble_info"`
+	BaseInfo *train.PredictorInfo `json:"baseline_info"`
+}
+
+// TestClassesOOD trains on 4 of 6 classes and checks that eval scores the
+// other two as out-of-distribution (AUROC above 0.5 for the ensemble's
+// entropy), with the built-in sets, the shifts, selective prediction, a
+// pooled sgd baseline, and the refusals of --classes mismatches.
+func TestClassesOOD(t *testing.T) {
+	data := writeImages8(t)
+	tmp := t.TempDir()
+	rd, sgd := filepath.Join(tmp, "run"), filepath.Join(tmp, "sgd")
+	common := []string{"--data", data, "--classes", "0,2,3,5", "--validation", "0", "--batch", "50", "--quiet", "--log-every", "50"}
+	// an --arch whose last width is not the number of classes is refused
+	_, stderr, code := run(t, append([]string{"train", "--out", rd, "--arch", "64-16-6", "--steps", "10", "--burnin", "5"}, common...)...)
+	if code == 0 || !strings.Contains(stderr, "64-16-4") {
+		t.Fatalf("train --arch 64-16-6 --classes 0,2,3,5: code %d, %s", code, stderr)
+	}
+	if _, stderr, code = run(t, append([]string{"train", "--out", rd, "--arch", "64-16-4", "--steps", "400", "--burnin", "200", "--thin", "20", "--lr", "0.5"}, common...)...); code != 0 {
+		t.Fatalf("train: %s", stderr)
+	}
+	if _, stderr, code = run(t, append([]string{"train", "--out", sgd, "--arch", "64-16-4", "--steps", "300", "--sampler", "sgd", "--chains", "2", "--lr", "0.2"}, common...)...); code != 0 {
+		t.Fatalf("train sgd: %s", stderr)
+	}
+	// the resume of a run with other classes is refused, naming both
+	if _, stderr, code = run(t, "train", "--resume", rd, "--classes", "0,1,2,3", "--quiet"); code == 0 || !strings.Contains(stderr, "--classes 0,1,2,3 (the run has 0,2,3,5)") {
+		t.Fatalf("resume with other classes: code %d, %s", code, stderr)
+	}
+	// the same classes resume (the data selected again, its fingerprint the run's)
+	if _, stderr, code = run(t, "train", "--resume", rd, "--classes", "0,2,3,5", "--steps", "420", "--quiet"); code != 0 {
+		t.Fatalf("resume: %s", stderr)
+	}
+	if tm, _, _ := train.ReadTiming(rd); tm.Sessions != 2 || tm.Steps != 420 {
+		t.Errorf("timing after a resume: %+v, want 2 sessions to step 420", tm)
+	}
+	cfg, err := os.ReadFile(filepath.Join(rd, train.ConfigFile))
+	if err != nil || !strings.Contains(string(cfg), `"classes": [`) || strings.Contains(string(cfg), "wall") {
+		t.Fatalf("config.json records the classes and no times: %v\n%s", err, cfg)
+	}
+	if _, ok, err := train.ReadTiming(rd); !ok || err != nil {
+		t.Fatalf("no %s in %s: %v", train.TimingFile, rd, err)
+	}
+	out, stderr, code := run(t, "eval", "--run", rd, "--baseline", sgd, "--ood", "builtin", "--shift", "rotate,noise", "--json")
+	if code != 0 {
+		t.Fatalf("eval: %s", stderr)
+	}
+	var rep evalJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("eval json: %v", err)
+	}
+	if len(rep.Classes) != 4 || rep.EnsInfo.Networks != 1 || rep.BaseInfo == nil || rep.BaseInfo.Networks != 2 || rep.BaseInfo.Samples != 2 || rep.BaseInfo.WallSeconds == nil {
+		t.Fatalf("classes %v, ensemble %+v, baseline %+v", rep.Classes, rep.EnsInfo, rep.BaseInfo)
+	}
+	// 4 sets x 3 predictors x 3 scores
+	if len(rep.OOD) != 36 {
+		t.Fatalf("%d OOD rows, want 36", len(rep.OOD))
+	}
+	for _, r := range rep.OOD {
+		undefined := r.Score == train.ScoreMutualInfo && r.Predictor == train.PredSingle
+		if undefined != (r.AUROC == nil) {
+			t.Errorf("%+v: AUROC null only for a single network's mutual information", r)
+		}
+		if r.Set == train.OODHeldOut && r.Predictor == train.PredEnsemble && r.Score == train.ScoreEntropy {
+			t.Logf("held-out classes, ensemble entropy: AUROC %.3f AUPR %.3f", *r.AUROC, *r.AUPR)
+			if *r.AUROC <= 0.5 {
+				t.Errorf("held-out classes score AUROC %.3f: want above 0.5", *r.AUROC)
+			}
+		}
+	}
+	if len(rep.Select) != 9 {
+		t.Errorf("%d selective rows, want 9", len(rep.Select))
+	}
+	// rotation by 0 is the test set itself
+	var rot0 *train.ShiftResult
+	for i, s := range rep.Shift {
+		if s.Kind == train.ShiftRotate && s.Level == 0 && s.Predictor == train.PredEnsemble {
+			rot0 = &rep.Shift[i]
+		}
+	}
+	if rot0 == nil || rot0.Accuracy != rep.Ensemble.Accuracy || rot0.NLL != rep.Ensemble.NLL || rot0.ECE != rep.Ensemble.ECE || rot0.Brier != rep.Ensemble.Brier {
+		t.Errorf("rotation 0: %+v, unshifted %+v", rot0, rep.Ensemble)
+	}
+	if len(rep.Shift) != 2*(len(train.RotateLevels)+len(train.NoiseLevels)) {
+		t.Errorf("%d shift rows", len(rep.Shift))
+	}
+	if len(rep.PerClass) != 8 {
+		t.Errorf("%d per-class rows, want 4 classes x 2 predictors", len(rep.PerClass))
+	}
+	// a baseline trained on other classes is refused, naming both
+	other := filepath.Join(tmp, "other")
+	if _, stderr, code = run(t, "train", "--out", other, "--data", data, "--arch", "64-16-10", "--steps", "20", "--burnin", "5", "--sampler", "sgd", "--validation", "0", "--quiet"); code != 0 {
+		t.Fatalf("train other: %s", stderr)
+	}
+	if _, stderr, code = run(t, "eval", "--run", rd, "--baseline", other); code == 0 || !strings.Contains(stderr, "classes 0,2,3,5") || !strings.Contains(stderr, "all classes") {
+		t.Fatalf("eval with a baseline of other classes: code %d, %s", code, stderr)
+	}
+	// the text output keeps the metrics table's labels and adds the tables
+	plots, page := filepath.Join(tmp, "plots"), filepath.Join(tmp, "r.html")
+	out, stderr, code = run(t, "eval", "--run", rd, "--baseline", sgd, "--selective", "--shift", "rotate", "--plot", plots, "--report", page)
+	if code != 0 {
+		t.Fatalf("eval: %s", stderr)
+	}
+	for _, want := range []string{"ensemble (posterior)", "single sample", "sgd deep ensemble", "held-out classes", "selective prediction", "per class", "2 networks (sgd), 2 samples", "dataset shift"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("eval output lacks %q:\n%s", want, out)
+		}
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<table id="ood">`, `<table id="selective">`, `<table id="shift">`, `<table id="per-class">`, `id="risk-coverage.png"`, `id="shift-rotate.png"`, "sgd deep ensemble: 2 networks"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report lacks %s", want)
+		}
+	}
+	for _, f := range []string{"risk-coverage.png", "shift-rotate.png", "reliability.png"} {
+		if _, err := os.Stat(filepath.Join(plots, f)); err != nil {
+			t.Errorf("plot: %v", err)
+		}
+	}
+	// eval --split validation of a --classes run scores its (already selected) validation examples
+	vr := filepath.Join(tmp, "val")
+	if _, stderr, code = run(t, "train", "--out", vr, "--data", data, "--classes", "0,2,3,5", "--arch", "64-16-4", "--validation", "200", "--steps", "60", "--burnin", "40", "--thin", "10", "--quiet"); code != 0 {
+		t.Fatalf("train with validation: %s", stderr)
+	}
+	if out, stderr, code = run(t, "eval", "--run", vr, "--split", "validation", "--json"); code != 0 {
+		t.Fatalf("eval --split validation: %s", stderr)
+	}
+	var vrep evalJSON
+	if err := json.Unmarshal([]byte(out), &vrep); err != nil || len(vrep.OOD) != 0 || len(vrep.Classes) != 4 {
+		t.Errorf("eval --split validation of a --classes run: %v, %d OOD rows, classes %v", err, len(vrep.OOD), vrep.Classes)
+	}
+	// predict names a subset run's classes by their labels in the data
+	csv := filepath.Join(tmp, "p.csv")
+	if _, stderr, code = run(t, "predict", "--run", rd, "--images", filepath.Join(data, "t10k-images-idx3-ubyte"), "--out", csv); code != 0 {
+		t.Fatalf("predict: %s", stderr)
+	}
+	if b, _ := os.ReadFile(csv); !strings.HasPrefix(string(b), "index,predicted,p0,p2,p3,p5,entropy") {
+		t.Errorf("predict header: %.60s", b)
+	}
+}

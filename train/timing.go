@@ -1,0 +1,120 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// TimingFile is the file in a run directory where train records the
+// wall-clock its sessions took. It is kept apart from config.json and
+// metrics.jsonl, which hold no times, so that a resumed or re-run run
+// writes those byte for byte again.
+const TimingFile = "timing.json"
+
+// Timing is the content of TimingFile: the wall-clock of every train
+// session that stepped the run (a first run, each resume), added up.
+type Timing struct {
+	WallSeconds float64 `json:"wall_seconds"` // wall-clock of all sessions
+	Sessions    int     `json:"sessions"`     // train sessions counted
+	Steps       int     `json:"steps"`        // steps reached at the end of the last one
+}
+
+// ReadTiming reads dir's TimingFile; ok is false when it has none (runs
+// older than it, or whose train was killed before it wrote one).
+func ReadTiming(dir string) (t Timing, ok bool, err error) {
+	path := filepath.Join(dir, TimingFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return t, false, nil
+	}
+	if err != nil {
+		return t, false, fmt.Errorf("timing: %w", err)
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return t, false, fmt.Errorf("timing %s: %w", path, err)
+	}
+	return t, true, nil
+}
+
+// RecordTiming adds one train session of wall-clock elapsed, ending at
+// step steps, to dir's TimingFile (written to a temporary file and renamed).
+func RecordTiming(dir string, elapsed time.Duration, steps int) error {
+	t, _, err := ReadTiming(dir)
+	if err != nil {
+		return err
+	}
+	t.WallSeconds += elapsed.Seconds()
+	t.Sessions++
+	t.Steps = steps
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return fmt.Errorf("timing: %w", err)
+	}
+	path := filepath.Join(dir, TimingFile)
+	if err := os.WriteFile(path+".tmp", append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("timing: %w", err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		return fmt.Errorf("timing: %w", err)
+	}
+	return nil
+}
+
+// PredictorInfo says what a predictor of eval averages: how many networks
+// (chains or runs) and weight samples, and the wall-clock train took to
+// make them.
+type PredictorInfo struct {
+	Runs     []string `json:"runs,omitempty"` // the run directories given
+	Networks int      `json:"networks"`       // chains pooled (an sgd chain is one network)
+	Samples  int      `json:"samples"`        // weight samples averaged
+	Sampler  string   `json:"sampler"`        // the runs' sampler ("mixed" when they differ)
+	// WallSeconds is the wall-clock of the train sessions that made the
+	// runs, from their TimingFile (chains trained in one process share the
+	// top directory's); null when a run has none.
+	WallSeconds *float64 `json:"wall_seconds"`
+}
+
+// predictorInfo returns the PredictorInfo of chain directories dirs.
+func predictorInfo(dirs []string, samples int) (PredictorInfo, error) {
+	info := PredictorInfo{Networks: len(dirs), Samples: samples}
+	read := map[string]bool{}
+	total, complete := 0.0, true
+	for _, d := range dirs {
+		cfg, err := ReadRunConfig(d)
+		if err != nil {
+			return info, err
+		}
+		if info.Sampler == "" {
+			info.Sampler = cfg.Sampler
+		} else if info.Sampler != cfg.Sampler {
+			info.Sampler = "mixed"
+		}
+		t, ok, err := ReadTiming(d)
+		if err != nil {
+			return info, err
+		}
+		src := d
+		if !ok && cfg.Chain > 0 { // a chain of a --chains K process: the top directory's
+			src = filepath.Dir(d)
+			if t, ok, err = ReadTiming(src); err != nil {
+				return info, err
+			}
+		}
+		if !ok {
+			complete = false
+			continue
+		}
+		if !read[src] {
+			read[src] = true
+			total += t.WallSeconds
+		}
+	}
+	if complete {
+		info.WallSeconds = &total
+	}
+	return info, nil
+}
