@@ -483,3 +483,32 @@ func TestCompiledMACs(t *testing.T) {
 		t.Fatalf("forward MACs %d, hand count %d", fw.MACs(), want)
 	}
 }
+
+// TestReluMask checks the branch-free mask against z >= 0 on zeros of both
+// signs, infinities, NaNs, subnormals and ordinary values.
+func TestReluMask(t *testing.T) {
+	zs := []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), -math.NaN(), 5e-324, -5e-324, 1e-40, -1e-40, 3.5, -2.25}
+	z32 := make([]float32, len(zs))
+	for i, v := range zs {
+		z32[i] = float32(v)
+	}
+	g64, g32 := make([]float64, len(zs)), make([]float32, len(zs))
+	for i := range zs {
+		g64[i], g32[i] = 7, 7
+	}
+	reluMask(zs, g64)
+	reluMask(z32, g32)
+	for i, v := range zs {
+		want := 0.0
+		if v >= 0 {
+			want = 7
+		}
+		w32 := float32(0)
+		if z32[i] >= 0 {
+			w32 = 7
+		}
+		if g64[i] != want || g32[i] != w32 {
+			t.Errorf("z %v: float64 mask kept %v (want %v), float32 %v (want %v)", v, g64[i], want, g32[i], w32)
+		}
+	}
+}

@@ -339,23 +339,10 @@ func partOf(op, side int) int {
 // partRun writes (or with acc adds) the partial part of each of the run's
 // outputs into d[i*sd].
 func partRun[T float](part int, d []T, sd int, acc bool, g, a []T, sa int, b []T, sb int) {
-	if part == partReluA && sd == 1 && sa == 1 {
-		d, a = d[:len(g)], a[:len(g)]
-		if acc {
-			for i, v := range g {
-				if a[i] >= 0 {
-					d[i] += v
-				}
-			}
-			return
-		}
-		for i, v := range g {
-			if a[i] >= 0 {
-				d[i] = v
-			} else {
-				d[i] = 0
-			}
-		}
+	if part == partReluA && sd == 1 && sa == 1 && !acc {
+		d = d[:len(g)]
+		copy(d, g)
+		reluMask(a[:len(g)], d)
 		return
 	}
 	if part == partIdent && sd == 1 {
@@ -958,12 +945,7 @@ func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, a
 		} else {
 			copy(g, dlast[b*cv.o*ohw:(b+1)*cv.o*ohw])
 		}
-		z := pre[b*cv.o*ohw : (b+1)*cv.o*ohw]
-		for i, v := range z {
-			if !(v >= 0) {
-				g[i] = 0
-			}
-		}
+		reluMask(pre[b*cv.o*ohw:(b+1)*cv.o*ohw], g)
 		if db != nil {
 			for o := 0; o < cv.o; o++ {
 				var s T
@@ -984,6 +966,36 @@ func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, a
 		if dx != nil {
 			cv.gemm(blas.Trans, blas.NoTrans, k, ohw, cv.o, 1, w, k, g, ohw, 0, cb.dcol, ohw)
 			col2imImage(ic, cb.dcol, dx[b*img:(b+1)*img])
+		}
+	}
+}
+
+// reluMask zeroes g[i] where !(z[i] >= 0) (z negative or NaN), without
+// branches (a branch per unit mispredicts on half of them): z >= 0 exactly
+// when z is a zero of either sign, or positive and not NaN.
+func reluMask[T float](z, g []T) {
+	switch z := any(z).(type) {
+	case []float32:
+		g := any(g).([]float32)[:len(z)]
+		for i, v := range z {
+			bits := math.Float32bits(v)
+			abs := bits & 0x7fffffff
+			zero := (abs - 1) >> 31               // 1 for +-0
+			pos := ^bits >> 31                    // 1 when the sign is clear
+			num := ((0x7f800000 - abs) >> 31) ^ 1 // 1 unless NaN
+			keep := -(zero | (pos & num))         // all ones or zero
+			g[i] = math.Float32frombits(math.Float32bits(g[i]) & keep)
+		}
+	case []float64:
+		g := any(g).([]float64)[:len(z)]
+		for i, v := range z {
+			bits := math.Float64bits(v)
+			abs := bits & 0x7fffffffffffffff
+			zero := (abs - 1) >> 63
+			pos := ^bits >> 63
+			num := ((0x7ff0000000000000 - abs) >> 63) ^ 1
+			keep := -(zero | (pos & num))
+			g[i] = math.Float64frombits(math.Float64bits(g[i]) & keep)
 		}
 	}
 }
