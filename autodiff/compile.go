@@ -96,7 +96,6 @@ type compiler[T float] struct {
 	g        *nn.Graph
 	withGrad bool
 	gemm     gemmFunc[T]
-	order    []*G.Node
 	idx      map[int64]int
 	nodes    []*cnode[T]
 	p        *program[T]
@@ -179,7 +178,7 @@ func compileGraph[T float](model string, g *nn.Graph, withGrad bool, gemm gemmFu
 		}
 	}()
 	c := &compiler[T]{model: model, g: g, withGrad: withGrad, gemm: gemm, idx: map[int64]int{}, p: &program[T]{batch: g.Batch}}
-	if err := c.order_(); err != nil {
+	if err := c.sortNodes(); err != nil {
 		return nil, err
 	}
 	if err := c.classify(); err != nil {
@@ -199,8 +198,8 @@ func (c *compiler[T]) unsupported(n *G.Node, why string) error {
 	return &UnsupportedOpError{Model: c.model, Node: n.Name(), Op: fmt.Sprint(n.Op()), Why: why}
 }
 
-// order_ lists the nodes LogLik and Logits depend on, inputs first.
-func (c *compiler[T]) order_() error {
+// sortNodes lists the nodes LogLik and Logits depend on, inputs first.
+func (c *compiler[T]) sortNodes() error {
 	eg := c.g.G
 	sorted, err := G.Sort(eg)
 	if err != nil {
@@ -214,7 +213,6 @@ func (c *compiler[T]) order_() error {
 			continue
 		}
 		c.idx[n.ID()] = len(c.nodes)
-		c.order = append(c.order, n)
 		c.nodes = append(c.nodes, &cnode[T]{n: n, shape: []int(n.Shape().Clone()), adjOwner: len(c.nodes), inBwd: bwd[n.ID()], kind: opKind(n.Op())})
 	}
 	return nil
@@ -668,14 +666,6 @@ func (c *compiler[T]) emitBackward() {
 			}
 		}
 	}
-}
-
-// gradKids returns n's inputs that need an adjoint.
-func (c *compiler[T]) needs(k *cnode[T]) bool {
-	for k.repeat {
-		k = c.kids(k.n)[0]
-	}
-	return k.needGrad
 }
 
 func (c *compiler[T]) emitReshape(cn *cnode[T]) {
