@@ -117,8 +117,14 @@ func New(engine Engine, spec nn.Spec, batch int, dtype DType) (Evaluator, error)
 		return NewPlan(spec, batch, dtype)
 	case EngineGraph:
 		return NewGraphEvaluator(spec, batch, dtype)
+	case EngineCompiled:
+		m, err := spec.Model()
+		if err != nil {
+			return nil, err
+		}
+		return Compile(m, batch, dtype)
 	}
-	return nil, fmt.Errorf("unknown engine %q: expected plan or graph", engine)
+	return nil, fmt.Errorf("unknown engine %q: expected plan, compiled or graph", engine)
 }
 
 // checkModel checks an evaluation's arguments against a model.
