@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // ChainDir returns the directory of chain i (1-based) of a run in dir with k
@@ -39,78 +40,92 @@ type Chains struct {
 
 	Only    int  // the one chain this process runs (OpenChain), or 0: all of them
 	Resumed bool // OpenChain found the chain's checkpoint and resumed it
+
+	lock *rundir.Lock // the top directory's lock when this process writes all of several chains
 }
 
 // NewChains creates the run directory of cfg.Chains chains. With overwrite
-// false an existing run in dir is an error.
+// false an existing run in dir is an error. The process holds the locks of
+// the run directory and of every chain directory until Close (see
+// rundir): a run another process writes is refused, and never overwritten.
 func NewChains(dir string, cfg Config, overwrite bool) (*Chains, error) {
-	if err := cfg.Validate(); err != nil {
+	return NewChainsWith(dir, cfg, overwrite, Setup{})
+}
+
+// NewChainsWith is NewChains with the setup given (the model registry, the
+// training data). It validates cfg and builds its model once for the run:
+// the chains share it.
+func NewChainsWith(dir string, cfg Config, overwrite bool, s Setup) (*Chains, error) {
+	if err := cfg.validateIn(s.models()); err != nil {
 		return nil, err
-	}
-	if cfg.Chains == 1 {
-		r, err := New(dir, cfg, overwrite)
-		if err != nil {
-			return nil, err
-		}
-		return &Chains{Dir: dir, Cfg: cfg, Runs: []*Run{r}}, nil
 	}
 	if err := checkFree(dir, overwrite); err != nil {
 		return nil, err
 	}
-	tr, val, err := loadData(cfg)
+	p, err := s.prepare(cfg) // before touching dir: bad data leaves no empty run behind
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cfg.NNModel(tr.D, tr.Classes); err != nil {
-		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
-	}
-	return newChains(dir, cfg, tr, val)
+	return newChains(dir, cfg, p, overwrite)
 }
 
 // NewChainsFromData is NewChains with the training data given (for tests
-// and embedding).
+// and embedding); it writes over a run in dir (but not one another process
+// holds).
 func NewChainsFromData(dir string, cfg Config, train *datasets.Dataset) (*Chains, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	tr, val, err := splitData(cfg, train)
-	if err != nil {
-		return nil, err
-	}
-	return newChains(dir, cfg, tr, val)
+	return NewChainsWith(dir, cfg, true, Setup{Train: train})
 }
 
-func newChains(dir string, cfg Config, tr, val *datasets.Dataset) (*Chains, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("run directory: %w", err)
-	}
+// newChains writes a new run of cfg.Chains chains, prepared as p, into
+// dir, after taking the locks of dir and its chain directories and, with
+// overwrite false, checking that dir holds no run.
+func newChains(dir string, cfg Config, p *prepared, overwrite bool) (*Chains, error) {
 	cfg.Chain = 0
-	cfg, err := recordIdentity(cfg, tr)
+	cfg, err := recordIdentity(cfg, p)
 	if err != nil {
 		return nil, err
 	}
-	if err := clearRun(dir); err != nil {
+	locks, err := lockForCreate(dir, cfg.Chains)
+	if err != nil {
 		return nil, err
 	}
+	fail := func(err error) (*Chains, error) {
+		locks.release()
+		return nil, err
+	}
+	if err := checkFree(dir, overwrite); err != nil {
+		return fail(err)
+	}
+	if err := clearRun(dir, cfg.Chains); err != nil {
+		return fail(err)
+	}
+	keep := []string{dir}
+	for i := 1; i <= cfg.Chains; i++ {
+		keep = append(keep, ChainDir(dir, cfg.Chains, i))
+	}
+	locks.release(keep...) // chain directories of an earlier run, now removed
 	if cfg.Chains > 1 {
 		if err := writeConfig(dir, cfg); err != nil {
-			return nil, err
+			return fail(err)
 		}
 	}
 	c := &Chains{Dir: dir, Cfg: cfg}
+	if cfg.Chains > 1 {
+		c.lock = locks[dir]
+		delete(locks, dir)
+	}
 	for i := 1; i <= cfg.Chains; i++ {
 		cc := cfg
 		if cfg.Chains > 1 {
 			cc.Chain = i
 		}
 		cd := ChainDir(dir, cfg.Chains, i)
-		if err := os.MkdirAll(cd, 0o755); err != nil {
-			return nil, fmt.Errorf("chain directory: %w", err)
-		}
-		r, err := newRun(cd, cc, tr, val)
+		lk := locks[cd]
+		delete(locks, cd) // newRun owns it now
+		r, err := newRun(cd, cc, p, lk)
 		if err != nil {
 			c.Close()
-			return nil, fmt.Errorf("chain %d: %w", i, err)
+			return fail(fmt.Errorf("chain %d: %w", i, err))
 		}
 		c.Runs = append(c.Runs, r)
 	}
@@ -168,59 +183,70 @@ func writeTemp(dir string, b []byte) (string, error) {
 // ResumeChains reopens the run in dir, every chain from its checkpoint.
 // steps > 0 replaces the run's target step count.
 func ResumeChains(dir string, steps int) (*Chains, error) {
+	return ResumeChainsWith(dir, steps, Setup{})
+}
+
+// ResumeChainsWith is ResumeChains with the setup given. The run's model
+// is built once, from its config, and shared by its chains.
+func ResumeChainsWith(dir string, steps int, s Setup) (*Chains, error) {
 	cfg, err := ReadRunConfig(dir)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Chains <= 1 || cfg.Chain != 0 { // one chain, or one chain's directory
-		r, err := Resume(dir, steps)
+		r, err := resumeWith(dir, steps, s)
 		if err != nil {
 			return nil, err
 		}
 		return &Chains{Dir: dir, Cfg: r.Cfg, Runs: []*Run{r}}, nil
 	}
-	tr, val, err := loadData(cfg)
+	top, err := rundir.Acquire(dir) // before the data and the model: a refused writer does no work
 	if err != nil {
 		return nil, err
 	}
-	return resumeChains(dir, cfg, tr, val, steps)
+	p, err := s.prepare(cfg)
+	if err != nil {
+		top.Release()
+		return nil, err
+	}
+	return resumeChains(dir, cfg, p, steps, top)
 }
 
 // ResumeChainsFromData is ResumeChains with the training data given.
 func ResumeChainsFromData(dir string, train *datasets.Dataset, steps int) (*Chains, error) {
-	cfg, err := ReadRunConfig(dir)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Chains <= 1 || cfg.Chain != 0 {
-		r, err := ResumeFromData(dir, train, steps)
-		if err != nil {
-			return nil, err
-		}
-		return &Chains{Dir: dir, Cfg: r.Cfg, Runs: []*Run{r}}, nil
-	}
-	tr, val, err := splitData(cfg, train)
-	if err != nil {
-		return nil, err
-	}
-	return resumeChains(dir, cfg, tr, val, steps)
+	return ResumeChainsWith(dir, steps, Setup{Train: train})
 }
 
-func resumeChains(dir string, cfg Config, tr, val *datasets.Dataset, steps int) (*Chains, error) {
-	c := &Chains{Dir: dir, Cfg: cfg}
+// resumeChains reopens every chain of the run of several chains in dir,
+// prepared as p, with the lock top of dir held (the Chains keeps it, or
+// resumeChains releases it on error) and taking each chain directory's.
+func resumeChains(dir string, cfg Config, p *prepared, steps int, top *rundir.Lock) (*Chains, error) {
+	c := &Chains{Dir: dir, Cfg: cfg, lock: top}
 	for i := 1; i <= cfg.Chains; i++ {
 		cd := ChainDir(dir, cfg.Chains, i)
-		ck, err := ReadCheckpoint(filepath.Join(cd, checkpointName))
+		lk, err := rundir.Acquire(cd)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("chain %d: %w", i, err)
 		}
+		ck, err := ReadCheckpoint(filepath.Join(cd, checkpointName))
+		if err != nil {
+			lk.Release()
+			c.Close()
+			return nil, fmt.Errorf("chain %d: %w", i, err)
+		}
 		if ck.Config.Chain != i || ck.Config.Seed != cfg.Seed || ck.Config.Chains != cfg.Chains {
+			lk.Release()
 			c.Close()
 			return nil, fmt.Errorf("chain %d: checkpoint in %s is of chain %d of %d with seed %d, the run's config says %d chains with seed %d: %w",
 				i, cd, ck.Config.Chain, ck.Config.Chains, ck.Config.Seed, cfg.Chains, cfg.Seed, ErrCheckpoint)
 		}
-		r, err := resume(cd, ck, tr, val, steps)
+		if err := checkpointConfigValid(cd, ck.Config, p.reg); err != nil {
+			lk.Release()
+			c.Close()
+			return nil, fmt.Errorf("chain %d: %w", i, err)
+		}
+		r, err := resume(cd, ck, p, steps, lk)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("chain %d: %w", i, err)
@@ -340,12 +366,13 @@ func (c *Chains) Steps() int {
 	return n
 }
 
-// Close closes every chain's files.
+// Close closes every chain's files and releases the run's locks.
 func (c *Chains) Close() error {
 	var errs []error
 	for _, r := range c.Runs {
 		errs = append(errs, r.Close())
 	}
+	errs = append(errs, c.lock.Release())
 	return errors.Join(errs...)
 }
 

@@ -158,9 +158,13 @@ func parseConfig(b []byte, ext string, c *Config) error {
 	return fmt.Errorf("unknown extension %q: expected .json, .yaml or .yml", ext)
 }
 
-// Validate checks the configuration, naming the first bad field.
-func (c Config) Validate() error {
-	if err := c.validateModel(); err != nil {
+// Validate checks the configuration, naming the first bad field; a named
+// model must be in nn.Models.
+func (c Config) Validate() error { return c.validateIn(nn.Models) }
+
+// validateIn is Validate with the model registry given.
+func (c Config) validateIn(reg ModelRegistry) error {
+	if err := c.validateModelIn(reg); err != nil {
 		return err
 	}
 	if _, err := nn.ParseActivation(c.Activation); err != nil {

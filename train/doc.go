@@ -18,7 +18,15 @@
 // lines and checkpoints, and on cancellation checkpoints and returns
 // ErrInterrupted; Finish ends it early (a wall-clock budget); Close closes
 // its files. Chains runs several independent chains of one config in
-// parallel, or one chain of a job array (OpenChain).
+// parallel, or one chain of a job array (OpenChain). Every writer holds the
+// lock of each directory it writes (package rundir) until Close: a second
+// writer of a run or chain is refused, readers take no lock. The *With
+// forms (NewChainsWith, ResumeChainsWith, OpenChainWith) take a Setup: the
+// training data and a model registry of the caller's own (nil: nn.Models).
+// A run validates its config and builds its model once; its rungs and
+// chains share the model, each evaluator building its own graph from it.
+// Config.CheckSettings refuses, or reports as ignored, the settings a user
+// gave that the chosen sampler would not use.
 //
 // A run's state is plain data: the sampler's PTState, each rung's minibatch
 // order (a datasets.Batches, lent to the rung's autodiff.Potential) and the

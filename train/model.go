@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -18,16 +19,29 @@ func (c Config) ModelName() string {
 	return c.Arch
 }
 
-// validateModel checks the model fields of the config.
-func (c Config) validateModel() error {
+// ModelRegistry maps the names Config.Model may hold to the functions that
+// build those models with a prior. nn.Models is the process's registry; a
+// run built with a Setup of its own registry uses that one alone.
+type ModelRegistry = map[string]func(nn.PriorConfig) (nn.Model, error)
+
+// validateModel checks the model fields of the config against nn.Models.
+func (c Config) validateModel() error { return c.validateModelIn(nn.Models) }
+
+// validateModelIn checks the model fields of the config against reg.
+func (c Config) validateModelIn(reg ModelRegistry) error {
 	if c.Model == "" {
 		if _, err := nn.ParseArch(c.Arch); err != nil {
 			return fmt.Errorf("arch: %w", err)
 		}
 		return nil
 	}
-	if _, ok := nn.Models[c.Model]; !ok {
-		return fmt.Errorf("model %q is not registered: expected one of %s, or no model and an MLP --arch", c.Model, strings.Join(nn.ModelNames(), ", "))
+	if _, ok := reg[c.Model]; !ok {
+		names := make([]string, 0, len(reg))
+		for n := range reg {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return fmt.Errorf("model %q is not registered: expected one of %s, or no model and an MLP --arch", c.Model, strings.Join(names, ", "))
 	}
 	return nil
 }
@@ -37,7 +51,12 @@ func (c Config) validateModel() error {
 // Activation and the prior), or the registered model named Model with the
 // config's prior (see BuildModel).
 func (c Config) NNModel(features, classes int) (nn.Model, error) {
-	m, err := c.BuildModel()
+	return c.nnModelIn(nn.Models, features, classes)
+}
+
+// nnModelIn is NNModel with the model registry given.
+func (c Config) nnModelIn(reg ModelRegistry, features, classes int) (nn.Model, error) {
+	m, err := c.buildModelIn(reg)
 	if err != nil {
 		return m, err
 	}
@@ -59,9 +78,12 @@ func (c Config) NNModel(features, classes int) (nn.Model, error) {
 // records parameter shapes (a run's config does) the model must have exactly
 // those: a run is never resumed or evaluated with a model other than the
 // one that made it.
-func (c Config) BuildModel() (nn.Model, error) {
+func (c Config) BuildModel() (nn.Model, error) { return c.buildModelIn(nn.Models) }
+
+// buildModelIn is BuildModel with the model registry given.
+func (c Config) buildModelIn(reg ModelRegistry) (nn.Model, error) {
 	var m nn.Model
-	if err := c.validateModel(); err != nil {
+	if err := c.validateModelIn(reg); err != nil {
 		return m, err
 	}
 	if c.Model == "" {
@@ -75,7 +97,7 @@ func (c Config) BuildModel() (nn.Model, error) {
 		}
 	} else {
 		var err error
-		if m, err = nn.Models[c.Model](nn.PriorConfig{Precision: c.Prior, FanIn: c.PriorFanIn, DF: c.PriorDF, Classes: len(c.Classes)}); err != nil {
+		if m, err = reg[c.Model](nn.PriorConfig{Precision: c.Prior, FanIn: c.PriorFanIn, DF: c.PriorDF, Classes: len(c.Classes)}); err != nil {
 			return m, err
 		}
 		m.Name = c.Model

@@ -13,6 +13,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -47,31 +48,45 @@ type Run struct {
 	// threads is how many threads one BLAS call may use while the run
 	// computes (0: the process's setting; see withBLASThreads).
 	threads int
+	lock    *rundir.Lock // the writer's lock of Dir, released by Close
 }
 
 // New creates a run directory and initialises a run from cfg. With
-// overwrite false an existing run in dir is an error.
+// overwrite false an existing run in dir is an error. The run holds the
+// directory's lock (rundir.Acquire) until Close: a run that another
+// process writes is refused, and never overwritten.
 func New(dir string, cfg Config, overwrite bool) (*Run, error) {
-	if err := cfg.Validate(); err != nil {
+	return newWith(dir, cfg, overwrite, Setup{})
+}
+
+// newWith is New with the setup given: it validates cfg and builds its
+// model once, and with overwrite false refuses a directory that holds a
+// run.
+func newWith(dir string, cfg Config, overwrite bool, s Setup) (*Run, error) {
+	if err := cfg.validateIn(s.models()); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {
 		return nil, err
 	}
-	tr, val, err := loadData(cfg) // before touching dir: bad data leaves no empty run behind
+	p, err := s.prepare(cfg) // before touching dir: bad data leaves no empty run behind
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cfg.NNModel(tr.D, tr.Classes); err != nil {
-		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("run directory: %w", err)
-	}
-	if err := clearRun(dir); err != nil {
+	locks, err := lockForCreate(dir, 1)
+	if err != nil {
 		return nil, err
 	}
-	return newRun(dir, cfg, tr, val)
+	defer locks.release(dir)
+	if err := checkFree(dir, overwrite); err != nil { // again, under the lock
+		locks.release()
+		return nil, err
+	}
+	if err := clearRun(dir, 1); err != nil {
+		locks.release()
+		return nil, err
+	}
+	return newRun(dir, cfg, p, locks[dir])
 }
 
 // checkFree reports an error when dir already holds a run (of one chain or
@@ -89,45 +104,64 @@ func checkFree(dir string, overwrite bool) error {
 	return nil
 }
 
-// clearRun removes the files and chain directories of a run in dir.
-func clearRun(dir string) error {
+// clearRun removes the files and chain directories of a run in dir before
+// a run of k chains is written there; the caller holds the locks of dir and
+// of every chain directory (lockForCreate). The directories chain-1..k of
+// the new run are emptied but kept, with their lock files; other chain
+// directories are removed.
+func clearRun(dir string, k int) error {
 	for _, f := range []string{checkpointName, checkpointName + ".prev", checkpointName + ".tmp", SamplesFile, MetricsFile, TimingFile} {
 		os.Remove(filepath.Join(dir, f))
 	}
+	keep := map[string]bool{}
+	for i := 1; i <= k; i++ {
+		keep[ChainDir(dir, k, i)] = true
+	}
 	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*"))
 	for _, c := range chains {
-		if err := os.RemoveAll(c); err != nil {
+		var err error
+		if keep[c] {
+			err = clearChainDir(c)
+		} else {
+			err = os.RemoveAll(c)
+		}
+		if err != nil {
 			return fmt.Errorf("overwrite %s: %w", dir, err)
 		}
 	}
 	return nil
 }
 
-// NewFromData is New with the data given (for tests and embedding).
+// NewFromData is New with the data given (for tests and embedding); it
+// writes over the files of a run in dir (but not one another process holds).
 func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) {
-	if err := cfg.Validate(); err != nil {
+	s := Setup{Train: train}
+	if err := cfg.validateIn(s.models()); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("run directory: %w", err)
-	}
-	tr, val, err := splitData(cfg, train)
+	p, err := s.prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return newRun(dir, cfg, tr, val)
+	locks, err := lockForCreate(dir, 1) // chain directories too: none may be in use
+	if err != nil {
+		return nil, err
+	}
+	defer locks.release(dir)
+	return newRun(dir, cfg, p, locks[dir])
 }
 
 // recordIdentity returns cfg with what a run records of its identity: the
-// fingerprint of its training data and its model's parameter shapes. Every
-// path that writes a run's config (one chain, the chains of one process, a
-// chain task) takes it from here, so their config.json files agree.
-func recordIdentity(cfg Config, tr *datasets.Dataset) (Config, error) {
-	model, err := cfg.NNModel(tr.D, tr.Classes)
+// fingerprint of its training data and its model's parameter shapes (of
+// p's data and model, which the run was prepared with). Every path that
+// writes a run's config (one chain, the chains of one process, a chain
+// task) takes it from here, so their config.json files agree.
+func recordIdentity(cfg Config, p *prepared) (Config, error) {
+	model, err := p.modelFor(cfg)
 	if err != nil {
-		return cfg, fmt.Errorf("data %s: %w", cfg.Data, err)
+		return cfg, err
 	}
-	fp := DataFingerprint(tr)
+	fp := DataFingerprint(p.tr)
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
 	if model.MLP == nil && autodiff.Engine(cfg.Engine) == autodiff.EnginePlan {
 		// A new run of a graph model records that it runs compiled: runs
@@ -205,15 +239,24 @@ func autoShards(cfg Config) int {
 	return min(max(cores/(rungs*chains), 1), maxShards, cfg.Batch)
 }
 
-func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
-	cfg, err := recordIdentity(cfg, tr)
+// newRun writes a new run of cfg, prepared as p, into dir, whose lock lk
+// the caller holds: the run keeps it (Close releases it), or newRun
+// releases it on error.
+func newRun(dir string, cfg Config, p *prepared, lk *rundir.Lock) (_ *Run, err error) {
+	defer func() {
+		if err != nil {
+			lk.Release()
+		}
+	}()
+	cfg, err = recordIdentity(cfg, p)
 	if err != nil {
 		return nil, err
 	}
-	r, err := build(dir, cfg, tr, val)
+	r, err := build(dir, cfg, p)
 	if err != nil {
 		return nil, err
 	}
+	r.lock = lk
 	if err := writeConfig(dir, r.Cfg); err != nil {
 		return nil, err
 	}
@@ -231,17 +274,23 @@ func newRun(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 		return nil, err
 	}
 	if r.metrics, err = createMetrics(filepath.Join(dir, MetricsFile)); err != nil {
+		r.samples.Close()
 		return nil, err
 	}
 	if err := r.checkpoint(); err != nil {
+		r.samples.Close()
+		r.metrics.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
-// build sets up everything but the sampler state.
-func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
-	model, err := cfg.NNModel(tr.D, tr.Classes)
+// build sets up everything but the sampler state, with p's data and model
+// (the model is shared by every rung, and every chain, of the run: each
+// evaluator builds its own graph from it).
+func build(dir string, cfg Config, p *prepared) (*Run, error) {
+	tr, val := p.tr, p.val
+	model, err := p.modelFor(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -327,10 +376,19 @@ func build(dir string, cfg Config, tr, val *datasets.Dataset) (*Run, error) {
 }
 
 // Resume reopens the run in dir from its checkpoint. steps > 0 replaces the
-// run's target step count.
-func Resume(dir string, steps int) (*Run, error) {
+// run's target step count. The run holds the directory's lock until Close:
+// a run that another process writes is refused.
+func Resume(dir string, steps int) (*Run, error) { return resumeWith(dir, steps, Setup{}) }
+
+// resumeWith is Resume with the setup given.
+func resumeWith(dir string, steps int, s Setup) (*Run, error) {
+	lk, err := rundir.Acquire(dir)
+	if err != nil {
+		return nil, err
+	}
 	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
 	if err != nil {
+		lk.Release()
 		if errors.Is(err, ErrCheckpoint) {
 			if _, e := os.Stat(filepath.Join(dir, checkpointName+".prev")); e == nil {
 				err = fmt.Errorf("%w (the previous checkpoint is kept as %s; copy it over %s to resume from it)", err, checkpointName+".prev", checkpointName)
@@ -338,41 +396,55 @@ func Resume(dir string, steps int) (*Run, error) {
 		}
 		return nil, err
 	}
-	tr, val, err := loadData(c.Config)
-	if err != nil {
+	if err := checkpointConfigValid(dir, c.Config, s.models()); err != nil {
+		lk.Release()
 		return nil, err
 	}
-	return resume(dir, c, tr, val, steps)
+	p, err := s.prepare(c.Config)
+	if err != nil {
+		lk.Release()
+		return nil, err
+	}
+	return resume(dir, c, p, steps, lk)
+}
+
+// checkpointConfigValid validates the config of the checkpoint in dir,
+// naming the checkpoint and wrapping ErrCheckpoint.
+func checkpointConfigValid(dir string, cfg Config, reg ModelRegistry) error {
+	if err := cfg.validateIn(reg); err != nil {
+		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
+	}
+	return nil
 }
 
 // ResumeFromData is Resume with the training data given.
 func ResumeFromData(dir string, train *datasets.Dataset, steps int) (*Run, error) {
-	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
-	if err != nil {
-		return nil, err
-	}
-	tr, val, err := splitData(c.Config, train)
-	if err != nil {
-		return nil, err
-	}
-	return resume(dir, c, tr, val, steps)
+	return resumeWith(dir, steps, Setup{Train: train})
 }
 
-func resume(dir string, c *Checkpoint, tr, val *datasets.Dataset, steps int) (*Run, error) {
+// resume reopens the run in dir from its checkpoint c, whose config the
+// caller validated (checkpointConfigValid), with p's data and model; the
+// caller holds dir's lock lk, which the run keeps (Close releases it), or
+// resume releases on error.
+func resume(dir string, c *Checkpoint, p *prepared, steps int, lk *rundir.Lock) (_ *Run, err error) {
+	defer func() {
+		if err != nil {
+			lk.Release()
+		}
+	}()
 	cfg := c.Config
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
-	}
+	tr := p.tr
 	if steps > 0 {
 		if steps < c.Steps {
 			return nil, fmt.Errorf("run %s has already done %d steps; --steps %d would go back", dir, c.Steps, steps)
 		}
 		cfg.Steps = steps
 	}
-	r, err := build(dir, cfg, tr, val)
+	r, err := build(dir, cfg, p)
 	if err != nil {
 		return nil, err
 	}
+	r.lock = lk
 	if err := checkFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
 		return nil, err
 	}
@@ -409,11 +481,11 @@ func (r *Run) Steps() int { return r.state.Steps }
 // State returns the sampler state (read-only use).
 func (r *Run) State() *sampler.PTState { return r.state }
 
-// Close closes the run's files.
+// Close closes the run's files and releases its directory's lock.
 func (r *Run) Close() error {
 	err1 := r.samples.Close()
 	err2 := r.metrics.Close()
-	return errors.Join(err1, err2)
+	return errors.Join(err1, err2, r.lock.Release())
 }
 
 // Tempering returns the run's tempering figures (nil for a single chain).

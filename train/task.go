@@ -37,17 +37,17 @@ var ErrConfigMismatch = errors.New("settings disagree with the run's config")
 // after a preemption or requeue. A finished chain resumes with nothing
 // left to do.
 func OpenChain(dir string, cfg Config, i int) (*Chains, error) {
-	return openChain(dir, cfg, i, loadData)
+	return OpenChainWith(dir, cfg, i, Setup{})
 }
 
 // OpenChainFromData is OpenChain with the training data given.
 func OpenChainFromData(dir string, cfg Config, i int, train *datasets.Dataset) (*Chains, error) {
-	return openChain(dir, cfg, i, func(cfg Config) (*datasets.Dataset, *datasets.Dataset, error) {
-		return splitData(cfg, train)
-	})
+	return OpenChainWith(dir, cfg, i, Setup{Train: train})
 }
 
-func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Dataset, *datasets.Dataset, error)) (*Chains, error) {
+// OpenChainWith is OpenChain with the setup given (the model registry, the
+// training data). It validates cfg and builds the model once.
+func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
 	if cfg.Chains < 2 {
 		return nil, fmt.Errorf("chain %d: a chain task needs a run of at least 2 chains, got chains %d", i, cfg.Chains)
 	}
@@ -55,10 +55,10 @@ func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Datas
 		return nil, fmt.Errorf("chain %d: not a chain of this run, whose chains are 1..%d", i, cfg.Chains)
 	}
 	cfg.Chain = 0
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validateIn(s.models()); err != nil {
 		return nil, err
 	}
-	tr, val, err := data(cfg)
+	p, err := s.prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Datas
 		cfg.GradShards = have.GradShards
 	}
 	asked := cfg.Engine
-	if cfg, err = recordIdentity(cfg, tr); err != nil {
+	if cfg, err = recordIdentity(cfg, p); err != nil {
 		return nil, err
 	}
 	if haveErr == nil && have.Engine == asked {
@@ -86,15 +86,23 @@ func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Datas
 	cc.Chain = i
 	ckPath := filepath.Join(cd, checkpointName)
 	c := &Chains{Dir: dir, Cfg: cfg, Only: i}
+	// The chain's lock, before its files are read: a second task of the
+	// same chain (a requeued task whose first copy still runs) is refused.
+	lk, err := lockDir(cd)
+	if err != nil {
+		return nil, fmt.Errorf("chain %d: %w", i, err)
+	}
 	if _, err := os.Stat(ckPath); err == nil {
 		ck, err := ReadCheckpoint(ckPath)
 		if err != nil {
+			lk.Release()
 			return nil, fmt.Errorf("chain %d: %w", i, err)
 		}
 		if diff := configDiff(ck.Config, cc); len(diff) > 0 {
+			lk.Release()
 			return nil, fmt.Errorf("chain %d: checkpoint in %s was written with other settings: %s: %w", i, cd, strings.Join(diff, ", "), ErrConfigMismatch)
 		}
-		r, err := resume(cd, ck, tr, val, 0)
+		r, err := resume(cd, ck, p, 0, lk) // ck.Config equals cc, which is valid
 		if err != nil {
 			return nil, fmt.Errorf("chain %d: %w", i, err)
 		}
@@ -102,15 +110,13 @@ func openChain(dir string, cfg Config, i int, data func(Config) (*datasets.Datas
 		return c, nil
 	}
 	if _, err := os.Stat(ckPath + ".prev"); err == nil {
+		lk.Release()
 		return nil, fmt.Errorf("chain %d: %s has %s.prev but no %s: copy it over %s to resume from it, or remove the directory to start the chain again",
 			i, cd, checkpointName, checkpointName, checkpointName)
 	}
-	if err := os.MkdirAll(cd, 0o755); err != nil {
-		return nil, fmt.Errorf("chain directory: %w", err)
-	}
 	// Files of an attempt that died before its first checkpoint are
 	// replaced: newRun truncates samples and metrics.
-	r, err := newRun(cd, cc, tr, val)
+	r, err := newRun(cd, cc, p, lk)
 	if err != nil {
 		return nil, fmt.Errorf("chain %d: %w", i, err)
 	}

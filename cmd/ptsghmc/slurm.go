@@ -132,6 +132,9 @@ func runSlurm(args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if err := checkSettings(fs, args, cfg, stderr); err != nil {
+		return err
+	}
 	if *cpus < 1 || *lead < 1 || *par < 0 {
 		return fmt.Errorf("--cpus-per-task and --signal-lead must be positive, --max-parallel non-negative")
 	}

@@ -112,6 +112,29 @@ func configFlags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *
 	return fs, &cfg, nil
 }
 
+// checkSettings refuses the settings given (flags, or fields of the
+// --config file other than the defaults) that do not apply to the run cfg
+// describes and would change what it samples, and reports on stderr those
+// that only change its speed, ignored (train.Config.CheckSettings).
+func checkSettings(fs *flag.FlagSet, args []string, cfg train.Config, stderr io.Writer) error {
+	set := map[string]bool{}
+	if path := configArg(args); path != "" {
+		var err error
+		if set, err = train.SetInFile(path); err != nil {
+			return err
+		}
+	}
+	fs.Visit(func(f *flag.Flag) { set[strings.ReplaceAll(f.Name, "-", "_")] = true })
+	ignored, err := cfg.CheckSettings(func(s string) bool { return set[s] })
+	if err != nil {
+		return err
+	}
+	for _, n := range ignored {
+		fmt.Fprintf(stderr, "ptsghmc %s: ignored: %s\n", fs.Name(), n)
+	}
+	return nil
+}
+
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs, cfgp, err := configFlags("train", args, stderr)
 	if err != nil {
@@ -146,6 +169,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("train: --model %s and --arch %s: give one (--arch describes an MLP)", cfg.Model, cfg.Arch)
 		}
 		cfg.Arch = "" // not an MLP: keep config.json from naming one
+	}
+	if *resume == "" { // a resumed run keeps its config (checkResumeFlags)
+		if err := checkSettings(fs, args, cfg, stderr); err != nil {
+			return err
+		}
 	}
 
 	// Signals are caught from here on: a SIGTERM while the data loads

@@ -1,0 +1,28 @@
+// Package rundir owns a run directory: the files a run writes there, their
+// atomic writes, and the exclusive lock that makes one process at a time
+// their writer.
+//
+// # The lock
+//
+// Every writer of a run directory (a new run, a resumed one, an
+// --overwrite, one chain task of a job array) holds the directory's Lock
+// for as long as it writes: Acquire takes it, Lock.Release gives it back.
+// A second writer is refused with a *LockedError (wrapping ErrLocked) that
+// names the holder's pid, host and start time. Readers (eval, export,
+// predict) take no lock: they read files that are only ever replaced
+// atomically or appended to.
+//
+// The lock is an advisory flock(2) on the file LockFile inside the
+// directory. The kernel releases it when its holder exits, however it
+// exits (SIGKILL and an out-of-memory kill included), so a lock left by a
+// dead process is taken over by the next writer without any clean-up; the
+// text in the file (pid, host, start) is informational, rewritten by each
+// holder. The file itself is never removed. Each directory has its own
+// lock: the K chain directories of one run are written by K processes at
+// once.
+//
+// On network file systems flock needs support from the mount (NFSv4 and
+// NFSv3 with lockd, Lustre mounted with -o flock, BeeGFS with global file
+// locks): see docs/cluster.md. Where the file system refuses locks,
+// Acquire fails with an error wrapping ErrNoLocks that says so.
+package rundir

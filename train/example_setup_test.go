@@ -1,0 +1,71 @@
+package train_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/train"
+)
+
+// ExampleNewChainsWith runs two chains of a model from a registry of its
+// own (the process-wide nn.Models is left alone): the model is built once
+// and shared by the chains. While the run is open, a second writer of its
+// directory is refused.
+func ExampleNewChainsWith() {
+	data, _ := datasets.SyntheticImages(300, 16, 3, rand.New(rand.NewPCG(1, 1)))
+	builds := 0
+	models := train.ModelRegistry{"tiny": func(p nn.PriorConfig) (nn.Model, error) {
+		builds++
+		spec := nn.Spec{Sizes: []int{16, 8, 3}, Activation: nn.ReLU, Likelihood: nn.Categorical,
+			PriorPrecision: []float64{p.Precision * 16, p.Precision * 8}}
+		return spec.Model()
+	}}
+	dir, _ := os.MkdirTemp("", "ptsghmc-example")
+	defer os.RemoveAll(dir)
+
+	cfg := train.DefaultConfig()
+	cfg.Model, cfg.Arch, cfg.Sampler, cfg.Chains = "tiny", "", "sgnht", 2
+	cfg.Validation, cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch = 50, 100, 50, 10, 32
+	run, err := train.NewChainsWith(filepath.Join(dir, "run"), cfg, false, train.Setup{Models: models, Train: data})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer run.Close()
+	_, err = train.ResumeChainsWith(filepath.Join(dir, "run"), 0, train.Setup{Models: models, Train: data})
+	fmt.Println("second writer refused:", errors.Is(err, rundir.ErrLocked))
+	if err := run.Train(context.Background(), nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("model builds:", builds, "chains:", len(run.Runs), "samples per chain:", run.Runs[0].LastMetrics().Samples)
+	// Output:
+	// second writer refused: true
+	// model builds: 1 chains: 2 samples per chain: 5
+}
+
+// ExampleConfig_CheckSettings refuses a ladder given for a run of one
+// chain and reports workers, a speed setting, as ignored.
+func ExampleConfig_CheckSettings() {
+	cfg := train.DefaultConfig() // sampler sgnht: one chain
+	cfg.Ladder, cfg.Workers = "linear", 2
+	given := map[string]bool{"ladder": true, "workers": true}
+	ignored, err := cfg.CheckSettings(func(s string) bool { return given[s] })
+	fmt.Println(err)
+	fmt.Println("ignored:", ignored)
+	cfg.Ladder = "geometric"
+	delete(given, "ladder")
+	ignored, err = cfg.CheckSettings(func(s string) bool { return given[s] })
+	fmt.Println(err, len(ignored))
+	// Output:
+	// config: settings that do not apply to this run: ladder "linear" (sampler sgnht runs one chain at T = 1; tempering is --sampler ptsghmc); drop them, or choose the sampler they belong to
+	// ignored: [workers 2 (sampler sgnht runs one chain at T = 1; tempering is --sampler ptsghmc)]
+	// <nil> 1
+}

@@ -1,0 +1,81 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+)
+
+// Setup is what a run is built with besides its Config and its directory;
+// nothing of it is saved in the run directory. The zero Setup loads the
+// training data from Config.Data and builds named models from nn.Models.
+type Setup struct {
+	// Models is the registry Config.Model names a model of (nil:
+	// nn.Models). A run given its own registry needs no change to the
+	// process-wide one: tests and embedders pass theirs here.
+	Models ModelRegistry
+	// Train is the training data before the validation split (nil: loaded
+	// from Config.Data).
+	Train *datasets.Dataset
+}
+
+// models returns the setup's model registry.
+func (s Setup) models() ModelRegistry {
+	if s.Models == nil {
+		return nn.Models
+	}
+	return s.Models
+}
+
+// prepared is what creating or resuming a run computes once and shares
+// among its chains: the training and validation data, and the model. An
+// nn.Model is a description (its layout and a builder of graphs) that every
+// evaluator builds its own graph from, so the rungs and the chains of a run
+// share one.
+type prepared struct {
+	tr, val *datasets.Dataset
+	model   nn.Model
+	key     string        // modelKey of the config the model was built from
+	reg     ModelRegistry // the registry it was built from
+}
+
+// prepare loads (or splits) cfg's data and builds its model, checked
+// against the data: the one model build of a run.
+func (s Setup) prepare(cfg Config) (*prepared, error) {
+	var tr, val *datasets.Dataset
+	var err error
+	if s.Train != nil {
+		tr, val, err = splitData(cfg, s.Train)
+	} else {
+		tr, val, err = loadData(cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	reg := s.models()
+	model, err := cfg.nnModelIn(reg, tr.D, tr.Classes)
+	if err != nil {
+		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
+	}
+	return &prepared{tr: tr, val: val, model: model, key: modelKey(cfg), reg: reg}, nil
+}
+
+// modelFor returns the model of cfg: the prepared one when cfg describes
+// the same model (the settings modelKey lists) and, if cfg records
+// parameter shapes, the model has them; otherwise cfg's own, built (a chain
+// whose checkpoint describes another model than the run's config).
+func (p *prepared) modelFor(cfg Config) (nn.Model, error) {
+	if modelKey(cfg) != p.key {
+		return cfg.nnModelIn(p.reg, p.tr.D, p.tr.Classes)
+	}
+	if cfg.Shapes != "" && cfg.Shapes != p.model.Layout.String() {
+		return p.model, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", cfg.ModelName(), cfg.Shapes, p.model.Layout)
+	}
+	return p.model, nil
+}
+
+// modelKey returns the settings of cfg that determine its model.
+func modelKey(c Config) string {
+	return fmt.Sprintf("%q %q %q %v %v %v %v", c.Model, c.Arch, c.Activation, c.Prior, c.PriorFanIn, c.PriorDF, c.Classes)
+}
