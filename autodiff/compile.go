@@ -370,7 +370,7 @@ func (c *compiler[T]) classify() error {
 			continue
 		}
 		cks := c.kids(ks[1].n)
-		if len(cks) == 2 && cks[0] == ks[0] && isZeroConst(cks[1].n) {
+		if len(cks) == 2 && cks[0] == ks[0] && isZeroConst(cks[1].n) && !c.isOutput(ks[1]) {
 			cn.kind = "relu"
 			ks[1].skip = true
 			ks[0].uses--
@@ -420,7 +420,7 @@ func (c *compiler[T]) fuseConvBlocks() {
 			(sh[0] > 1 && v.strides[0] != 0) || (sh[2] > 1 && v.strides[2] != 0) || (sh[3] > 1 && v.strides[3] != 0) {
 			continue
 		}
-		if len(cons[add]) != 1 || cons[add][0].kind != "relu" {
+		if len(cons[add]) != 1 || cons[add][0].kind != "relu" || c.isOutput(cn) {
 			continue
 		}
 		blk := &convBlock[T]{conv: cn, add: add, relu: cons[add][0], bias: v.src}
@@ -466,11 +466,20 @@ func (c *compiler[T]) fuseConvolutions() {
 		if fmt.Sprint(cn.shape) != fmt.Sprint([]int{b, f.shape[0], oh, ow}) || len(f.shape) != 2 || f.shape[1] != k {
 			continue
 		}
+		if c.isOutput(r2) || c.isOutput(mm) || c.isOutput(p) || c.isOutput(ic) {
+			continue
+		}
 		cn.kind = "conv"
 		for _, n := range []*cnode[T]{r2, mm, p, ic} {
 			n.skip = true
 		}
 	}
+}
+
+// isOutput reports whether cn is LogLik or Logits, whose values a fused
+// kernel must not skip.
+func (c *compiler[T]) isOutput(cn *cnode[T]) bool {
+	return cn.n == c.g.LogLik || cn.n == c.g.Logits
 }
 
 // allocate gives every node its value buffer (reshapes alias their input)
