@@ -89,7 +89,7 @@ type Config struct {
 	XTest      string  `json:"exchange_test" yaml:"exchange_test"` // barker (corrected minibatch Barker test) or resghmc (approximate)
 	XF         float64 `json:"resghmc_f" yaml:"resghmc_f"`         // resghmc: correction divisor F (1: penalty method)
 	DType      string  `json:"dtype" yaml:"dtype"`                 // float32 or float64
-	Engine     string  `json:"engine" yaml:"engine"`               // plan or graph
+	Engine     string  `json:"engine" yaml:"engine"`               // plan, compiled or graph (see Config.RunEngine)
 	Seed       uint64  `json:"seed" yaml:"seed"`
 	// SplitSeed seeds the training subset and the validation split (0: the
 	// Seed), so runs of different seeds can share one split: the members
@@ -225,7 +225,7 @@ func (c Config) validateIn(reg ModelRegistry) error {
 		{c.Validation >= 0, "validation must be non-negative"},
 		{c.TrainSize >= 0, "train_size must be non-negative"},
 		{c.DType == "float32" || c.DType == "float64", "dtype must be float32 or float64"},
-		{c.Engine == "plan" || c.Engine == "graph", "engine must be plan or graph"},
+		{c.Engine == "plan" || c.Engine == "compiled" || c.Engine == "graph", "engine must be plan, compiled or graph"},
 		{c.Corr == "nnls" || c.Corr == "hermite", "correction must be nnls or hermite"},
 		{c.Scheme == "alternate" || c.Scheme == "first", "scheme must be alternate or first"},
 		{c.Chains >= 1, "chains must be at least 1"},
