@@ -87,9 +87,12 @@ bench: deps
 	$(GO) test -run XXX -bench . -benchtime 2s ./autodiff/ ./sampler/
 
 # bench-lenet times one gradient of the LeNet CNN at batch 128 on Gorgonia's
-# VM (wall and CPU ms per gradient; docs/models.md) and writes its CPU profile.
-bench-lenet: deps
+# VM and compiled (wall and CPU ms per gradient; docs/models.md) and writes
+# its CPU profile, then one compiled SGNHT step against the SGEMM peak
+# (ptsghmc bench --model lenet).
+bench-lenet: build
 	$(GO) test -run XXX -bench LeNetGradient -benchtime 5x -cpuprofile lenet-cpu.prof ./autodiff/
+	./$(BIN) bench --model lenet --batch 128 --steps 20
 
 # bench-pt times full PT-SGHMC steps (issue's configuration) and the scaling
 # sweep; bench-torch times it and scripts/pytorch_bench.py side by side on

@@ -5,12 +5,16 @@
 // its gradient and its per-example log-likelihoods for a flat parameter
 // vector theta, and exposes them as the stochastic potential a sampler needs.
 //
-// GraphEvaluator runs any model of the contract nn.Graph (an MLP, a CNN, a
-// model of the user's own) on Gorgonia's VM and differentiates it with
-// Gorgonia's Grad. For MLPs, Plan computes the same thing with a
-// preallocated execution plan that calls BLAS directly (the fast path,
-// checked against the graph and finite differences); NewFor picks it when
-// the model is an MLP.
+// CompiledEvaluator runs any model of the contract nn.Graph (an MLP, a
+// CNN, a model of the user's own): Compile turns the model's Gorgonia
+// expression graph into preallocated forward and adjoint kernels (BLAS GEMM
+// for products and convolutions). GraphEvaluator runs the same graph on
+// Gorgonia's VM and differentiates it with Gorgonia's Grad: the reference
+// the compiled plan is tested against, and the fallback for a graph with an
+// op the compiler does not know. For MLPs, Plan computes the same thing
+// with a hand-written BLAS plan (checked against the graph and finite
+// differences) that can also stream its gradient; NewFor picks it when the
+// model is an MLP and the engine is plan.
 package autodiff
 
 import (
@@ -38,8 +42,9 @@ type Engine string
 
 // Available engines.
 const (
-	EnginePlan  Engine = "plan"  // preallocated BLAS plan (fast)
-	EngineGraph Engine = "graph" // Gorgonia's VM on the expression graph (reference)
+	EnginePlan     Engine = "plan"     // an MLP's hand-written BLAS plan; any other model compiled
+	EngineCompiled Engine = "compiled" // every model's graph compiled (CompiledEvaluator)
+	EngineGraph    Engine = "graph"    // Gorgonia's VM on the expression graph (reference)
 )
 
 // DType is the floating-point type an evaluator computes in.
@@ -52,31 +57,57 @@ const (
 )
 
 // NewFor returns an evaluator of model for batches of up to batch examples:
-// the BLAS plan when the engine is plan and the model is an MLP, Gorgonia's
-// VM on the model's graph otherwise.
+// with engine plan (the default), the BLAS plan for an MLP and the compiled
+// graph (CompiledEvaluator) for any other model; with compiled, the
+// compiled graph for every model; with graph, Gorgonia's VM. A graph the
+// compiler cannot compile (an op it has no kernel for, Compilable) runs on
+// the VM.
 func NewFor(engine Engine, model nn.Model, batch int, dtype DType) (Evaluator, error) {
+	return newFor(engine, model, batch, dtype, true)
+}
+
+func newFor(engine Engine, model nn.Model, batch int, dtype DType, withGrad bool) (Evaluator, error) {
 	switch engine {
 	case EnginePlan, "":
 		if model.MLP != nil {
 			return NewPlan(*model.MLP, batch, dtype)
 		}
-		return NewModelEvaluator(model, batch, dtype)
+		return compiledOrGraph(model, batch, dtype, withGrad)
+	case EngineCompiled:
+		return compiledOrGraph(model, batch, dtype, withGrad)
 	case EngineGraph:
-		return NewModelEvaluator(model, batch, dtype)
+		return newGraphEvaluator(model, batch, dtype, withGrad)
 	}
-	return nil, fmt.Errorf("unknown engine %q: expected plan or graph", engine)
+	return nil, fmt.Errorf("unknown engine %q: expected plan, compiled or graph", engine)
+}
+
+// compiledOrGraph compiles model's graph, or builds it on Gorgonia's VM if
+// the compiler does not support one of its ops.
+func compiledOrGraph(model nn.Model, batch int, dtype DType, withGrad bool) (Evaluator, error) {
+	ev, err := compileEvaluator(model, batch, dtype, withGrad)
+	if IsUnsupported(err) {
+		return newGraphEvaluator(model, batch, dtype, withGrad)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
 }
 
 // NewPredictor returns an evaluator of model whose Logits reports the
-// model's logits: the BLAS plan for an MLP, a forward-only graph otherwise.
+// model's logits: the BLAS plan for an MLP, the compiled forward pass of
+// the graph otherwise (Gorgonia's VM if the compiler does not support it).
 func NewPredictor(model nn.Model, batch int, dtype DType) (Evaluator, error) {
+	return NewPredictorFor(EnginePlan, model, batch, dtype)
+}
+
+// NewPredictorFor is NewPredictor on the given engine (as NewFor chooses,
+// without the backward pass).
+func NewPredictorFor(engine Engine, model nn.Model, batch int, dtype DType) (Evaluator, error) {
 	if !model.Logits {
 		return nil, fmt.Errorf("predictor: model %s reports no logits (not a classifier)", model.Name)
 	}
-	if model.MLP != nil {
-		return NewPlan(*model.MLP, batch, dtype)
-	}
-	return NewForwardEvaluator(model, batch, dtype)
+	return newFor(engine, model, batch, dtype, false)
 }
 
 // New returns an evaluator of spec for batches of up to batch examples.
@@ -86,8 +117,14 @@ func New(engine Engine, spec nn.Spec, batch int, dtype DType) (Evaluator, error)
 		return NewPlan(spec, batch, dtype)
 	case EngineGraph:
 		return NewGraphEvaluator(spec, batch, dtype)
+	case EngineCompiled:
+		m, err := spec.Model()
+		if err != nil {
+			return nil, err
+		}
+		return Compile(m, batch, dtype)
 	}
-	return nil, fmt.Errorf("unknown engine %q: expected plan or graph", engine)
+	return nil, fmt.Errorf("unknown engine %q: expected plan, compiled or graph", engine)
 }
 
 // checkModel checks an evaluation's arguments against a model.

@@ -35,7 +35,7 @@ func toyData(lik nn.Likelihood, n, in, out int, rng *rand.Rand) *datasets.Datase
 // central finite differences of its own potential, for every activation and
 // likelihood, in float64.
 func TestGradientFiniteDifferences(t *testing.T) {
-	for _, engine := range []Engine{EnginePlan, EngineGraph} {
+	for _, engine := range []Engine{EnginePlan, EngineCompiled, EngineGraph} {
 		for _, act := range []nn.Activation{nn.ReLU, nn.Tanh, nn.Sigmoid} {
 			for _, lik := range []nn.Likelihood{nn.Categorical, nn.Gaussian} {
 				for _, df := range []float64{0, 3} {
@@ -100,7 +100,7 @@ func TestPotentialByHand(t *testing.T) {
 		ss += v * v
 	}
 	want := 0.5*2*ss - 5*(ll1+ll2) // N/|S| = 10/2
-	for _, engine := range []Engine{EnginePlan, EngineGraph} {
+	for _, engine := range []Engine{EnginePlan, EngineCompiled, EngineGraph} {
 		for _, dt := range []DType{Float64, Float32} {
 			ev, err := New(engine, spec, 4, dt)
 			if err != nil {

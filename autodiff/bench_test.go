@@ -50,8 +50,9 @@ func BenchmarkGradient(b *testing.B) {
 }
 
 // BenchmarkLeNetGradient times one minibatch gradient of U~ for the LeNet
-// CNN (nn.LeNet) at batch 128 on Gorgonia's VM, per dtype, on one graph
-// and split over two graphs in parallel (ShardedEvaluator), and reports
+// CNN (nn.LeNet) at batch 128 on Gorgonia's VM and compiled
+// (CompiledEvaluator), per dtype, on one graph and split over two graphs in
+// parallel (ShardedEvaluator), and reports
 // wall-clock and process CPU milliseconds per gradient (the CPU figure is
 // the steadier one on a shared machine).
 func BenchmarkLeNetGradient(b *testing.B) {
@@ -66,20 +67,22 @@ func BenchmarkLeNetGradient(b *testing.B) {
 	grad := make([]float64, len(theta))
 	idx := rng.Perm(1024)[:128]
 	for _, tc := range []struct {
+		engine Engine
 		dt     DType
 		shards int
-	}{{Float32, 1}, {Float32, 2}, {Float64, 1}} {
-		b.Run(fmt.Sprintf("%s/shards=%d", tc.dt, tc.shards), func(b *testing.B) {
+	}{{EngineGraph, Float32, 1}, {EngineGraph, Float32, 2}, {EngineGraph, Float64, 1},
+		{EngineCompiled, Float32, 1}, {EngineCompiled, Float32, 2}, {EngineCompiled, Float64, 1}} {
+		b.Run(fmt.Sprintf("%s/%s/shards=%d", tc.engine, tc.dt, tc.shards), func(b *testing.B) {
 			var ev Evaluator
 			var err error
 			if tc.shards == 1 {
-				ev, err = NewModelEvaluator(model, 128, tc.dt)
+				ev, err = NewFor(tc.engine, model, 128, tc.dt)
 			} else {
 				// shards in parallel goroutines, one BLAS thread each (as train runs them)
 				threads := BLASThreads()
 				SetBLASThreads(1)
 				defer SetBLASThreads(threads)
-				ev, err = NewShardedEvaluator(model, 128, tc.dt, tc.shards)
+				ev, err = NewShardedFor(tc.engine, model, 128, tc.dt, tc.shards)
 			}
 			if err != nil {
 				b.Fatal(err)

@@ -56,12 +56,12 @@ func TestConvNetGradientFiniteDifferences(t *testing.T) {
 				t.Fatal(err)
 			}
 			data := toyData(nn.Categorical, 9, 36, 3, rng)
-			ev, err := NewFor(EnginePlan, model, 4, Float64) // not an MLP: the graph
+			ev, err := NewFor(EngineGraph, model, 4, Float64) // the VM (the compiled plan: TestCompiledFiniteDifferences)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, ok := ev.(*GraphEvaluator); !ok {
-				t.Fatalf("NewFor chose %T for a CNN", ev)
+				t.Fatalf("NewFor chose %T for a CNN on engine graph", ev)
 			}
 			theta := make([]float64, model.NumParams())
 			model.Layout.Init(theta, rng)

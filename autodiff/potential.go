@@ -107,13 +107,19 @@ func logLik(ev Evaluator, data *datasets.Dataset, theta []float64, idx []int, ou
 }
 
 // ParallelTerms gives Terms n evaluators of its own at the given batch size
-// and dtype (BLAS plans for an MLP, Gorgonia graphs otherwise), so that an exchange test evaluates its n
+// and dtype (BLAS plans for an MLP, compiled graphs otherwise), so that an exchange test evaluates its n
 // configurations in parallel and in large batches (tests may need the whole
 // data set).
 func (p *Potential) ParallelTerms(n, batch int, dtype DType) error {
+	return p.ParallelTermsOn(EnginePlan, n, batch, dtype)
+}
+
+// ParallelTermsOn is ParallelTerms with the evaluators NewFor builds on
+// engine.
+func (p *Potential) ParallelTermsOn(engine Engine, n, batch int, dtype DType) error {
 	p.TermEvals = p.TermEvals[:0]
 	for t := 0; t < n; t++ {
-		ev, err := NewFor(EnginePlan, p.Model, batch, dtype)
+		ev, err := NewFor(engine, p.Model, batch, dtype)
 		if err != nil {
 			return fmt.Errorf("parallel terms: %w", err)
 		}

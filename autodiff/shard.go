@@ -2,6 +2,7 @@ package autodiff
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
@@ -10,7 +11,7 @@ import (
 
 // ShardedEvaluator evaluates a model's minibatch potential with the
 // minibatch split into contiguous shards, each run on its own Gorgonia graph
-// in its own goroutine (data parallelism within one gradient). The shards'
+// (on the VM, or compiled: NewShardedFor) in its own goroutine (data parallelism within one gradient). The shards'
 // likelihood gradients are added in shard order and the prior's once, so the
 // result is deterministic for a given number of shards; it equals the
 // unsharded GraphEvaluator's up to rounding (TestShardedMatchesGraph).
@@ -19,15 +20,37 @@ import (
 // machinery outside BLAS (im2col, col2im, layout transposes) runs on one
 // thread, so two shards of 64 examples take about 0.6 of the time of one
 // graph of 128 with a two-thread BLAS (docs/models.md). Give BLAS one thread
-// per call (SetBLASThreads(1)) when shards run in parallel. Not safe for
-// concurrent use.
+// per call (SetBLASThreads(1)) when shards run in parallel. Shards after the
+// first run on goroutines that live as long as the evaluator, so that an
+// evaluation on compiled shards allocates nothing. Not safe for concurrent
+// use.
 type ShardedEvaluator struct {
-	model  nn.Model
-	batch  int
+	model nn.Model
+	batch int
+	*shardPool
+}
+
+// shardPool is a sharded evaluator's shards and the job they run: shards
+// 1.. run on goroutines of their own, started at the first evaluation and
+// woken by a channel for each one after (so that an evaluation allocates
+// nothing); they stop when the evaluator is garbage collected. The job's
+// fields are set by the caller before it wakes them.
+type shardPool struct {
 	shards []shard
 	grads  [][]float64 // the shards' gradients (shard 0 writes into the caller's)
 	sums   []float64
 	errs   []error
+	work   []chan struct{}
+	wg     sync.WaitGroup
+
+	logits       bool // the job: Logits, or else likelihood
+	theta        []float64
+	data         *datasets.Dataset
+	idx          []int
+	scale        float64
+	grad, loglik []float64
+	out          []float64
+	k            int
 }
 
 // shard is an evaluator that can report the likelihood's part alone (the
@@ -41,30 +64,52 @@ type shard interface {
 	Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error
 }
 
-// NewShardedEvaluator builds shards graphs of model, each for
-// ceil(batch/shards) examples, with their gradients.
+// NewShardedEvaluator builds shards graphs of model on Gorgonia's VM, each
+// for ceil(batch/shards) examples, with their gradients.
 func NewShardedEvaluator(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
-	return newSharded(model, batch, dtype, shards, true)
+	return newSharded(EngineGraph, model, batch, dtype, shards, true)
 }
 
 // NewShardedForward is NewShardedEvaluator without the backward pass (for
 // prediction and validation): Eval reports no gradient.
 func NewShardedForward(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
-	return newSharded(model, batch, dtype, shards, false)
+	return newSharded(EngineGraph, model, batch, dtype, shards, false)
 }
 
-func newSharded(model nn.Model, batch int, dtype DType, shards int, withGrad bool) (*ShardedEvaluator, error) {
+// NewShardedFor is NewShardedEvaluator with each shard built by engine:
+// compiled (or plan, for a model that is not an MLP) compiles the graph
+// (CompiledEvaluator), falling back to the VM for an op the compiler does
+// not know; graph runs the VM. An MLP's BLAS plan is not sharded.
+func NewShardedFor(engine Engine, model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
+	return newSharded(engine, model, batch, dtype, shards, true)
+}
+
+// NewShardedForwardFor is NewShardedFor without the backward pass.
+func NewShardedForwardFor(engine Engine, model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
+	return newSharded(engine, model, batch, dtype, shards, false)
+}
+
+func newSharded(engine Engine, model nn.Model, batch int, dtype DType, shards int, withGrad bool) (*ShardedEvaluator, error) {
 	if shards < 1 || shards > batch {
 		return nil, fmt.Errorf("sharded evaluator: %d shards for batches of %d: expected 1 to %d", shards, batch, batch)
 	}
 	per := (batch + shards - 1) / shards
-	s := &ShardedEvaluator{model: model, batch: batch, sums: make([]float64, shards), errs: make([]error, shards)}
+	s := &ShardedEvaluator{model: model, batch: batch, shardPool: &shardPool{sums: make([]float64, shards),
+		errs: make([]error, shards), work: make([]chan struct{}, shards), k: model.Outputs}}
+	runtime.AddCleanup(s, (*shardPool).stop, s.shardPool)
 	for i := 0; i < shards; i++ {
-		ev, err := newGraphEvaluator(model, per, dtype, withGrad)
+		if engine == EnginePlan && model.MLP != nil {
+			return nil, fmt.Errorf("sharded evaluator: model %s: the MLP's BLAS plan is not sharded (engine compiled or graph is)", model.Name)
+		}
+		ev, err := newFor(engine, model, per, dtype, withGrad)
 		if err != nil {
 			return nil, fmt.Errorf("sharded evaluator: shard %d: %w", i+1, err)
 		}
-		s.shards = append(s.shards, ev)
+		sh, ok := ev.(shard)
+		if !ok {
+			return nil, fmt.Errorf("sharded evaluator: engine %s gave %T, which cannot be a shard", engine, ev)
+		}
+		s.shards = append(s.shards, sh)
 		if withGrad && i > 0 {
 			s.grads = append(s.grads, make([]float64, model.NumParams()))
 		}
@@ -86,31 +131,72 @@ func (s *ShardedEvaluator) Model() nn.Model { return s.model }
 
 // split returns shard i's slice of xs (contiguous shards of
 // ceil(batch/shards) examples; the last ones may be short or empty).
-func (s *ShardedEvaluator) split(xs []int, i int) []int {
-	per := s.shards[0].MaxBatch()
+func (p *shardPool) split(xs []int, i int) []int {
+	per := p.shards[0].MaxBatch()
 	lo, hi := min(i*per, len(xs)), min((i+1)*per, len(xs))
 	return xs[lo:hi]
 }
 
-// each runs f for every non-empty shard of idx, shard 0 on the calling
-// goroutine, and returns the first shard's error.
-func (s *ShardedEvaluator) each(idx []int, f func(i int, part []int) error) error {
-	var wg sync.WaitGroup
-	for i := 1; i < len(s.shards); i++ {
-		s.errs[i] = nil
-		part := s.split(idx, i)
-		if len(part) == 0 {
+// run runs the job on shard i.
+func (p *shardPool) run(i int) error {
+	per := p.shards[0].MaxBatch()
+	part := p.split(p.idx, i)
+	if p.logits {
+		return p.shards[i].Logits(p.theta, p.data, part, p.out[i*per*p.k:(i*per+len(part))*p.k])
+	}
+	var g, ll []float64
+	if p.grad != nil {
+		g = p.grad
+		if i > 0 {
+			g = p.grads[i-1]
+		}
+	}
+	if p.loglik != nil {
+		ll = p.loglik[i*per : i*per+len(part)]
+	}
+	var err error
+	p.sums[i], err = p.shards[i].likelihood(p.theta, p.data, part, p.scale, g, ll)
+	return err
+}
+
+// worker runs shard i's jobs as they are signalled, until the channel is
+// closed.
+func (p *shardPool) worker(i int, wake chan struct{}) {
+	for range wake {
+		p.errs[i] = p.run(i)
+		p.wg.Done()
+	}
+}
+
+// stop ends the workers.
+func (p *shardPool) stop() {
+	for _, w := range p.work {
+		if w != nil {
+			close(w)
+		}
+	}
+}
+
+// each runs the job on every shard with examples, shard 0 on the calling
+// goroutine, and returns the first shard's error. It then drops the
+// job's references to the caller's buffers.
+func (p *shardPool) each() error {
+	for i := 1; i < len(p.shards); i++ {
+		p.errs[i] = nil
+		if len(p.split(p.idx, i)) == 0 {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.errs[i] = f(i, part)
-		}()
+		if p.work[i] == nil {
+			p.work[i] = make(chan struct{})
+			go p.worker(i, p.work[i])
+		}
+		p.wg.Add(1)
+		p.work[i] <- struct{}{}
 	}
-	s.errs[0] = f(0, s.split(idx, 0))
-	wg.Wait()
-	for i, err := range s.errs {
+	p.errs[0] = p.run(0)
+	p.wg.Wait()
+	p.theta, p.data, p.grad, p.loglik, p.out = nil, nil, nil, nil, nil
+	for i, err := range p.errs {
 		if err != nil {
 			return fmt.Errorf("shard %d: %w", i+1, err)
 		}
@@ -126,33 +212,19 @@ func (s *ShardedEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []i
 	if grad != nil && !s.shards[0].hasGradient() {
 		return 0, fmt.Errorf("eval: model %s: a forward-only evaluator has no gradient", s.model.Name)
 	}
-	per := s.shards[0].MaxBatch()
-	err := s.each(idx, func(i int, part []int) error {
-		var g, ll []float64
-		if grad != nil {
-			g = grad
-			if i > 0 {
-				g = s.grads[i-1]
-			}
-		}
-		if loglik != nil {
-			ll = loglik[i*per : i*per+len(part)]
-		}
-		var err error
-		s.sums[i], err = s.shards[i].likelihood(theta, data, part, scale, g, ll)
-		return err
-	})
-	if err != nil {
+	p := s.shardPool
+	p.logits, p.theta, p.data, p.idx, p.scale, p.grad, p.loglik = false, theta, data, idx, scale, grad, loglik
+	if err := p.each(); err != nil {
 		return 0, fmt.Errorf("sharded evaluator: %w", err)
 	}
-	sum := s.sums[0]
-	for i := 1; i < len(s.shards); i++ {
-		if len(s.split(idx, i)) == 0 {
+	sum := p.sums[0]
+	for i := 1; i < len(p.shards); i++ {
+		if len(p.split(idx, i)) == 0 {
 			continue
 		}
-		sum += s.sums[i]
+		sum += p.sums[i]
 		if grad != nil {
-			for k, v := range s.grads[i-1] {
+			for k, v := range p.grads[i-1] {
 				grad[k] += v
 			}
 		}
@@ -169,12 +241,10 @@ func (s *ShardedEvaluator) Logits(theta []float64, data *datasets.Dataset, idx [
 	if err := checkModel(s.model, s.batch, theta, data, idx, nil, nil); err != nil {
 		return err
 	}
-	k := s.model.Outputs
-	if len(out) < len(idx)*k {
-		return fmt.Errorf("logits: output has room for %d values, need %d", len(out), len(idx)*k)
+	if len(out) < len(idx)*s.k {
+		return fmt.Errorf("logits: output has room for %d values, need %d", len(out), len(idx)*s.k)
 	}
-	per := s.shards[0].MaxBatch()
-	return s.each(idx, func(i int, part []int) error {
-		return s.shards[i].Logits(theta, data, part, out[i*per*k:(i*per+len(part))*k])
-	})
+	p := s.shardPool
+	p.logits, p.theta, p.data, p.idx, p.out = true, theta, data, idx, out
+	return p.each()
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/ptsghmc/ptsghmc/nn"
 )
 
-// TestShardedMatchesGraph checks that splitting a minibatch over shards
-// gives the single graph's potential, gradient, per-example log-likelihoods
+// TestShardedMatchesGraph checks that splitting a minibatch over shards, on
+// the VM or compiled, gives the single VM graph's potential, gradient, per-example log-likelihoods
 // and logits (float64, to rounding), for full, short and tiny batches (some
 // shards then get no example), and that the same call twice is bit-identical.
 func TestShardedMatchesGraph(t *testing.T) {
@@ -27,9 +27,13 @@ func TestShardedMatchesGraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ shards, n int }{{1, 10}, {2, 10}, {3, 10}, {4, 7}, {3, 2}, {5, 1}} {
-		t.Run(fmt.Sprintf("shards%d_n%d", tc.shards, tc.n), func(t *testing.T) {
-			sh, err := NewShardedEvaluator(model, batch, Float64, tc.shards)
+	for _, tc := range []struct {
+		engine    Engine
+		shards, n int
+	}{{EngineGraph, 1, 10}, {EngineGraph, 2, 10}, {EngineGraph, 3, 10}, {EngineGraph, 4, 7}, {EngineGraph, 3, 2}, {EngineGraph, 5, 1},
+		{EngineCompiled, 1, 10}, {EngineCompiled, 3, 10}, {EngineCompiled, 4, 7}, {EngineCompiled, 5, 1}} {
+		t.Run(fmt.Sprintf("%s_shards%d_n%d", tc.engine, tc.shards, tc.n), func(t *testing.T) {
+			sh, err := NewShardedFor(tc.engine, model, batch, Float64, tc.shards)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +68,7 @@ func TestShardedMatchesGraph(t *testing.T) {
 					t.Fatalf("log-likelihood %d: sharded %v, single graph %v", i, l1[i], l0[i])
 				}
 			}
-			fw, err := NewShardedForward(model, batch, Float64, tc.shards)
+			fw, err := NewShardedForwardFor(tc.engine, model, batch, Float64, tc.shards)
 			if err != nil {
 				t.Fatal(err)
 			}

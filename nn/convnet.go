@@ -31,6 +31,14 @@ func LeNet(p PriorConfig) ConvNet {
 	return ConvNet{Height: 28, Width: 28, Channels: 1, Conv: []int{32, 64}, Kernel: 5, Dense: []int{256}, Classes: 10, Prior: p}
 }
 
+// CNN3 returns a CNN of another shape than LeNet for 28x28 grey images in
+// 10 classes: three blocks of 3x3 convolution, ReLU and 2x2 pooling with
+// 32, 64 and 128 channels (28 -> 14 -> 7 -> 3), dense 256, dense 10
+// (390,410 parameters), with prior p.
+func CNN3(p PriorConfig) ConvNet {
+	return ConvNet{Height: 28, Width: 28, Channels: 1, Conv: []int{32, 64, 128}, Kernel: 3, Dense: []int{256}, Classes: 10, Prior: p}
+}
+
 // Model returns the network as a Model called name.
 func (c ConvNet) Model(name string) (Model, error) {
 	if err := c.validate(); err != nil {

@@ -325,6 +325,13 @@ var Models = map[string]func(PriorConfig) (Model, error){
 		}
 		return c.Model("lenet")
 	},
+	"cnn3": func(p PriorConfig) (Model, error) {
+		c := CNN3(p)
+		if p.Classes > 0 {
+			c.Classes = p.Classes
+		}
+		return c.Model("cnn3")
+	},
 }
 
 // ModelNames returns the registered names, sorted.

@@ -70,6 +70,23 @@ func TestLeNet(t *testing.T) {
 	}
 }
 
+// TestCNN3 checks the registered CNN3's size and layout.
+func TestCNN3(t *testing.T) {
+	m, err := Models["cnn3"](PriorConfig{Precision: 1, FanIn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// conv 32*9+32, 64*32*9+64, 128*64*9+128; 28 -> 14 -> 7 -> 3, so fc1
+	// 128*3*3*256+256; fc2 256*10+10
+	if want := 320 + 18496 + 73856 + 295168 + 2570; m.NumParams() != want {
+		t.Fatalf("cnn3 has %d parameters, want %d", m.NumParams(), want)
+	}
+	want := "conv1.W:32x1x3x3,conv1.b:32,conv2.W:64x32x3x3,conv2.b:64,conv3.W:128x64x3x3,conv3.b:128,fc1.W:1152x256,fc1.b:256,fc2.W:256x10,fc2.b:10"
+	if m.Layout.String() != want || m.Inputs != 784 || m.Outputs != 10 {
+		t.Fatalf("layout %s (inputs %d, outputs %d)\nwant %s", m.Layout, m.Inputs, m.Outputs, want)
+	}
+}
+
 // TestGraphValidate checks that graphs breaking the contract are refused
 // with a message naming what is wrong.
 func TestGraphValidate(t *testing.T) {

@@ -4,7 +4,7 @@
 // for a fixed batch, naming its input and target nodes, its learnables (whose
 // shapes give the flat parameter Layout) with a prior each, and a
 // per-example log-likelihood node. Model wraps a graph's Builder with its
-// layout; Models is the registry of named models (LeNet, a Bayesian CNN from
+// layout; Models is the registry of named models (LeNet and CNN3, Bayesian CNNs from
 // Gorgonia's Conv2d, MaxPool2D and Rectify). Spec describes Bayesian
 // multilayer perceptrons (architecture, likelihood, Gaussian or Student-t
 // prior, flat layout, seeded initialisation); NewGraph builds one through the

@@ -56,6 +56,13 @@ type Health struct {
 	// StepScale multiplies the kernel's step (0 means 1): a noise-aware
 	// run shrinks it during burn-in (see PT.NoiseTarget).
 	StepScale float64
+	// IntSum sums IntegrationError over the window's IntSteps steps;
+	// PrevWork is the last observed step's kick terms (its Valid is false
+	// when the next step cannot be paired with it: after an exchange, a
+	// change of mass or step, or with Observe, which has none).
+	IntSum   float64
+	IntSteps int
+	PrevWork StepWork
 }
 
 // HealthFigures are one window's measurements.
@@ -72,11 +79,32 @@ type HealthFigures struct {
 	Friction   float64 // mean friction per step xi h (SGHMC: C h)
 	XiTrend    float64 // change of the mean xi h from the window's first half to its second, relative to the mean
 	Injected   float64 // injected momentum variance per step and coordinate, InjectedVariance(A, h)
-	GradNoise  float64 // estimated gradient-noise variance per step and coordinate, h^2 Var[grad U~]/T^2
+	// GradNoise is the estimated gradient-noise variance per step and
+	// coordinate, h^2 Var[grad U~]/T^2: the momentum's heating
+	// (MomentumNoise) less the integration error's part of it when that
+	// was measured (IntMeasured).
+	GradNoise float64
 	// Share is GradNoise / (GradNoise + Injected), the gradient noise's
 	// share in the momentum's diffusion.
 	Share float64
-	// Budget is (Injected + GradNoise)/2: the thermostat's level solves
+	// Integration is the integration error's part of the momentum's
+	// heating per step and coordinate, twice the mean energy error of the
+	// steps' deterministic part (IntegrationError); IntShare is
+	// Integration / (Integration + Injected). IntMeasured is false when
+	// the window had no kick terms (Observe): then Integration is 0 and
+	// GradNoise holds both.
+	Integration float64
+	IntShare    float64
+	IntMeasured bool
+	// IntSDError is the widening of the sds the integration error makes,
+	// sqrt(1 + Integration / (1 - exp(-2 Friction))) - 1: the heating per
+	// step over the share of the momentum's variance the friction removes
+	// per step is the configuration's excess variance (on Gaussians with
+	// exact gradients it predicts the measured widening within a fifth of
+	// it, TestIntegrationShare). An average over coordinates: the stiff
+	// ones are wider, the others not.
+	IntSDError float64
+	// Budget is (Injected + GradNoise + Integration)/2: the thermostat's level solves
 	// 1 - exp(-xi h) = Budget (the friction per step that removes the
 	// momentum variance each step adds, at unit configurational
 	// temperature), so at a budget of 1 or more there is no level and xi
@@ -121,6 +149,11 @@ const (
 	// FailBudget is the budget above which a window fails: the friction
 	// per step needed to hold it exceeds -log(1-FailBudget), 2.3.
 	FailBudget = 0.9
+	// WarnIntSD is the integration error's estimated widening of the
+	// sds (HealthFigures.IntSDError) above which a window warns, and
+	// FailIntSD the one above which it fails.
+	WarnIntSD = 0.03
+	FailIntSD = 0.1
 	// KineticSlack is the kinetic temperature's allowed systematic error
 	// (besides its statistical tolerance) before a window warns; four
 	// times it fails.
@@ -148,6 +181,33 @@ func MomentumNoise(kinBefore, kinAfter, f, injected float64) float64 {
 	return kinAfter - math.Exp(-2*f)*kinBefore - injected
 }
 
+// IntegrationError returns the energy error, per coordinate and doubled,
+// of the deterministic part of step t (its kick and drift) from the kick
+// terms (StepWork) of steps t and t+1: with k the kick h M^-1/2 grad U~/T
+// and q' step t's new momentum, the drift changes U/T by about
+// q”(k_t + k_{t+1})/2 (the trapezoid rule, exact on a quadratic U) and the
+// kick changes the kinetic energy by -q”k_t - k_t'k_t/2, so
+//
+//	2 deltaH / D = (Before_{t+1} - After_t - Kick_t) / D.
+//
+// Its mean is the integration error's part of the momentum's heating
+// MomentumNoise, and the gradient noise's part cancels in it: the noise of
+// g_t enters q' (raising -After_t by h^2 Var) and k_t'k_t (lowering -Kick_t
+// by the same), and the noise of g_{t+1} is independent of q' (with
+// minibatches drawn in epochs slightly anti-correlated: the estimate then
+// takes about 1/(batches per epoch - 1) of the noise for integration
+// error). So the heating splits into integration error, this, and gradient
+// noise, the rest, and a full-batch chain reads no gradient noise.
+//
+// On a Gaussian with exact gradients and friction 0.1 per step the
+// share Integration / (Integration + Injected) is about 0.1 at omega h =
+// 0.5 (sds about 1.5% wide), 0.25 at omega h 0.8 (4% wide) and 0.5 at omega
+// h 1.1 (9% wide), omega the fastest direction's frequency
+// (TestIntegrationShare); WarnIntShare and FailIntShare are those two.
+func IntegrationError(prev, next StepWork, dim int) float64 {
+	return (next.Before - prev.After - prev.Kick) / float64(dim)
+}
+
 // Start sets the kinetic temperature p'p/D of the chain's initial momentum,
 // which the first step's noise estimate needs (PT.Init calls it). Without
 // it the first observed step only records its momentum and the first
@@ -161,13 +221,35 @@ func (hl *Health) Start(kin float64) { hl.PrevKin, hl.Started = kin, true }
 // of window steps (0: DefaultHealthWindow) it computes the window's figures
 // into Last, grades them, and when afterBurnIn counts bad windows; it then
 // returns true.
+//
+// Observe has no kick terms and so cannot tell integration error from
+// gradient noise (it reports both as GradNoise); ObserveState can.
 func (hl *Health) Observe(k Frictional, xiBefore, kinEnd, kinMid float64, dim, step, window int, afterBurnIn bool) bool {
+	hl.PrevWork = StepWork{}
+	return hl.observe(k, xiBefore, kinEnd, kinMid, StepWork{}, dim, step, window, afterBurnIn)
+}
+
+// ObserveState records one step of kernel k on state s as Observe does,
+// reading kinEnd, kinMid and the dimension from s, and also its kick
+// terms (State.Work), which measure the integration error separately from
+// the gradient noise (IntegrationError).
+func (hl *Health) ObserveState(k Frictional, xiBefore float64, s *State, step, window int, afterBurnIn bool) bool {
+	return hl.observe(k, xiBefore, s.kineticAfterStep(), s.Kinetic, s.Work, len(s.P), step, window, afterBurnIn)
+}
+
+// observe is Observe with the step's kick terms w (not Valid: none).
+func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w StepWork, dim, step, window int, afterBurnIn bool) bool {
 	if window <= 0 {
 		window = DefaultHealthWindow
 	}
 	h, a := k.Dynamics()
 	inj := InjectedVariance(a, h)
 	f := xiBefore * h
+	if hl.PrevWork.Valid && w.Valid {
+		hl.IntSum += IntegrationError(hl.PrevWork, w, dim)
+		hl.IntSteps++
+	}
+	hl.PrevWork = w
 	if !hl.Started {
 		hl.PrevKin, hl.Started = kinEnd, true
 		return false
@@ -193,9 +275,19 @@ func (hl *Health) Observe(k Frictional, xiBefore, kinEnd, kinMid float64, dim, s
 	if fig.Friction != 0 {
 		fig.XiTrend = (hl.XiF2/n2 - hl.XiF1/n1) / math.Abs(fig.Friction)
 	}
-	total := fig.Injected + math.Max(fig.GradNoise, 0)
-	fig.Budget = total / 2
-	if total > 0 {
+	fig.Budget = (fig.Injected + math.Max(fig.GradNoise, 0)) / 2
+	if hl.IntSteps > 0 {
+		fig.IntMeasured = true
+		fig.Integration = hl.IntSum / float64(hl.IntSteps)
+		fig.GradNoise -= fig.Integration
+		if tot := fig.Injected + math.Max(fig.Integration, 0); tot > 0 {
+			fig.IntShare = math.Max(fig.Integration, 0) / tot
+		}
+		if fig.Friction > 0 {
+			fig.IntSDError = math.Sqrt(1+math.Max(fig.Integration, 0)/-math.Expm1(-2*fig.Friction)) - 1
+		}
+	}
+	if total := fig.Injected + math.Max(fig.GradNoise, 0); total > 0 {
 		fig.Share = math.Max(fig.GradNoise, 0) / total
 	}
 	// p'p/D has variance 2/D per step and relaxes over about 1/(2 f)
@@ -220,20 +312,22 @@ func (hl *Health) Observe(k Frictional, xiBefore, kinEnd, kinMid float64, dim, s
 		hl.Worst = max(hl.Worst, fig.Status)
 	}
 	hl.Steps, hl.KinSum, hl.XiFSum, hl.XiF1, hl.XiF2, hl.NoiseSum, hl.InjSum = 0, 0, 0, 0, 0, 0, 0
+	hl.IntSum, hl.IntSteps = 0, 0
 	return true
 }
 
 // grade returns the window's status: fail when the momentum's budget has
-// no equilibrium, the noise share exceeds FailShare or the kinetic
+// no equilibrium, the noise share exceeds FailShare, the integration error
+// widens the sds by more than FailIntSD or the kinetic
 // temperature is off by more than 4 KineticSlack beyond its tolerance; warn
-// for a share above WarnShare or a kinetic temperature off by more than
+// for a share above WarnShare, an integration error above WarnIntSD or a kinetic temperature off by more than
 // KineticSlack beyond its tolerance.
 func (f HealthFigures) grade() HealthStatus {
 	dev := math.Abs(f.Kinetic-1) - f.KineticTol
 	switch {
-	case f.Budget >= FailBudget, f.Share > FailShare, dev > 4*KineticSlack, math.IsNaN(f.Kinetic):
+	case f.Budget >= FailBudget, f.Share > FailShare, f.IntSDError > FailIntSD, dev > 4*KineticSlack, math.IsNaN(f.Kinetic):
 		return HealthFail
-	case f.Share > WarnShare, dev > KineticSlack:
+	case f.Share > WarnShare, f.IntSDError > WarnIntSD, dev > KineticSlack:
 		return HealthWarn
 	}
 	return HealthOK
@@ -255,10 +349,13 @@ func (f HealthFigures) NoiseReduction(target float64) float64 {
 func (f HealthFigures) Problems() []string {
 	var out []string
 	if f.Budget >= FailBudget {
-		out = append(out, fmt.Sprintf("the momentum receives %.3g of variance per step (injected %.3g + gradient noise %.3g), more than friction can remove at temperature 1 (2): the thermostat grows without bound and the momentum is wiped every step", 2*f.Budget, f.Injected, f.GradNoise))
+		out = append(out, fmt.Sprintf("the momentum receives %.3g of variance per step (injected %.3g + gradient noise %.3g + integration error %.3g), more than friction can remove at temperature 1 (2): the thermostat grows without bound and the momentum is wiped every step", 2*f.Budget, f.Injected, f.GradNoise, f.Integration))
 	}
 	if f.Share > WarnShare {
 		out = append(out, fmt.Sprintf("gradient noise is %.0f%% of the momentum's diffusion (h^2 Var[grad U~] = %.3g per step against %.3g injected)", 100*f.Share, f.GradNoise, f.Injected))
+	}
+	if f.IntSDError > WarnIntSD {
+		out = append(out, fmt.Sprintf("integration error: the step is too large for the stiffest directions (energy error heats the momentum by %.3g per step against %.3g injected; sds about %.0f%% wide on average)", f.Integration, f.Injected, 100*f.IntSDError))
 	}
 	if dev := math.Abs(f.Kinetic-1) - f.KineticTol; dev > KineticSlack {
 		out = append(out, fmt.Sprintf("kinetic temperature %.3f, not 1 (tolerance %.3f)", f.Kinetic, f.KineticTol+KineticSlack))
@@ -269,10 +366,48 @@ func (f HealthFigures) Problems() []string {
 	return out
 }
 
+// HealthCause names what put a window out of its regime.
+type HealthCause string
+
+// Causes of a window's problems.
+const (
+	CauseNone        HealthCause = ""
+	CauseNoise       HealthCause = "gradient noise"    // fix: precondition, a larger batch or a smaller step
+	CauseIntegration HealthCause = "integration error" // fix: a smaller step, or precondition
+	CauseThermostat  HealthCause = "thermostat"        // fix: a longer burn-in
+)
+
+// Cause returns the main cause of the window's problems: gradient noise
+// (its budget or share), integration error (IntSDError), whichever is
+// further beyond its warning threshold when both are, or, with neither, the
+// thermostat (kinetic temperature off); CauseNone for an ok window.
+func (f HealthFigures) Cause() HealthCause {
+	noise, integ := f.Share/WarnShare, f.IntSDError/WarnIntSD
+	if f.Budget >= FailBudget { // the heating's larger part is to blame
+		if f.GradNoise >= f.Integration {
+			noise = math.Max(noise, 1.01)
+		} else {
+			integ = math.Max(integ, 1.01)
+		}
+	}
+	switch {
+	case noise > 1 && noise >= integ:
+		return CauseNoise
+	case integ > 1:
+		return CauseIntegration
+	case f.grade() != HealthOK:
+		return CauseThermostat
+	}
+	return CauseNone
+}
+
 // String summarises the figures on one line.
 func (f HealthFigures) String() string {
 	s := fmt.Sprintf("%s: kinetic %.3f, friction/step %.3g (trend %+.0f%%), gradient noise %.3g vs injected %.3g (share %.0f%%, budget %.2f)",
 		f.Status, f.Kinetic, f.Friction, 100*f.XiTrend, f.GradNoise, f.Injected, 100*f.Share, f.Budget)
+	if f.IntMeasured {
+		s += fmt.Sprintf(", integration error %.3g (sds +%.1f%%)", f.Integration, 100*f.IntSDError)
+	}
 	if p := f.Problems(); len(p) > 0 {
 		s += ": " + strings.Join(p, "; ")
 	}

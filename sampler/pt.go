@@ -57,6 +57,17 @@ type PT struct {
 	// less than half of it grows back (never beyond the configured step).
 	// The steps are then fixed for sampling.
 	NoiseTarget float64
+	// Precondition, when not PrecondNone, estimates each rung's diagonal
+	// mass during burn-in and then freezes it (see Preconditioner). It
+	// needs an SGNHT, SGHMC or SGLD kernel.
+	Precondition Preconditioner
+	// NoiseCorrection estimates each rung's gradient noise per coordinate
+	// over the end of burn-in (after the last mass re-estimate, or its
+	// second half) and from the end of burn-in injects less noise where
+	// the gradient brings more (InjectionScale; Chen et al.'s B-hat), so
+	// that no coordinate runs hot or cold under the one thermostat. It
+	// needs an SGNHT or SGHMC kernel and a fixed step (no NoiseTarget).
+	NoiseCorrection bool
 }
 
 // ExchangeTest decides a swap between the configurations of two rungs.
@@ -75,6 +86,13 @@ type PTState struct {
 	Temps   []float64 // the current ladder (tuning changes it)
 	Stats   PTStats
 	Tuning  TuningState
+	// Mass holds each rung's mass estimate during burn-in (PT.Precondition;
+	// nil without one, and empty estimates once the masses are frozen).
+	// The masses themselves are in the rungs' States.
+	Mass []MassEstimate
+	// Noise holds each rung's gradient-noise estimate during burn-in
+	// (PT.NoiseCorrection; nil without one).
+	Noise []NoiseEstimate
 
 	kin []float64 // scratch: each rung's kinetic temperature after a step
 	xi0 []float64 // scratch: each rung's thermostat before a step
@@ -179,6 +197,28 @@ func (pt *PT) Validate() error {
 	if !(pt.NoiseTarget >= 0 && pt.NoiseTarget < 1) {
 		return fmt.Errorf("pt: noise target %v must be in [0, 1) (0: off)", pt.NoiseTarget)
 	}
+	switch pt.Precondition {
+	case PrecondNone:
+	case PrecondRMSprop, PrecondVariance:
+		switch pt.Kernel.(type) {
+		case SGNHT, SGHMC, SGLD:
+		default:
+			return fmt.Errorf("pt: preconditioner %v needs an sgnht, sghmc or sgld kernel, not %s", pt.Precondition, pt.Kernel.Name())
+		}
+	default:
+		return fmt.Errorf("pt: unknown preconditioner %v", pt.Precondition)
+	}
+	if pt.NoiseCorrection {
+		if _, ok := pt.Kernel.(Frictional); !ok {
+			return fmt.Errorf("pt: noise correction needs an sgnht or sghmc kernel, not %s", pt.Kernel.Name())
+		}
+		if pt.NoiseTarget > 0 {
+			return errors.New("pt: noise correction needs a fixed step: it cannot be combined with a noise target")
+		}
+		if start, end := pt.noiseWindow(); end-start < 2 {
+			return fmt.Errorf("pt: noise correction needs a burn-in (%d steps) with at least 2 steps after the last mass estimate", pt.BurnIn)
+		}
+	}
 	if pt.HealthWindow < 0 {
 		return fmt.Errorf("pt: health window %d must be >= 0 (0: %d steps)", pt.HealthWindow, DefaultHealthWindow)
 	}
@@ -230,6 +270,18 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 	if pt.Adapt != nil {
 		pt.startTuning(st)
 	}
+	if pt.Precondition != PrecondNone && len(MassWindowEnds(pt.BurnIn)) > 0 {
+		st.Mass = make([]MassEstimate, r)
+		for j := range st.Mass {
+			st.Mass[j].reset(pt.Precondition, len(st.Rungs[j].Theta))
+		}
+	}
+	if pt.NoiseCorrection {
+		st.Noise = make([]NoiseEstimate, r)
+		for j := range st.Noise {
+			st.Noise[j].Sum = make([]float64, len(st.Rungs[j].Theta))
+		}
+	}
 	return st, nil
 }
 
@@ -266,6 +318,39 @@ func (pt *PT) Check(st *PTState, dim int) error {
 		if len(s.Theta) != dim || len(s.P) != dim {
 			return fmt.Errorf("pt state: rung %d has %d parameters and %d momenta, the model has %d", j, len(s.Theta), len(s.P), dim)
 		}
+		if s.Mass != nil && len(s.Mass) != dim {
+			return fmt.Errorf("pt state: rung %d has a mass of dimension %d, the model has %d", j, len(s.Mass), dim)
+		}
+		if s.InjScale != nil && len(s.InjScale) != dim {
+			return fmt.Errorf("pt state: rung %d has a noise correction of dimension %d, the model has %d", j, len(s.InjScale), dim)
+		}
+	}
+	if _, end := pt.noiseWindow(); pt.NoiseCorrection && st.Steps < end {
+		if len(st.Noise) != r {
+			return fmt.Errorf("pt state: %d noise estimates for %d rungs", len(st.Noise), r)
+		}
+		for j, e := range st.Noise {
+			if len(e.Sum) != dim || e.Count < 0 {
+				return fmt.Errorf("pt state: rung %d's noise estimate has %d coordinates (count %d), the model has %d", j, len(e.Sum), e.Count, dim)
+			}
+		}
+	}
+	if ends := MassWindowEnds(pt.BurnIn); pt.Precondition != PrecondNone && len(ends) > 0 && st.Steps < ends[len(ends)-1] {
+		if len(st.Mass) != r {
+			return fmt.Errorf("pt state: %d mass estimates for %d rungs (preconditioner %v)", len(st.Mass), r, pt.Precondition)
+		}
+		for j, e := range st.Mass {
+			n := len(e.SumSq)
+			if pt.Precondition == PrecondVariance {
+				n = len(e.M2)
+				if len(e.Mean) != n {
+					n = -1
+				}
+			}
+			if n != dim || e.Count < 0 {
+				return fmt.Errorf("pt state: rung %d's mass estimate has %d coordinates (count %d), the model has %d", j, n, e.Count, dim)
+			}
+		}
 	}
 	return nil
 }
@@ -294,6 +379,8 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 		st.kernels = make([]Kernel, r)
 	}
 	kernels := st.kernels
+	pt.armMass(st)
+	pt.armNoise(st)
 	for j := range kernels {
 		kernels[j] = pt.Kernel
 		if sc := st.Stats.Health[j].stepScale(); watched && sc != 1 {
@@ -340,10 +427,19 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 			continue
 		}
 		hl := &st.Stats.Health[j]
-		ended := hl.Observe(kernels[j].(Frictional), st.xi0[j], st.kin[j], s.Kinetic, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
+		ended := hl.observe(kernels[j].(Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
 		if ended && pt.NoiseTarget > 0 && st.Steps <= pt.BurnIn {
-			s.Xi /= hl.adaptStep(pt.NoiseTarget) // the same friction per step
+			if g := hl.adaptStep(pt.NoiseTarget); g != 1 {
+				s.Xi /= g // the same friction per step
+				hl.PrevWork.Valid = false
+			}
 		}
+	}
+	if err := pt.adaptMass(st); err != nil {
+		return fmt.Errorf("pt: step %d: %w", st.Steps, err)
+	}
+	if err := pt.correctNoise(st, kernels); err != nil {
+		return fmt.Errorf("pt: step %d: %w", st.Steps, err)
 	}
 	if pt.Every > 0 && r > 1 && st.Steps%pt.Every == 0 {
 		if err := pt.exchangeRound(tp, st); err != nil {
@@ -389,6 +485,8 @@ func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
 			a.Theta, b.Theta = b.Theta, a.Theta
 			a.U, b.U = b.U, a.U
 			a.GradValid, b.GradValid = false, false
+			// the next kick is at another position: no energy error
+			st.Stats.Health[j].PrevWork.Valid, st.Stats.Health[k].PrevWork.Valid = false, false
 			w := st.Stats.Walker
 			w[j], w[k] = w[k], w[j]
 		}

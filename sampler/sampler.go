@@ -106,11 +106,27 @@ type TermPotential interface {
 
 // State is one chain's state: position, momentum and Nose-Hoover
 // thermostat, with the last energy estimate. Grad is scratch space.
+//
+// With a diagonal mass matrix M = diag(Mass) (SetMass; nil is unit mass)
+// P holds the momentum in units of its own sd, q = M^-1/2 p, so that
+// kinetic temperatures (q'q/D) and thermostats read as with unit mass; the
+// kernels' updates say how the mass enters.
 type State struct {
 	Theta []float64
 	P     []float64
 	Xi    float64
 	U     float64 // last estimate of U(Theta)
+	// Mass is the diagonal of the mass matrix (nil: unit mass). Set it with
+	// SetMass, which also sets the factors the kernels use.
+	Mass []float64
+	// InjScale multiplies the injected noise's sd per coordinate in SGNHT
+	// and SGHMC (nil: 1): sqrt(1 - B_i/inj) after a gradient-noise
+	// correction (PT.NoiseCorrection), so that injected and gradient noise
+	// add up to the same diffusion in every coordinate.
+	InjScale []float64
+	// Work holds the last step's kick terms, from which Health separates
+	// integration error from gradient noise (see StepWork).
+	Work StepWork `json:"-"`
 	// Kinetic is the last step's kinetic temperature of the mid-step
 	// momentum, |p_before + p_after|^2/(4D), which SGNHT holds at 1 (0
 	// before a step, and for kernels without momentum).
@@ -130,6 +146,54 @@ type State struct {
 
 	stepper *sgnhtStepper // the streamed update's, reused
 	consume func(lo int, g []float64)
+
+	invSqrtMass []float64 // M^-1/2, nil for unit mass
+	// gradSq, when not nil, accumulates each step's squared stochastic
+	// gradient per coordinate (the rmsprop preconditioner's sums).
+	gradSq []float64
+	// noiseAcc, when not nil, accumulates each step's per-coordinate
+	// gradient-noise estimate (the noise correction's sums).
+	noiseAcc []float64
+}
+
+// StepWork are sums over coordinates of one momentum kernel step, with k
+// the kick, the momentum change the gradient causes (h M^-1/2 grad U~/T in
+// the units of State.P, for the temperature's factors see Tempering), q the
+// momentum before the step and q' after it:
+//
+//	Before = q'k, After = q''k, Kick = k'k.
+//
+// From two successive steps, (Before_{t+1} - After_t - Kick_t)/2 is the
+// energy error of step t's deterministic part (kick and drift) with the
+// change of U estimated by the trapezoid rule from the gradients at both
+// ends (IntegrationError). Valid is false before a kernel has set them.
+type StepWork struct {
+	Before, After, Kick float64
+	Valid               bool
+}
+
+// SetMass sets the diagonal mass matrix M = diag(m) of the momentum (nil:
+// unit mass), copying m. Every value must be positive and finite. The
+// momentum P is in units of its sd and does not change. SGNHT, SGHMC and
+// SGLD use the mass; HMC and SGD ignore it. PT.Precondition estimates and
+// sets it during burn-in.
+func (s *State) SetMass(m []float64) error {
+	if m == nil {
+		s.Mass, s.invSqrtMass = nil, nil
+		return nil
+	}
+	if len(m) != len(s.Theta) {
+		return fmt.Errorf("mass of dimension %d for a state of dimension %d", len(m), len(s.Theta))
+	}
+	r := make([]float64, len(m))
+	for i, v := range m {
+		if !(v > 0) || math.IsInf(v, 1) {
+			return fmt.Errorf("mass %d is %v: it must be positive and finite", i, v)
+		}
+		r[i] = 1 / math.Sqrt(v)
+	}
+	s.Mass, s.invSqrtMass = append([]float64(nil), m...), r
+	return nil
 }
 
 // NewState returns a state at a copy of theta with zero momentum.

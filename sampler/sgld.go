@@ -33,7 +33,38 @@ func (k SGLD) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error 
 	if k.Tempering == TemperNoise {
 		invT, noiseVar = 1, k.StepSize*temp
 	}
+	if s.gradSq != nil {
+		for i, g := range s.Grad {
+			s.gradSq[i] += g * g
+		}
+	}
+	if s.invSqrtMass != nil {
+		return finite(sgldUpdateMass(s.Theta, s.Grad, s.invSqrtMass, k.StepSize, invT, noiseVar, rng))
+	}
 	return finite(sgldUpdate(s.Theta, s.Grad, k.StepSize, invT, noiseVar, rng))
+}
+
+// sgldUpdateMass is sgldUpdate preconditioned by the mass M = diag(m),
+// r = m^-1/2 (pSGLD's update with its preconditioner G = M^-1 held fixed,
+// so that Li et al.'s correction term Gamma vanishes):
+//
+//	theta <- theta - (eps/2) M^-1 grad U~(theta)/T + sqrt(noiseVar) M^-1/2 N(0, I)
+func sgldUpdateMass(theta, grad, r []float64, eps, invT, noiseVar float64, rng *rand.Rand) float64 {
+	noise := math.Sqrt(noiseVar)
+	ns := newNormalSource(rng)
+	sum := 0.0
+	var buf [normalChunk]float64
+	for lo := 0; lo < len(theta); lo += normalChunk {
+		hi := min(lo+normalChunk, len(theta))
+		z := buf[:hi-lo]
+		ns.fill(z)
+		tc, gc, rc := theta[lo:hi], grad[lo:hi], r[lo:hi]
+		for i, zi := range z {
+			tc[i] += rc[i] * (-0.5*eps*invT*gc[i]*rc[i] + noise*zi)
+			sum += tc[i]
+		}
+	}
+	return sum
 }
 
 // SGLDUpdate applies one SGLD update to theta in place.

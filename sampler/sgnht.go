@@ -139,28 +139,37 @@ func sgnhtUpdate(theta, p, grad []float64, xi, h, a float64, tc temperCoef, invQ
 }
 
 // sgnhtStep evaluates the gradient at s.Theta and applies the SGNHT update
-// with thermostat xi (streamed when pot can stream), recording U in s.
+// with thermostat xi (streamed when pot can stream), recording U, the
+// step's kick terms (State.Work) and, when asked, the squared gradient in s.
+// With a mass (State.SetMass) the update is the preconditioned one of
+// sgnhtStepper.chunk.
 func sgnhtStep(pot Potential, s *State, xi, h, a float64, tc temperCoef, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64, err error) {
 	sp, stream := streamingAt(pot)
-	if !stream {
-		if err := gradientAt(pot, s, rng); err != nil {
-			return 0, 0, 0, err
-		}
-		newXi, kinetic, after = sgnhtUpdate(s.Theta, s.P, s.Grad, xi, h, a, tc, invQ, rng)
-		return newXi, kinetic, after, nil
-	}
-	if err := checkDim(pot, s); err != nil {
-		return 0, 0, 0, err
-	}
 	if s.stepper == nil { // kept with the state: a stepper per step would be garbage
 		s.stepper = new(sgnhtStepper)
 		s.consume = s.stepper.consume
 	}
 	u := s.stepper
+	if !stream {
+		if err := gradientAt(pot, s, rng); err != nil {
+			return 0, 0, 0, err
+		}
+		u.reset(xi, h, a, tc, rng)
+		u.r, u.gsq, u.off, u.nsc, u.nacc = s.invSqrtMass, s.gradSq, 0, s.InjScale, s.noiseAcc
+		u.chunk(s.Theta, s.P, s.Grad)
+		u.r, u.gsq, u.nsc, u.nacc = nil, nil, nil, nil
+		s.Work = StepWork{Before: u.wb, After: u.wa, Kick: u.wk, Valid: true}
+		newXi, kinetic, after = u.finish(len(s.P), invQ)
+		return newXi, kinetic, after, nil
+	}
+	if err := checkDim(pot, s); err != nil {
+		return 0, 0, 0, err
+	}
 	u.reset(xi, h, a, tc, rng)
 	u.theta, u.p, u.next, u.bad = s.Theta, s.P, 0, nil
+	u.r, u.gsq, u.nsc, u.nacc = s.invSqrtMass, s.gradSq, s.InjScale, s.noiseAcc
 	s.U, err = sp.GradientStream(s.Theta, rng, s.consume)
-	u.theta, u.p = nil, nil
+	u.theta, u.p, u.r, u.gsq, u.nsc, u.nacc = nil, nil, nil, nil, nil, nil
 	switch {
 	case err != nil:
 		return 0, 0, 0, err
@@ -169,6 +178,7 @@ func sgnhtStep(pot Potential, s *State, xi, h, a float64, tc temperCoef, invQ fl
 	case u.next != len(s.P):
 		return 0, 0, 0, fmt.Errorf("streamed gradient: covered [0, %d) of %d coordinates", u.next, len(s.P))
 	}
+	s.Work = StepWork{Before: u.wb, After: u.wa, Kick: u.wk, Valid: true}
 	newXi, kinetic, after = u.finish(len(s.P), invQ)
 	return newXi, kinetic, after, nil
 }
@@ -193,6 +203,18 @@ type sgnhtStepper struct {
 	theta, p []float64
 	next     int
 	bad      error
+
+	// r is M^-1/2 (nil: unit mass) and gsq, when not nil, sums g^2, both
+	// over the whole vector: chunk's slices start at coordinate off.
+	r, gsq []float64
+	off    int
+	// the kick terms of StepWork, summed over the chunks
+	wb, wa, wk float64
+	// nsc, when not nil, scales the injected noise's sd per coordinate
+	// (State.InjScale) and nacc, when not nil, sums each coordinate's
+	// gradient-noise estimate (NoiseEstimate)
+	nsc, nacc []float64
+	ones      [normalChunk]float64
 }
 
 // consume applies the update to the streamed chunk g of the gradient at
@@ -205,6 +227,7 @@ func (u *sgnhtStepper) consume(lo int, g []float64) {
 		u.bad = fmt.Errorf("streamed gradient: chunk [%d, %d) of %d coordinates after [0, %d)", lo, lo+len(g), len(u.p), u.next)
 		return
 	}
+	u.off = lo
 	u.chunk(u.theta[lo:lo+len(g)], u.p[lo:lo+len(g)], g)
 	u.next = lo + len(g)
 }
@@ -214,9 +237,21 @@ func (u *sgnhtStepper) reset(xi, h, a float64, tc temperCoef, rng *rand.Rand) {
 	u.xi, u.h, u.tc, u.rng = xi, h, tc, rng
 	u.noise, u.decay = math.Sqrt(InjectedVariance(a, h)), math.Exp(-xi*h)
 	u.kin, u.pp, u.seeded = 0, 0, false
+	u.wb, u.wa, u.wk = 0, 0, 0
 }
 
 // chunk updates theta and p, of equal length, given their gradient g.
+// With unit mass (r nil) it is SGNHTUpdate's update; with a mass M =
+// diag(m), r = m^-1/2 and p the momentum in units of its sd (State.P), it
+// is the preconditioned update
+//
+//	p'    <- exp(-xi h) p - h r grad U~ c_g + sqrt(InjectedVariance(A, h)) N(0, I)
+//	theta <- theta + h r p' c_p
+//
+// (c_g, c_p the temperature's factors, 1 at T = 1), SGNHT in the
+// coordinates phi = M^1/2 theta, where the curvature in coordinate i is
+// m_i^-1 times U's. It also sums the kick terms of StepWork and, when gsq
+// is set, g^2.
 func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 	if !u.seeded {
 		u.ns, u.seeded = newNormalSource(u.rng), true
@@ -224,21 +259,85 @@ func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 	// At T = 1 both factors are 1 and these are h and h exactly.
 	h, hInvT, noise, decay := u.h*u.tc.pos, u.h*u.tc.grad, u.noise, u.decay
 	kin, pp := u.kin, u.pp
+	wb, wa, wk := u.wb, u.wa, u.wk
 	for lo := 0; lo < len(p); lo += normalChunk {
 		hi := min(lo+normalChunk, len(p))
 		z := u.buf[:hi-lo]
 		u.ns.fill(z)
 		pc, tc, gc := p[lo:hi], theta[lo:hi], g[lo:hi]
-		for i, zi := range z {
-			pi := decay*pc[i] - hInvT*gc[i] + noise*zi
-			mid := 0.5 * (pc[i] + pi)
-			pc[i] = pi
-			tc[i] += h * pi
-			kin += mid * mid
-			pp += pi * pi
+		if u.r == nil && u.nsc == nil && u.nacc == nil {
+			for i, zi := range z {
+				pb, k := pc[i], hInvT*gc[i]
+				pi := decay*pc[i] - hInvT*gc[i] + noise*zi
+				mid := 0.5 * (pc[i] + pi)
+				pc[i] = pi
+				tc[i] += h * pi
+				kin += mid * mid
+				pp += pi * pi
+				wb += pb * k
+				wa += pi * k
+				wk += k * k
+			}
+		} else {
+			u.general(tc, pc, gc, z, lo, hi, &kin, &pp, &wb, &wa, &wk)
+		}
+		if u.gsq != nil {
+			gs := u.gsq[u.off+lo : u.off+hi]
+			for i, v := range gc {
+				gs[i] += v * v
+			}
 		}
 	}
 	u.kin, u.pp = kin, pp
+	u.wb, u.wa, u.wk = wb, wa, wk
+}
+
+// general is chunk's loop over coordinates [lo, hi) of the current chunk
+// (tc, pc, gc, z its positions, momenta, gradient and normal draws) with a
+// mass, a per-coordinate injected noise or per-coordinate noise sums: the
+// preconditioned update with the injected sd noise*InjScale_i, adding
+// coordinate i's gradient-noise estimate, its heating beyond the
+// injected noise less its integration error's part (see
+// IntegrationError; the pairing of successive steps' kick terms is left to
+// the sums over a window),
+//
+//	q_i'^2 - exp(-2 xi h) q_i^2 - inj_i - (q_i k_i - q_i' k_i - k_i^2),
+//
+// to nacc.
+func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, kin, pp, wb, wa, wk *float64) {
+	h, hInvT, noise, decay := u.h*u.tc.pos, u.h*u.tc.grad, u.noise, u.decay
+	if u.ones[0] != 1 {
+		for i := range u.ones {
+			u.ones[i] = 1
+		}
+	}
+	rc, sc := u.ones[:hi-lo], u.ones[:hi-lo]
+	if u.r != nil {
+		rc = u.r[u.off+lo : u.off+hi]
+	}
+	if u.nsc != nil {
+		sc = u.nsc[u.off+lo : u.off+hi]
+	}
+	var na []float64
+	if u.nacc != nil {
+		na = u.nacc[u.off+lo : u.off+hi]
+	}
+	d2, inj := decay*decay, noise*noise
+	for i, zi := range z {
+		pb, k := pc[i], hInvT*gc[i]*rc[i]
+		pi := decay*pb - k + noise*sc[i]*zi
+		mid := 0.5 * (pb + pi)
+		pc[i] = pi
+		tc[i] += h * rc[i] * pi
+		*kin += mid * mid
+		*pp += pi * pi
+		*wb += pb * k
+		*wa += pi * k
+		*wk += k * k
+		if na != nil {
+			na[i] += pi*pi - d2*pb*pb - inj*sc[i]*sc[i] - pb*k + pi*k + k*k
+		}
+	}
 }
 
 // finish returns the thermostat after an update of d coordinates, adapted

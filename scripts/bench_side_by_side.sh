@@ -9,6 +9,9 @@
 #         exchange every 500 steps (500 timed steps: one exchange round)
 #   (iii) a single chain, no exchange, batch 128: SGNHT in ptsghmc against
 #         SGHMC in PyTorch
+#   (iv)  the LeNet CNN, one chain, batch 128: `ptsghmc bench --model lenet`
+#         (the compiled graph, its default gradient shards) against
+#         scripts/pytorch_lenet_bench.py
 #
 # torch.set_num_threads does not reach Debian's OpenBLAS (the system
 # libblas.so.3 keeps its own pthreads: all cores unless OPENBLAS_NUM_THREADS
@@ -28,9 +31,10 @@
 #
 # PyTorch is not a dependency of ptsghmc: this script needs Debian's
 # python3-torch and stops with a message when it is missing. Run it on a quiet
-# machine (about 7 minutes on 2 cores). Environment: BIN (default
+# machine (about 10 minutes on 2 cores). Environment: BIN (default
 # bin/ptsghmc), PYTHON (default /usr/bin/python3), ROUNDS (default 2),
-# TORCH_MALLOC_TUNE (default 1).
+# TORCH_MALLOC_TUNE (default 1), LENET_STEPS (default 30: timed steps of
+# workload iv; WORKLOADS=lenet runs that workload alone).
 #
 # usage: scripts/bench_side_by_side.sh   (or: make bench-torch)
 set -euo pipefail
@@ -38,6 +42,7 @@ set -euo pipefail
 BIN=${BIN:-bin/ptsghmc}
 PYTHON=${PYTHON:-/usr/bin/python3}
 ROUNDS=${ROUNDS:-2}
+LENET_STEPS=${LENET_STEPS:-30}
 TORCH_MALLOC_TUNE=${TORCH_MALLOC_TUNE:-1}
 malloc_env=()
 if [ "$TORCH_MALLOC_TUNE" != 0 ]; then
@@ -87,6 +92,27 @@ torch_rate() {
 	[ -n "$r" ] || { echo "cannot parse steps/s from pytorch_bench.py:" >&2; echo "$out" >&2; return 1; }
 	echo "$r"
 }
+# lenet_rate and torch_lenet_rate are ptsghmc_rate and torch_rate for the
+# LeNet workload (iv).
+lenet_rate() {
+	local out r
+	out=$("$BIN" bench --model lenet --dtype float32 --batch 128 --steps "$LENET_STEPS" --json 2>&1) || { echo "$out" >&2; return 1; }
+	r=$(sed -n 's/.*"steps_per_sec": *\([0-9.e+-]*\).*/\1/p' <<<"$out")
+	[ -n "$r" ] || { echo "cannot parse steps_per_sec from ptsghmc bench --model lenet:" >&2; echo "$out" >&2; return 1; }
+	awk -v r="$r" 'BEGIN { printf "%.2f", r }'
+}
+torch_lenet_rate() {
+	local blas=$1 out r
+	shift
+	if [ -n "$blas" ]; then
+		out=$(env "${malloc_env[@]}" OPENBLAS_NUM_THREADS=$blas "$PYTHON" "$here/pytorch_lenet_bench.py" --batch 128 --steps "$LENET_STEPS" "$@" 2>&1) || { echo "$out" >&2; return 1; }
+	else
+		out=$(env -u OPENBLAS_NUM_THREADS "${malloc_env[@]}" "$PYTHON" "$here/pytorch_lenet_bench.py" --batch 128 --steps "$LENET_STEPS" "$@" 2>&1) || { echo "$out" >&2; return 1; }
+	fi
+	r=$(sed -n 's/.*: \([0-9.]*\) steps\/s$/\1/p' <<<"$out")
+	[ -n "$r" ] || { echo "cannot parse steps/s from pytorch_lenet_bench.py:" >&2; echo "$out" >&2; return 1; }
+	echo "$r"
+}
 best() { tr ' ' '\n' | awk 'NF && ($1 > m) { m = $1 } END { print m }'; }
 list() { sed 's/^ //; s/ /, /g' <<<"$1"; }
 
@@ -98,6 +124,7 @@ echo "# $("$PYTHON" -c 'import torch; print("torch", torch.__version__)'); $ROUN
 echo
 echo "| workload | ptsghmc bench | PyTorch 1 thread, OpenBLAS 1 thread | PyTorch 1 thread, OpenBLAS default | PyTorch 2 threads | ptsghmc best / PyTorch best |"
 echo "|---|---:|---:|---:|---:|---:|"
+[ "${WORKLOADS:-all}" = lenet ] && workloads=()
 for w in "${workloads[@]}"; do
 	IFS='|' read -r name pflags tflags <<<"$w"
 	p="" t0="" t1="" t2=""
@@ -116,7 +143,20 @@ for w in "${workloads[@]}"; do
 	ratio=$(awk -v a="$pb" -v b="$tb" 'BEGIN { printf "%.2f", a / b }')
 	echo "| $name | $(list "$p") | $(list "$t0") | $(list "$t1") | $(list "$t2") | ${ratio}x |"
 done
+name="(iv) LeNet CNN: R=1, batch 128, no exchange (SGNHT vs SGHMC)"
+p="" t0="" t1="" t2=""
+for ((k = 0; k < ROUNDS; k++)); do
+	p="$p $(lenet_rate)"
+	t0="$t0 $(torch_lenet_rate 1 --threads 1)"
+	t1="$t1 $(torch_lenet_rate "" --threads 1)"
+	t2="$t2 $(torch_lenet_rate "" --threads 2)"
+done
+pb=$(best <<<"$p")
+tb=$(printf '%s %s %s' "$t0" "$t1" "$t2" | best)
+ratio=$(awk -v a="$pb" -v b="$tb" 'BEGIN { printf "%.2f", a / b }')
+echo "| $name | $(list "$p") | $(list "$t0") | $(list "$t1") | $(list "$t2") | ${ratio}x |"
 echo
+echo "# (iv): $BIN bench --model lenet --dtype float32 --batch 128 --steps $LENET_STEPS; $PYTHON scripts/pytorch_lenet_bench.py --batch 128 --steps $LENET_STEPS --threads 1|2"
 echo "# commands: $BIN bench --arch 784-400-400-10 --dtype float32 <flags>; [OPENBLAS_NUM_THREADS=1] $PYTHON scripts/pytorch_bench.py --arch 784-400-400-10 <flags> --threads 1|2"
 for w in "${workloads[@]}"; do
 	IFS='|' read -r name pflags tflags <<<"$w"

@@ -7,6 +7,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -40,12 +41,22 @@ type Checkpoint struct {
 	Tuning  sampler.TuningState // ladder tuning progress and history
 	Samples int                 // samples in the samples file
 	Metrics int64               // bytes of metrics.jsonl
+	// Mass holds each rung's preconditioner estimate while burn-in
+	// estimates one (absent otherwise, and in checkpoints older than it).
+	Mass []sampler.MassEstimate
+	// Noise holds each rung's gradient-noise estimate while burn-in
+	// estimates one (Config.NoiseCorrection).
+	Noise []sampler.NoiseEstimate
 }
 
-// RungState is one rung's saved state.
+// RungState is one rung's saved state. Mass is its diagonal mass matrix
+// (nil: unit mass, and in checkpoints older than it) and InjScale its
+// noise correction (nil: none).
 type RungState struct {
 	Theta, P []float64
 	Xi, U    float64
+	Mass     []float64
+	InjScale []float64
 }
 
 // ErrCheckpoint is wrapped by errors about an unusable checkpoint.
@@ -102,9 +113,9 @@ func WriteCheckpoint(dir string, c *Checkpoint) error {
 // checkpoint shares st's slices; write it before stepping on.
 func checkpointOf(cfg Config, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*Checkpoint, error) {
 	c := &Checkpoint{Config: cfg, Steps: st.Steps, Rounds: st.Rounds, Stats: st.Stats,
-		Temps: st.Temps, Tuning: st.Tuning, Samples: samples, Metrics: metrics, Batches: batches}
+		Temps: st.Temps, Tuning: st.Tuning, Samples: samples, Metrics: metrics, Batches: batches, Mass: st.Mass, Noise: st.Noise}
 	for _, s := range st.Rungs {
-		c.Rungs = append(c.Rungs, RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U})
+		c.Rungs = append(c.Rungs, RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U, Mass: s.Mass, InjScale: s.InjScale})
 	}
 	for _, s := range st.Streams {
 		b, err := s.MarshalBinary()
@@ -273,7 +284,7 @@ func (c *Checkpoint) restore(cfg Config, pt *sampler.PT, dim, n int) (*sampler.P
 	if err := c.validateFor(cfg, dim, len(pt.Temps), n); err != nil {
 		return nil, err
 	}
-	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning}
+	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning, Mass: c.Mass, Noise: c.Noise}
 	if st.Temps == nil { // written before the ladder was state
 		st.Temps = append([]float64(nil), pt.Temps...)
 	}
@@ -284,6 +295,15 @@ func (c *Checkpoint) restore(cfg Config, pt *sampler.PT, dim, n int) (*sampler.P
 		s := sampler.NewState(rs.Theta)
 		copy(s.P, rs.P)
 		s.Xi, s.U = rs.Xi, rs.U
+		if err := s.SetMass(rs.Mass); err != nil {
+			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, ErrCheckpoint)
+		}
+		for i, v := range rs.InjScale {
+			if !(v >= 0 && v <= math.Sqrt2) {
+				return nil, fmt.Errorf("rung %d: noise correction %d is %v, outside [0, sqrt(2)]: %w", len(st.Rungs)+1, i, v, ErrCheckpoint)
+			}
+		}
+		s.InjScale = rs.InjScale
 		st.Rungs = append(st.Rungs, s)
 	}
 	for j, b := range c.Streams {

@@ -65,7 +65,20 @@ type Config struct {
 	// K chains start in K SGD solutions' basins (0: off). A run whose
 	// Steps equal SGDWarmup is the same starts with sampling off: it
 	// keeps its final state, the SGD solution, alone.
-	SGDWarmup int     `json:"sgd_warmup,omitempty" yaml:"sgd_warmup,omitempty"`
+	SGDWarmup int `json:"sgd_warmup,omitempty" yaml:"sgd_warmup,omitempty"`
+	// Precondition is the diagonal mass matrix each chain (each PT rung)
+	// estimates during burn-in and then freezes: "none" (unit mass, the
+	// default), "rmsprop" (from the squared minibatch gradients) or
+	// "variance" (from the positions' variances); see
+	// sampler.Preconditioner. Runs that do not record it ran with none.
+	Precondition string `json:"precondition,omitempty" yaml:"precondition,omitempty"`
+	// NoiseCorrection estimates each chain's gradient noise per
+	// coordinate at the end of burn-in and from then on injects less noise
+	// where the gradient brings more (sampler.PT.NoiseCorrection), so that
+	// no coordinate runs hot or cold under the one thermostat (false in
+	// runs older than it).
+	NoiseCorrection bool `json:"noise_correction,omitempty" yaml:"noise_correction,omitempty"`
+
 	Cycle     int     `json:"cycle" yaml:"cycle"`           // cyclical step size: steps per cosine cycle (0: constant)
 	CycleKeep float64 `json:"cycle_keep" yaml:"cycle_keep"` // with cycle: keep samples only in this last fraction of each cycle
 	Exchange  int     `json:"exchange" yaml:"exchange"`     // steps between exchange rounds
@@ -80,7 +93,7 @@ type Config struct {
 	XTest      string  `json:"exchange_test" yaml:"exchange_test"` // barker (corrected minibatch Barker test) or resghmc (approximate)
 	XF         float64 `json:"resghmc_f" yaml:"resghmc_f"`         // resghmc: correction divisor F (1: penalty method)
 	DType      string  `json:"dtype" yaml:"dtype"`                 // float32 or float64
-	Engine     string  `json:"engine" yaml:"engine"`               // plan or graph
+	Engine     string  `json:"engine" yaml:"engine"`               // plan, compiled or graph (see Config.RunEngine)
 	Seed       uint64  `json:"seed" yaml:"seed"`
 	// SplitSeed seeds the training subset and the validation split (0: the
 	// Seed), so runs of different seeds can share one split: the members
@@ -129,7 +142,7 @@ func DefaultConfig() Config {
 		Steps: 60000, BurnIn: 10000, Thin: 250, Batch: 128,
 		LR: 0.02, Friction: 0.1, Inertia: 0, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTolerance: 1e-8, XTest: "barker", XF: 1,
 		DType: "float32", Engine: "plan", Seed: 1, CkptEvery: 1000, LogEvery: 200,
-		Tempering: "noise",
+		Tempering: "noise", Precondition: "none",
 	}
 }
 
@@ -192,10 +205,15 @@ func (c Config) validateIn(reg ModelRegistry) error {
 		{c.PriorDF >= 0 && !math.IsInf(c.PriorDF, 0), "prior_df must be non-negative (0: Gaussian prior)"},
 		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
 		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
+		{validPrecondition(c.Precondition), "precondition must be none, rmsprop or variance"},
+		{!c.NoiseCorrection || c.Sampler == PTSGHMC || c.Sampler == "sgnht" || c.Sampler == "sghmc", "noise_correction needs a sampler with friction (ptsghmc, sgnht or sghmc)"},
+		{!c.NoiseCorrection || c.NoiseTarget == 0 && c.Cycle == 0 && c.SGDWarmup == 0, "noise_correction needs a fixed step and kernel (no noise_target, cycle or sgd_warmup)"},
+		{!c.NoiseCorrection || c.BurnIn >= 10, "noise_correction needs a burn-in of at least 10 steps to estimate the noise"},
 		{c.PosteriorTemperature() == 1 || !c.optimiser(), "temperature does not apply to sgd, an optimiser (it samples nothing)"},
 		{c.Inertia >= 0 && !math.IsInf(c.Inertia, 0), "thermostat_inertia must be non-negative (0: 1/A^2)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
 		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
+		{c.PreconditionValue() == sampler.PrecondNone || !c.optimiser() && c.SGDWarmup == 0, "precondition needs a sampler without sgd_warmup (sgd steps have no mass to estimate)"},
 		{c.SGDWarmup == 0 || !c.optimiser(), "sgd_warmup applies to samplers (sgd is already an optimiser)"},
 		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup || c.Steps == c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
 		{c.SGDWarmup == 0 || c.Sampler != PTSGHMC || c.Replicas == 1, "sgd_warmup needs a single-chain sampler (one replica)"},
@@ -212,7 +230,7 @@ func (c Config) validateIn(reg ModelRegistry) error {
 		{c.Validation >= 0, "validation must be non-negative"},
 		{c.TrainSize >= 0, "train_size must be non-negative"},
 		{c.DType == "float32" || c.DType == "float64", "dtype must be float32 or float64"},
-		{c.Engine == "plan" || c.Engine == "graph", "engine must be plan or graph"},
+		{c.Engine == "plan" || c.Engine == "compiled" || c.Engine == "graph", "engine must be plan, compiled or graph"},
 		{c.Corr == "nnls" || c.Corr == "hermite", "correction must be nnls or hermite"},
 		{c.Scheme == "alternate" || c.Scheme == "first", "scheme must be alternate or first"},
 		{c.Chains >= 1, "chains must be at least 1"},
@@ -265,6 +283,19 @@ func (c Config) PosteriorTemperature() float64 {
 		return 1
 	}
 	return c.Temperature
+}
+
+// validPrecondition reports whether name is a preconditioner ("" is none).
+func validPrecondition(name string) bool {
+	_, err := sampler.ParsePreconditioner(name)
+	return err == nil
+}
+
+// PreconditionValue returns the run's preconditioner (none for runs that
+// do not record one; an invalid name, which Validate refuses, is none).
+func (c Config) PreconditionValue() sampler.Preconditioner {
+	p, _ := sampler.ParsePreconditioner(c.Precondition)
+	return p
 }
 
 // TemperingValue returns how temperatures enter the kernels: the recorded

@@ -120,12 +120,20 @@ func NewEnsemble(spec nn.Spec, data *datasets.Dataset) (*Ensemble, error) {
 }
 
 // NewModelEnsemble returns an empty ensemble of a classifier model on data:
-// the BLAS plan computes an MLP's logits, Gorgonia's VM any other model's.
+// the BLAS plan computes an MLP's logits, the compiled graph any other
+// model's (NewModelEnsembleOn with engine plan).
 func NewModelEnsemble(model nn.Model, data *datasets.Dataset) (*Ensemble, error) {
+	return NewModelEnsembleOn(autodiff.EnginePlan, model, data)
+}
+
+// NewModelEnsembleOn is NewModelEnsemble with the logits computed on
+// engine (a run's Config.RunEngine, so that a run made on the VM is
+// evaluated on it).
+func NewModelEnsembleOn(engine autodiff.Engine, model nn.Model, data *datasets.Dataset) (*Ensemble, error) {
 	if data.Classes != model.Outputs || data.D != model.Inputs || !model.Logits {
 		return nil, fmt.Errorf("ensemble: model %s (%d inputs, %d outputs, logits %v) does not fit data of %d features and %d classes", model.Name, model.Inputs, model.Outputs, model.Logits, data.D, data.Classes)
 	}
-	ev, err := newPredictor(model, autodiff.Float32)
+	ev, err := newPredictor(engine, model, autodiff.Float32)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"codeberg.org/sbinet/npyio/npz"
 
+	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 )
@@ -68,6 +69,7 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 	}
 	sum := &ExportSummary{Chains: dirs}
 	var model nn.Model
+	var engine autodiff.Engine
 	total := 0
 	for i, dir := range dirs {
 		cfg, err := ReadRunConfig(dir)
@@ -87,7 +89,7 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 			return nil, err
 		}
 		if i == 0 {
-			model, sum.DType = m, sc.Header.DType
+			model, sum.DType, engine = m, sc.Header.DType, cfg.RunEngine(m)
 		} else if samplesModel(m) != samplesModel(model) {
 			return nil, fmt.Errorf("export: run %s has model %s (%s), run %s has %s (%s): cannot export together", dir, m.Name, m.Layout, dirs[0], model.Name, model.Layout)
 		} else if sc.Header.DType != sum.DType {
@@ -105,7 +107,7 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 	var loglik [][][]float64
 	var llStep [][]int64
 	if data != nil {
-		if ens, err = NewModelEnsemble(model, data); err != nil {
+		if ens, err = NewModelEnsembleOn(engine, model, data); err != nil {
 			return nil, err
 		}
 		sum.LogLikDraws = sum.Draws[0]

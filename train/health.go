@@ -12,14 +12,17 @@ import (
 // those of the last complete health window (sampler.Health; empty for
 // kernels without friction: sgld, sgd).
 type HealthMetrics struct {
-	Health     []string  `json:"health,omitempty"`          // ok, warn or fail
-	KinWindow  []float64 `json:"kinetic_window,omitempty"`  // mean p'p/D over the window (1 in regime)
-	Friction   []float64 `json:"friction_window,omitempty"` // mean friction per step xi h
-	XiTrend    []float64 `json:"xi_trend,omitempty"`        // relative change of xi h across the window
-	GradNoise  []float64 `json:"grad_noise,omitempty"`      // h^2 Var[grad U~]/T^2 per step and coordinate
-	NoiseShare []float64 `json:"noise_share,omitempty"`     // gradient noise / (gradient noise + 2 A h)
-	Budget     []float64 `json:"noise_budget,omitempty"`    // (injected + gradient noise)/2: 1 - exp(-xi h) at the thermostat's level (none at 1)
-	StepScale  []float64 `json:"step_scale,omitempty"`      // noise-aware step multiplier (1: the configured step)
+	Health    []string  `json:"health,omitempty"`          // ok, warn or fail
+	KinWindow []float64 `json:"kinetic_window,omitempty"`  // mean p'p/D over the window (1 in regime)
+	Friction  []float64 `json:"friction_window,omitempty"` // mean friction per step xi h
+	XiTrend   []float64 `json:"xi_trend,omitempty"`        // relative change of xi h across the window
+	GradNoise []float64 `json:"grad_noise,omitempty"`      // h^2 Var[grad U~]/T^2 per step and coordinate, integration error excluded
+	// IntError is the integration error's part of the momentum's heating
+	// per step and coordinate (sampler.HealthFigures.Integration).
+	IntError   []float64 `json:"integration_error,omitempty"`
+	NoiseShare []float64 `json:"noise_share,omitempty"`  // gradient noise / (gradient noise + 2 A h)
+	Budget     []float64 `json:"noise_budget,omitempty"` // (injected + gradient noise)/2: 1 - exp(-xi h) at the thermostat's level (none at 1)
+	StepScale  []float64 `json:"step_scale,omitempty"`   // noise-aware step multiplier (1: the configured step)
 }
 
 // healthWindow returns the length of a run's health windows: five metrics
@@ -40,6 +43,7 @@ func healthMetrics(st *sampler.PTState) HealthMetrics {
 		m.Friction = append(m.Friction, f.Friction)
 		m.XiTrend = append(m.XiTrend, f.XiTrend)
 		m.GradNoise = append(m.GradNoise, f.GradNoise)
+		m.IntError = append(m.IntError, f.Integration)
 		m.NoiseShare = append(m.NoiseShare, f.Share)
 		m.Budget = append(m.Budget, f.Budget)
 		sc := hl.StepScale
@@ -63,7 +67,10 @@ type HealthReport struct {
 	Posterior bool   `json:"posterior"`
 	Warn      bool   `json:"warn"`   // some window warned: the spread may be biased by a few percent
 	Reason    string `json:"reason"` // the worst window's problems, in words
-	Advice    string `json:"advice"` // what to change, by roughly how much
+	// Cause is the worst window's main cause: gradient noise, integration
+	// error or thermostat (sampler.HealthFigures.Cause; empty when ok).
+	Cause  string `json:"cause,omitempty"`
+	Advice string `json:"advice"` // what to change, by roughly how much
 }
 
 // RungHealth is one rung's health over the run.
@@ -120,29 +127,47 @@ func HealthOf(st *sampler.PTState, cfg Config) *HealthReport {
 		return rep
 	}
 	rep.Reason = strings.Join(worstFig.Problems(), "; ")
+	rep.Cause = string(worstFig.Cause())
 	rep.Advice = healthAdvice(worstFig, cfg)
 	return rep
 }
 
-// healthAdvice says what to change for fig's problems under cfg: the
-// learning rate or batch that brings the gradient noise to the warning
-// share (the noise per step grows as lr and falls as 1/batch at a fixed
-// friction per step), or the thermostat's settling.
+// healthAdvice says what to change for fig's problems under cfg, by their
+// cause (HealthFigures.Cause): for gradient noise, a preconditioner (when
+// the run has none) or the learning rate or batch that brings the noise
+// to half the warning share (the noise per step grows as lr and falls as
+// 1/batch at a fixed friction per step); for integration error, the
+// learning rate that brings the sds' widening to half its warning level
+// (it grows about as lr) or a preconditioner; else the thermostat's
+// settling.
 func healthAdvice(fig sampler.HealthFigures, cfg Config) string {
-	target := sampler.WarnShare / 2
-	if r := fig.NoiseReduction(target); r < 1 {
+	precond := ""
+	if cfg.PreconditionValue() == sampler.PrecondNone {
+		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
+	}
+	switch fig.Cause() {
+	case sampler.CauseNoise:
+		target := sampler.WarnShare / 2
+		r := fig.NoiseReduction(target)
+		if fig.Budget >= sampler.FailBudget && r >= 1 { // the budget alone
+			r = math.Min(r, sampler.FailBudget/2/fig.Budget)
+		}
 		b := int(math.Ceil(float64(cfg.Batch) / r))
 		auto := fmt.Sprintf("or pass --noise-target %g to let burn-in shrink the step itself", target)
 		if cfg.NoiseTarget > 0 {
 			auto = "or a longer --burnin, so that --noise-target can shrink the step further (by at most 4x per health window)"
 		}
-		return fmt.Sprintf("reduce the gradient noise per step about %.3g-fold: a smaller --lr (about %.3g instead of %g) or a larger --batch (about %d instead of %d), or both; %s",
-			1/r, cfg.LR*r, cfg.LR, b, cfg.Batch, auto)
+		return fmt.Sprintf("cause: gradient noise. %sreduce the gradient noise per step about %.3g-fold: a smaller --lr (about %.3g instead of %g) or a larger --batch (about %d instead of %d), or both; %s",
+			precond, 1/r, cfg.LR*r, cfg.LR, b, cfg.Batch, auto)
+	case sampler.CauseIntegration:
+		r := math.Min(sampler.WarnIntSD/2/fig.IntSDError, 1)
+		return fmt.Sprintf("cause: integration error (the step is too large for the stiffest directions; a larger --batch will not help). %sa smaller --lr (about %.3g instead of %g: the widening grows about as the learning rate)",
+			precond, cfg.LR*r, cfg.LR)
 	}
 	if fig.Kinetic < 1 {
-		return "the kinetic temperature is below 1 with little gradient noise: the thermostat has not settled (a longer --burnin, or the default --thermostat-inertia 0, which scales with the friction)"
+		return "cause: the thermostat. The kinetic temperature is below 1 with little gradient noise or integration error: the thermostat has not settled (a longer --burnin, or the default --thermostat-inertia 0, which scales with the friction)"
 	}
-	return "the kinetic temperature is off with little gradient noise: a longer --burnin, or a smaller --lr (discretisation error)"
+	return "cause: the thermostat. The kinetic temperature is off with little gradient noise or integration error: a longer --burnin"
 }
 
 // String returns the verdict in words, one line per fact.
@@ -164,11 +189,11 @@ func (h *HealthReport) String() string {
 	}
 	switch {
 	case !h.Posterior:
-		fmt.Fprintf(&b, "NOT A POSTERIOR: the dynamics left their regime (%s); the kept samples are not samples of the posterior.\n  what to change: %s", h.Reason, h.Advice)
+		fmt.Fprintf(&b, "NOT A POSTERIOR (%s): the dynamics left their regime (%s); the kept samples are not samples of the posterior.\n  what to change: %s", h.Cause, h.Reason, h.Advice)
 	case h.Warn:
 		fmt.Fprintf(&b, "WARNING: %s; the posterior's spread may be biased by a few percent.\n  what to change: %s", h.Reason, h.Advice)
 	default:
-		b.WriteString("posterior check: ok (kinetic temperature at 1, gradient noise a small share of the diffusion)")
+		b.WriteString("posterior check: ok (kinetic temperature at 1, gradient noise a small share of the diffusion, integration error small)")
 	}
 	return b.String()
 }

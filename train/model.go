@@ -153,12 +153,17 @@ func predictorShards(m nn.Model) int {
 }
 
 // newPredictor returns an evaluator of model's logits for validation and
-// prediction: a graph model's batches are split over predictorShards
-// forward graphs in parallel (its callers give BLAS one thread per call
+// prediction on engine (Config.RunEngine): a graph model's batches are
+// split over predictorShards forward graphs in parallel (its callers give BLAS one thread per call
 // while it runs).
-func newPredictor(m nn.Model, dtype autodiff.DType) (autodiff.Evaluator, error) {
-	if n := predictorShards(m); n > 1 {
-		return autodiff.NewShardedForward(m, evalBatch(m), dtype, n)
+func newPredictor(engine autodiff.Engine, m nn.Model, dtype autodiff.DType) (autodiff.Evaluator, error) {
+	if m.MLP != nil && engine == autodiff.EngineGraph {
+		// An MLP's predictions have always come from its BLAS plan, whatever
+		// engine its gradients ran on: its runs evaluate as they did.
+		engine = autodiff.EnginePlan
 	}
-	return autodiff.NewPredictor(m, evalBatch(m), dtype)
+	if n := predictorShards(m); n > 1 {
+		return autodiff.NewShardedForwardFor(engine, m, evalBatch(m), dtype, n)
+	}
+	return autodiff.NewPredictorFor(engine, m, evalBatch(m), dtype)
 }

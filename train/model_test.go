@@ -3,13 +3,17 @@ package train
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/nn"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // tinyCNN registers a CNN for the 4x4 images of smallData under name, with
@@ -33,11 +37,22 @@ func cnnConfig(name string) Config {
 // rungs, exchange tests on the CNN's graph) interrupted twice and resumed
 // writes the same samples, metrics and final state as an uninterrupted
 // run, bit for bit, and that its config and samples header record the model.
+//
+// The default engine records compiled (the graph compiler); engine graph
+// (Gorgonia's VM) is what runs of graph models made before the compiler
+// use, whether they recorded graph or plan (Config.RunEngine).
 func TestCNNResumeEqualsUninterrupted(t *testing.T) {
+	for _, c := range []struct{ asked, recorded string }{{"plan", "compiled"}, {"graph", "graph"}} {
+		t.Run(c.asked, func(t *testing.T) { testCNNResume(t, c.asked, c.recorded) })
+	}
+}
+
+func testCNNResume(t *testing.T, engine, recorded string) {
 	tinyCNN("test-cnn-resume", 2)
 	defer delete(nn.Models, "test-cnn-resume")
 	cfg := cnnConfig("test-cnn-resume")
 	cfg.GradShards = 2 // each rung's gradient split over two graphs
+	cfg.Engine = engine
 	data := smallData(t)
 	ref := filepath.Join(t.TempDir(), "ref")
 	r, err := NewFromData(ref, cfg, data)
@@ -58,8 +73,8 @@ func TestCNNResumeEqualsUninterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	const shapes = "conv1.W:2x1x3x3,conv1.b:2,fc1.W:8x5,fc1.b:5,fc2.W:5x3,fc2.b:3"
-	if saved.GradShards != 2 {
-		t.Fatalf("config.json records grad_shards %d, want 2", saved.GradShards)
+	if saved.GradShards != 2 || saved.Engine != recorded {
+		t.Fatalf("config.json records grad_shards %d engine %q, want 2 and %q", saved.GradShards, saved.Engine, recorded)
 	}
 	if saved.Model != "test-cnn-resume" || saved.Shapes != shapes {
 		t.Fatalf("config.json records model %q shapes %q, want %q", saved.Model, saved.Shapes, shapes)
@@ -201,6 +216,121 @@ func TestAutoShards(t *testing.T) {
 	} {
 		if got := autoShards(tc.cfg); got != tc.want {
 			t.Errorf("%s: %d shards on %d cores, want %d", tc.name, got, cores, tc.want)
+		}
+	}
+}
+
+// TestRunEngine checks which engine a run's config selects: a graph model
+// recorded with plan (a run made before the graph compiler) keeps the VM.
+func TestRunEngine(t *testing.T) {
+	tinyCNN("test-cnn-engine", 2)
+	defer delete(nn.Models, "test-cnn-engine")
+	cnn, err := nn.Models["test-cnn-engine"](nn.PriorConfig{Precision: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mlp, err := nn.Spec{Sizes: []int{4, 3}, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		engine string
+		model  nn.Model
+		want   autodiff.Engine
+	}{
+		{"plan", mlp, autodiff.EnginePlan},
+		{"", mlp, autodiff.EnginePlan},
+		{"graph", mlp, autodiff.EngineGraph},
+		{"compiled", mlp, autodiff.EngineCompiled},
+		{"plan", cnn, autodiff.EngineGraph},
+		{"graph", cnn, autodiff.EngineGraph},
+		{"compiled", cnn, autodiff.EngineCompiled},
+	} {
+		if got := (Config{Engine: c.engine}).RunEngine(c.model); got != c.want {
+			t.Errorf("engine %q, model %s: %s, want %s", c.engine, c.model.Name, got, c.want)
+		}
+	}
+}
+
+// TestUnsupportedSaidOnce checks that a model with an op the compiler does
+// not know trains on the VM and that train says so once, naming the op.
+func TestUnsupportedSaidOnce(t *testing.T) {
+	nn.Models["test-unsupported"] = func(p nn.PriorConfig) (nn.Model, error) {
+		c := nn.ConvNet{Height: 4, Width: 4, Channels: 1, Conv: []int{2}, Kernel: 3, Dense: []int{5}, Classes: 3, Prior: p}
+		return nn.NewModel("test-unsupported", func(batch int, dt tensor.Dtype) (*nn.Graph, error) {
+			g, err := c.Build(batch, dt)
+			if err != nil {
+				return nil, err
+			}
+			if g.LogLik, err = G.Cube(g.LogLik); err != nil { // cube: compiled; max below is not
+				return nil, err
+			}
+			m, err := G.Max(g.LogLik)
+			if err != nil {
+				return nil, err
+			}
+			g.LogLik, err = G.Sub(g.LogLik, m)
+			return g, err
+		})
+	}
+	defer delete(nn.Models, "test-unsupported")
+	var buf bytes.Buffer
+	old := notices
+	notices = &buf
+	defer func() { notices = old }()
+	cfg := cnnConfig("test-unsupported")
+	cfg.Sampler, cfg.Steps, cfg.BurnIn, cfg.Replicas = "sgnht", 10, 2, 1
+	data := smallData(t)
+	for i := 0; i < 2; i++ {
+		r, err := NewFromData(filepath.Join(t.TempDir(), "run"), cfg, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Train(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	if n := strings.Count(buf.String(), "does not support op"); n != 1 || !strings.Contains(buf.String(), "MaxAlong") {
+		t.Fatalf("notices %q: want one naming MaxAlong", buf.String())
+	}
+}
+
+// TestCompiledMLPRun checks an MLP run on the compiled engine (its graph
+// compiled, sharded over two graphs, not the BLAS plan): it records the
+// engine, trains, resumes bit for bit, evaluates, and samples what the BLAS
+// plan's run samples to float32 rounding over a short run.
+func TestCompiledMLPRun(t *testing.T) {
+	data := smallData(t)
+	final := map[string][]float64{}
+	for _, engine := range []string{"plan", "compiled"} {
+		cfg := smallConfig()
+		cfg.Engine, cfg.Steps, cfg.BurnIn, cfg.GradShards = engine, 40, 10, 2
+		dir := filepath.Join(t.TempDir(), engine)
+		r, err := NewFromData(dir, cfg, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		interruptAt(t, r, 17)
+		if r, err = ResumeFromData(dir, data, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Train(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		final[engine] = append([]float64(nil), r.State().Rungs[0].Theta...)
+		r.Close()
+		saved, err := ReadRunConfig(dir)
+		if err != nil || saved.Engine != engine {
+			t.Fatalf("config records engine %q (%v), want %q", saved.Engine, err, engine)
+		}
+		if _, err := Evaluate([]string{dir}, "", data); err != nil {
+			t.Fatalf("evaluate the %s run: %v", engine, err)
+		}
+	}
+	for i, v := range final["plan"] {
+		if w := final["compiled"][i]; math.Abs(v-w) > 1e-3*(1+math.Abs(v)) {
+			t.Fatalf("parameter %d after 40 steps: plan %v, compiled %v", i, v, w)
 		}
 	}
 }

@@ -325,7 +325,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		}
 		if ri == 0 {
 			firstModel = model
-			if ens, err = NewModelEnsemble(model, test); err != nil {
+			if ens, err = NewModelEnsembleOn(cfg.RunEngine(model), model, test); err != nil {
 				return nil, err
 			}
 			for _, x := range extras {
@@ -467,7 +467,7 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 		}
 		if bi == 0 {
 			first = model
-			if be, err = NewModelEnsemble(model, test); err != nil {
+			if be, err = NewModelEnsembleOn(cfg.RunEngine(model), model, test); err != nil {
 				return nil, err
 			}
 			for _, x := range extras {

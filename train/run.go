@@ -3,10 +3,12 @@ package train
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
@@ -161,16 +163,57 @@ func recordIdentity(cfg Config, p *prepared) (Config, error) {
 	}
 	fp := DataFingerprint(p.tr)
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
+	if model.MLP == nil && autodiff.Engine(cfg.Engine) == autodiff.EnginePlan {
+		// A new run of a graph model records that it runs compiled: runs
+		// made before the compiler recorded plan and keep the VM.
+		cfg.Engine = string(autodiff.EngineCompiled)
+	}
 	if cfg.GradShards == 0 && usesGraph(cfg, model) {
 		cfg.GradShards = autoShards(cfg)
 	}
 	return cfg, nil
 }
 
-// usesGraph reports whether the run's gradients run on Gorgonia's graph
-// (every model but an MLP on the BLAS plan).
+// RunEngine returns the engine the run's evaluators use for model: graph
+// (Gorgonia's VM) when the config says graph, and also for a graph model
+// whose config says plan (a run made before the graph compiler, which ran
+// on the VM and keeps it, so that it resumes and evaluates bit-exactly);
+// compiled for compiled; plan (the MLP's BLAS plan) for an MLP's plan.
+func (c Config) RunEngine(model nn.Model) autodiff.Engine {
+	switch e := autodiff.Engine(c.Engine); {
+	case e == autodiff.EnginePlan && model.MLP == nil:
+		return autodiff.EngineGraph
+	case e == "":
+		return autodiff.EnginePlan
+	default:
+		return e
+	}
+}
+
+// usesGraph reports whether the run's gradients run on a graph (compiled
+// or on the VM): every engine but an MLP's BLAS plan.
 func usesGraph(cfg Config, model nn.Model) bool {
-	return model.MLP == nil || autodiff.Engine(cfg.Engine) == autodiff.EngineGraph
+	return cfg.RunEngine(model) != autodiff.EnginePlan
+}
+
+// notices receives what train says once (a model running on the VM).
+var notices io.Writer = os.Stderr
+
+// unsupportedSaid remembers the models whose unsupported op train has
+// reported, so that it says so once per process.
+var unsupportedSaid sync.Map
+
+// sayUnsupported reports, once per model, that the graph compiler cannot
+// compile model and the run uses Gorgonia's VM.
+func sayUnsupported(engine autodiff.Engine, model nn.Model) {
+	if engine != autodiff.EngineCompiled {
+		return
+	}
+	if err := autodiff.Compilable(model); autodiff.IsUnsupported(err) {
+		if _, said := unsupportedSaid.LoadOrStore(model.Name, true); !said {
+			fmt.Fprintf(notices, "ptsghmc: %v; running it on Gorgonia's VM (slower)\n", err)
+		}
+	}
 }
 
 // maxShards bounds the graphs one batch is split over by default (gradient
@@ -264,7 +307,8 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 		return nil, err
 	}
 	r.pt = &sampler.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
-		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg)}
+		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(),
+		NoiseCorrection: cfg.NoiseCorrection}
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange
 		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
@@ -297,13 +341,15 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 	if shards > 1 {
 		r.threads = 1
 	}
+	engine := cfg.RunEngine(model)
+	sayUnsupported(engine, model)
 	for range temps {
 		var ev autodiff.Evaluator
 		var err error
 		if shards > 1 {
-			ev, err = autodiff.NewShardedEvaluator(model, cfg.Batch, cfg.DTypeValue(), shards)
+			ev, err = autodiff.NewShardedFor(engine, model, cfg.Batch, cfg.DTypeValue(), shards)
 		} else {
-			ev, err = autodiff.NewFor(autodiff.Engine(cfg.Engine), model, cfg.Batch, cfg.DTypeValue())
+			ev, err = autodiff.NewFor(engine, model, cfg.Batch, cfg.DTypeValue())
 		}
 		if err != nil {
 			return nil, err
@@ -313,12 +359,12 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 	if len(temps) > 1 {
 		// Exchange tests evaluate the two configurations in parallel, on
 		// large batches (they may need the whole data set).
-		if err := r.pots[0].ParallelTerms(2, termBatch(model), cfg.DTypeValue()); err != nil {
+		if err := r.pots[0].ParallelTermsOn(engine, 2, termBatch(model), cfg.DTypeValue()); err != nil {
 			return nil, err
 		}
 	}
 	if val != nil {
-		ev, err := newPredictor(model, cfg.DTypeValue())
+		ev, err := newPredictor(engine, model, cfg.DTypeValue())
 		if err != nil {
 			return nil, err
 		}

@@ -62,13 +62,18 @@ func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
 	if err != nil {
 		return nil, err
 	}
-	if have, err := ReadRunConfig(dir); err == nil && cfg.GradShards == 0 {
+	have, haveErr := ReadRunConfig(dir)
+	if haveErr == nil && cfg.GradShards == 0 {
 		// the first task chose the shards on its node; later tasks, maybe
 		// on nodes with other core counts, keep them
 		cfg.GradShards = have.GradShards
 	}
+	asked := cfg.Engine
 	if cfg, err = recordIdentity(cfg, p); err != nil {
 		return nil, err
+	}
+	if haveErr == nil && have.Engine == asked {
+		cfg.Engine = have.Engine // a run made before the graph compiler keeps its engine
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
@@ -162,6 +167,12 @@ func claimRunConfig(dir string, cfg Config) error {
 // "name saved (this task: value)"; the chain number is not compared.
 func configDiff(want, got Config) []string {
 	want.Chain, got.Chain = 0, 0
+	// a run saved before the preconditioner existed ran with none
+	for _, c := range []*Config{&want, &got} {
+		if c.Precondition == "" {
+			c.Precondition = "none"
+		}
+	}
 	w, g := fieldsOf(want), fieldsOf(got)
 	// Settings a config file omits when zero are compared too when only one
 	// side has them: a run saved before xtolerance existed ran without it,

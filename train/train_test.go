@@ -94,6 +94,15 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		{"sgld", 0, "cold", func(c *Config) { c.Temperature = 0.3 }, nil},
 		// SGD warm-up to step 30, stopped before, at and after the switch
 		{"sgnht", 0, "sgd-warmup", func(c *Config) { c.SGDWarmup = 30 }, []int{17, 30, 31, 61}},
+		// preconditioners: burn-in 40 re-estimates the masses at steps 4,
+		// 8, 16 and 32; stopped inside windows, at an end and after
+		{"ptsghmc", 0, "rmsprop", func(c *Config) { c.Precondition = "rmsprop" }, []int{3, 8, 11, 32, 61}},
+		{"sgnht", 0, "variance", func(c *Config) { c.Precondition = "variance" }, []int{3, 8, 11, 32, 33, 61}},
+		{"sgld", 0, "rmsprop", func(c *Config) { c.Precondition = "rmsprop" }, []int{3, 11, 61}},
+		// the noise correction estimates over steps 33-40 (after the last
+		// mass window) and applies from step 40
+		{"ptsghmc", 0, "noise-correction", func(c *Config) { c.Precondition, c.NoiseCorrection = "rmsprop", true }, []int{35, 40, 61}},
+		{"sghmc", 0, "noise-correction", func(c *Config) { c.NoiseCorrection = true }, []int{25, 61}},
 	} {
 		t.Run(fmt.Sprintf("%s/cycle%d/%s", tc.sampler, tc.cycle, tc.name), func(t *testing.T) {
 			cfg := smallConfig()

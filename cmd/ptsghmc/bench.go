@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -93,6 +94,9 @@ type benchConfig struct {
 	every        int
 	sharedStart  bool
 	peak         float64 // measured GEMM peak (0: measure)
+	model        string  // a registered model (nn.Models): benchModel
+	engine       string  // with model: compiled or graph
+	shards       int     // with model: gradient shards (0: one per core, up to 4)
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -102,15 +106,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.arch, "arch", "784-400-400-10", "architecture")
 	fs.IntVar(&c.replicas, "replicas", 10, "replicas")
 	fs.IntVar(&c.batch, "batch", 128, "minibatch size")
-	fs.IntVar(&c.steps, "steps", 50, "timed steps (after 5 warm-up steps)")
+	fs.IntVar(&c.steps, "steps", 50, "timed steps (after 5 warm-up steps; 3 with --model)")
 	fs.StringVar(&c.dtype, "dtype", "float32", "float32 or float64")
 	fs.IntVar(&c.every, "exchange", 10, "steps between exchange rounds (0: none; no exchange with one replica)")
 	fs.BoolVar(&c.sharedStart, "shared-start", false, "start every replica from one initialisation (default: each replica its own, as in the PyTorch script)")
+	fs.StringVar(&c.model, "model", "", "time one SGNHT step (minibatch gradient and update) of this registered model instead (lenet, cnn3)")
+	fs.StringVar(&c.engine, "engine", "compiled", "with --model: compiled (the graph compiler) or graph (Gorgonia's VM)")
+	fs.IntVar(&c.shards, "grad-shards", 0, "with --model: split each gradient over this many graphs in parallel (0: one per core, up to 4)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	sweep := fs.Bool("sweep", false, "time replicas 1, 2, 4, 10, 20 at --batch, and batch 32, 128, 512 at --replicas; print a table")
 	plotPath := fs.String("plot", "", "with --sweep: write the scaling plot to this PNG file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc bench [--arch A] [--replicas R] [--batch B] [--exchange N] [--steps N] [--dtype float32|float64] [--json] [--sweep [--plot p.png]]\n\nTimes full PT-SGHMC steps on MNIST-shaped synthetic data.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc bench [--arch A] [--replicas R] [--batch B] [--exchange N] [--steps N] [--dtype float32|float64] [--json] [--sweep [--plot p.png]]\n       ptsghmc bench --model lenet [--engine compiled|graph] [--grad-shards N] [--batch B] [--steps N] [--dtype float32|float64] [--json]\n\nTimes full PT-SGHMC steps of an MLP, or one SGNHT step of a registered model, on MNIST-shaped synthetic data.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -118,6 +125,20 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *plotPath != "" && !*sweep {
 		return fmt.Errorf("bench: --plot needs --sweep")
+	}
+	if c.model != "" {
+		if *sweep {
+			return fmt.Errorf("bench: --sweep times MLPs; drop it with --model")
+		}
+		res, err := benchModel(c)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(stdout, res)
+		}
+		printModelBench(stdout, res)
+		return nil
 	}
 	if !*sweep {
 		res, err := benchOnce(c)
@@ -404,6 +425,16 @@ func copyBandwidth(n int) float64 {
 	return best
 }
 
+// cpuTime returns the CPU time the process has used (user and system, all
+// threads).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // peakRSS returns the process's peak resident set in MiB (Linux).
 func peakRSS() float64 {
 	b, err := os.ReadFile("/proc/self/status")
@@ -426,4 +457,140 @@ func sum(xs []int) int {
 		t += x
 	}
 	return t
+}
+
+// ModelBenchResult is the output of ptsghmc bench --model: one chain's
+// SGNHT step (minibatch gradient of U~ and the update with injected noise)
+// of a registered model, against the float32 GEMM peak measured in the same
+// process.
+type ModelBenchResult struct {
+	Model       string  `json:"model"`
+	Params      int     `json:"params"`
+	Engine      string  `json:"engine"`
+	Shards      int     `json:"grad_shards"`
+	Batch       int     `json:"batch"`
+	DType       string  `json:"dtype"`
+	BLAS        string  `json:"blas"`
+	Steps       int     `json:"steps"`
+	StepMS      float64 `json:"ms_per_step"`
+	CPUMS       float64 `json:"cpu_ms_per_step"` // process CPU time a step (all threads): steadier on a shared machine
+	GradientMS  float64 `json:"gradient_ms_per_step"`
+	MACs        int64   `json:"macs_per_step"` // multiply-adds of the step's products and convolutions
+	GFLOPS      float64 `json:"gflops"`        // 2 MACs over the step's time
+	PeakGFLOPS  float64 `json:"gemm_peak_gflops"`
+	FloorMS     float64 `json:"floor_ms"` // 2 MACs at the GEMM peak
+	AllocsStep  float64 `json:"allocs_per_step"`
+	PeakRSSMiB  float64 `json:"peak_rss_mib"`
+	StepsPerSec float64 `json:"steps_per_sec"`
+}
+
+// benchModel times c.steps SGNHT steps of the registered model c.model on
+// synthetic 28x28 images, after 3 warm-up steps.
+func benchModel(c benchConfig) (ModelBenchResult, error) {
+	var res ModelBenchResult
+	build, ok := nn.Models[c.model]
+	if !ok {
+		return res, fmt.Errorf("bench: model %q is not registered: expected one of %s", c.model, strings.Join(nn.ModelNames(), ", "))
+	}
+	if c.batch < 1 || c.steps < 1 || c.shards < 0 {
+		return res, fmt.Errorf("bench: batch and steps must be positive, shards non-negative (got %d, %d, %d)", c.batch, c.steps, c.shards)
+	}
+	engine := autodiff.Engine(c.engine)
+	if engine != autodiff.EngineCompiled && engine != autodiff.EngineGraph {
+		return res, fmt.Errorf("bench: engine %q: expected compiled or graph", c.engine)
+	}
+	model, err := build(nn.PriorConfig{Precision: 1, FanIn: true})
+	if err != nil {
+		return res, err
+	}
+	if engine == autodiff.EngineCompiled {
+		if err := autodiff.Compilable(model); err != nil {
+			return res, fmt.Errorf("bench: %w", err)
+		}
+	}
+	shards := c.shards
+	if shards == 0 {
+		shards = min(runtime.GOMAXPROCS(0), 4, c.batch)
+	}
+	dtype := autodiff.DType(c.dtype)
+	threads := autodiff.BLASThreads()
+	defer autodiff.SetBLASThreads(threads)
+	var ev autodiff.Evaluator
+	if shards > 1 {
+		autodiff.SetBLASThreads(1) // the shards run in parallel, as train runs them
+		ev, err = autodiff.NewShardedFor(engine, model, c.batch, dtype, shards)
+	} else {
+		ev, err = autodiff.NewFor(engine, model, c.batch, dtype)
+	}
+	if err != nil {
+		return res, err
+	}
+	// The multiply-adds: a compiled plan of one example's, times the batch
+	// (a CNN's products all scale with the batch).
+	// A model the compiler cannot compile (timed on the VM) has no count.
+	if counter, err := autodiff.Compile(model, 1, dtype); err == nil {
+		res.MACs = counter.MACs() * int64(c.batch)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	data, err := datasets.SyntheticImages(max(10*c.batch, 1024), model.Inputs, model.Outputs, rng)
+	if err != nil {
+		return res, err
+	}
+	p, err := autodiff.NewPotential(model, data, ev, c.batch, rng)
+	if err != nil {
+		return res, err
+	}
+	var gradNS atomic.Int64
+	pots := []sampler.Potential{timedPotential{p, &gradNS}}
+	pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-4, Diffusion: 10}, Temps: []float64{1}}
+	theta := make([]float64, model.NumParams())
+	model.Layout.Init(theta, rng)
+	st, err := pt.Init([][]float64{theta}, 1)
+	if err != nil {
+		return res, err
+	}
+	if err := pt.Run(pots, p, st, 3, nil); err != nil {
+		return res, err
+	}
+	gradNS.Store(0)
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	start, cpu0 := time.Now(), cpuTime()
+	if err := pt.Run(pots, p, st, c.steps, nil); err != nil {
+		return res, err
+	}
+	wall, cpu := time.Since(start).Seconds(), cpuTime()-cpu0
+	runtime.ReadMemStats(&ms1)
+	res = ModelBenchResult{Model: c.model, Params: model.NumParams(), Engine: c.engine, Shards: shards, Batch: c.batch,
+		DType: c.dtype, BLAS: autodiff.BLASName, Steps: c.steps, MACs: res.MACs}
+	res.StepMS = wall / float64(c.steps) * 1e3
+	res.CPUMS = cpu.Seconds() / float64(c.steps) * 1e3
+	res.StepsPerSec = float64(c.steps) / wall
+	res.GradientMS = float64(gradNS.Load()) / 1e6 / float64(c.steps)
+	res.GFLOPS = 2 * float64(res.MACs) / (res.StepMS / 1e3) / 1e9
+	res.AllocsStep = float64(ms1.Mallocs-ms0.Mallocs) / float64(c.steps)
+	res.PeakRSSMiB = peakRSS()
+	res.PeakGFLOPS = c.peak
+	if res.PeakGFLOPS == 0 {
+		res.PeakGFLOPS = gemmPeak()
+	}
+	res.FloorMS = 2 * float64(res.MACs) / (res.PeakGFLOPS * 1e9) * 1e3
+	if res.MACs == 0 {
+		res.GFLOPS, res.FloorMS = 0, 0
+	}
+	return res, nil
+}
+
+func printModelBench(w io.Writer, r ModelBenchResult) {
+	fmt.Fprintf(w, "SGNHT step of %s (%d parameters), engine %s, %d gradient shards, batch %d, %s, BLAS %s, %d steps\n",
+		r.Model, r.Params, r.Engine, r.Shards, r.Batch, r.DType, r.BLAS, r.Steps)
+	fmt.Fprintf(w, "  ms a step          %8.1f (%.2f steps/s; gradient %.1f ms; process CPU %.1f ms a step)\n", r.StepMS, r.StepsPerSec, r.GradientMS, r.CPUMS)
+	if r.MACs == 0 {
+		fmt.Fprintf(w, "  multiply-adds      not counted (the graph compiler does not support this model)\n")
+		fmt.Fprintf(w, "  float32 GEMM peak  %8.1f GFLOP/s measured now\n", r.PeakGFLOPS)
+	} else {
+		fmt.Fprintf(w, "  multiply-adds      %8.3g a step (%.3g GFLOP), %.1f GFLOP/s\n", float64(r.MACs), 2*float64(r.MACs)/1e9, r.GFLOPS)
+		fmt.Fprintf(w, "  float32 GEMM peak  %8.1f GFLOP/s measured now: floor %.1f ms a step, this step %.2fx the floor\n", r.PeakGFLOPS, r.FloorMS, r.StepMS/r.FloorMS)
+	}
+	fmt.Fprintf(w, "  peak RSS           %8.0f MiB, %.1f allocations per step\n", r.PeakRSSMiB, r.AllocsStep)
 }

@@ -230,7 +230,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *images, err)
 	}
-	ens, err := train.NewModelEnsemble(model, data)
+	ens, err := train.NewModelEnsembleOn(cfg.RunEngine(model), model, data)
 	if err != nil {
 		return err
 	}

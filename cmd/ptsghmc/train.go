@@ -48,6 +48,8 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.Float64Var(&c.LR, "lr", c.LR, "per-example learning rate eps (step size h = sqrt(eps/N))")
 	fs.Float64Var(&c.Friction, "friction", c.Friction, "momentum decay per step alpha (diffusion A = alpha/h)")
 	fs.Float64Var(&c.Inertia, "thermostat-inertia", c.Inertia, "SGNHT thermostat inertia Q: smaller adapts faster (0: 1/A^2, a thermostat that settles within a few momentum relaxation times)")
+	fs.StringVar(&c.Precondition, "precondition", c.Precondition, "diagonal mass matrix estimated during burn-in, then frozen: none, rmsprop (from squared minibatch gradients) or variance (from the positions' variances); heavier masses slow the stiff, noisy coordinates to the widest one's pace (docs/sampler.md)")
+	fs.BoolVar(&c.NoiseCorrection, "noise-correction", c.NoiseCorrection, "estimate the gradient noise per parameter at the end of burn-in and inject less noise where the gradient brings more (SGHMC's B-hat), so no parameter runs hot or cold under the one thermostat (ptsghmc, sgnht, sghmc)")
 	fs.Float64Var(&c.NoiseTarget, "noise-target", c.NoiseTarget, "noise-aware step: during burn-in, shrink the step (same friction per step) until the gradient noise is at most this share of the momentum's diffusion, e.g. 0.05 (0: off; the run still reports the share)")
 	fs.IntVar(&c.SGDWarmup, "sgd-warmup", c.SGDWarmup, "run the first this many steps as momentum SGD, then sample from the point reached (burn-in by optimisation: --chains K then start in K SGD solutions; 0: off)")
 	fs.IntVar(&c.Cycle, "cycle", c.Cycle, "cyclical step size (Zhang et al. 2020): steps per cosine cycle of the learning rate (0: constant)")
@@ -61,7 +63,7 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.StringVar(&c.XTest, "exchange-test", c.XTest, "barker: the corrected minibatch Barker test (exact up to its correction table); resghmc: APPROXIMATE bias-corrected Metropolis swap of reSGHMC (Deng et al. 2020) on one minibatch, which gives up detailed balance of the swaps (rung 1 is then not guaranteed to sample the posterior) to swap where the exact test never does")
 	fs.Float64Var(&c.XF, "resghmc-f", c.XF, "with --exchange-test resghmc: divisor F of the variance correction (1: the penalty method; reSGHMC uses up to 3e5, swapping more and with more bias)")
 	fs.StringVar(&c.DType, "dtype", c.DType, "float32 or float64")
-	fs.StringVar(&c.Engine, "engine", c.Engine, "plan (BLAS execution plan) or graph (Gorgonia VM)")
+	fs.StringVar(&c.Engine, "engine", c.Engine, "plan (an MLP's BLAS plan; any other model compiled), compiled (every model's graph compiled) or graph (Gorgonia's VM)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.Uint64Var(&c.SplitSeed, "split-seed", c.SplitSeed, "seed of the training subset and validation split (0: --seed), so runs of several seeds hold out the same validation set (eval --split validation)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "replicas stepped at once (0: number of cores)")
@@ -318,6 +320,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout)
 		if tp := r.Tempering(); tp != nil {
 			printTempering(stdout, tp)
+		}
+		if p := r.Preconditioning(); p != "" {
+			fmt.Fprintln(stdout, p)
 		}
 		fmt.Fprintln(stdout, r.Health())
 	}

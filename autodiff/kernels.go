@@ -1,0 +1,1001 @@
+package autodiff
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// runs walks a tensor of some shape, in row-major order, together with
+// other strided operands, as contiguous runs of the innermost collapsed
+// axis: offs holds, per run, one start offset per operand; run r covers
+// elements offs[k*r+j] + i*st[j], i < n, of operand j. Axes along which
+// every operand is contiguous are merged first, so a bias broadcast over a
+// convolution's [B, C, H, W] output walks B*C runs of H*W.
+type runs struct {
+	n    int
+	st   []int
+	offs []int
+}
+
+// newRuns returns the runs of shape for operands with the given strides
+// (one per axis of shape; 0 along broadcast axes).
+func newRuns(shape []int, strides ...[]int) runs {
+	k := len(strides)
+	type dim struct {
+		n  int
+		st []int
+	}
+	var merged []dim // innermost first
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i] == 1 {
+			continue
+		}
+		d := dim{n: shape[i], st: make([]int, k)}
+		for j := range strides {
+			d.st[j] = strides[j][i]
+		}
+		if len(merged) > 0 {
+			last := &merged[len(merged)-1]
+			ok := true
+			for j := range d.st {
+				ok = ok && d.st[j] == last.st[j]*last.n
+			}
+			if ok {
+				last.n *= d.n
+				continue
+			}
+		}
+		merged = append(merged, d)
+	}
+	if len(merged) == 0 {
+		merged = []dim{{n: 1, st: make([]int, k)}}
+	}
+	r := runs{n: merged[0].n, st: merged[0].st}
+	outer := merged[1:]
+	count := 1
+	for _, d := range outer {
+		count *= d.n
+	}
+	r.offs = make([]int, 0, count*k)
+	idx := make([]int, len(outer))
+	off := make([]int, k)
+	for c := 0; c < count; c++ {
+		r.offs = append(r.offs, off...)
+		for a := 0; a < len(outer); a++ {
+			idx[a]++
+			for j := range off {
+				off[j] += outer[a].st[j]
+			}
+			if idx[a] < outer[a].n {
+				break
+			}
+			for j := range off {
+				off[j] -= outer[a].n * outer[a].st[j]
+			}
+			idx[a] = 0
+		}
+	}
+	return r
+}
+
+// gather writes src[i*st] into dst[i].
+func gather[T float](dst, src []T, st int) {
+	if st == 1 {
+		copy(dst, src[:len(dst)])
+		return
+	}
+	for i := range dst {
+		dst[i] = src[i*st]
+	}
+}
+
+// gatherAcc writes, or with acc adds, src[i*st] into dst[i].
+func gatherAcc[T float](dst, src []T, st int, acc bool) {
+	if !acc {
+		gather(dst, src, st)
+		return
+	}
+	for i := range dst {
+		dst[i] += src[i*st]
+	}
+}
+
+// scatter writes, or with acc adds, src[i] into dst[i*st] (with st = 0
+// and acc it sums src into dst[0]).
+func scatter[T float](dst []T, st int, src []T, acc bool) {
+	switch {
+	case st == 0 && acc:
+		var s T
+		for _, v := range src {
+			s += v
+		}
+		dst[0] += s
+	case st == 1:
+		accumulate(dst[:len(src)], src, acc)
+	case acc:
+		for i, v := range src {
+			dst[i*st] += v
+		}
+	default:
+		for i, v := range src {
+			dst[i*st] = v
+		}
+	}
+}
+
+// accumulate writes, or with acc adds, src into dst.
+func accumulate[T float](dst, src []T, acc bool) {
+	if !acc {
+		copy(dst, src)
+		return
+	}
+	addTo(dst, src)
+}
+
+// matmul is C = op(A) op(B) through BLAS GEMM, op transposing with ta, tb;
+// A is ar x ac, B br x bc as stored.
+type matmul[T float] struct {
+	gemm           gemmFunc[T]
+	a, b, c        []T
+	da, db, dc     []T
+	ta, tb         bool
+	ar, ac, br, bc int
+}
+
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+func beta[T float](acc bool) T {
+	if acc {
+		return 1
+	}
+	return 0
+}
+
+func (m *matmul[T]) forward() {
+	rows, inner, cols := m.ar, m.ac, m.bc
+	if m.ta {
+		rows, inner = m.ac, m.ar
+	}
+	if m.tb {
+		cols = m.br
+	}
+	m.gemm(trans(m.ta), trans(m.tb), rows, cols, inner, 1, m.a, m.ac, m.b, m.bc, 0, m.c, cols)
+}
+
+// backward writes (or adds) dA and dB from dC: with C = op(A) op(B),
+// d op(A) = dC op(B)^T and d op(B) = op(A)^T dC, each transposed back when
+// the operand was used transposed. dB is written before dA (the order the
+// compiler claimed them).
+func (m *matmul[T]) backward(accA, accB bool) {
+	rows, inner, cols := m.ar, m.ac, m.bc
+	if m.ta {
+		rows, inner = m.ac, m.ar
+	}
+	if m.tb {
+		cols = m.br
+	}
+	if m.db != nil {
+		if !m.tb { // dB [inner, cols] = op(A)^T dC
+			m.gemm(trans(!m.ta), blas.NoTrans, inner, cols, rows, 1, m.a, m.ac, m.dc, cols, beta[T](accB), m.db, cols)
+		} else { // dB [cols, inner] = dC^T op(A)
+			m.gemm(blas.Trans, trans(m.ta), cols, inner, rows, 1, m.dc, cols, m.a, m.ac, beta[T](accB), m.db, inner)
+		}
+	}
+	if m.da != nil {
+		if !m.ta { // dA [rows, inner] = dC op(B)^T
+			m.gemm(blas.NoTrans, trans(!m.tb), rows, inner, cols, 1, m.dc, cols, m.b, m.bc, beta[T](accA), m.da, inner)
+		} else { // dA [inner, rows] = op(B) dC^T
+			m.gemm(trans(m.tb), blas.Trans, inner, rows, cols, 1, m.b, m.bc, m.dc, cols, beta[T](accA), m.da, rows)
+		}
+	}
+}
+
+// Elementwise binary operations and the partial derivatives their adjoints
+// use.
+const (
+	binAdd = iota
+	binSub
+	binMul
+	binDiv
+	binLt
+	binGt
+	binLte
+	binGte
+	binEq
+	binNe
+	binRelu // x ⊙ (x >= 0), fused
+)
+
+var binOps = map[string]int{"+": binAdd, "-": binSub, "⊙": binMul, "÷": binDiv, "<": binLt, ">": binGt,
+	"<=": binLte, ">=": binGte, "==": binEq, "!=": binNe, "relu": binRelu}
+
+func b2f[T float](b bool) T {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// binRun computes out[i] = a[i*sa] op b[i*sb].
+func binRun[T float](op int, out, a []T, sa int, b []T, sb int) {
+	if op == binRelu {
+		if sa == 1 {
+			a = a[:len(out)]
+			for i, v := range a {
+				out[i] = max(v, 0) // branch-free; v >= 0 keeps v, as x * (x >= 0) does
+			}
+			return
+		}
+		for i := range out {
+			if v := a[i*sa]; v >= 0 {
+				out[i] = v
+			} else {
+				out[i] = 0
+			}
+		}
+		return
+	}
+	if sa == 1 && sb == 0 {
+		y := b[0]
+		a = a[:len(out)]
+		switch op {
+		case binAdd:
+			for i, x := range a {
+				out[i] = x + y
+			}
+			return
+		case binMul:
+			for i, x := range a {
+				out[i] = x * y
+			}
+			return
+		}
+	}
+	if sa == 1 && sb == 1 {
+		a, b = a[:len(out)], b[:len(out)]
+		switch op {
+		case binAdd:
+			for i, x := range a {
+				out[i] = x + b[i]
+			}
+			return
+		case binMul:
+			for i, x := range a {
+				out[i] = x * b[i]
+			}
+			return
+		}
+	}
+	for i := range out {
+		x, y := a[i*sa], b[i*sb]
+		var v T
+		switch op {
+		case binAdd:
+			v = x + y
+		case binSub:
+			v = x - y
+		case binMul:
+			v = x * y
+		case binDiv:
+			v = x / y
+		case binLt:
+			v = b2f[T](x < y)
+		case binGt:
+			v = b2f[T](x > y)
+		case binLte:
+			v = b2f[T](x <= y)
+		case binGte:
+			v = b2f[T](x >= y)
+		case binEq:
+			v = b2f[T](x == y)
+		case binNe:
+			v = b2f[T](x != y)
+		}
+		out[i] = v
+	}
+}
+
+// Partial derivatives of a binary operation's output g with respect to one
+// operand, times the output's adjoint.
+const (
+	partIdent = iota // g
+	partNeg          // -g
+	partMulB         // g b
+	partMulA         // g a
+	partDivB         // g / b
+	partDivAB        // -g a / b^2
+	partReluA        // g where a >= 0
+)
+
+// partOf returns the partial of op with respect to operand side (0: a).
+func partOf(op, side int) int {
+	switch op {
+	case binSub:
+		if side == 1 {
+			return partNeg
+		}
+	case binMul:
+		if side == 0 {
+			return partMulB
+		}
+		return partMulA
+	case binDiv:
+		if side == 0 {
+			return partDivB
+		}
+		return partDivAB
+	case binRelu:
+		return partReluA
+	}
+	return partIdent
+}
+
+// partRun writes (or with acc adds) the partial part of each of the run's
+// outputs into d[i*sd].
+func partRun[T float](part int, d []T, sd int, acc bool, g, a []T, sa int, b []T, sb int) {
+	if part == partReluA && sd == 1 && sa == 1 && !acc {
+		d = d[:len(g)]
+		copy(d, g)
+		reluMask(a[:len(g)], d)
+		return
+	}
+	if part == partIdent && sd == 1 {
+		accumulate(d[:len(g)], g, acc)
+		return
+	}
+	if part == partIdent && sd == 0 && acc {
+		var s T
+		for _, v := range g {
+			s += v
+		}
+		d[0] += s
+		return
+	}
+	for i, v := range g {
+		var x T
+		switch part {
+		case partIdent:
+			x = v
+		case partNeg:
+			x = -v
+		case partMulB:
+			x = v * b[i*sb]
+		case partMulA:
+			x = v * a[i*sa]
+		case partDivB:
+			x = v / b[i*sb]
+		case partDivAB:
+			y := b[i*sb]
+			x = -v * a[i*sa] / (y * y)
+		case partReluA:
+			if a[i*sa] >= 0 {
+				x = v
+			}
+		}
+		if acc {
+			d[i*sd] += x
+		} else {
+			d[i*sd] = x
+		}
+	}
+}
+
+// Unary operations.
+const (
+	unNeg = iota
+	unSquare
+	unCube
+	unSqrt
+	unInv
+	unExp
+	unLn
+	unLog1p
+	unTanh
+	unSigmoid
+	unSoftplus
+	unAbs
+)
+
+var unaryCodes = map[string]int{"neg": unNeg, "square": unSquare, "cube": unCube, "sqrt": unSqrt, "inv": unInv,
+	"exp": unExp, "ln": unLn, "log1p": unLog1p, "tanh": unTanh, "sigmoid": unSigmoid, "softplus": unSoftplus, "abs": unAbs}
+
+func unaryForward[T float](op int, in, out []T) {
+	in = in[:len(out)]
+	for i, x := range in {
+		var y T
+		switch op {
+		case unNeg:
+			y = -x
+		case unSquare:
+			y = x * x
+		case unCube:
+			y = x * x * x
+		case unSqrt:
+			y = T(math.Sqrt(float64(x)))
+		case unInv:
+			y = 1 / x
+		case unExp:
+			y = T(math.Exp(float64(x)))
+		case unLn:
+			y = T(math.Log(float64(x)))
+		case unLog1p:
+			y = T(math.Log1p(float64(x)))
+		case unTanh:
+			y = T(math.Tanh(float64(x)))
+		case unSigmoid:
+			y = T(1 / (1 + math.Exp(-float64(x))))
+		case unSoftplus:
+			y = T(softplus(float64(x)))
+		case unAbs:
+			y = T(math.Abs(float64(x)))
+		}
+		out[i] = y
+	}
+}
+
+func softplus(x float64) float64 {
+	if x > 0 {
+		return x + math.Log1p(math.Exp(-x))
+	}
+	return math.Log1p(math.Exp(x))
+}
+
+// unaryBackward writes (or adds) dout * f'(x) into din, from the input x
+// and the output y = f(x).
+func unaryBackward[T float](op int, in, out, dout, din []T, acc bool) {
+	in, out, din = in[:len(dout)], out[:len(dout)], din[:len(dout)]
+	for i, g := range dout {
+		x, y := in[i], out[i]
+		var d T
+		switch op {
+		case unNeg:
+			d = -1
+		case unSquare:
+			d = 2 * x
+		case unCube:
+			d = 3 * x * x
+		case unSqrt:
+			d = 0.5 / y
+		case unInv:
+			d = -y * y
+		case unExp:
+			d = y
+		case unLn:
+			d = 1 / x
+		case unLog1p:
+			d = 1 / (1 + x)
+		case unTanh:
+			d = 1 - y*y
+		case unSigmoid:
+			d = y * (1 - y)
+		case unSoftplus:
+			d = T(1 / (1 + math.Exp(-float64(x))))
+		case unAbs:
+			d = T(math.Copysign(1, float64(x)))
+		}
+		if acc {
+			din[i] += g * d
+		} else {
+			din[i] = g * d
+		}
+	}
+}
+
+// softmaxForward applies the (log-)softmax to each row of w values.
+func softmaxForward[T float](in, out []T, w int, isLog bool) {
+	for r := 0; r+w <= len(out); r += w {
+		z, o := in[r:r+w], out[r:r+w]
+		m := z[0]
+		for _, v := range z {
+			m = max(m, v)
+		}
+		var s float64
+		for _, v := range z {
+			s += math.Exp(float64(v - m))
+		}
+		if isLog {
+			lse := m + T(math.Log(s))
+			for j, v := range z {
+				o[j] = v - lse
+			}
+			continue
+		}
+		for j, v := range z {
+			o[j] = T(math.Exp(float64(v-m)) / s)
+		}
+	}
+}
+
+// softmaxBackward writes (or adds) the adjoint of the softmax's input from
+// its output y and the output's adjoint g: g - softmax * sum(g) for the log
+// version, y (g - sum(g y)) otherwise.
+func softmaxBackward[T float](out, dout, din []T, w int, isLog, acc bool) {
+	for r := 0; r+w <= len(out); r += w {
+		y, g, d := out[r:r+w], dout[r:r+w], din[r:r+w]
+		var s T
+		for j, v := range g {
+			if isLog {
+				s += v
+			} else {
+				s += v * y[j]
+			}
+		}
+		for j, v := range g {
+			var x T
+			if isLog {
+				x = v - T(math.Exp(float64(y[j])))*s
+			} else {
+				x = y[j] * (v - s)
+			}
+			if acc {
+				d[j] += x
+			} else {
+				d[j] = x
+			}
+		}
+	}
+}
+
+// im2col is Gorgonia's im2col: an image batch [b, c, h, w] to columns
+// [b, oh, ow, c*kh*kw], the column index running over channel, kernel row,
+// kernel column.
+type im2col struct {
+	b, c, h, w, oh, ow           int
+	kh, kw, padH, padW           int
+	strideH, strideW, dilH, dilW int
+}
+
+func im2colForward[T float](ic *im2col, im, col []T) {
+	k := 0
+	for b := 0; b < ic.b; b++ {
+		img := im[b*ic.c*ic.h*ic.w:]
+		for or := 0; or < ic.oh; or++ {
+			for oc := 0; oc < ic.ow; oc++ {
+				for ch := 0; ch < ic.c; ch++ {
+					plane := img[ch*ic.h*ic.w:]
+					for kr := 0; kr < ic.kh; kr++ {
+						ir := -ic.padH + kr*ic.dilH + or*ic.strideH
+						for kc := 0; kc < ic.kw; kc++ {
+							icol := -ic.padW + kc*ic.dilW + oc*ic.strideW
+							if ir < 0 || ir >= ic.h || icol < 0 || icol >= ic.w {
+								col[k] = 0
+							} else {
+								col[k] = plane[ir*ic.w+icol]
+							}
+							k++
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im writes (or adds) the adjoint of im2col's input: each column
+// entry's adjoint added to the pixel it was read from.
+func col2im[T float](ic *im2col, dcol, dim []T, acc bool) {
+	if !acc {
+		clear(dim[:ic.b*ic.c*ic.h*ic.w])
+	}
+	k := 0
+	for b := 0; b < ic.b; b++ {
+		img := dim[b*ic.c*ic.h*ic.w:]
+		for or := 0; or < ic.oh; or++ {
+			for oc := 0; oc < ic.ow; oc++ {
+				for ch := 0; ch < ic.c; ch++ {
+					plane := img[ch*ic.h*ic.w:]
+					for kr := 0; kr < ic.kh; kr++ {
+						ir := -ic.padH + kr*ic.dilH + or*ic.strideH
+						for kc := 0; kc < ic.kw; kc++ {
+							icol := -ic.padW + kc*ic.dilW + oc*ic.strideW
+							if ir >= 0 && ir < ic.h && icol >= 0 && icol < ic.w {
+								plane[ir*ic.w+icol] += dcol[k]
+							}
+							k++
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// maxPool is Gorgonia's 2-d max pooling of [b, c, h, w] into
+// [b, c, oh, ow], remembering each output's argmax within its plane (-1
+// when the window is empty).
+type maxPool struct {
+	b, c, h, w, oh, ow int
+	kh, kw, padH, padW int
+	strideH, strideW   int
+	arg                []int32
+}
+
+// maxPoolForward pools planes planes of in into out, their argmaxes into
+// args.
+func maxPoolForward[T float](mp *maxPool, in, out []T, args []int32, planes int) {
+	lowest := T(-math.MaxFloat32)
+	if _, ok := any(lowest).(float64); ok {
+		lowest = T(-math.Nextafter(math.Inf(1), 0)) // -MaxFloat64, as Gorgonia starts
+	}
+	if mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 && mp.padH == 0 && mp.padW == 0 {
+		maxPool2x2(mp, in, out, args, planes, lowest)
+		return
+	}
+	for p := 0; p < planes; p++ {
+		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			h0 := ph*mp.strideH - mp.padH
+			h1 := min(h0+mp.kh, mp.h)
+			h0 = max(h0, 0)
+			for pw := 0; pw < mp.ow; pw++ {
+				w0 := pw*mp.strideW - mp.padW
+				w1 := min(w0+mp.kw, mp.w)
+				w0 = max(w0, 0)
+				best, at := lowest, int32(-1)
+				for hi := h0; hi < h1; hi++ {
+					for wi := w0; wi < w1; wi++ {
+						if v := plane[hi*mp.w+wi]; v > best {
+							best, at = v, int32(hi*mp.w+wi)
+						}
+					}
+				}
+				o[ph*mp.ow+pw], arg[ph*mp.ow+pw] = best, at
+			}
+		}
+	}
+}
+
+// maxPool2x2 is maxPoolForward for 2x2 windows of stride 2 without
+// padding (the windows never leave the plane): the same comparisons in the
+// same order.
+func maxPool2x2[T float](mp *maxPool, in, out []T, args []int32, planes int, lowest T) {
+	for p := 0; p < planes; p++ {
+		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			r0 := plane[2*ph*mp.w : (2*ph+1)*mp.w]
+			r1 := plane[(2*ph+1)*mp.w : (2*ph+2)*mp.w]
+			oo, aa := o[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			for pw := range oo {
+				w := 2 * pw
+				best, at := lowest, int32(-1)
+				if v := r0[w]; v > best {
+					best, at = v, int32(2*ph*mp.w+w)
+				}
+				if v := r0[w+1]; v > best {
+					best, at = v, int32(2*ph*mp.w+w+1)
+				}
+				if v := r1[w]; v > best {
+					best, at = v, int32((2*ph+1)*mp.w+w)
+				}
+				if v := r1[w+1]; v > best {
+					best, at = v, int32((2*ph+1)*mp.w+w+1)
+				}
+				oo[pw], aa[pw] = best, at
+			}
+		}
+	}
+}
+
+// maxPool2x2Backward is maxPoolBackward, writing, for 2x2 windows of
+// stride 2 that tile the plane: each input gets its window's adjoint if it
+// is the argmax and 0 otherwise, with no separate clearing pass.
+func maxPool2x2Backward[T float](mp *maxPool, dout, din []T, args []int32, planes int) {
+	for p := 0; p < planes; p++ {
+		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			i0, i1 := 2*ph*mp.w, (2*ph+1)*mp.w
+			r0, r1 := d[i0:i0+mp.w], d[i1:i1+mp.w]
+			gg, aa := g[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			for pw, v := range gg {
+				w := 2 * pw
+				r0[w], r0[w+1], r1[w], r1[w+1] = 0, 0, 0, 0
+				switch a := int(aa[pw]); a {
+				case i0 + w:
+					r0[w] = v
+				case i0 + w + 1:
+					r0[w+1] = v
+				case i1 + w:
+					r1[w] = v
+				case i1 + w + 1:
+					r1[w+1] = v
+				}
+			}
+		}
+	}
+}
+
+// maxPoolBackward writes (or adds) the adjoint of the pooling's input: each
+// output's adjoint goes to its argmax.
+func maxPoolBackward[T float](mp *maxPool, dout, din []T, args []int32, planes int, acc bool) {
+	if !acc && mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 && mp.padH == 0 && mp.padW == 0 && mp.h == 2*mp.oh && mp.w == 2*mp.ow {
+		maxPool2x2Backward(mp, dout, din, args, planes)
+		return
+	}
+	if !acc {
+		clear(din[:planes*mp.h*mp.w])
+	}
+	for p := 0; p < planes; p++ {
+		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for j, v := range g {
+			if a := arg[j]; a >= 0 {
+				d[a] += v
+			}
+		}
+	}
+}
+
+// conv is a fused 2-d convolution, the pattern Gorgonia's Conv2d builds
+// (im2col, a product with the flattened filter, a reshape and a transpose
+// to [b, o, oh, ow]) run image by image: each image's columns, laid out
+// [c*kh*kw, oh*ow], go through one GEMM with the filter [o, c*kh*kw]
+// straight into the image's [o, oh*ow] output, with no batch-sized column
+// buffer and no transpose. The backward pass recomputes each image's
+// columns.
+type conv[T float] struct {
+	ic   im2col
+	o    int
+	gemm gemmFunc[T]
+	col  []T // one image's columns
+	dcol []T
+}
+
+// im2colImage writes one image's [c, h, w] columns into col, laid out
+// [c*kh*kw, oh*ow] (the row index running over channel, kernel row, kernel
+// column, as Gorgonia's column index does).
+func im2colImage[T float](ic *im2col, img, col []T) {
+	ohw := ic.oh * ic.ow
+	row := 0
+	for ch := 0; ch < ic.c; ch++ {
+		plane := img[ch*ic.h*ic.w : (ch+1)*ic.h*ic.w]
+		for kr := 0; kr < ic.kh; kr++ {
+			for kc := 0; kc < ic.kw; kc++ {
+				dst := col[row*ohw : (row+1)*ohw]
+				row++
+				for or := 0; or < ic.oh; or++ {
+					d := dst[or*ic.ow : (or+1)*ic.ow]
+					ir := or*ic.strideH - ic.padH + kr*ic.dilH
+					if ir < 0 || ir >= ic.h {
+						clear(d)
+						continue
+					}
+					src := plane[ir*ic.w : (ir+1)*ic.w]
+					off := kc*ic.dilW - ic.padW // icol = oc*strideW + off
+					if ic.strideW == 1 {
+						lo, hi := min(max(-off, 0), ic.ow), min(max(ic.w-off, 0), ic.ow)
+						clear(d[:lo])
+						if lo < hi {
+							copy(d[lo:hi], src[lo+off:hi+off])
+						}
+						clear(d[max(hi, lo):])
+						continue
+					}
+					for oc := range d {
+						icol := oc*ic.strideW + off
+						if icol < 0 || icol >= ic.w {
+							d[oc] = 0
+						} else {
+							d[oc] = src[icol]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imImage adds one image's column adjoints (im2colImage's layout) into
+// the image's adjoint.
+func col2imImage[T float](ic *im2col, col, img []T) {
+	ohw := ic.oh * ic.ow
+	row := 0
+	for ch := 0; ch < ic.c; ch++ {
+		plane := img[ch*ic.h*ic.w : (ch+1)*ic.h*ic.w]
+		for kr := 0; kr < ic.kh; kr++ {
+			for kc := 0; kc < ic.kw; kc++ {
+				src := col[row*ohw : (row+1)*ohw]
+				row++
+				for or := 0; or < ic.oh; or++ {
+					ir := or*ic.strideH - ic.padH + kr*ic.dilH
+					if ir < 0 || ir >= ic.h {
+						continue
+					}
+					d := plane[ir*ic.w : (ir+1)*ic.w]
+					s := src[or*ic.ow : (or+1)*ic.ow]
+					off := kc*ic.dilW - ic.padW
+					if ic.strideW == 1 {
+						lo, hi := min(max(-off, 0), ic.ow), min(max(ic.w-off, 0), ic.ow)
+						if lo < hi {
+							addTo(d[lo+off:hi+off], s[lo:hi])
+						}
+						continue
+					}
+					for oc, v := range s {
+						if icol := oc*ic.strideW + off; icol >= 0 && icol < ic.w {
+							d[icol] += v
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// forward computes out [b, o, oh, ow] from the images x and the filter w
+// [o, c*kh*kw].
+func (cv *conv[T]) forward(x, w, out []T) {
+	ic := &cv.ic
+	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	for b := 0; b < ic.b; b++ {
+		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
+		cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, out[b*cv.o*ohw:(b+1)*cv.o*ohw], ohw)
+	}
+}
+
+// backward writes (or adds) the filter's adjoint dw and, when dx is not
+// nil, the images' adjoint dx, from the output's adjoint dout.
+func (cv *conv[T]) backward(x, w, dout, dw, dx []T, accW, accX bool) {
+	ic := &cv.ic
+	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	if dx != nil && !accX {
+		clear(dx[:ic.b*img])
+	}
+	for b := 0; b < ic.b; b++ {
+		g := dout[b*cv.o*ohw : (b+1)*cv.o*ohw]
+		if dw != nil {
+			im2colImage(ic, x[b*img:(b+1)*img], cv.col)
+			cv.gemm(blas.NoTrans, blas.Trans, cv.o, k, ohw, 1, g, ohw, cv.col, ohw, beta[T](accW || b > 0), dw, k)
+		}
+		if dx != nil {
+			cv.gemm(blas.Trans, blas.NoTrans, k, ohw, cv.o, 1, w, k, g, ohw, 0, cv.dcol, ohw)
+			col2imImage(ic, cv.dcol, dx[b*img:(b+1)*img])
+		}
+	}
+}
+
+// addTo adds src to dst, four at a time.
+func addTo[T float](dst, src []T) {
+	dst = dst[:len(src)]
+	i := 0
+	for ; i+4 <= len(src); i += 4 {
+		d, s := dst[i:i+4:i+4], src[i:i+4:i+4]
+		d[0] += s[0]
+		d[1] += s[1]
+		d[2] += s[2]
+		d[3] += s[3]
+	}
+	for ; i < len(src); i++ {
+		dst[i] += src[i]
+	}
+}
+
+// convBlockKernel runs a convolution block image by image: the convolution
+// GEMM into the pre-activation, the bias added, the ReLU, and the max
+// pooling if any, each image's activations still in cache; backward, per
+// image: the pooling's adjoint, the ReLU's mask, the bias sums, then the
+// filter's and the input's products. The arithmetic is the unfused
+// kernels', in the same order.
+type convBlockKernel[T float] struct {
+	conv    conv[T]
+	pool    *maxPool // nil: no pooling
+	scratch []T      // one image's [o, oh*ow] adjoint
+	dcol    []T
+}
+
+func (cb *convBlockKernel[T]) forward(x, w, bias, pre, post, pooled []T) {
+	cv := &cb.conv
+	ic := &cv.ic
+	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	lowest := T(-math.MaxFloat32)
+	if _, ok := any(lowest).(float64); ok {
+		lowest = T(-math.Nextafter(math.Inf(1), 0))
+	}
+	for b := 0; b < ic.b; b++ {
+		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
+		z := pre[b*cv.o*ohw : (b+1)*cv.o*ohw]
+		cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, z, ohw)
+		y := post[b*cv.o*ohw : (b+1)*cv.o*ohw]
+		for o := 0; o < cv.o; o++ {
+			zr, yr, bo := z[o*ohw:(o+1)*ohw], y[o*ohw:(o+1)*ohw], bias[o]
+			for i, v := range zr {
+				v += bo
+				zr[i] = v
+				yr[i] = max(v, 0)
+			}
+		}
+		if mp := cb.pool; mp != nil {
+			po := mp.oh * mp.ow * mp.c
+			if mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 && mp.padH == 0 && mp.padW == 0 {
+				maxPool2x2(mp, y, pooled[b*po:(b+1)*po], mp.arg[b*po:(b+1)*po], mp.c, lowest)
+			} else {
+				maxPoolForward(mp, y, pooled[b*po:(b+1)*po], mp.arg[b*po:(b+1)*po], mp.c)
+			}
+		}
+	}
+}
+
+// backward reads the block's output adjoint dlast (the pooling's, or the
+// ReLU's without pooling) and writes (or adds) the filter's, the bias's and,
+// when dx is not nil, the input's adjoints.
+func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, accB, accX bool) {
+	cv := &cb.conv
+	ic := &cv.ic
+	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	if dx != nil && !accX {
+		clear(dx[:ic.b*img])
+	}
+	g := cb.scratch
+	for b := 0; b < ic.b; b++ {
+		if mp := cb.pool; mp != nil {
+			po := mp.oh * mp.ow * mp.c
+			maxPoolBackward(mp, dlast[b*po:(b+1)*po], g, mp.arg[b*po:(b+1)*po], mp.c, false)
+		} else {
+			copy(g, dlast[b*cv.o*ohw:(b+1)*cv.o*ohw])
+		}
+		reluMask(pre[b*cv.o*ohw:(b+1)*cv.o*ohw], g)
+		if db != nil {
+			for o := 0; o < cv.o; o++ {
+				var s T
+				for _, v := range g[o*ohw : (o+1)*ohw] {
+					s += v
+				}
+				if b == 0 && !accB {
+					db[o] = s
+				} else {
+					db[o] += s
+				}
+			}
+		}
+		if dw != nil {
+			im2colImage(ic, x[b*img:(b+1)*img], cv.col)
+			cv.gemm(blas.NoTrans, blas.Trans, cv.o, k, ohw, 1, g, ohw, cv.col, ohw, beta[T](accW || b > 0), dw, k)
+		}
+		if dx != nil {
+			cv.gemm(blas.Trans, blas.NoTrans, k, ohw, cv.o, 1, w, k, g, ohw, 0, cb.dcol, ohw)
+			col2imImage(ic, cb.dcol, dx[b*img:(b+1)*img])
+		}
+	}
+}
+
+// reluMask zeroes g[i] where !(z[i] >= 0) (z negative or NaN), without
+// branches (a branch per unit mispredicts on half of them): z >= 0 exactly
+// when z is a zero of either sign, or positive and not NaN.
+func reluMask[T float](z, g []T) {
+	switch z := any(z).(type) {
+	case []float32:
+		g := any(g).([]float32)[:len(z)]
+		for i, v := range z {
+			bits := math.Float32bits(v)
+			abs := bits & 0x7fffffff
+			zero := (abs - 1) >> 31               // 1 for +-0
+			pos := ^bits >> 31                    // 1 when the sign is clear
+			num := ((0x7f800000 - abs) >> 31) ^ 1 // 1 unless NaN
+			keep := -(zero | (pos & num))         // all ones or zero
+			g[i] = math.Float32frombits(math.Float32bits(g[i]) & keep)
+		}
+	case []float64:
+		g := any(g).([]float64)[:len(z)]
+		for i, v := range z {
+			bits := math.Float64bits(v)
+			abs := bits & 0x7fffffffffffffff
+			zero := (abs - 1) >> 63
+			pos := ^bits >> 63
+			num := ((0x7ff0000000000000 - abs) >> 63) ^ 1
+			keep := -(zero | (pos & num))
+			g[i] = math.Float64frombits(math.Float64bits(g[i]) & keep)
+		}
+	}
+}

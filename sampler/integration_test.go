@@ -1,0 +1,147 @@
+package sampler
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// integrationRun runs SGNHT (friction 0.1 per step, default inertia) on a
+// d-dimensional Gaussian of sd 1/omega with gradient noise of variance
+// noiseVar, at step h, and returns the last health window (after burn-in)
+// and the sampled sd over the exact one (all coordinates pooled).
+func integrationRun(t *testing.T, d int, omega, h, noiseVar float64, steps int) (HealthFigures, float64) {
+	t.Helper()
+	g := &Gaussian{Mean: make([]float64, d), Var: make([]float64, d), NoiseVar: noiseVar}
+	for i := range g.Var {
+		g.Var[i] = 1 / (omega * omega)
+	}
+	k := SGNHT{StepSize: h, Diffusion: 0.1 / h}
+	rng := NewStream(5, 0)
+	s := NewState(make([]float64, d))
+	k.Init(s, rng.Rand)
+	var hl Health
+	hl.Start(s.KineticTemperature())
+	burn := steps / 5
+	v, n := 0.0, 0
+	for i := 1; i <= steps; i++ {
+		xi0 := s.Xi
+		if err := k.Step(g, s, 1, rng.Rand); err != nil {
+			t.Fatal(err)
+		}
+		hl.ObserveState(k, xi0, s, i, steps-burn, i > burn)
+		if i > burn {
+			for _, x := range s.Theta {
+				v += x * x
+			}
+			n += d
+		}
+	}
+	return hl.Last, math.Sqrt(v/float64(n)) * omega
+}
+
+// TestIntegrationShare checks that the health check separates integration
+// error from gradient noise: with exact gradients the gradient noise reads
+// near 0 at every step, the integration error's share grows with omega h,
+// and the grade follows (ok in the regime, warn, fail); with gradient
+// noise of known variance and a small step, the noise is measured and the
+// integration error reads near 0.
+func TestIntegrationShare(t *testing.T) {
+	const d, h = 50, 0.1
+	for _, tc := range []struct {
+		omegaH, noiseVar float64
+		want             HealthStatus
+	}{
+		{0.3, 0, HealthOK},   // sds 1.2% wide
+		{0.5, 0, HealthWarn}, // 3.4%
+		{0.7, 0, HealthWarn}, // 7%
+		{1.1, 0, HealthFail}, // 21%
+		{1.3, 0, HealthFail}, // 34%
+		{0.3, 4, HealthWarn}, // h^2 V = 0.04 against 0.19 injected: share 17%
+	} {
+		t.Run(fmt.Sprintf("omega_h=%g,noise=%g", tc.omegaH, tc.noiseVar), func(t *testing.T) {
+			f, sd := integrationRun(t, d, tc.omegaH/h, h, tc.noiseVar, 100000)
+			t.Logf("sd ratio %.4f; %v", sd, f)
+			if tc.noiseVar == 0 && math.Abs(f.GradNoise) > 0.01*f.Injected {
+				t.Errorf("exact gradients read as gradient noise %.3g (injected %.3g)", f.GradNoise, f.Injected)
+			}
+			if want := h * h * tc.noiseVar; tc.noiseVar > 0 && math.Abs(f.GradNoise-want) > 0.05*want {
+				t.Errorf("gradient noise %.4g, want %.4g", f.GradNoise, want)
+			}
+			if e := f.IntSDError; math.Abs(e-(sd-1)) > 0.25*(sd-1)+0.003 {
+				t.Errorf("integration error's sd widening %.4f, measured %.4f", e, sd-1)
+			}
+			if f.Status != tc.want {
+				t.Errorf("status %v, want %v", f.Status, tc.want)
+			}
+			wantCause := CauseIntegration
+			if tc.noiseVar > 0 {
+				wantCause = CauseNoise
+			}
+			if tc.want == HealthOK {
+				wantCause = CauseNone
+			}
+			if c := f.Cause(); c != wantCause {
+				t.Errorf("cause %q, want %q", c, wantCause)
+			}
+		})
+	}
+}
+
+// TestMassKernels checks the preconditioned updates of SGLD, SGHMC and
+// SGNHT with a fixed mass on a Gaussian whose sds are 100 apart: with M
+// the inverse variances the step that suits the wide coordinate suits
+// both, and each coordinate's variance is right within 5%. With unit mass
+// the same step diverges on the stiff coordinate.
+func TestMassKernels(t *testing.T) {
+	g := &Gaussian{Mean: []float64{0, 0}, Var: []float64{1e-4, 1}}
+	mass := []float64{1e4, 1}
+	for _, tc := range []struct {
+		name string
+		k    Kernel
+	}{
+		{"sgld", SGLD{StepSize: 0.01}},
+		{"sghmc", SGHMC{StepSize: 0.1, Friction: 1}},
+		{"sgnht", SGNHT{StepSize: 0.1, Diffusion: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := NewStream(7, 0)
+			s := NewState([]float64{0, 0})
+			if err := s.SetMass(mass); err != nil {
+				t.Fatal(err)
+			}
+			tc.k.Init(s, rng.Rand)
+			v := make([]float64, 2)
+			const steps, burn = 400000, 10000
+			for i := 1; i <= steps; i++ {
+				if err := tc.k.Step(g, s, 1, rng.Rand); err != nil {
+					t.Fatal(err)
+				}
+				if i > burn {
+					for j, x := range s.Theta {
+						v[j] += x * x / (steps - burn)
+					}
+				}
+			}
+			for j := range v {
+				r := v[j] / g.Var[j]
+				t.Logf("%s: coordinate %d variance / exact %.3f", tc.name, j, r)
+				if math.Abs(r-1) > 0.05 {
+					t.Errorf("%s: coordinate %d variance / exact %.3f", tc.name, j, r)
+				}
+			}
+			u := NewState([]float64{0, 0})
+			tc.k.Init(u, rng.Rand)
+			var err error
+			for i := 0; i < 1000 && err == nil; i++ {
+				err = tc.k.Step(g, u, 1, rng.Rand)
+			}
+			if err == nil && math.Abs(u.Theta[0]) < 1e3 {
+				t.Errorf("%s: unit mass at this step did not diverge (theta %v)", tc.name, u.Theta)
+			}
+		})
+	}
+	if err := NewState([]float64{0}).SetMass([]float64{-1}); err == nil {
+		t.Error("a negative mass was accepted")
+	}
+}

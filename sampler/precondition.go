@@ -1,0 +1,226 @@
+package sampler
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Preconditioner is how PT estimates a diagonal mass matrix M = diag(m) for
+// each rung during burn-in (State.SetMass). The mass is re-estimated at the
+// end of windows of doubling length, ending at 10%, 20%, 40% and 80% of
+// the burn-in (MassWindowEnds), and then frozen: the last 20% of burn-in
+// and the whole sampling phase run one fixed M, so the kept samples come
+// from a chain that is exact (to the integrator's order) for that M.
+// Nothing adapts after burn-in, so no correction term (Li et al. 2016's
+// Gamma for pSGLD's always-adapting preconditioner) is needed.
+type Preconditioner int
+
+const (
+	// PrecondNone keeps unit mass: the zero value, and what runs that do
+	// not record a preconditioner resume with.
+	PrecondNone Preconditioner = iota
+	// PrecondRMSprop estimates m_i from the window's mean squared
+	// stochastic gradient, E[g~_i^2] (pSGLD's and RMSprop's second moment,
+	// used whole rather than its square root: at equilibrium E[g_i^2] is
+	// the mean curvature of U/T in coordinate i, plus the gradient noise's
+	// variance, so noisy coordinates get heavier).
+	PrecondRMSprop
+	// PrecondVariance estimates m_i as 1/Var[theta_i] over the window,
+	// as Stan's warm-up does.
+	PrecondVariance
+)
+
+// String returns "none", "rmsprop" or "variance".
+func (p Preconditioner) String() string {
+	switch p {
+	case PrecondNone:
+		return "none"
+	case PrecondRMSprop:
+		return "rmsprop"
+	case PrecondVariance:
+		return "variance"
+	}
+	return fmt.Sprintf("Preconditioner(%d)", int(p))
+}
+
+// ParsePreconditioner returns the Preconditioner named "none", "rmsprop"
+// or "variance" ("" is none).
+func ParsePreconditioner(name string) (Preconditioner, error) {
+	switch name {
+	case "none", "":
+		return PrecondNone, nil
+	case "rmsprop":
+		return PrecondRMSprop, nil
+	case "variance":
+		return PrecondVariance, nil
+	}
+	return 0, fmt.Errorf("preconditioner %q: expected none, rmsprop or variance", name)
+}
+
+// MassWindowEnds returns the steps at which the mass is re-estimated for a
+// burn-in of burnIn steps: 10%, 20%, 40% and 80% of it (windows of 10%,
+// 10%, 20% and 40%), those that are at least a step past the previous one.
+func MassWindowEnds(burnIn int) []int {
+	var ends []int
+	prev := 0
+	for _, f := range []float64{0.1, 0.2, 0.4, 0.8} {
+		e := int(f * float64(burnIn))
+		if e >= prev+2 {
+			ends = append(ends, e)
+			prev = e
+		}
+	}
+	return ends
+}
+
+// MassEstimate is one rung's running estimate of its mass over the current
+// window: plain data, checkpointed with the run. Count steps are summed:
+// for PrecondRMSprop, SumSq sums the squared stochastic gradient; for
+// PrecondVariance, Mean and M2 are Welford's running mean and sum of
+// squared deviations of theta.
+type MassEstimate struct {
+	Count    int
+	SumSq    []float64 `json:",omitempty"`
+	Mean, M2 []float64 `json:",omitempty"`
+}
+
+// reset starts a window of an estimate of dim coordinates.
+func (e *MassEstimate) reset(p Preconditioner, dim int) {
+	e.Count = 0
+	e.SumSq, e.Mean, e.M2 = nil, nil, nil
+	switch p {
+	case PrecondRMSprop:
+		e.SumSq = make([]float64, dim)
+	case PrecondVariance:
+		e.Mean, e.M2 = make([]float64, dim), make([]float64, dim)
+	}
+}
+
+// observe adds position theta to a variance estimate.
+func (e *MassEstimate) observe(theta []float64) {
+	e.Count++
+	n := float64(e.Count)
+	for i, x := range theta {
+		d := x - e.Mean[i]
+		e.Mean[i] += d / n
+		e.M2[i] += d * (x - e.Mean[i])
+	}
+}
+
+// precision returns the window's per-coordinate estimate v of the
+// curvature, up to a common factor: E[g~_i^2] or 1/Var[theta_i] (+Inf for
+// a coordinate that did not move).
+func (e *MassEstimate) precision(p Preconditioner) []float64 {
+	var v []float64
+	switch p {
+	case PrecondRMSprop:
+		v = make([]float64, len(e.SumSq))
+		for i, s := range e.SumSq {
+			v[i] = s / float64(e.Count)
+		}
+	case PrecondVariance:
+		v = make([]float64, len(e.M2))
+		for i, m2 := range e.M2 {
+			v[i] = float64(e.Count-1) / m2
+		}
+	}
+	return v
+}
+
+// MaxMass caps a coordinate's mass (a coordinate whose estimate is 0 or
+// infinite gets 1 or MaxMass).
+const MaxMass = 1e12
+
+// MassFromPrecision returns the diagonal mass of per-coordinate curvature
+// estimates v: m_i = v_i / v_ref, at least 1 and at most MaxMass, where
+// v_ref is the 1st percentile of the positive finite v (their smallest
+// below 100 coordinates). So the widest coordinates keep unit mass and
+// every other coordinate is slowed to their frequency: in the coordinates
+// phi = M^1/2 theta the curvatures are v_ref-like in every direction, and
+// at the same step the preconditioned chain's step is, in every
+// coordinate, at most the unit-mass chain's (its integration error and
+// gradient noise per step no larger); the step can then grow until the
+// widest directions' omega h, no longer the stiffest's, reaches its limit.
+// Normalising to the smallest rather than the largest is what lets the
+// stiff, noisy coordinates of a minibatch chain take the gradient noise at
+// the step the wide ones need.
+func MassFromPrecision(v []float64) []float64 {
+	var pos []float64
+	for _, x := range v {
+		if x > 0 && !math.IsInf(x, 1) {
+			pos = append(pos, x)
+		}
+	}
+	m := make([]float64, len(v))
+	if len(pos) == 0 {
+		for i := range m {
+			m[i] = 1
+		}
+		return m
+	}
+	slices.Sort(pos)
+	ref := pos[len(pos)/100]
+	for i, x := range v {
+		switch {
+		case math.IsNaN(x) || x <= 0:
+			m[i] = 1
+		default:
+			m[i] = math.Min(math.Max(x/ref, 1), MaxMass)
+		}
+	}
+	return m
+}
+
+// adaptMass runs PT's mass adaptation for the step just taken (st.Steps):
+// it adds the step's positions to variance estimates, and at the end of a
+// window sets each rung's mass from its estimate and starts the next
+// window (or stops estimating after the last). Before the first step of a
+// window it arms the kernels' gradient sums for rmsprop (armMass).
+func (pt *PT) adaptMass(st *PTState) error {
+	if pt.Precondition == PrecondNone {
+		return nil
+	}
+	ends := MassWindowEnds(pt.BurnIn)
+	if len(ends) == 0 || st.Steps > ends[len(ends)-1] {
+		return nil
+	}
+	last := ends[len(ends)-1]
+	for j, s := range st.Rungs {
+		e := &st.Mass[j]
+		if pt.Precondition == PrecondVariance {
+			e.observe(s.Theta)
+		} else {
+			e.Count++
+		}
+		if !slices.Contains(ends, st.Steps) {
+			continue
+		}
+		if err := s.SetMass(MassFromPrecision(e.precision(pt.Precondition))); err != nil {
+			return fmt.Errorf("rung %d: mass at step %d: %w", j, st.Steps, err)
+		}
+		st.Stats.Health[j].PrevWork.Valid = false
+		if st.Steps == last {
+			*e = MassEstimate{}
+			s.gradSq = nil
+		} else {
+			e.reset(pt.Precondition, len(s.Theta))
+		}
+	}
+	return nil
+}
+
+// armMass points each rung's gradient sums at its rmsprop estimate while
+// one is running (states restored from a checkpoint are re-armed here).
+func (pt *PT) armMass(st *PTState) {
+	if pt.Precondition != PrecondRMSprop {
+		return
+	}
+	for j, s := range st.Rungs {
+		if j < len(st.Mass) && st.Mass[j].SumSq != nil && len(st.Mass[j].SumSq) == len(s.Theta) {
+			s.gradSq = st.Mass[j].SumSq
+		} else {
+			s.gradSq = nil
+		}
+	}
+}
