@@ -48,3 +48,31 @@ func TestChooseReplicas(t *testing.T) {
 		t.Errorf("sgnht with replicas auto: %d rungs, want 1", c.Replicas)
 	}
 }
+
+// TestSwapsOffLadder runs the swaps-off ablation through a run: --exchange
+// 0 with an explicit ladder steps the same rungs at the listed
+// temperatures and never tries a swap.
+func TestSwapsOffLadder(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Replicas, cfg.Ladder, cfg.Exchange = 3, "1,1.5,2.25", 0
+	r, err := NewFromData(filepath.Join(t.TempDir(), "run"), cfg, smallData(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Train(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	st := r.State()
+	if len(st.Temps) != 3 || st.Temps[1] != 1.5 || st.Temps[2] != 2.25 {
+		t.Errorf("ladder %v, want 1, 1.5, 2.25", st.Temps)
+	}
+	for p, n := range st.Stats.Proposed {
+		if n != 0 {
+			t.Errorf("pair %d tried %d swaps with --exchange 0", p+1, n)
+		}
+	}
+	if st.Rungs[1].Theta[0] == st.Rungs[0].Theta[0] {
+		t.Error("rungs 1 and 2 did not move apart")
+	}
+}

@@ -194,7 +194,7 @@ barrier Lambda {{f3 .Barrier}}, recommended rungs {{.RecommendedRungs}}, round t
 {{range $j, $t := .Temps}}<tr><td>{{inc $j}}</td><td>{{f3 $t}}</td><td>{{f3 (div1 $t)}}</td><td>{{at $tp.LocalBarrier $j}}</td><td>{{at $tp.SwapAcceptance $j}}</td></tr>
 {{end}}</tbody>
 </table>
-{{if .TuningOver}}<p>Ladder tuning {{if .TuningConverged}}converged by burn-in{{else}}did NOT converge by burn-in: its last round did not verify the ladder; a burn-in of {{.NeededBurnIn}} steps at least would{{end}}{{if .TuningRestarts}} ({{.TuningRestarts}} tuning rounds restarted: the replicas were still moving){{end}}.</p>
+{{if .TuningOver}}<p>Ladder tuning {{if .TuningConverged}}converged by burn-in{{else}}did NOT converge by burn-in: its last round did not verify the ladder, which would need a burn-in of at least {{.NeededBurnIn}} steps{{end}}{{if .TuningRestarts}} ({{.TuningRestarts}} tuning rounds restarted: the replicas were still moving){{end}}.</p>
 {{end}}{{if .Advice}}<p class="warn">WARNING: {{.Advice}}</p>{{end}}
 {{end}}{{end}}
 <h2>Figures</h2>
