@@ -66,10 +66,12 @@ type TuningState struct {
 	// Restarts the spoiled ones, Spoils the spoiled ones in a row.
 	Stationary, Restarts, Spoils int
 	// Exponent is k of the current round, which lasts 2^k exchange rounds
-	// (or to the end of burn-in): it grows after a stationary round and
-	// after every second spoiled round in a row, so that a transient is
-	// waited out in short rounds while slow equilibrium fluctuations are
-	// averaged over longer ones.
+	// (or to the end of burn-in): it grows after a stationary round (once
+	// rounds hold 2 MinTries swaps per pair, only while the ladder is
+	// within 2 Agreement of its target: a ladder far off moves sooner in
+	// short rounds) and after every second spoiled round in a row, so that
+	// a transient is waited out in short rounds while slow equilibrium
+	// fluctuations are averaged over longer ones.
 	Exponent int
 	// Predicted is the rejection per pair the current ladder was placed for
 	// (nil for the initial ladder).
