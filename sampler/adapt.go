@@ -16,16 +16,19 @@ import (
 // Three guards make the ladder after burn-in the one that was asked for:
 //
 //   - Stationarity: a round whose replicas were still moving (a drift
-//     between its halves in a pair's rejection, in a pair's log swap ratio
-//     from the rungs' energies, or in a rung's energy; RoundTrend.Stationary)
-//     is spoiled: its ladder is kept and the round restarts, at the same
-//     length, on fresh statistics.
-//   - Agreement: a ladder is placed for a predicted rejection per pair (with
-//     a free top, the rejection the swap target maps to; with fixed ends,
-//     Lambda/(R-1)). The next stationary round measures it; when every
-//     pair agrees with the prediction within Agreement (after at least
-//     MinTries attempts each), the ladder is verified and kept, and later
-//     rounds only check it.
+//     between its halves in a pair's rejection, or in a pair's log swap
+//     ratio from the rungs' energies; RoundTrend.Stationary) is spoiled:
+//     its ladder is kept and the round restarts on fresh statistics (at
+//     the same length; every second spoiled round in a row doubles it).
+//   - Agreement: a ladder is placed for a predicted rejection per pair
+//     (with a free top, the rejection the swap target maps to; with fixed
+//     ends, Lambda/(R-1)). A stationary round with at least MinTries
+//     attempts per pair verifies it when every pair is within Agreement of
+//     the swap target's rejection (fixed ends: when the pairs' rejections
+//     spread over at most Agreement); a verified ladder is kept, and later
+//     rounds only check it. Pairs that reject almost every swap are
+//     measured by their mean deltaE (PairDistance), so that a ladder
+//     widened on a transient narrows at once.
 //   - Burn-in: rounds end by PT.BurnIn (the last one is cut to end
 //     exactly there; cut below MinTries swaps per pair, it neither moves
 //     nor judges the ladder), and the ladder after burn-in is fixed. A ladder that was not
