@@ -28,7 +28,9 @@
 // KernelParams and a one-line description; every list of sampler names
 // derives from it. Frictional kernels (SGNHT, SGHMC) expose their step and
 // friction, so their dynamics can be watched (Health) and their step
-// shrunk by a noise-aware run.
+// shrunk by a noise-aware run. A kernel with state of its own (an adapted
+// moment, a counter) is a StatefulKernel: it keeps it in State.Extra and
+// says how to save it, so that a checkpoint resumes it.
 //
 // # Ladder and exchange
 //
@@ -138,6 +140,10 @@ type State struct {
 	GradValid bool
 	Accepted  int
 	Proposed  int
+	// Extra is the state a StatefulKernel keeps of its own (nil for the
+	// kernels of Kernels): the kernel sets and reads it, and its
+	// MarshalExtra and UnmarshalExtra write it down and read it back.
+	Extra any `json:"-"`
 
 	// kinAfter is p'p/D after the last step when the kernel summed it in
 	// its update loop (hasKinAfter), saving PT a pass over p.

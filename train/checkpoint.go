@@ -51,12 +51,17 @@ type Checkpoint struct {
 
 // RungState is one rung's saved state. Mass is its diagonal mass matrix
 // (nil: unit mass, and in checkpoints older than it) and InjScale its
-// noise correction (nil: none).
+// noise correction (nil: none). Extra is the state a
+// sampler.StatefulKernel keeps of its own (sampler.MarshalExtra; nil for
+// the built-in kernels, and in checkpoints older than it: gob leaves the
+// field out when it is nil, so the format version is unchanged and older
+// checkpoints load as before).
 type RungState struct {
 	Theta, P []float64
 	Xi, U    float64
 	Mass     []float64
 	InjScale []float64
+	Extra    []byte
 }
 
 // ErrCheckpoint is wrapped by errors about an unusable checkpoint.
@@ -108,14 +113,18 @@ func WriteCheckpoint(dir string, c *Checkpoint) error {
 }
 
 // checkpointOf assembles the checkpoint of a run from plain state: its
-// config, the sampler state st, each rung's minibatch order, and the
+// config, the sampler state st (with what its kernel k keeps of its own), each rung's minibatch order, and the
 // lengths of its samples file (records) and metrics file (bytes). The
 // checkpoint shares st's slices; write it before stepping on.
-func checkpointOf(cfg Config, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*Checkpoint, error) {
+func checkpointOf(cfg Config, k sampler.Kernel, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*Checkpoint, error) {
 	c := &Checkpoint{Config: cfg, Steps: st.Steps, Rounds: st.Rounds, Stats: st.Stats,
 		Temps: st.Temps, Tuning: st.Tuning, Samples: samples, Metrics: metrics, Batches: batches, Mass: st.Mass, Noise: st.Noise}
-	for _, s := range st.Rungs {
-		c.Rungs = append(c.Rungs, RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U, Mass: s.Mass, InjScale: s.InjScale})
+	for j, s := range st.Rungs {
+		extra, err := sampler.MarshalExtra(k, s)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: rung %d: %w", j+1, err)
+		}
+		c.Rungs = append(c.Rungs, RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U, Mass: s.Mass, InjScale: s.InjScale, Extra: extra})
 	}
 	for _, s := range st.Streams {
 		b, err := s.MarshalBinary()
@@ -136,7 +145,7 @@ func (r *Run) checkpoint() error {
 	if err := r.metrics.Sync(); err != nil {
 		return fmt.Errorf("metrics: sync: %w", err)
 	}
-	c, err := checkpointOf(r.Cfg, r.state, saveBatches(r.batches), r.samples.Count, r.mbytes)
+	c, err := checkpointOf(r.Cfg, r.pt.Kernel, r.state, saveBatches(r.batches), r.samples.Count, r.mbytes)
 	if err != nil {
 		return err
 	}
@@ -304,6 +313,9 @@ func (c *Checkpoint) restore(cfg Config, pt *sampler.PT, dim, n int) (*sampler.P
 			}
 		}
 		s.InjScale = rs.InjScale
+		if err := sampler.UnmarshalExtra(pt.Kernel, s, rs.Extra); err != nil {
+			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, ErrCheckpoint)
+		}
 		st.Rungs = append(st.Rungs, s)
 	}
 	for j, b := range c.Streams {
