@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"sort"
@@ -66,7 +67,7 @@ func kernelUses(c Config, set func(*sampler.KernelParams)) bool {
 
 // kernelName is the kernel a config's sampler steps (sgnht for ptsghmc).
 func kernelName(c Config) string {
-	k, _ := KernelOf(c.Sampler)
+	k, _ := c.kernelIn(nil)
 	return k.Name
 }
 
@@ -98,7 +99,7 @@ var applicabilities = []applicability{
 	{setting: "resghmc_f", applies: func(c Config) bool { return exchanges(c) && c.XTest == "resghmc" },
 		why: func(c Config) string {
 			if exchanges(c) {
-				return "exchange_test barker: resghmc_f is the resghmc test's divisor"
+				return fmt.Sprintf("exchange_test %s: resghmc_f is the resghmc test's divisor", cmp.Or(c.XTest, XTestBarker))
 			}
 			return whyNoExchange(c)
 		}},
@@ -137,7 +138,9 @@ var applicabilities = []applicability{
 
 func exchanges(c Config) bool { return c.tempered() && c.Exchange > 0 }
 
-func barkerExchanges(c Config) bool { return exchanges(c) && c.XTest != "resghmc" }
+func barkerExchanges(c Config) bool {
+	return exchanges(c) && (c.XTest == "" || c.XTest == XTestBarker)
+}
 
 func whyNoExchange(c Config) string {
 	if c.tempered() {

@@ -56,7 +56,7 @@ func NewChains(dir string, cfg Config, overwrite bool) (*Chains, error) {
 // training data). It validates cfg and builds its model once for the run:
 // the chains share it.
 func NewChainsWith(dir string, cfg Config, overwrite bool, s Setup) (*Chains, error) {
-	if err := cfg.validateIn(s.models()); err != nil {
+	if err := cfg.validateIn(s); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {
@@ -241,7 +241,7 @@ func resumeChains(dir string, cfg Config, p *prepared, steps int, top *rundir.Lo
 			return nil, fmt.Errorf("chain %d: checkpoint in %s is of chain %d of %d with seed %d, the run's config says %d chains with seed %d: %w",
 				i, cd, ck.Config.Chain, ck.Config.Chains, ck.Config.Seed, cfg.Chains, cfg.Seed, ErrCheckpoint)
 		}
-		if err := checkpointConfigValid(cd, ck.Config, p.reg); err != nil {
+		if err := checkpointConfigValid(cd, ck.Config, p.setup); err != nil {
 			lk.Release()
 			c.Close()
 			return nil, fmt.Errorf("chain %d: %w", i, err)

@@ -41,8 +41,12 @@ type Config struct {
 	// rungs) and resume with it.
 	Tempering string `json:"tempering,omitempty" yaml:"tempering,omitempty"`
 
-	Sampler  string `json:"sampler" yaml:"sampler"`   // one of SamplerNames: ptsghmc or a minibatch kernel of sampler.Kernels
-	Replicas int    `json:"replicas" yaml:"replicas"` // PT rungs (0 at creation: auto, see ChooseReplicas)
+	Sampler string `json:"sampler" yaml:"sampler"` // one of SamplerNames: ptsghmc or a minibatch kernel of sampler.Kernels
+	// ReplicaKernel is the kernel every rung of ptsghmc steps, a minibatch
+	// kernel of the run's registry (Setup.Kernels); "" is sgnht, the
+	// PT-SGHMC of the paper.
+	ReplicaKernel string `json:"replica_kernel,omitempty" yaml:"replica_kernel,omitempty"`
+	Replicas      int    `json:"replicas" yaml:"replicas"` // PT rungs (0 at creation: auto, see ChooseReplicas)
 	// MaxReplicas caps --replicas auto (0: DefaultMaxReplicas);
 	// ReplicasChoice records what auto chose and why.
 	MaxReplicas    int     `json:"max_replicas,omitempty" yaml:"max_replicas,omitempty"`
@@ -176,26 +180,35 @@ func parseConfig(b []byte, ext string, c *Config) error {
 }
 
 // Validate checks the configuration, naming the first bad field; a named
-// model must be in nn.Models.
-func (c Config) Validate() error { return c.validateIn(nn.Models) }
+// model must be in nn.Models, a kernel in sampler.Kernels and the exchange
+// test one of DefaultExchanges.
+func (c Config) Validate() error { return c.validateIn(Setup{}) }
 
-// validateIn is Validate with the model registry given.
-func (c Config) validateIn(reg ModelRegistry) error {
-	if err := c.validateModelIn(reg); err != nil {
+// validateIn is Validate with the registries of s (models, kernels,
+// exchange rules).
+func (c Config) validateIn(s Setup) error {
+	if err := c.validateModelIn(s.models()); err != nil {
 		return err
 	}
 	if _, err := nn.ParseActivation(c.Activation); err != nil {
 		return fmt.Errorf("activation: %w", err)
 	}
-	if _, err := runKernel(c.Sampler); err != nil {
+	if c.ReplicaKernel != "" && c.Sampler != PTSGHMC {
+		return fmt.Errorf("config: replica_kernel %q needs sampler %s (sampler %s is its own kernel)", c.ReplicaKernel, PTSGHMC, c.Sampler)
+	}
+	if _, err := c.kernelIn(s.Kernels); err != nil {
 		return err
 	}
+	if _, ok := lookupExchange(s.exchanges(), c.XTest); !ok {
+		return fmt.Errorf("config: exchange_test %q: expected one of %s", c.XTest, strings.Join(exchangeNames(s.exchanges()), ", "))
+	}
+	opt := c.optimiserIn(s.Kernels)
 	checks := []struct {
 		ok   bool
 		what string
 	}{
 		{c.Steps > 0, "steps must be positive"},
-		{c.BurnIn >= 0 && c.BurnIn < c.Steps || c.optimiser(), "burnin must be in [0, steps)"},
+		{c.BurnIn >= 0 && c.BurnIn < c.Steps || opt, "burnin must be in [0, steps)"},
 		{c.Thin > 0, "thin must be positive"},
 		{c.Batch > 0, "batch must be positive"},
 		{c.GradShards >= 0 && c.GradShards <= c.Batch, "grad_shards must be 0 (one per core) to batch"},
@@ -209,12 +222,12 @@ func (c Config) validateIn(reg ModelRegistry) error {
 		{!c.NoiseCorrection || c.Sampler == PTSGHMC || c.Sampler == "sgnht" || c.Sampler == "sghmc", "noise_correction needs a sampler with friction (ptsghmc, sgnht or sghmc)"},
 		{!c.NoiseCorrection || c.NoiseTarget == 0 && c.Cycle == 0 && c.SGDWarmup == 0, "noise_correction needs a fixed step and kernel (no noise_target, cycle or sgd_warmup)"},
 		{!c.NoiseCorrection || c.BurnIn >= 10, "noise_correction needs a burn-in of at least 10 steps to estimate the noise"},
-		{c.PosteriorTemperature() == 1 || !c.optimiser(), "temperature does not apply to sgd, an optimiser (it samples nothing)"},
+		{c.PosteriorTemperature() == 1 || !opt, "temperature does not apply to sgd, an optimiser (it samples nothing)"},
 		{c.Inertia >= 0 && !math.IsInf(c.Inertia, 0), "thermostat_inertia must be non-negative (0: 1/A^2)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
 		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
-		{c.PreconditionValue() == sampler.PrecondNone || !c.optimiser() && c.SGDWarmup == 0, "precondition needs a sampler without sgd_warmup (sgd steps have no mass to estimate)"},
-		{c.SGDWarmup == 0 || !c.optimiser(), "sgd_warmup applies to samplers (sgd is already an optimiser)"},
+		{c.PreconditionValue() == sampler.PrecondNone || !opt && c.SGDWarmup == 0, "precondition needs a sampler without sgd_warmup (sgd steps have no mass to estimate)"},
+		{c.SGDWarmup == 0 || !opt, "sgd_warmup applies to samplers (sgd is already an optimiser)"},
 		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup || c.Steps == c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
 		{c.SGDWarmup == 0 || c.Sampler != PTSGHMC || c.Replicas == 1, "sgd_warmup needs a single-chain sampler (one replica)"},
 		{c.Cycle == 0 || c.Cycle >= 2, "cycle must be 0 (constant step size) or at least 2 steps"},
@@ -235,7 +248,6 @@ func (c Config) validateIn(reg ModelRegistry) error {
 		{c.Scheme == "alternate" || c.Scheme == "first", "scheme must be alternate or first"},
 		{c.Chains >= 1, "chains must be at least 1"},
 		{c.Chain >= 0 && c.Chain <= c.Chains, "chain must be in [0, chains]"},
-		{c.XTest == "barker" || c.XTest == "resghmc" || c.XTest == "", "exchange_test must be barker or resghmc"},
 		{c.XTest != "resghmc" || c.XF > 0, "resghmc_f must be positive"},
 		{c.SwapTarget == 0 || c.Ladder == "adaptive", "swap_target needs ladder adaptive"},
 	}

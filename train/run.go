@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -49,6 +50,10 @@ type Run struct {
 	// computes (0: the process's setting; see withBLASThreads).
 	threads int
 	lock    *rundir.Lock // the writer's lock of Dir, released by Close
+	// kernels is the registry the run's kernel is of (nil:
+	// sampler.Kernels), and optimiser whether that kernel is an optimiser.
+	kernels   []sampler.KernelInfo
+	optimiser bool
 }
 
 // New creates a run directory and initialises a run from cfg. With
@@ -63,7 +68,7 @@ func New(dir string, cfg Config, overwrite bool) (*Run, error) {
 // model once, and with overwrite false refuses a directory that holds a
 // run.
 func newWith(dir string, cfg Config, overwrite bool, s Setup) (*Run, error) {
-	if err := cfg.validateIn(s.models()); err != nil {
+	if err := cfg.validateIn(s); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {
@@ -136,7 +141,7 @@ func clearRun(dir string, k int) error {
 // writes over the files of a run in dir (but not one another process holds).
 func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) {
 	s := Setup{Train: train}
-	if err := cfg.validateIn(s.models()); err != nil {
+	if err := cfg.validateIn(s); err != nil {
 		return nil, err
 	}
 	p, err := s.prepare(cfg)
@@ -302,7 +307,13 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 	if model.MLP != nil {
 		r.Spec = *model.MLP
 	}
-	kernel, err := cfg.kernel(tr.N, cfg.stepScale(1))
+	r.kernels = p.setup.Kernels
+	info, err := cfg.kernelIn(r.kernels)
+	if err != nil {
+		return nil, err
+	}
+	r.optimiser = !info.Sampler
+	kernel, err := cfg.kernelFrom(r.kernels, tr.N, cfg.stepScale(1))
 	if err != nil {
 		return nil, err
 	}
@@ -312,14 +323,12 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange
 		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
-		if cfg.XTest == "resghmc" {
-			r.pt.Exchange = &sampler.BiasCorrectedExchange{Batch: cfg.XBatch, F: cfg.XF}
-		} else {
-			corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{Method: sampler.CorrectionMethod(cfg.Corr)})
-			if err != nil {
-				return nil, err
-			}
-			r.pt.Exchange = &sampler.Exchanger{Batch: cfg.XBatch, Correction: corr, Margin: cfg.XMargin, Tolerance: cfg.XTolerance}
+		rule, ok := lookupExchange(p.setup.exchanges(), cfg.XTest)
+		if !ok {
+			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(exchangeNames(p.setup.exchanges()), ", "))
+		}
+		if r.pt.Exchange, err = rule.New(cfg); err != nil {
+			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)
 		}
 		if cfg.Ladder == "adaptive" {
 			r.pt.Adapt = &sampler.LadderAdaptation{SwapTarget: cfg.SwapTarget}
@@ -397,7 +406,7 @@ func resumeWith(dir string, steps int, s Setup) (*Run, error) {
 		}
 		return nil, err
 	}
-	if err := checkpointConfigValid(dir, c.Config, s.models()); err != nil {
+	if err := checkpointConfigValid(dir, c.Config, s); err != nil {
 		lk.Release()
 		return nil, err
 	}
@@ -411,8 +420,8 @@ func resumeWith(dir string, steps int, s Setup) (*Run, error) {
 
 // checkpointConfigValid validates the config of the checkpoint in dir,
 // naming the checkpoint and wrapping ErrCheckpoint.
-func checkpointConfigValid(dir string, cfg Config, reg ModelRegistry) error {
-	if err := cfg.validateIn(reg); err != nil {
+func checkpointConfigValid(dir string, cfg Config, s Setup) error {
+	if err := cfg.validateIn(s); err != nil {
 		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
 	}
 	return nil

@@ -28,8 +28,12 @@ func (c Config) cyclePos(k int) float64 {
 }
 
 // keepSample reports whether the rung-1 state after step k is kept.
-func (c Config) keepSample(k int) bool {
-	if c.optimiser() || c.SGDWarmup >= c.Steps {
+func (c Config) keepSample(k int) bool { return c.keepSampleAs(k, c.optimiser()) }
+
+// keepSampleAs is keepSample for a run whose kernel is an optimiser or not
+// (a run knows which once, from its kernel registry).
+func (c Config) keepSampleAs(k int, optimiser bool) bool {
+	if optimiser || c.SGDWarmup >= c.Steps {
 		return k == c.Steps
 	}
 	if k <= c.BurnIn || (k-c.BurnIn)%c.Thin != 0 {
@@ -43,12 +47,13 @@ func (c Config) keepSample(k int) bool {
 }
 
 // scheduledKernel returns the replicas' kernel for the next step of st
-// under the config's cyclical schedule, for training data of n examples,
+// (of the registry ks, nil: sampler.Kernels) under the config's cyclical
+// schedule, for training data of n examples,
 // and rescales each rung's thermostat with it; without a schedule it
 // returns nil and changes nothing. The Nose-Hoover xi settles near
 // A = alpha/h, so xi*h, the friction per step, is what must carry over
 // when h changes by sqrt(next/prev).
-func scheduledKernel(cfg Config, n int, st *sampler.PTState) (sampler.Kernel, error) {
+func scheduledKernel(cfg Config, ks []sampler.KernelInfo, n int, st *sampler.PTState) (sampler.Kernel, error) {
 	if cfg.Cycle == 0 {
 		return nil, nil
 	}
@@ -58,5 +63,5 @@ func scheduledKernel(cfg Config, n int, st *sampler.PTState) (sampler.Kernel, er
 	for _, s := range st.Rungs {
 		s.Xi *= f
 	}
-	return cfg.kernel(n, next)
+	return cfg.kernelFrom(ks, n, next)
 }

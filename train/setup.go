@@ -5,16 +5,28 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // Setup is what a run is built with besides its Config and its directory;
-// nothing of it is saved in the run directory. The zero Setup loads the
-// training data from Config.Data and builds named models from nn.Models.
+// nothing of it is saved in the run directory (a run that names a model,
+// kernel or exchange rule of its own is resumed with the same Setup). The
+// zero Setup loads the training data from Config.Data, builds named models
+// from nn.Models, kernels from sampler.Kernels and exchange tests from
+// DefaultExchanges.
 type Setup struct {
 	// Models is the registry Config.Model names a model of (nil:
 	// nn.Models). A run given its own registry needs no change to the
 	// process-wide one: tests and embedders pass theirs here.
 	Models ModelRegistry
+	// Kernels is the registry Config.Sampler (and, for ptsghmc,
+	// Config.ReplicaKernel) names a kernel of (nil: sampler.Kernels).
+	// A kernel with state of its own is a sampler.StatefulKernel, whose
+	// state the run's checkpoints save.
+	Kernels []sampler.KernelInfo
+	// Exchanges is the registry Config.XTest names an exchange rule of
+	// (nil: DefaultExchanges()).
+	Exchanges []ExchangeRule
 	// Train is the training data before the validation split (nil: loaded
 	// from Config.Data).
 	Train *datasets.Dataset
@@ -28,6 +40,14 @@ func (s Setup) models() ModelRegistry {
 	return s.Models
 }
 
+// exchanges returns the setup's exchange rules.
+func (s Setup) exchanges() []ExchangeRule {
+	if s.Exchanges == nil {
+		return DefaultExchanges()
+	}
+	return s.Exchanges
+}
+
 // prepared is what creating or resuming a run computes once and shares
 // among its chains: the training and validation data, and the model. An
 // nn.Model is a description (its layout and a builder of graphs) that every
@@ -38,6 +58,7 @@ type prepared struct {
 	model   nn.Model
 	key     string        // modelKey of the config the model was built from
 	reg     ModelRegistry // the registry it was built from
+	setup   Setup         // the registries of kernels and exchange rules
 }
 
 // prepare loads (or splits) cfg's data and builds its model, checked
@@ -58,7 +79,7 @@ func (s Setup) prepare(cfg Config) (*prepared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
-	return &prepared{tr: tr, val: val, model: model, key: modelKey(cfg), reg: reg}, nil
+	return &prepared{tr: tr, val: val, model: model, key: modelKey(cfg), reg: reg, setup: s}, nil
 }
 
 // modelFor returns the model of cfg: the prepared one when cfg describes

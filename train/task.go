@@ -55,7 +55,7 @@ func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
 		return nil, fmt.Errorf("chain %d: not a chain of this run, whose chains are 1..%d", i, cfg.Chains)
 	}
 	cfg.Chain = 0
-	if err := cfg.validateIn(s.models()); err != nil {
+	if err := cfg.validateIn(s); err != nil {
 		return nil, err
 	}
 	p, err := s.prepare(cfg)
