@@ -81,8 +81,11 @@ func (k PSGLD) Init(s *sampler.State, rng *rand.Rand) {
 // Step performs one pSGLD update of s, adapting its moment.
 func (k PSGLD) Step(pot sampler.Potential, s *sampler.State, temp float64, rng *rand.Rand) error {
 	m, ok := s.Extra.(*PSGLDState)
-	if !ok || len(m.V) != len(s.Theta) || pot.Dim() != len(s.Theta) {
-		return fmt.Errorf("psgld: the state of dimension %d holds no moment of that dimension for a potential of dimension %d (Init not called?)", len(s.Theta), pot.Dim())
+	switch {
+	case !ok:
+		return errors.New("psgld: the state holds no moment (neither Init nor UnmarshalExtra set it)")
+	case len(m.V) != len(s.Theta) || pot.Dim() != len(s.Theta):
+		return fmt.Errorf("psgld: a moment of dimension %d for a state of dimension %d and a potential of dimension %d", len(m.V), len(s.Theta), pot.Dim())
 	}
 	if len(s.Grad) != len(s.Theta) {
 		s.Grad = make([]float64, len(s.Theta))
