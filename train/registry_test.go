@@ -1,0 +1,121 @@
+package train
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// optimiserKernel is a custom kernel that declares itself an optimiser.
+type optimiserKernel struct{ sampler.SGD }
+
+func (optimiserKernel) Name() string { return "myopt" }
+
+// TestSetupRegistries validates configs against the kernel and exchange
+// registries of a Setup, each test with its own registry (sampler.Kernels
+// and DefaultExchanges are left alone): names are looked up in the Setup's
+// registries, not in the defaults.
+func TestSetupRegistries(t *testing.T) {
+	mine := sampler.KernelInfo{Name: "mykernel", Sampler: true, Minibatch: true,
+		New: func(p sampler.KernelParams) sampler.Kernel { return sampler.SGLD{StepSize: p.SGLDStep} }}
+	myopt := sampler.KernelInfo{Name: "myopt", Sampler: false, Minibatch: true,
+		New: func(p sampler.KernelParams) sampler.Kernel { return optimiserKernel{} }}
+	rule := ExchangeRule{Name: "always", New: func(Config) (sampler.ExchangeTest, error) { return nil, nil }}
+	withMine := Setup{Kernels: []sampler.KernelInfo{mine, myopt}, Exchanges: append(DefaultExchanges(), rule)}
+	cases := []struct {
+		name string
+		s    Setup
+		set  func(*Config)
+		want string // "" for valid
+	}{
+		{"defaults", Setup{}, func(*Config) {}, ""},
+		{"custom kernel, default registry", Setup{}, func(c *Config) { c.Sampler = "mykernel" }, `sampler "mykernel": expected one of ptsghmc, sgnht`},
+		{"custom kernel", withMine, func(c *Config) { c.Sampler = "mykernel" }, ""},
+		{"replica kernel", withMine, func(c *Config) { c.ReplicaKernel = "mykernel" }, ""},
+		{"sgnht is not in the setup's registry", withMine, func(*Config) {}, `replica_kernel "sgnht": expected a minibatch kernel of mykernel, myopt`},
+		{"replica kernel, default registry", Setup{}, func(c *Config) { c.ReplicaKernel = "mykernel" }, `replica_kernel "mykernel"`},
+		{"replica kernel of one chain", withMine, func(c *Config) { c.Sampler, c.ReplicaKernel = "mykernel", "mykernel" }, "needs sampler ptsghmc"},
+		{"custom optimiser has no burn-in", withMine, func(c *Config) { c.Sampler, c.BurnIn, c.Temperature = "myopt", c.Steps, 0.5 }, "temperature does not apply"},
+		{"custom rule, default registry", Setup{}, func(c *Config) { c.XTest = "always" }, `exchange_test "always": expected one of barker, resghmc`},
+		{"custom rule", withMine, func(c *Config) { c.XTest, c.ReplicaKernel = "always", "mykernel" }, ""},
+		{"empty rule is barker", Setup{}, func(c *Config) { c.XTest = "" }, ""},
+	}
+	for _, tc := range cases {
+		c := smallConfig()
+		tc.set(&c)
+		err := c.validateIn(tc.s)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	c := smallConfig()
+	c.Sampler = "myopt"
+	if !c.optimiserIn(withMine.Kernels) || c.optimiser() {
+		t.Error("myopt is an optimiser in the setup's registry and unknown in the default one")
+	}
+	if _, err := c.kernelFrom(withMine.Kernels, 100, 1); err != nil {
+		t.Errorf("kernel of the setup's registry: %v", err)
+	}
+	d := DefaultExchanges()
+	d[0].Name = "changed"
+	if DefaultExchanges()[0].Name != XTestBarker {
+		t.Error("changing one DefaultExchanges slice changed the next")
+	}
+}
+
+// TestCheckpointKernelState writes a checkpoint of a stateful kernel's
+// rungs and restores it: each rung's kernel state comes back, and a
+// kernel that keeps none refuses it.
+func TestCheckpointKernelState(t *testing.T) {
+	cfg := smallConfig()
+	k := countKernel{}
+	pt := &sampler.PT{Kernel: k, Temps: []float64{1, 2, 3}}
+	st, err := pt.Init([][]float64{{1, 2}}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, s := range st.Rungs {
+		s.Extra = uint8(10 + j)
+	}
+	batches := make([]datasets.Batches, 3)
+	for j := range batches {
+		batches[j] = datasets.Batches{N: 4, Size: 4, Order: []int{0, 1, 2, 3}}
+	}
+	cfg.Batch = 4
+	c, err := checkpointOf(cfg, k, st, batches, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.restore(cfg, pt, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, s := range got.Rungs {
+		if s.Extra != uint8(10+j) {
+			t.Errorf("rung %d: kernel state %v, want %d", j+1, s.Extra, 10+j)
+		}
+	}
+	pt.Kernel = sampler.SGLD{}
+	if _, err := c.restore(cfg, pt, 2, 4); err == nil || !strings.Contains(err.Error(), "keeps no state") {
+		t.Errorf("restore into a kernel without state: error %v", err)
+	}
+}
+
+// countKernel is SGLD whose own state is one byte.
+type countKernel struct{ sampler.SGLD }
+
+func (countKernel) Init(s *sampler.State, _ *rand.Rand) { s.Extra = uint8(0) }
+func (countKernel) MarshalExtra(s *sampler.State) ([]byte, error) {
+	return []byte{s.Extra.(uint8)}, nil
+}
+func (countKernel) UnmarshalExtra(s *sampler.State, b []byte) error {
+	if len(b) != 1 {
+		return errors.ErrUnsupported
+	}
+	s.Extra = b[0]
+	return nil
+}
