@@ -96,7 +96,7 @@ var applicabilities = []applicability{
 	{setting: "correction", applies: barkerExchanges, why: whyNotBarker},
 	{setting: "xmargin", applies: barkerExchanges, why: whyNotBarker},
 	{setting: "xtolerance", applies: barkerExchanges, why: whyNotBarker},
-	{setting: "resghmc_f", applies: func(c Config) bool { return exchanges(c) && c.XTest == "resghmc" },
+	{setting: "resghmc_f", applies: func(c Config) bool { return exchanges(c) && c.XTest == XTestResghmc },
 		why: func(c Config) string {
 			if exchanges(c) {
 				return fmt.Sprintf("exchange_test %s: resghmc_f is the resghmc test's divisor", cmp.Or(c.XTest, XTestBarker))

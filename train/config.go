@@ -248,7 +248,7 @@ func (c Config) validateIn(s Setup) error {
 		{c.Scheme == "alternate" || c.Scheme == "first", "scheme must be alternate or first"},
 		{c.Chains >= 1, "chains must be at least 1"},
 		{c.Chain >= 0 && c.Chain <= c.Chains, "chain must be in [0, chains]"},
-		{c.XTest != "resghmc" || c.XF > 0, "resghmc_f must be positive"},
+		{c.XTest != XTestResghmc || c.XF > 0, "resghmc_f must be positive"},
 		{c.SwapTarget == 0 || c.Ladder == "adaptive", "swap_target needs ladder adaptive"},
 	}
 	for _, ch := range checks {
@@ -276,8 +276,8 @@ func (c Config) validateIn(s Setup) error {
 		if c.Exchange == 0 || c.BurnIn < 2*c.Exchange {
 			return fmt.Errorf("config: ladder adaptive tunes during burn-in in rounds of 2, 4, 8, ... exchange rounds: burnin %d must be at least 2 x exchange (%d)", c.BurnIn, c.Exchange)
 		}
-		if c.SwapTarget != 0 && c.XTest == "resghmc" {
-			return fmt.Errorf("config: swap_target is a Barker test's acceptance; with exchange_test resghmc keep the ladder's ends fixed (swap_target 0)")
+		if c.SwapTarget != 0 && c.XTest != "" && c.XTest != XTestBarker {
+			return fmt.Errorf("config: swap_target is a Barker test's acceptance; with exchange_test %s keep the ladder's ends fixed (swap_target 0)", c.XTest)
 		}
 		if c.SwapTarget != 0 {
 			if _, err := sampler.BarkerToMetropolisRejection(c.SwapTarget); err != nil {
