@@ -124,6 +124,25 @@ func (e *Ensemble) Scores() UncertaintyScores {
 	return scoresOf(e.Probs(), meanEnt, e.Data.Classes)
 }
 
+// labelledScore is a score with whether it came from the
+// out-of-distribution set.
+type labelledScore struct {
+	v   float64
+	ood bool
+}
+
+// labelledScores returns the scores of in (ood false) then out (ood true).
+func labelledScores(in, out []float64) []labelledScore {
+	all := make([]labelledScore, 0, len(in)+len(out))
+	for _, v := range in {
+		all = append(all, labelledScore{v, false})
+	}
+	for _, v := range out {
+		all = append(all, labelledScore{v, true})
+	}
+	return all
+}
+
 // AUROC returns the area under the ROC curve of a detector that flags
 // out-of-distribution inputs by a high score: the probability that an
 // out-of-distribution score exceeds an in-distribution one, ties counted
@@ -134,17 +153,7 @@ func AUROC(in, out []float64) float64 {
 	if len(in) == 0 || len(out) == 0 {
 		return math.NaN()
 	}
-	type obs struct {
-		v   float64
-		ood bool
-	}
-	all := make([]obs, 0, len(in)+len(out))
-	for _, v := range in {
-		all = append(all, obs{v, false})
-	}
-	for _, v := range out {
-		all = append(all, obs{v, true})
-	}
+	all := labelledScores(in, out)
 	sort.Slice(all, func(a, b int) bool { return all[a].v < all[b].v })
 	// U = sum over OOD scores of (in-scores below it + 1/2 in-scores equal to it).
 	u, inBelow := 0.0, 0
@@ -176,17 +185,7 @@ func AUPR(in, out []float64) float64 {
 	if len(in) == 0 || len(out) == 0 {
 		return math.NaN()
 	}
-	type obs struct {
-		v   float64
-		ood bool
-	}
-	all := make([]obs, 0, len(in)+len(out))
-	for _, v := range in {
-		all = append(all, obs{v, false})
-	}
-	for _, v := range out {
-		all = append(all, obs{v, true})
-	}
+	all := labelledScores(in, out)
 	sort.Slice(all, func(a, b int) bool { return all[a].v > all[b].v })
 	ap, tp, fp := 0.0, 0, 0
 	pos := float64(len(out))
