@@ -849,20 +849,29 @@ func (cv *conv[T]) forward(x, w, out []T) {
 // nil, the images' adjoint dx, from the output's adjoint dout.
 func (cv *conv[T]) backward(x, w, dout, dw, dx []T, accW, accX bool) {
 	ic := &cv.ic
-	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	ohw, img := ic.oh*ic.ow, ic.c*ic.h*ic.w
 	if dx != nil && !accX {
 		clear(dx[:ic.b*img])
 	}
 	for b := 0; b < ic.b; b++ {
-		g := dout[b*cv.o*ohw : (b+1)*cv.o*ohw]
-		if dw != nil {
-			im2colImage(ic, x[b*img:(b+1)*img], cv.col)
-			cv.gemm(blas.NoTrans, blas.Trans, cv.o, k, ohw, 1, g, ohw, cv.col, ohw, beta[T](accW || b > 0), dw, k)
-		}
-		if dx != nil {
-			cv.gemm(blas.Trans, blas.NoTrans, k, ohw, cv.o, 1, w, k, g, ohw, 0, cv.dcol, ohw)
-			col2imImage(ic, cv.dcol, dx[b*img:(b+1)*img])
-		}
+		cv.imageGrads(b, x, w, dout[b*cv.o*ohw:(b+1)*cv.o*ohw], dw, dx, cv.dcol, accW)
+	}
+}
+
+// imageGrads adds image b's share of the filter's adjoint to dw (written,
+// not added, for the first image unless accW) and adds its input's adjoint
+// into dx (when not nil), given the image's output adjoint g; dcol is
+// scratch of the unfolded image's size.
+func (cv *conv[T]) imageGrads(b int, x, w, g, dw, dx, dcol []T, accW bool) {
+	ic := &cv.ic
+	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	if dw != nil {
+		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
+		cv.gemm(blas.NoTrans, blas.Trans, cv.o, k, ohw, 1, g, ohw, cv.col, ohw, beta[T](accW || b > 0), dw, k)
+	}
+	if dx != nil {
+		cv.gemm(blas.Trans, blas.NoTrans, k, ohw, cv.o, 1, w, k, g, ohw, 0, dcol, ohw)
+		col2imImage(ic, dcol, dx[b*img:(b+1)*img])
 	}
 }
 
@@ -933,7 +942,7 @@ func (cb *convBlockKernel[T]) forward(x, w, bias, pre, post, pooled []T) {
 func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, accB, accX bool) {
 	cv := &cb.conv
 	ic := &cv.ic
-	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	ohw, img := ic.oh*ic.ow, ic.c*ic.h*ic.w
 	if dx != nil && !accX {
 		clear(dx[:ic.b*img])
 	}
@@ -959,14 +968,7 @@ func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, a
 				}
 			}
 		}
-		if dw != nil {
-			im2colImage(ic, x[b*img:(b+1)*img], cv.col)
-			cv.gemm(blas.NoTrans, blas.Trans, cv.o, k, ohw, 1, g, ohw, cv.col, ohw, beta[T](accW || b > 0), dw, k)
-		}
-		if dx != nil {
-			cv.gemm(blas.Trans, blas.NoTrans, k, ohw, cv.o, 1, w, k, g, ohw, 0, cb.dcol, ohw)
-			col2imImage(ic, cb.dcol, dx[b*img:(b+1)*img])
-		}
+		cv.imageGrads(b, x, w, g, dw, dx, cb.dcol, accW)
 	}
 }
 
