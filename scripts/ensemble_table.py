@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""ensemble_table.py SWEEPDIR [--split val|test]: the sweep's table (docs/experiments.md).
+"""ensemble_table.py SWEEPDIR [--split val|test] [--seeds 1,2,3]: the sweep's table (docs/experiments.md).
 
 Reads SWEEPDIR/seedS/ROW.{val,test}.json written by scripts/ensemble_sweep.sh and
 ensemble_sweep_precond.sh (eval --json) and prints one markdown row per
 configuration: the mean over the seeds done (and their range) of the ensemble's
 accuracy, NLL, ECE and Brier, the seeds counted, and the samples averaged. Rows are
-sorted by mean NLL, the sweep's ranking figure on the validation split.
+sorted by mean NLL, the sweep's ranking figure on the validation split. --seeds keeps
+only those seeds, so that rows are compared over the same seeds.
 """
 import glob
 import json
@@ -18,9 +19,14 @@ def main():
     split = "val"
     if "--split" in sys.argv:
         split = sys.argv[sys.argv.index("--split") + 1]
+    seeds = None
+    if "--seeds" in sys.argv:
+        seeds = set(sys.argv[sys.argv.index("--seeds") + 1].split(","))
     rows = {}
     for path in sorted(glob.glob(os.path.join(sweep, "seed*", "*.%s.json" % split))):
         seed = os.path.basename(os.path.dirname(path))[4:]
+        if seeds is not None and seed not in seeds:
+            continue
         name = os.path.basename(path)[: -len(".%s.json" % split)]
         with open(path) as f:
             try:
