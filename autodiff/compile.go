@@ -1025,17 +1025,10 @@ func (c *compiler[T]) maxPoolOf(cn *cnode[T]) (*maxPool, error) {
 
 func (c *compiler[T]) emitMaxPool(cn *cnode[T]) error {
 	k := c.kids(cn.n)[0]
-	op := cn.n.Op()
-	mp := &maxPool{b: k.shape[0], c: k.shape[1], h: k.shape[2], w: k.shape[3], oh: cn.shape[2], ow: cn.shape[3],
-		kh: opInt(op, "h"), kw: opInt(op, "w"), padH: opInt(op, "padNorth"), padW: opInt(op, "padWest"),
-		strideH: opInt(op, "strideH"), strideW: opInt(op, "strideW")}
-	if opField(op, "explicitPadding").Bool() { // as Gorgonia's kernel reads it
-		mp.padH, mp.padW = opInt(op, "padSouth"), opInt(op, "padEast")
+	mp, err := c.maxPoolOf(cn)
+	if err != nil {
+		return err
 	}
-	if cn.shape[0] != mp.b || cn.shape[1] != mp.c {
-		return fmt.Errorf("max pooling %v into %v", k.shape, cn.shape)
-	}
-	mp.arg = make([]int32, size(cn.shape))
 	in, out, dout := k.val, cn.val, cn.adj
 	c.p.fwd = append(c.p.fwd, func() { maxPoolForward(mp, in, out, mp.arg, mp.b*mp.c) })
 	cn.mkBwd = func() func() {
