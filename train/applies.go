@@ -180,6 +180,9 @@ func isLadderList(l string) bool {
 // not validate the config (the run's creation does, once); on an invalid
 // one it reports what it can.
 func (c Config) CheckSettings(set func(setting string) bool) (ignored []NotApplied, err error) {
+	if err := c.checkLadderLength(); err != nil {
+		return nil, err
+	}
 	vals := fieldsOf(c)
 	var refused []NotApplied
 	for _, a := range applicabilities {

@@ -380,5 +380,24 @@ func (c Config) Temps() ([]float64, error) {
 	return sampler.Ladder(c.Ladder, c.Replicas, c.TMax)
 }
 
+// checkLadderLength refuses a listed ladder whose length is not the
+// replicas': the run would step as many rungs as the list has and record
+// another count. It is checked for new runs (CheckSettings); a run that
+// recorded such a pair before the check still resumes with its list.
+func (c Config) checkLadderLength() error {
+	if c.Sampler != PTSGHMC || c.Replicas <= 1 {
+		return nil
+	}
+	switch c.Ladder {
+	case "geometric", "linear", "adaptive", "":
+		return nil
+	}
+	t, err := sampler.Ladder(c.Ladder, c.Replicas, c.TMax)
+	if err == nil && len(t) != c.Replicas {
+		return fmt.Errorf("config: ladder %q lists %d temperatures for %d replicas: give --replicas %d, or list %d temperatures", c.Ladder, len(t), c.Replicas, len(t), c.Replicas)
+	}
+	return err
+}
+
 // DTypeValue returns the evaluator dtype.
 func (c Config) DTypeValue() autodiff.DType { return autodiff.DType(c.DType) }

@@ -519,3 +519,30 @@ func TestPosteriorTemperatureWired(t *testing.T) {
 		t.Errorf("new runs temper the noise")
 	}
 }
+
+// TestLadderLength checks that a new run's listed ladder must have as many
+// temperatures as replicas (the run would step as many rungs as the list
+// and record another count), refused by CheckSettings with the count to
+// give, while Validate (which resumes also run) leaves it to them.
+func TestLadderLength(t *testing.T) {
+	all := func(string) bool { return true }
+	for _, tc := range []struct {
+		ladder string
+		want   string
+	}{
+		{"1,1.2,1.5,2", ""},
+		{"1,1.2,1.5", "lists 3 temperatures for 4 replicas: give --replicas 3"},
+		{"1,1.2,1.5,2,3", "lists 5 temperatures for 4 replicas: give --replicas 5"},
+		{"geometric", ""},
+	} {
+		c := DefaultConfig()
+		c.Sampler, c.Replicas, c.Ladder = PTSGHMC, 4, tc.ladder
+		_, err := c.CheckSettings(all)
+		if tc.want == "" && err != nil && strings.Contains(err.Error(), "temperatures for") {
+			t.Errorf("ladder %s: refused: %v", tc.ladder, err)
+		}
+		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("ladder %s: error %v, want one containing %q", tc.ladder, err, tc.want)
+		}
+	}
+}
