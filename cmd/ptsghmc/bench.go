@@ -62,9 +62,9 @@ type timedPotential struct {
 	ns *atomic.Int64
 }
 
-func (t timedPotential) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (t timedPotential) Gradient(theta, grad []float64, mb sampler.Minibatch, rng *rand.Rand) (float64, error) {
 	start := time.Now()
-	u, err := t.Potential.Gradient(theta, grad, rng)
+	u, err := t.Potential.Gradient(theta, grad, mb, rng)
 	t.ns.Add(int64(time.Since(start)))
 	return u, err
 }
@@ -73,10 +73,10 @@ func (t timedPotential) Gradient(theta, grad []float64, rng *rand.Rand) (float64
 // runs for an MLP): up to its first chunk it is the gradient's time, from
 // there on the update's (the stream's conversion of the gradient to float64
 // with the prior's term, a pass the update used to read back, included).
-func (t timedPotential) GradientStream(theta []float64, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
+func (t timedPotential) GradientStream(theta []float64, mb sampler.Minibatch, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
 	start := time.Now()
 	first := true
-	return t.Potential.GradientStream(theta, rng, func(lo int, g []float64) {
+	return t.Potential.GradientStream(theta, mb, rng, func(lo int, g []float64) {
 		if first {
 			t.ns.Add(int64(time.Since(start)))
 			first = false
