@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -266,16 +267,21 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 	var exNS int64
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
+	// train's loop, sampler.PT.RunUntil, with timers for hooks: a step
+	// that ends in an exchange round adds its time to exNS
+	var t0 time.Time
+	timer := sampler.Hooks{
+		Before: func(pt *sampler.PT, st *sampler.PTState) error { t0 = time.Now(); return nil },
+		After: func(st *sampler.PTState) error {
+			if pt.Every > 0 && st.Steps%pt.Every == 0 {
+				exNS += int64(time.Since(t0))
+			}
+			return nil
+		},
+	}
 	start := time.Now()
-	for i := 0; i < c.steps; i++ {
-		t0 := time.Now()
-		exchange := pt.Every > 0 && (st.Steps+1)%pt.Every == 0
-		if err := pt.Step(pots, first, st); err != nil {
-			return res, err
-		}
-		if exchange {
-			exNS += int64(time.Since(t0))
-		}
+	if err := pt.RunUntil(context.Background(), pots, first, st, st.Steps+c.steps, timer); err != nil {
+		return res, err
 	}
 	wall := time.Since(start).Seconds()
 	runtime.ReadMemStats(&ms1)
