@@ -5,7 +5,7 @@ DATA    ?= /usr/share/datasets/fashion-mnist
 RUNDIR  ?= runs/default
 PKGS    := libopenblas-dev dataset-fashion-mnist
 
-.PHONY: all deps build run run-long test test-long cluster-test soak bench bench-pt bench-torch fuzz fmt vet clean bench-lenet report-check check-readme torch-twin
+.PHONY: all deps build run run-long test test-long cluster-test soak bench bench-pt bench-torch fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check tempering-sweep
 
 all: build
 
@@ -63,6 +63,19 @@ report-check: build
 # Lambda and whether tuning converged.
 ladder-check: build
 	scripts/ladder_check.sh ./$(BIN) $(DATA) runs/ladder-check
+
+# tempering-sweep (not part of test: about 12 minutes of one core) is
+# docs/tempering.md's table of where PT earns its cost: gauss1d4 plus a
+# Gaussian block of d = 10..10,000 dimensions, PT with its adapted ladder
+# against the same ladder with swaps off and 10 independent chains, 500,000
+# gradient evaluations each, seeds 1-3. It rewrites train/tempering_sweep.json
+# (the table the end-of-run advice quotes) and docs/tempering-sweep.png.
+# SWEEP_2D=1 adds the gauss2d5 sweep (d = 10..1,000) to docs/tempering-2d.json.
+tempering-sweep: build
+	GOMAXPROCS=1 ./$(BIN) tempering-sweep --target gauss1d4 --dims 10,30,100,300,1000,10000 --seeds 1,2,3 --budget 500000 \
+		--json train/tempering_sweep.json --plot docs/tempering-sweep.png
+	if [ -n "$(SWEEP_2D)" ]; then GOMAXPROCS=1 ./$(BIN) tempering-sweep --target gauss2d5 --dims 10,100,1000 --seeds 1,2,3 --budget 500000 \
+		--json docs/tempering-2d.json; fi
 
 test: deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }

@@ -40,6 +40,12 @@ type Tempering struct {
 	TuningRestarts  int       `json:"tuning_restarts,omitempty"`
 	NeededBurnIn    int       `json:"needed_burnin,omitempty"`
 	Advice          string    `json:"advice,omitempty"` // what to do when it does not communicate
+	// Verdict says, from the measured barrier per pair and the equal-cost
+	// sweep of docs/tempering.md (MeasuredPTSweep), whether PT is the right
+	// tool for this target and what to run instead when it is not; PTFits
+	// is its yes (no: Advice ends with the verdict).
+	Verdict string `json:"verdict,omitempty"`
+	PTFits  bool   `json:"pt_fits,omitempty"`
 }
 
 // MinSwapAcceptance is the pair acceptance below which Advice suggests a
@@ -92,6 +98,18 @@ func TemperingOf(st *sampler.PTState, cfg Config) *Tempering {
 	for _, a := range t.SwapAcceptance {
 		t.Communicates = t.Communicates && a > 0
 	}
+	if sw, err := MeasuredPTSweep(); err == nil {
+		t.PTFits, t.Verdict = sw.PTVerdict(t.Barrier, r, t.Temps[r-1])
+		if t.PTFits && t.RoundTrips == 0 && t.AfterBurnIn {
+			t.Verdict += fmt.Sprintf(" This run made no round trip in %d steps after burn-in, though: until it does, rung 1 has seen nothing from the top rung.", t.WindowSteps)
+		}
+		for _, a := range t.SwapAcceptance {
+			if a == 0 && t.PTFits {
+				t.Verdict = "A pair never swapped, so its share of Lambda is a floor and the verdict may be too kind: re-measure on an adaptive ladder (--ladder adaptive). " + t.Verdict
+				break
+			}
+		}
+	}
 	t.Advice = t.advice()
 	return t
 }
@@ -118,6 +136,9 @@ func (t *Tempering) advice() string {
 	tooFew := t.RecommendedRungs > r
 	slow := t.RoundTripsPer1k < 0.5*t.roundTripBound()
 	if !noSwap && !tooFew && !lowAcc && !slow {
+		if t.Verdict != "" && !t.PTFits {
+			return t.Verdict
+		}
 		return ""
 	}
 	acc := make([]string, len(t.SwapAcceptance))
@@ -139,7 +160,7 @@ func (t *Tempering) advice() string {
 	if noSwap || tooFew {
 		fmt.Fprintf(&b, "Rung 1 is then close to an independent chain that costs %d times the gradients. ", r)
 	}
-	fmt.Fprintf(&b, "This target needs about 2 Lambda = %d rungs for this temperature range. Instead: ", t.RecommendedRungs)
+	fmt.Fprintf(&b, "This target needs about 2 Lambda = %d rungs for this temperature range.", t.RecommendedRungs)
 	var opts []string
 	if t.RecommendedRungs > r {
 		opts = append(opts, fmt.Sprintf("--replicas %d", t.RecommendedRungs))
@@ -154,6 +175,14 @@ func (t *Tempering) advice() string {
 		}
 		opts = append(opts, fmt.Sprintf("a lower top temperature (--tmax %.4g or lower, where the measured barrier puts %d rungs near %.0f%% acceptance per pair; %s)", top, r, 100*0.3, how))
 	}
+	if t.Verdict != "" && !t.PTFits { // the verdict says what to run instead
+		if len(opts) > 0 {
+			fmt.Fprintf(&b, " To keep PT: %s.", strings.Join(opts, "; "))
+		}
+		b.WriteString(" " + t.Verdict)
+		return b.String()
+	}
+	b.WriteString(" Instead: ")
 	chains := fmt.Sprintf("independent chains for the same cost (--sampler sgnht --chains %d)", r)
 	if len(opts) > 0 {
 		chains = "or " + chains

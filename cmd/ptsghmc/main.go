@@ -9,6 +9,7 @@
 //	ptsghmc export     [flags]   samples and log-likelihoods as a NumPy .npz archive
 //	ptsghmc predict    [flags]   class probabilities and uncertainties for new images
 //	ptsghmc mixture    [flags]   the paper's Gaussian-mixture experiments
+//	ptsghmc tempering-sweep [flags]  PT against independent chains at equal cost, by dimension
 //	ptsghmc correction [flags]   print the Barker correction distribution's CDF
 //	ptsghmc bench      [flags]   time full PT-SGHMC steps
 //
@@ -40,6 +41,7 @@ func commands() []command {
 		{"export", "write runs' samples (and test log-likelihoods) as a NumPy .npz archive", runExport},
 		{"predict", "class probabilities and uncertainties for an IDX image file", runPredict},
 		{"mixture", "the paper's Gaussian-mixture experiments", runMixture},
+		{"tempering-sweep", "where PT earns its cost: PT, swaps off and independent chains at equal gradient cost as the dimension grows", runTemperingSweep},
 		{"correction", "print the Barker correction distribution's CDF as x,cdf lines", runCorrection},
 		{"bench", "time full PT-SGHMC steps on MNIST-shaped synthetic data", runBench},
 	}

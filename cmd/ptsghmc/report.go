@@ -195,7 +195,7 @@ barrier Lambda {{f3 .Barrier}}, recommended rungs {{.RecommendedRungs}}, round t
 {{end}}</tbody>
 </table>
 {{if .TuningOver}}<p>Ladder tuning {{if .TuningConverged}}converged by burn-in{{else}}did NOT converge by burn-in: its last round did not verify the ladder, which would need a burn-in of at least {{.NeededBurnIn}} steps{{end}}{{if .TuningRestarts}} ({{.TuningRestarts}} tuning rounds restarted: the replicas were still moving){{end}}.</p>
-{{end}}{{if .Advice}}<p class="warn">WARNING: {{.Advice}}</p>{{end}}
+{{end}}{{if and .Verdict .PTFits}}<p>Is PT the right tool? {{.Verdict}}</p>{{end}}{{if .Advice}}<p class="warn">WARNING: {{.Advice}}</p>{{end}}
 {{end}}{{end}}
 <h2>Figures</h2>
 {{range .Images}}<figure id="{{.Name}}">

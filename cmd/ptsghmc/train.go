@@ -370,6 +370,9 @@ func printTempering(w io.Writer, tp *train.Tempering) {
 	if tp.TuningOver {
 		fmt.Fprintf(w, "  %s\n", tuningVerdict(tp))
 	}
+	if tp.Verdict != "" && tp.PTFits {
+		fmt.Fprintf(w, "  is PT the right tool? %s\n", tp.Verdict)
+	}
 	if tp.Advice != "" {
 		fmt.Fprintf(w, "  WARNING: %s\n", tp.Advice)
 	}
