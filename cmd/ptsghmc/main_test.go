@@ -310,7 +310,8 @@ func TestBenchModel(t *testing.T) {
 }
 
 // TestTemperingCommand trains two chains of PT with an adaptive ladder and
-// checks that train reports the tempering figures, that eval pools both
+// checks that train reports the tempering figures and the verdict on PT
+// (docs/tempering.md), that eval pools both
 // chains of the run directory, reports the fields by name in --json, and
 // plots the barrier and the index process.
 func TestTemperingCommand(t *testing.T) {
@@ -325,6 +326,9 @@ func TestTemperingCommand(t *testing.T) {
 	if strings.Count(out, "tempering after burn-in: ladder T = 1, ") != 2 || !strings.Contains(out, "adapted in 4 tuning rounds") ||
 		!strings.Contains(out, "recommended rungs") {
 		t.Fatalf("train does not report both chains' tempering:\n%s", out)
+	}
+	if strings.Count(out, "rejection per pair. In the equal-cost sweep of docs/tempering.md") != 2 {
+		t.Errorf("train does not say for both chains whether PT is the right tool:\n%s", out)
 	}
 	plots := filepath.Join(t.TempDir(), "plots")
 	out, stderr, code = run(t, "eval", "--run", rd, "--json", "--plot", plots)
@@ -342,7 +346,7 @@ func TestTemperingCommand(t *testing.T) {
 	if len(rep.Runs) != 2 || len(rep.Tempering) != 2 || !(rep.RHat > 0) {
 		t.Fatalf("eval of a 2-chain run: runs %v, %d tempering reports, R-hat %v", rep.Runs, len(rep.Tempering), rep.RHat)
 	}
-	for _, f := range []string{"barrier", "recommended_rungs", "swap_acceptance", "round_trips", "local_barrier"} {
+	for _, f := range []string{"barrier", "recommended_rungs", "swap_acceptance", "round_trips", "local_barrier", "verdict"} {
 		if _, ok := rep.Tempering[0][f]; !ok {
 			t.Errorf("eval --json tempering has no field %q: %v", f, rep.Tempering[0])
 		}
