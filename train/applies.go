@@ -2,6 +2,7 @@ package train
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -110,9 +111,12 @@ var applicabilities = []applicability{
 		return kernelUses(c, func(p *sampler.KernelParams) { p.Diffusion *= 2 })
 	}, why: func(c Config) string { return fmt.Sprintf("kernel %s has no momentum", kernelName(c)) }},
 	{setting: "noise_target", applies: func(c Config) bool {
-		k, err := c.kernel(1000, 1)
-		_, ok := k.(sampler.Frictional)
-		return err != nil || ok
+		k, err := c.kernelIn(nil)
+		if err != nil {
+			return true
+		}
+		_, ok := k.New(sampler.KernelParams{StepSize: 0.01, Diffusion: 10, Inertia: 0.5, SGLDStep: 1e-4}).(sampler.Frictional)
+		return ok
 	}, why: func(c Config) string {
 		return fmt.Sprintf("kernel %s has no friction to weigh the gradient noise against", kernelName(c))
 	}},
@@ -248,4 +252,11 @@ func settingNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func fieldsOf(c Config) map[string]json.RawMessage {
+	b, _ := json.Marshal(c) // a Config always marshals
+	m := map[string]json.RawMessage{}
+	json.Unmarshal(b, &m)
+	return m
 }

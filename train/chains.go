@@ -62,7 +62,7 @@ func NewChainsWith(dir string, cfg Config, overwrite bool, s Setup) (*Chains, er
 	if err := checkFree(dir, overwrite); err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(cfg) // before touching dir: bad data leaves no empty run behind
+	p, err := prepare(s, cfg) // before touching dir: bad data leaves no empty run behind
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func ResumeChainsWith(dir string, steps int, s Setup) (*Chains, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(cfg)
+	p, err := prepare(s, cfg)
 	if err != nil {
 		top.Release()
 		return nil, err

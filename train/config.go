@@ -187,7 +187,7 @@ func (c Config) Validate() error { return c.validateIn(Setup{}) }
 // validateIn is Validate with the registries of s (models, kernels,
 // exchange rules).
 func (c Config) validateIn(s Setup) error {
-	if err := c.validateModelIn(s.models()); err != nil {
+	if err := c.validateModelIn(s.modelRegistry()); err != nil {
 		return err
 	}
 	if _, err := nn.ParseActivation(c.Activation); err != nil {
@@ -199,8 +199,8 @@ func (c Config) validateIn(s Setup) error {
 	if _, err := c.kernelIn(s.Kernels); err != nil {
 		return err
 	}
-	if _, ok := lookupExchange(s.exchanges(), c.XTest); !ok {
-		return fmt.Errorf("config: exchange_test %q: expected one of %s", c.XTest, strings.Join(exchangeNames(s.exchanges()), ", "))
+	if _, ok := lookupExchange(s.exchangeRules(), c.XTest); !ok {
+		return fmt.Errorf("config: exchange_test %q: expected one of %s", c.XTest, strings.Join(exchangeNames(s.exchangeRules()), ", "))
 	}
 	opt := c.optimiserIn(s.Kernels)
 	checks := []struct {

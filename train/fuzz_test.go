@@ -239,8 +239,8 @@ func FuzzConfig(f *testing.F) {
 		c.Spec(784, 10)
 		c.Temps()
 		for k := 1; k < 50; k++ {
-			c.keepSample(k)
-			c.stepScale(k)
+			keepSample(c, k)
+			stepScale(c, k)
 		}
 	})
 }

@@ -65,7 +65,7 @@ func (r *Run) train(ctx context.Context, progress func(Status)) error {
 			return err
 		}
 		step := r.state.Steps
-		if cfg.keepSampleAs(step, r.optimiser) {
+		if keepSampleAs(cfg, step, r.optimiser) {
 			if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
 				return err
 			}
@@ -130,14 +130,14 @@ func (r *Run) warmup() error {
 	case r.state.Steps < w:
 		c := r.Cfg
 		c.Sampler = "sgd"
-		k, err := c.kernel(r.Data.N, 1) // sgd, of sampler.Kernels
+		k, err := kernel(c, r.Data.N, 1) // sgd, of sampler.Kernels
 		if err != nil {
 			return err
 		}
 		r.pt.Kernel = k
 		return nil
 	}
-	k, err := r.Cfg.kernelFrom(r.kernels, r.Data.N, r.Cfg.stepScale(r.state.Steps+1))
+	k, err := kernelFrom(r.Cfg, r.kernels, r.Data.N, stepScale(r.Cfg, r.state.Steps+1))
 	if err != nil {
 		return err
 	}

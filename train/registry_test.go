@@ -57,7 +57,7 @@ func TestSetupRegistries(t *testing.T) {
 	if !c.optimiserIn(withMine.Kernels) || c.optimiser() {
 		t.Error("myopt is an optimiser in the setup's registry and unknown in the default one")
 	}
-	if _, err := c.kernelFrom(withMine.Kernels, 100, 1); err != nil {
+	if _, err := kernelFrom(c, withMine.Kernels, 100, 1); err != nil {
 		t.Errorf("kernel of the setup's registry: %v", err)
 	}
 	d := DefaultExchanges()

@@ -74,7 +74,7 @@ func newWith(dir string, cfg Config, overwrite bool, s Setup) (*Run, error) {
 	if err := checkFree(dir, overwrite); err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(cfg) // before touching dir: bad data leaves no empty run behind
+	p, err := prepare(s, cfg) // before touching dir: bad data leaves no empty run behind
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) 
 	if err := cfg.validateIn(s); err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(cfg)
+	p, err := prepare(s, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +313,7 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 		return nil, err
 	}
 	r.optimiser = !info.Sampler
-	kernel, err := cfg.kernelFrom(r.kernels, tr.N, cfg.stepScale(1))
+	kernel, err := kernelFrom(cfg, r.kernels, tr.N, stepScale(cfg, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -323,9 +323,9 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange
 		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
-		rule, ok := lookupExchange(p.setup.exchanges(), cfg.XTest)
+		rule, ok := lookupExchange(p.setup.exchangeRules(), cfg.XTest)
 		if !ok {
-			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(exchangeNames(p.setup.exchanges()), ", "))
+			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(exchangeNames(p.setup.exchangeRules()), ", "))
 		}
 		if r.pt.Exchange, err = rule.New(cfg); err != nil {
 			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)
@@ -410,7 +410,7 @@ func resumeWith(dir string, steps int, s Setup) (*Run, error) {
 		lk.Release()
 		return nil, err
 	}
-	p, err := s.prepare(c.Config)
+	p, err := prepare(s, c.Config)
 	if err != nil {
 		lk.Release()
 		return nil, err

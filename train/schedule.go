@@ -15,24 +15,24 @@ import (
 // u = ((k-1) mod Cycle)/Cycle of the step's cycle, so each cycle starts at
 // the full rate, explores, and ends with small steps that sample. Without a
 // cycle the multiplier is 1.
-func (c Config) stepScale(k int) float64 {
+func stepScale(c Config, k int) float64 {
 	if c.Cycle == 0 {
 		return 1
 	}
-	return (math.Cos(math.Pi*c.cyclePos(k)) + 1) / 2
+	return (math.Cos(math.Pi*cyclePos(c, k)) + 1) / 2
 }
 
 // cyclePos returns step k's position in its cycle, in [0, 1).
-func (c Config) cyclePos(k int) float64 {
+func cyclePos(c Config, k int) float64 {
 	return float64((k-1)%c.Cycle) / float64(c.Cycle)
 }
 
 // keepSample reports whether the rung-1 state after step k is kept.
-func (c Config) keepSample(k int) bool { return c.keepSampleAs(k, c.optimiser()) }
+func keepSample(c Config, k int) bool { return keepSampleAs(c, k, c.optimiser()) }
 
 // keepSampleAs is keepSample for a run whose kernel is an optimiser or not
 // (a run knows which once, from its kernel registry).
-func (c Config) keepSampleAs(k int, optimiser bool) bool {
+func keepSampleAs(c Config, k int, optimiser bool) bool {
 	if optimiser || c.SGDWarmup >= c.Steps {
 		return k == c.Steps
 	}
@@ -58,10 +58,10 @@ func scheduledKernel(cfg Config, ks []sampler.KernelInfo, n int, st *sampler.PTS
 		return nil, nil
 	}
 	steps := st.Steps
-	prev, next := cfg.stepScale(max(steps, 1)), cfg.stepScale(steps+1)
+	prev, next := stepScale(cfg, max(steps, 1)), stepScale(cfg, steps+1)
 	f := math.Sqrt(prev / next)
 	for _, s := range st.Rungs {
 		s.Xi *= f
 	}
-	return cfg.kernelFrom(ks, n, next)
+	return kernelFrom(cfg, ks, n, next)
 }

@@ -5,48 +5,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
-	"github.com/ptsghmc/ptsghmc/sampler"
 )
-
-// Setup is what a run is built with besides its Config and its directory;
-// nothing of it is saved in the run directory (a run that names a model,
-// kernel or exchange rule of its own is resumed with the same Setup). The
-// zero Setup loads the training data from Config.Data, builds named models
-// from nn.Models, kernels from sampler.Kernels and exchange tests from
-// DefaultExchanges.
-type Setup struct {
-	// Models is the registry Config.Model names a model of (nil:
-	// nn.Models). A run given its own registry needs no change to the
-	// process-wide one: tests and embedders pass theirs here.
-	Models ModelRegistry
-	// Kernels is the registry Config.Sampler (and, for ptsghmc,
-	// Config.ReplicaKernel) names a kernel of (nil: sampler.Kernels).
-	// A kernel with state of its own is a sampler.StatefulKernel, whose
-	// state the run's checkpoints save.
-	Kernels []sampler.KernelInfo
-	// Exchanges is the registry Config.XTest names an exchange rule of
-	// (nil: DefaultExchanges()).
-	Exchanges []ExchangeRule
-	// Train is the training data before the validation split (nil: loaded
-	// from Config.Data).
-	Train *datasets.Dataset
-}
-
-// models returns the setup's model registry.
-func (s Setup) models() ModelRegistry {
-	if s.Models == nil {
-		return nn.Models
-	}
-	return s.Models
-}
-
-// exchanges returns the setup's exchange rules.
-func (s Setup) exchanges() []ExchangeRule {
-	if s.Exchanges == nil {
-		return DefaultExchanges()
-	}
-	return s.Exchanges
-}
 
 // prepared is what creating or resuming a run computes once and shares
 // among its chains: the training and validation data, and the model. An
@@ -63,7 +22,7 @@ type prepared struct {
 
 // prepare loads (or splits) cfg's data and builds its model, checked
 // against the data: the one model build of a run.
-func (s Setup) prepare(cfg Config) (*prepared, error) {
+func prepare(s Setup, cfg Config) (*prepared, error) {
 	var tr, val *datasets.Dataset
 	var err error
 	if s.Train != nil {
@@ -74,7 +33,7 @@ func (s Setup) prepare(cfg Config) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg := s.models()
+	reg := s.modelRegistry()
 	model, err := cfg.nnModelIn(reg, tr.D, tr.Classes)
 	if err != nil {
 		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
@@ -94,9 +53,4 @@ func (p *prepared) modelFor(cfg Config) (nn.Model, error) {
 		return p.model, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", cfg.ModelName(), cfg.Shapes, p.model.Layout)
 	}
 	return p.model, nil
-}
-
-// modelKey returns the settings of cfg that determine its model.
-func modelKey(c Config) string {
-	return fmt.Sprintf("%q %q %q %v %v %v %v", c.Model, c.Arch, c.Activation, c.Prior, c.PriorFanIn, c.PriorDF, c.Classes)
 }

@@ -58,7 +58,7 @@ func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
 	if err := cfg.validateIn(s); err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(cfg)
+	p, err := prepare(s, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -216,11 +216,4 @@ func configDiff(want, got Config) []string {
 		return identity
 	}
 	return out
-}
-
-func fieldsOf(c Config) map[string]json.RawMessage {
-	b, _ := json.Marshal(c) // a Config always marshals
-	m := map[string]json.RawMessage{}
-	json.Unmarshal(b, &m)
-	return m
 }

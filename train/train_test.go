@@ -206,15 +206,15 @@ func TestCyclicalSchedule(t *testing.T) {
 		{18, 0.5 * (math.Cos(0.7*math.Pi) + 1), true},
 		{20, 0.5 * (math.Cos(0.9*math.Pi) + 1), true},
 	} {
-		if got := c.stepScale(tc.step); math.Abs(got-tc.scale) > 1e-15 {
+		if got := stepScale(c, tc.step); math.Abs(got-tc.scale) > 1e-15 {
 			t.Errorf("step %d: scale %v, want %v", tc.step, got, tc.scale)
 		}
-		if got := c.keepSample(tc.step); got != tc.keep {
+		if got := keepSample(c, tc.step); got != tc.keep {
 			t.Errorf("step %d: keep %v, want %v", tc.step, got, tc.keep)
 		}
 	}
 	c.Cycle = 0
-	if c.stepScale(17) != 1 || !c.keepSample(17) {
+	if stepScale(c, 17) != 1 || !keepSample(c, 17) {
 		t.Error("without a cycle every step runs at the full rate and thinning alone decides")
 	}
 }
