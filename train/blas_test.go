@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // TestBLASThreadsScoped checks a run sets BLAS to one thread per call only
@@ -24,14 +25,14 @@ func TestBLASThreadsScoped(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		mod     func(*Config)
+		mod     func(*runspec.Config)
 		threads int  // while training
 		cores   bool // the case needs several cores
 	}{
-		{"PT rungs in parallel", func(c *Config) {}, 1, false},
-		{"one sgnht chain", func(c *Config) { c.Sampler = "sgnht" }, 2, false},
-		{"two chains in parallel", func(c *Config) { c.Sampler, c.Chains = "sgnht", 2 }, 1, false},
-		{"one chain of a CNN, validated on parallel graphs", func(c *Config) {
+		{"PT rungs in parallel", func(c *runspec.Config) {}, 1, false},
+		{"one sgnht chain", func(c *runspec.Config) { c.Sampler = "sgnht" }, 2, false},
+		{"two chains in parallel", func(c *runspec.Config) { c.Sampler, c.Chains = "sgnht", 2 }, 1, false},
+		{"one chain of a CNN, validated on parallel graphs", func(c *runspec.Config) {
 			*c = cnnConfig("test-cnn-blas")
 			c.Sampler, c.GradShards = "sgnht", 1
 		}, 1, true},

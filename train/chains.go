@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // ChainDir returns the directory of chain i (1-based) of a run in dir with k
@@ -35,7 +36,7 @@ func ChainDir(dir string, k, i int) string {
 // elsewhere (array tasks): Only is its number and Runs its one Run.
 type Chains struct {
 	Dir  string
-	Cfg  Config
+	Cfg  runspec.Config
 	Runs []*Run // chain i+1 is Runs[i]; with Only > 0, Runs[0] is chain Only
 
 	Only    int  // the one chain this process runs (OpenChain), or 0: all of them
@@ -48,15 +49,15 @@ type Chains struct {
 // false an existing run in dir is an error. The process holds the locks of
 // the run directory and of every chain directory until Close (see
 // rundir): a run another process writes is refused, and never overwritten.
-func NewChains(dir string, cfg Config, overwrite bool) (*Chains, error) {
-	return NewChainsWith(dir, cfg, overwrite, Setup{})
+func NewChains(dir string, cfg runspec.Config, overwrite bool) (*Chains, error) {
+	return NewChainsWith(dir, cfg, overwrite, runspec.Setup{})
 }
 
 // NewChainsWith is NewChains with the setup given (the model registry, the
 // training data). It validates cfg and builds its model once for the run:
 // the chains share it.
-func NewChainsWith(dir string, cfg Config, overwrite bool, s Setup) (*Chains, error) {
-	if err := cfg.validateIn(s); err != nil {
+func NewChainsWith(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Chains, error) {
+	if err := cfg.ValidateIn(s); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {
@@ -72,14 +73,14 @@ func NewChainsWith(dir string, cfg Config, overwrite bool, s Setup) (*Chains, er
 // NewChainsFromData is NewChains with the training data given (for tests
 // and embedding); it writes over a run in dir (but not one another process
 // holds).
-func NewChainsFromData(dir string, cfg Config, train *datasets.Dataset) (*Chains, error) {
-	return NewChainsWith(dir, cfg, true, Setup{Train: train})
+func NewChainsFromData(dir string, cfg runspec.Config, train *datasets.Dataset) (*Chains, error) {
+	return NewChainsWith(dir, cfg, true, runspec.Setup{Train: train})
 }
 
 // newChains writes a new run of cfg.Chains chains, prepared as p, into
 // dir, after taking the locks of dir and its chain directories and, with
 // overwrite false, checking that dir holds no run.
-func newChains(dir string, cfg Config, p *prepared, overwrite bool) (*Chains, error) {
+func newChains(dir string, cfg runspec.Config, p *prepared, overwrite bool) (*Chains, error) {
 	cfg.Chain = 0
 	cfg, err := recordIdentity(cfg, p)
 	if err != nil {
@@ -134,7 +135,7 @@ func newChains(dir string, cfg Config, p *prepared, overwrite bool) (*Chains, er
 
 // writeConfig writes cfg to dir/config.json atomically (a temporary file
 // renamed over it), so a reader such as eval never sees half a file.
-func writeConfig(dir string, cfg Config) error {
+func writeConfig(dir string, cfg runspec.Config) error {
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save config: %w", err)
@@ -183,12 +184,12 @@ func writeTemp(dir string, b []byte) (string, error) {
 // ResumeChains reopens the run in dir, every chain from its checkpoint.
 // steps > 0 replaces the run's target step count.
 func ResumeChains(dir string, steps int) (*Chains, error) {
-	return ResumeChainsWith(dir, steps, Setup{})
+	return ResumeChainsWith(dir, steps, runspec.Setup{})
 }
 
 // ResumeChainsWith is ResumeChains with the setup given. The run's model
 // is built once, from its config, and shared by its chains.
-func ResumeChainsWith(dir string, steps int, s Setup) (*Chains, error) {
+func ResumeChainsWith(dir string, steps int, s runspec.Setup) (*Chains, error) {
 	cfg, err := ReadRunConfig(dir)
 	if err != nil {
 		return nil, err
@@ -214,13 +215,13 @@ func ResumeChainsWith(dir string, steps int, s Setup) (*Chains, error) {
 
 // ResumeChainsFromData is ResumeChains with the training data given.
 func ResumeChainsFromData(dir string, train *datasets.Dataset, steps int) (*Chains, error) {
-	return ResumeChainsWith(dir, steps, Setup{Train: train})
+	return ResumeChainsWith(dir, steps, runspec.Setup{Train: train})
 }
 
 // resumeChains reopens every chain of the run of several chains in dir,
 // prepared as p, with the lock top of dir held (the Chains keeps it, or
 // resumeChains releases it on error) and taking each chain directory's.
-func resumeChains(dir string, cfg Config, p *prepared, steps int, top *rundir.Lock) (*Chains, error) {
+func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *rundir.Lock) (*Chains, error) {
 	c := &Chains{Dir: dir, Cfg: cfg, lock: top}
 	for i := 1; i <= cfg.Chains; i++ {
 		cd := ChainDir(dir, cfg.Chains, i)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -30,7 +31,7 @@ const (
 
 // Checkpoint is everything needed to continue a run exactly.
 type Checkpoint struct {
-	Config  Config
+	Config  runspec.Config
 	Steps   int
 	Rounds  int
 	Rungs   []RungState
@@ -116,7 +117,7 @@ func WriteCheckpoint(dir string, c *Checkpoint) error {
 // config, the sampler state st (with what its kernel k keeps of its own), each rung's minibatch order, and the
 // lengths of its samples file (records) and metrics file (bytes). The
 // checkpoint shares st's slices; write it before stepping on.
-func checkpointOf(cfg Config, k sampler.Kernel, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*Checkpoint, error) {
+func checkpointOf(cfg runspec.Config, k sampler.Kernel, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*Checkpoint, error) {
 	c := &Checkpoint{Config: cfg, Steps: st.Steps, Rounds: st.Rounds, Stats: st.Stats,
 		Temps: st.Temps, Tuning: st.Tuning, Samples: samples, Metrics: metrics, Batches: batches, Mass: st.Mass, Noise: st.Noise}
 	for j, s := range st.Rungs {
@@ -228,7 +229,7 @@ func decodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
 // examples. It returns an error wrapping ErrCheckpoint naming what does not
 // fit; a checkpoint it accepts cannot make the resumed run index outside
 // its data or its model.
-func (c *Checkpoint) validateFor(cfg Config, dim, numRungs, n int) error {
+func (c *Checkpoint) validateFor(cfg runspec.Config, dim, numRungs, n int) error {
 	bad := func(f string, args ...any) error {
 		return fmt.Errorf("%s: %w", fmt.Sprintf(f, args...), ErrCheckpoint)
 	}
@@ -289,7 +290,7 @@ func finiteAll(x []float64) bool {
 // restore validates c against the run it is restored into (pt, a model of
 // dim parameters, n training examples) and returns its sampler state.
 // Every error wraps ErrCheckpoint.
-func (c *Checkpoint) restore(cfg Config, pt *sampler.PT, dim, n int) (*sampler.PTState, error) {
+func (c *Checkpoint) restore(cfg runspec.Config, pt *sampler.PT, dim, n int) (*sampler.PTState, error) {
 	if err := c.validateFor(cfg, dim, len(pt.Temps), n); err != nil {
 		return nil, err
 	}

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 
 	"codeberg.org/sbinet/npyio/npz"
-
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -37,7 +37,7 @@ func ExampleExportNPZ() {
 	dir, _ := os.MkdirTemp("", "ptsghmc-export")
 	defer os.RemoveAll(dir)
 
-	cfg := train.DefaultConfig()
+	cfg := runspec.DefaultConfig()
 	cfg.Arch, cfg.Validation, cfg.Chains = "16-8-3", 0, 2
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch = 200, 100, 20, 32
 	run, err := train.NewChainsFromData(filepath.Join(dir, "run"), cfg, data)

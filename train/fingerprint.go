@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // ErrOtherData is wrapped by the error about a run given training data
@@ -13,11 +14,11 @@ var ErrOtherData = errors.New("not the data the run was trained on")
 
 // checkFingerprint compares the fingerprint a run recorded (nil for runs
 // older than fingerprints: nothing to check) with the data it is given.
-func checkFingerprint(dir string, recorded *Fingerprint, dataName string, d *datasets.Dataset) error {
+func checkFingerprint(dir string, recorded *runspec.Fingerprint, dataName string, d *datasets.Dataset) error {
 	if recorded == nil {
 		return nil
 	}
-	got := DataFingerprint(d)
+	got := runspec.DataFingerprint(d)
 	if got != *recorded {
 		return fmt.Errorf("run %s was trained on %s; the training data from %s is %s: %w", dir, recorded, dataName, got, ErrOtherData)
 	}
@@ -37,7 +38,7 @@ func CheckRunData(dir, dataName string, full *datasets.Dataset) error {
 	if cfg.DataFingerprint == nil {
 		return nil
 	}
-	tr, _, err := splitData(cfg, full)
+	tr, _, err := runspec.SplitData(cfg, full)
 	if err != nil {
 		return fmt.Errorf("run %s on the training data of %s: %w", dir, dataName, err)
 	}

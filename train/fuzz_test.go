@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -128,7 +129,7 @@ func FuzzCheckpoint(f *testing.F) {
 		if err != nil {
 			return
 		}
-		tr, _, err := splitData(cfg, data)
+		tr, _, err := runspec.SplitData(cfg, data)
 		if err != nil {
 			return
 		}
@@ -229,8 +230,8 @@ func FuzzConfig(f *testing.F) {
 		if isJSON {
 			ext = ".json"
 		}
-		c := DefaultConfig()
-		if err := parseConfig(data, ext, &c); err != nil {
+		c := runspec.DefaultConfig()
+		if err := runspec.ParseConfig(data, ext, &c); err != nil {
 			return
 		}
 		if err := c.Validate(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -28,7 +29,7 @@ type HealthMetrics struct {
 // healthWindow returns the length of a run's health windows: five metrics
 // intervals (1,000 steps at the default --log-every 200), so every metrics
 // line reports a window at most that old.
-func healthWindow(cfg Config) int { return 5 * cfg.LogEvery }
+func healthWindow(cfg runspec.Config) int { return 5 * cfg.LogEvery }
 
 // healthMetrics returns st's health figures for a metrics line.
 func healthMetrics(st *sampler.PTState) HealthMetrics {
@@ -89,7 +90,7 @@ func (r *Run) Health() *HealthReport { return HealthOf(r.state, r.Cfg) }
 
 // HealthOf returns the health verdict of state st of a run configured by
 // cfg.
-func HealthOf(st *sampler.PTState, cfg Config) *HealthReport {
+func HealthOf(st *sampler.PTState, cfg runspec.Config) *HealthReport {
 	rep := &HealthReport{Posterior: true}
 	worst := -1
 	var worstFig sampler.HealthFigures
@@ -140,7 +141,7 @@ func HealthOf(st *sampler.PTState, cfg Config) *HealthReport {
 // learning rate that brings the sds' widening to half its warning level
 // (it grows about as lr) or a preconditioner; else the thermostat's
 // settling.
-func healthAdvice(fig sampler.HealthFigures, cfg Config) string {
+func healthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 	precond := ""
 	if cfg.PreconditionValue() == sampler.PrecondNone {
 		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
@@ -245,7 +246,7 @@ func (r *Run) healthWarning() string {
 // runHealth returns the health verdict of the run in dir from the
 // statistics of its last checkpoint, st (nil without a checkpoint, when the
 // checkpoint predates health watching or its kernel has no friction).
-func runHealth(dir string, st *sampler.PTState, cfg Config) (*HealthReport, error) {
+func runHealth(dir string, st *sampler.PTState, cfg runspec.Config) (*HealthReport, error) {
 	if st == nil {
 		return nil, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -71,13 +72,13 @@ func TestHealthVerdict(t *testing.T) {
 func TestHealthAdviceCause(t *testing.T) {
 	noise := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 1, Share: 0.84, Budget: 0.6, Friction: 0.9, Status: sampler.HealthFail}
 	integ := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, Integration: 0.09, IntMeasured: true, IntSDError: 0.22, Friction: 0.1, Budget: 0.14, Status: sampler.HealthFail}
-	cfg := DefaultConfig()
+	cfg := runspec.DefaultConfig()
 	pre := cfg
 	pre.Precondition = "rmsprop"
 	for _, tc := range []struct {
 		name     string
 		fig      sampler.HealthFigures
-		cfg      Config
+		cfg      runspec.Config
 		want     []string
 		dontWant []string
 	}{

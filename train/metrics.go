@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -41,7 +42,7 @@ type MetricsLine struct {
 // stateMetrics returns the metrics line of a run's sampler state st after
 // its last step, with samples kept so far: every figure but those that
 // need the model and the data (LogLik, ValLogLik, ValAcc).
-func stateMetrics(st *sampler.PTState, cfg Config, samples int) MetricsLine {
+func stateMetrics(st *sampler.PTState, cfg runspec.Config, samples int) MetricsLine {
 	rung := st.Rungs[0]
 	m := MetricsLine{Step: st.Steps, U: rung.U, SwapRate: swapRates(st.Stats), RoundTrips: st.Stats.RoundTrips,
 		Grown: st.Stats.Grown, Exact: st.Stats.Exact, Early: st.Stats.Early, Samples: samples}

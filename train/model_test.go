@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -24,7 +25,7 @@ func tinyCNN(name string, conv int) {
 	}
 }
 
-func cnnConfig(name string) Config {
+func cnnConfig(name string) runspec.Config {
 	cfg := smallConfig()
 	cfg.Model, cfg.Arch = name, ""
 	cfg.Replicas = 2
@@ -204,15 +205,15 @@ func TestAutoShards(t *testing.T) {
 	cores := runtime.GOMAXPROCS(0)
 	for _, tc := range []struct {
 		name string
-		cfg  Config
+		cfg  runspec.Config
 		want int
 	}{
-		{"one chain", Config{Sampler: "sgnht", Replicas: 4, Chains: 1, Batch: 128}, min(cores, 4)},
-		{"4 rungs", Config{Sampler: "ptsghmc", Replicas: 4, Chains: 1, Batch: 128}, min(max(cores/4, 1), 4)},
-		{"2 rungs, 1 worker", Config{Sampler: "ptsghmc", Replicas: 2, Workers: 1, Chains: 1, Batch: 128}, min(cores, 4)},
-		{"3 chains", Config{Sampler: "sgld", Chains: 3, Batch: 128}, min(max(cores/3, 1), 4)},
-		{"chain task", Config{Sampler: "sgld", Chains: 3, Chain: 2, Batch: 128}, min(cores, 4)},
-		{"batch 1", Config{Sampler: "sgnht", Chains: 1, Batch: 1}, 1},
+		{"one chain", runspec.Config{Sampler: "sgnht", Replicas: 4, Chains: 1, Batch: 128}, min(cores, 4)},
+		{"4 rungs", runspec.Config{Sampler: "ptsghmc", Replicas: 4, Chains: 1, Batch: 128}, min(max(cores/4, 1), 4)},
+		{"2 rungs, 1 worker", runspec.Config{Sampler: "ptsghmc", Replicas: 2, Workers: 1, Chains: 1, Batch: 128}, min(cores, 4)},
+		{"3 chains", runspec.Config{Sampler: "sgld", Chains: 3, Batch: 128}, min(max(cores/3, 1), 4)},
+		{"chain task", runspec.Config{Sampler: "sgld", Chains: 3, Chain: 2, Batch: 128}, min(cores, 4)},
+		{"batch 1", runspec.Config{Sampler: "sgnht", Chains: 1, Batch: 1}, 1},
 	} {
 		if got := autoShards(tc.cfg); got != tc.want {
 			t.Errorf("%s: %d shards on %d cores, want %d", tc.name, got, cores, tc.want)
@@ -246,7 +247,7 @@ func TestRunEngine(t *testing.T) {
 		{"graph", cnn, autodiff.EngineGraph},
 		{"compiled", cnn, autodiff.EngineCompiled},
 	} {
-		if got := (Config{Engine: c.engine}).RunEngine(c.model); got != c.want {
+		if got := (runspec.Config{Engine: c.engine}).RunEngine(c.model); got != c.want {
 			t.Errorf("engine %q, model %s: %s, want %s", c.engine, c.model.Name, got, c.want)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -94,8 +95,8 @@ type RunTraces struct {
 }
 
 // ReadRunConfig reads the config saved in a run directory.
-func ReadRunConfig(dir string) (Config, error) {
-	var c Config
+func ReadRunConfig(dir string) (runspec.Config, error) {
+	var c runspec.Config
 	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	if err != nil {
 		return c, fmt.Errorf("run %s: %w", dir, err)
@@ -135,7 +136,7 @@ func scanMetrics(path string, r io.Reader) ([]MetricsLine, error) {
 // runTempering returns the tempering figures of a PT run from the ladder
 // and statistics of its last checkpoint, st (nil for single-chain samplers,
 // a run without a checkpoint, or statistics older than windows).
-func runTempering(dir string, st *sampler.PTState, cfg Config) (*Tempering, error) {
+func runTempering(dir string, st *sampler.PTState, cfg runspec.Config) (*Tempering, error) {
 	temps, err := cfg.Temps()
 	if err != nil || len(temps) < 2 || st == nil {
 		return nil, err
@@ -159,7 +160,7 @@ func runTempering(dir string, st *sampler.PTState, cfg Config) (*Tempering, erro
 // and its samples header (if dir has a samples file; a run of several
 // chains keeps them in its chain directories): samples are never scored with
 // another model.
-func RunModel(dir string, data *datasets.Dataset) (Config, nn.Model, error) {
+func RunModel(dir string, data *datasets.Dataset) (runspec.Config, nn.Model, error) {
 	cfg, err := ReadRunConfig(dir)
 	if err != nil {
 		return cfg, nn.Model{}, err
@@ -270,7 +271,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		if err != nil {
 			return nil, err
 		}
-		if err := checkSameClasses(runs[0], first.Classes, d, c.Classes); err != nil {
+		if err := runspec.CheckSameClasses(runs[0], first.Classes, d, c.Classes); err != nil {
 			return nil, err
 		}
 	}
@@ -279,7 +280,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	// already (the runs' validation split, eval --split validation).
 	if len(first.Classes) > 0 && test.Classes > len(first.Classes) {
 		var held *datasets.Dataset
-		if test, held, err = SelectClasses(test, first.Classes); err != nil {
+		if test, held, err = runspec.SelectClasses(test, first.Classes); err != nil {
 			return nil, fmt.Errorf("run %s: test set: %w", runs[0], err)
 		}
 		if held != nil {
@@ -487,7 +488,7 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 			}
 			return nil
 		}
-		final := cfg.optimiser()
+		final := cfg.Optimiser()
 		var last []float64
 		n := 0
 		spath := filepath.Join(dir, SamplesFile)

@@ -15,6 +15,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -30,7 +31,7 @@ const (
 // rung's minibatch order, is plain data that its checkpoints write down.
 type Run struct {
 	Dir   string
-	Cfg   Config
+	Cfg   runspec.Config
 	Model nn.Model
 	Spec  nn.Spec           // the model's spec when it is an MLP (Model.MLP)
 	Data  *datasets.Dataset // training data (validation split removed)
@@ -60,15 +61,15 @@ type Run struct {
 // overwrite false an existing run in dir is an error. The run holds the
 // directory's lock (rundir.Acquire) until Close: a run that another
 // process writes is refused, and never overwritten.
-func New(dir string, cfg Config, overwrite bool) (*Run, error) {
-	return newWith(dir, cfg, overwrite, Setup{})
+func New(dir string, cfg runspec.Config, overwrite bool) (*Run, error) {
+	return newWith(dir, cfg, overwrite, runspec.Setup{})
 }
 
 // newWith is New with the setup given: it validates cfg and builds its
 // model once, and with overwrite false refuses a directory that holds a
 // run.
-func newWith(dir string, cfg Config, overwrite bool, s Setup) (*Run, error) {
-	if err := cfg.validateIn(s); err != nil {
+func newWith(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Run, error) {
+	if err := cfg.ValidateIn(s); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {
@@ -139,9 +140,9 @@ func clearRun(dir string, k int) error {
 
 // NewFromData is New with the data given (for tests and embedding); it
 // writes over the files of a run in dir (but not one another process holds).
-func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) {
-	s := Setup{Train: train}
-	if err := cfg.validateIn(s); err != nil {
+func NewFromData(dir string, cfg runspec.Config, train *datasets.Dataset) (*Run, error) {
+	s := runspec.Setup{Train: train}
+	if err := cfg.ValidateIn(s); err != nil {
 		return nil, err
 	}
 	p, err := prepare(s, cfg)
@@ -161,12 +162,12 @@ func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) 
 // p's data and model, which the run was prepared with). Every path that
 // writes a run's config (one chain, the chains of one process, a chain
 // task) takes it from here, so their config.json files agree.
-func recordIdentity(cfg Config, p *prepared) (Config, error) {
+func recordIdentity(cfg runspec.Config, p *prepared) (runspec.Config, error) {
 	model, err := p.modelFor(cfg)
 	if err != nil {
 		return cfg, err
 	}
-	fp := DataFingerprint(p.tr)
+	fp := runspec.DataFingerprint(p.tr)
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
 	if model.MLP == nil && autodiff.Engine(cfg.Engine) == autodiff.EnginePlan {
 		// A new run of a graph model records that it runs compiled: runs
@@ -179,25 +180,9 @@ func recordIdentity(cfg Config, p *prepared) (Config, error) {
 	return cfg, nil
 }
 
-// RunEngine returns the engine the run's evaluators use for model: graph
-// (Gorgonia's VM) when the config says graph, and also for a graph model
-// whose config says plan (a run made before the graph compiler, which ran
-// on the VM and keeps it, so that it resumes and evaluates bit-exactly);
-// compiled for compiled; plan (the MLP's BLAS plan) for an MLP's plan.
-func (c Config) RunEngine(model nn.Model) autodiff.Engine {
-	switch e := autodiff.Engine(c.Engine); {
-	case e == autodiff.EnginePlan && model.MLP == nil:
-		return autodiff.EngineGraph
-	case e == "":
-		return autodiff.EnginePlan
-	default:
-		return e
-	}
-}
-
 // usesGraph reports whether the run's gradients run on a graph (compiled
 // or on the VM): every engine but an MLP's BLAS plan.
-func usesGraph(cfg Config, model nn.Model) bool {
+func usesGraph(cfg runspec.Config, model nn.Model) bool {
 	return cfg.RunEngine(model) != autodiff.EnginePlan
 }
 
@@ -228,10 +213,10 @@ const maxShards = 4
 // autoShards returns how many graphs one gradient is split over when the
 // config leaves it to the run: the cores each rung gets when every chain of
 // the process steps its rungs in parallel (at least 1, at most maxShards).
-func autoShards(cfg Config) int {
+func autoShards(cfg runspec.Config) int {
 	cores := runtime.GOMAXPROCS(0)
 	rungs := max(cfg.Replicas, 1)
-	if cfg.Sampler != PTSGHMC {
+	if cfg.Sampler != runspec.PTSGHMC {
 		rungs = 1
 	}
 	if cfg.Workers > 0 {
@@ -247,7 +232,7 @@ func autoShards(cfg Config) int {
 // newRun writes a new run of cfg, prepared as p, into dir, whose lock lk
 // the caller holds: the run keeps it (Close releases it), or newRun
 // releases it on error.
-func newRun(dir string, cfg Config, p *prepared, lk *rundir.Lock) (_ *Run, err error) {
+func newRun(dir string, cfg runspec.Config, p *prepared, lk *rundir.Lock) (_ *Run, err error) {
 	defer func() {
 		if err != nil {
 			lk.Release()
@@ -266,8 +251,8 @@ func newRun(dir string, cfg Config, p *prepared, lk *rundir.Lock) (_ *Run, err e
 		return nil, err
 	}
 	theta := make([]float64, r.Model.NumParams())
-	r.Model.Layout.Init(theta, rand.New(rand.NewPCG(cfg.chainSeed(), 0x1417)))
-	if r.state, err = r.pt.Init([][]float64{theta}, cfg.chainSeed()); err != nil {
+	r.Model.Layout.Init(theta, rand.New(rand.NewPCG(cfg.ChainSeed(), 0x1417)))
+	if r.state, err = r.pt.Init([][]float64{theta}, cfg.ChainSeed()); err != nil {
 		return nil, err
 	}
 	batches, err := newBatches(r.Data.N, cfg.Batch, r.state.Streams[:len(r.pots)])
@@ -293,7 +278,7 @@ func newRun(dir string, cfg Config, p *prepared, lk *rundir.Lock) (_ *Run, err e
 // build sets up everything but the sampler state, with p's data and model
 // (the model is shared by every rung, and every chain, of the run: each
 // evaluator builds its own graph from it).
-func build(dir string, cfg Config, p *prepared) (*Run, error) {
+func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 	tr, val := p.tr, p.val
 	model, err := p.modelFor(cfg)
 	if err != nil {
@@ -308,7 +293,7 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 		r.Spec = *model.MLP
 	}
 	r.kernels = p.setup.Kernels
-	info, err := cfg.kernelIn(r.kernels)
+	info, err := cfg.KernelIn(r.kernels)
 	if err != nil {
 		return nil, err
 	}
@@ -323,9 +308,9 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 	if len(temps) > 1 {
 		r.pt.Every = cfg.Exchange
 		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
-		rule, ok := lookupExchange(p.setup.exchangeRules(), cfg.XTest)
+		rule, ok := runspec.LookupExchange(p.setup.ExchangeRules(), cfg.XTest)
 		if !ok {
-			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(exchangeNames(p.setup.exchangeRules()), ", "))
+			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(runspec.ExchangeNames(p.setup.ExchangeRules()), ", "))
 		}
 		if r.pt.Exchange, err = rule.New(cfg); err != nil {
 			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)
@@ -388,10 +373,10 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 // Resume reopens the run in dir from its checkpoint. steps > 0 replaces the
 // run's target step count. The run holds the directory's lock until Close:
 // a run that another process writes is refused.
-func Resume(dir string, steps int) (*Run, error) { return resumeWith(dir, steps, Setup{}) }
+func Resume(dir string, steps int) (*Run, error) { return resumeWith(dir, steps, runspec.Setup{}) }
 
 // resumeWith is Resume with the setup given.
-func resumeWith(dir string, steps int, s Setup) (*Run, error) {
+func resumeWith(dir string, steps int, s runspec.Setup) (*Run, error) {
 	lk, err := rundir.Acquire(dir)
 	if err != nil {
 		return nil, err
@@ -420,8 +405,8 @@ func resumeWith(dir string, steps int, s Setup) (*Run, error) {
 
 // checkpointConfigValid validates the config of the checkpoint in dir,
 // naming the checkpoint and wrapping ErrCheckpoint.
-func checkpointConfigValid(dir string, cfg Config, s Setup) error {
-	if err := cfg.validateIn(s); err != nil {
+func checkpointConfigValid(dir string, cfg runspec.Config, s runspec.Setup) error {
+	if err := cfg.ValidateIn(s); err != nil {
 		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
 	}
 	return nil
@@ -429,7 +414,7 @@ func checkpointConfigValid(dir string, cfg Config, s Setup) error {
 
 // ResumeFromData is Resume with the training data given.
 func ResumeFromData(dir string, train *datasets.Dataset, steps int) (*Run, error) {
-	return resumeWith(dir, steps, Setup{Train: train})
+	return resumeWith(dir, steps, runspec.Setup{Train: train})
 }
 
 // resume reopens the run in dir from its checkpoint c, whose config the

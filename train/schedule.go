@@ -3,6 +3,7 @@ package train
 import (
 	"math"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -15,7 +16,7 @@ import (
 // u = ((k-1) mod Cycle)/Cycle of the step's cycle, so each cycle starts at
 // the full rate, explores, and ends with small steps that sample. Without a
 // cycle the multiplier is 1.
-func stepScale(c Config, k int) float64 {
+func stepScale(c runspec.Config, k int) float64 {
 	if c.Cycle == 0 {
 		return 1
 	}
@@ -23,16 +24,16 @@ func stepScale(c Config, k int) float64 {
 }
 
 // cyclePos returns step k's position in its cycle, in [0, 1).
-func cyclePos(c Config, k int) float64 {
+func cyclePos(c runspec.Config, k int) float64 {
 	return float64((k-1)%c.Cycle) / float64(c.Cycle)
 }
 
 // keepSample reports whether the rung-1 state after step k is kept.
-func keepSample(c Config, k int) bool { return keepSampleAs(c, k, c.optimiser()) }
+func keepSample(c runspec.Config, k int) bool { return keepSampleAs(c, k, c.Optimiser()) }
 
 // keepSampleAs is keepSample for a run whose kernel is an optimiser or not
 // (a run knows which once, from its kernel registry).
-func keepSampleAs(c Config, k int, optimiser bool) bool {
+func keepSampleAs(c runspec.Config, k int, optimiser bool) bool {
 	if optimiser || c.SGDWarmup >= c.Steps {
 		return k == c.Steps
 	}
@@ -53,7 +54,7 @@ func keepSampleAs(c Config, k int, optimiser bool) bool {
 // returns nil and changes nothing. The Nose-Hoover xi settles near
 // A = alpha/h, so xi*h, the friction per step, is what must carry over
 // when h changes by sqrt(next/prev).
-func scheduledKernel(cfg Config, ks []sampler.KernelInfo, n int, st *sampler.PTState) (sampler.Kernel, error) {
+func scheduledKernel(cfg runspec.Config, ks []sampler.KernelInfo, n int, st *sampler.PTState) (sampler.Kernel, error) {
 	if cfg.Cycle == 0 {
 		return nil, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // ErrConfigMismatch is wrapped by the error of a chain task whose settings
@@ -36,18 +37,18 @@ var ErrConfigMismatch = errors.New("settings disagree with the run's config")
 // (Chains.Resumed is set): the same call starts a chain and continues it
 // after a preemption or requeue. A finished chain resumes with nothing
 // left to do.
-func OpenChain(dir string, cfg Config, i int) (*Chains, error) {
-	return OpenChainWith(dir, cfg, i, Setup{})
+func OpenChain(dir string, cfg runspec.Config, i int) (*Chains, error) {
+	return OpenChainWith(dir, cfg, i, runspec.Setup{})
 }
 
 // OpenChainFromData is OpenChain with the training data given.
-func OpenChainFromData(dir string, cfg Config, i int, train *datasets.Dataset) (*Chains, error) {
-	return OpenChainWith(dir, cfg, i, Setup{Train: train})
+func OpenChainFromData(dir string, cfg runspec.Config, i int, train *datasets.Dataset) (*Chains, error) {
+	return OpenChainWith(dir, cfg, i, runspec.Setup{Train: train})
 }
 
 // OpenChainWith is OpenChain with the setup given (the model registry, the
 // training data). It validates cfg and builds the model once.
-func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
+func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Chains, error) {
 	if cfg.Chains < 2 {
 		return nil, fmt.Errorf("chain %d: a chain task needs a run of at least 2 chains, got chains %d", i, cfg.Chains)
 	}
@@ -55,7 +56,7 @@ func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
 		return nil, fmt.Errorf("chain %d: not a chain of this run, whose chains are 1..%d", i, cfg.Chains)
 	}
 	cfg.Chain = 0
-	if err := cfg.validateIn(s); err != nil {
+	if err := cfg.ValidateIn(s); err != nil {
 		return nil, err
 	}
 	p, err := prepare(s, cfg)
@@ -127,7 +128,7 @@ func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
 // claimRunConfig writes cfg as dir's run config unless one exists, and
 // otherwise checks that the existing one has the same settings. Concurrent
 // callers are safe: exactly one link succeeds.
-func claimRunConfig(dir string, cfg Config) error {
+func claimRunConfig(dir string, cfg runspec.Config) error {
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return fmt.Errorf("run config: %w", err)
@@ -165,15 +166,15 @@ func claimRunConfig(dir string, cfg Config) error {
 // configDiff lists the settings (by their config-file names) in which
 // want, the saved config, and got, a task's, differ, as
 // "name saved (this task: value)"; the chain number is not compared.
-func configDiff(want, got Config) []string {
+func configDiff(want, got runspec.Config) []string {
 	want.Chain, got.Chain = 0, 0
 	// a run saved before the preconditioner existed ran with none
-	for _, c := range []*Config{&want, &got} {
+	for _, c := range []*runspec.Config{&want, &got} {
 		if c.Precondition == "" {
 			c.Precondition = "none"
 		}
 	}
-	w, g := fieldsOf(want), fieldsOf(got)
+	w, g := runspec.FieldsOf(want), runspec.FieldsOf(got)
 	// Settings a config file omits when zero are compared too when only one
 	// side has them: a run saved before xtolerance existed ran without it,
 	// and a task with it set differs.

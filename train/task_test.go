@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // TestOpenChainConcurrent starts the 4 chains of a run as 4 goroutines at
@@ -125,7 +127,7 @@ func TestOpenChainRefuses(t *testing.T) {
 	cases := []struct {
 		name string
 		dir  string
-		cfg  Config
+		cfg  runspec.Config
 		i    int
 		want string
 	}{
@@ -160,14 +162,14 @@ func TestOpenChainRefuses(t *testing.T) {
 }
 
 func TestConfigDiff(t *testing.T) {
-	base := DefaultConfig()
+	base := runspec.DefaultConfig()
 	old := base
 	old.XTolerance = 0 // a run saved before xtolerance existed
 	withPrint := base
-	withPrint.DataFingerprint = &Fingerprint{}
+	withPrint.DataFingerprint = &runspec.Fingerprint{}
 	cases := []struct {
 		name      string
-		want, got Config
+		want, got runspec.Config
 		diff      string // "" for none
 	}{
 		{"same", base, base, ""},

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -49,7 +50,7 @@ const MinSwapAcceptance = 0.2
 // TemperingOf computes the tempering figures of a PT state (nil for a
 // single chain, or for the first-rung exchange scheme, whose pairs are not
 // adjacent). cfg supplies the burn-in and the exchange interval.
-func TemperingOf(st *sampler.PTState, cfg Config) *Tempering {
+func TemperingOf(st *sampler.PTState, cfg runspec.Config) *Tempering {
 	r := len(st.Temps)
 	s := &st.Stats
 	if r < 2 || cfg.Scheme == string(sampler.SchemeToFirst) || len(s.WinProposed) != r-1 || len(s.WinAccepted) != r-1 || len(s.WinReject) != r-1 {

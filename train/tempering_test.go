@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -14,7 +15,7 @@ import (
 // in which a pair was not yet tried gives no barrier; the first-rung scheme
 // gives no figures.
 func TestTemperingOf(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := runspec.DefaultConfig()
 	cfg.Exchange, cfg.BurnIn = 10, 1000
 	state := func(proposed, accepted []int, reject []float64, trips int) *sampler.PTState {
 		st := &sampler.PTState{Temps: []float64{1, 1.2, 1.5, 2}, Steps: 11000}

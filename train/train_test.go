@@ -14,11 +14,12 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
-func smallConfig() Config {
-	c := DefaultConfig()
+func smallConfig() runspec.Config {
+	c := runspec.DefaultConfig()
 	c.Sampler = "ptsghmc"
 	c.Arch = "16-12-3"
 	c.Validation = 30
@@ -70,39 +71,39 @@ func readAll(t *testing.T, dir string) (samples, metrics []byte) {
 // restarted: it is stopped inside that round, at its end, inside the
 // restarted one and after tuning.
 func TestResumeEqualsUninterrupted(t *testing.T) {
-	adaptive := func(target float64) func(*Config) {
-		return func(c *Config) { c.Replicas, c.Ladder, c.SwapTarget = 4, "adaptive", target }
+	adaptive := func(target float64) func(*runspec.Config) {
+		return func(c *runspec.Config) { c.Replicas, c.Ladder, c.SwapTarget = 4, "adaptive", target }
 	}
 	for _, tc := range []struct {
 		sampler string
 		cycle   int
 		name    string
-		mod     func(*Config)
+		mod     func(*runspec.Config)
 		stops   []int
 	}{
 		{"ptsghmc", 0, "", nil, nil}, {"sgnht", 0, "", nil, nil}, {"sgd", 0, "", nil, nil}, {"ptsghmc", 45, "", nil, nil},
 		{"ptsghmc", 0, "adaptive", adaptive(0), []int{7, 22, 33, 97}},
 		{"ptsghmc", 0, "adaptive-free-top", adaptive(0.3), []int{7, 22, 33, 97}},
-		{"ptsghmc", 0, "adaptive-restart", func(c *Config) {
+		{"ptsghmc", 0, "adaptive-restart", func(c *runspec.Config) {
 			c.Replicas, c.Ladder, c.TMax, c.Exchange, c.Steps, c.BurnIn, c.Seed = 4, "adaptive", 10, 1, 260, 200, 2
 		}, []int{70, 126, 150, 230}},
-		{"ptsghmc", 0, "resghmc", func(c *Config) { c.XTest, c.XF = "resghmc", 1 }, nil},
-		{"ptsghmc", 0, "noise-aware", func(c *Config) { c.NoiseTarget, c.LR = 0.05, 0.5 }, nil},
+		{"ptsghmc", 0, "resghmc", func(c *runspec.Config) { c.XTest, c.XF = "resghmc", 1 }, nil},
+		{"ptsghmc", 0, "noise-aware", func(c *runspec.Config) { c.NoiseTarget, c.LR = 0.05, 0.5 }, nil},
 		// a posterior temperature, with stops mid-cycle (cycles of 45 steps)
-		{"ptsghmc", 45, "cold", func(c *Config) { c.Temperature = 0.1 }, []int{20, 61, 97}},
-		{"sgnht", 45, "cold", func(c *Config) { c.Temperature = 0.3 }, []int{20, 61, 97}},
-		{"sgld", 0, "cold", func(c *Config) { c.Temperature = 0.3 }, nil},
+		{"ptsghmc", 45, "cold", func(c *runspec.Config) { c.Temperature = 0.1 }, []int{20, 61, 97}},
+		{"sgnht", 45, "cold", func(c *runspec.Config) { c.Temperature = 0.3 }, []int{20, 61, 97}},
+		{"sgld", 0, "cold", func(c *runspec.Config) { c.Temperature = 0.3 }, nil},
 		// SGD warm-up to step 30, stopped before, at and after the switch
-		{"sgnht", 0, "sgd-warmup", func(c *Config) { c.SGDWarmup = 30 }, []int{17, 30, 31, 61}},
+		{"sgnht", 0, "sgd-warmup", func(c *runspec.Config) { c.SGDWarmup = 30 }, []int{17, 30, 31, 61}},
 		// preconditioners: burn-in 40 re-estimates the masses at steps 4,
 		// 8, 16 and 32; stopped inside windows, at an end and after
-		{"ptsghmc", 0, "rmsprop", func(c *Config) { c.Precondition = "rmsprop" }, []int{3, 8, 11, 32, 61}},
-		{"sgnht", 0, "variance", func(c *Config) { c.Precondition = "variance" }, []int{3, 8, 11, 32, 33, 61}},
-		{"sgld", 0, "rmsprop", func(c *Config) { c.Precondition = "rmsprop" }, []int{3, 11, 61}},
+		{"ptsghmc", 0, "rmsprop", func(c *runspec.Config) { c.Precondition = "rmsprop" }, []int{3, 8, 11, 32, 61}},
+		{"sgnht", 0, "variance", func(c *runspec.Config) { c.Precondition = "variance" }, []int{3, 8, 11, 32, 33, 61}},
+		{"sgld", 0, "rmsprop", func(c *runspec.Config) { c.Precondition = "rmsprop" }, []int{3, 11, 61}},
 		// the noise correction estimates over steps 33-40 (after the last
 		// mass window) and applies from step 40
-		{"ptsghmc", 0, "noise-correction", func(c *Config) { c.Precondition, c.NoiseCorrection = "rmsprop", true }, []int{35, 40, 61}},
-		{"sghmc", 0, "noise-correction", func(c *Config) { c.NoiseCorrection = true }, []int{25, 61}},
+		{"ptsghmc", 0, "noise-correction", func(c *runspec.Config) { c.Precondition, c.NoiseCorrection = "rmsprop", true }, []int{35, 40, 61}},
+		{"sghmc", 0, "noise-correction", func(c *runspec.Config) { c.NoiseCorrection = true }, []int{25, 61}},
 	} {
 		t.Run(fmt.Sprintf("%s/cycle%d/%s", tc.sampler, tc.cycle, tc.name), func(t *testing.T) {
 			cfg := smallConfig()
@@ -356,34 +357,34 @@ func TestConfigFiles(t *testing.T) {
 	os.WriteFile(yml, []byte("arch: 784-50-10\nreplicas: 6\nlr: 0.01\n"), 0o644)
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("arhc: 784-50-10\n"), 0o644)
-	c := DefaultConfig()
-	if err := LoadConfigFile(js, &c); err != nil || c.Arch != "784-100-10" || c.Steps != 77 || c.Batch != 128 {
+	c := runspec.DefaultConfig()
+	if err := runspec.LoadConfigFile(js, &c); err != nil || c.Arch != "784-100-10" || c.Steps != 77 || c.Batch != 128 {
 		t.Fatalf("json: %v %+v", err, c)
 	}
-	if err := LoadConfigFile(yml, &c); err != nil || c.Arch != "784-50-10" || c.Replicas != 6 || c.LR != 0.01 {
+	if err := runspec.LoadConfigFile(yml, &c); err != nil || c.Arch != "784-50-10" || c.Replicas != 6 || c.LR != 0.01 {
 		t.Fatalf("yaml: %v %+v", err, c)
 	}
-	if err := LoadConfigFile(bad, &c); err == nil || !strings.Contains(err.Error(), "arhc") {
+	if err := runspec.LoadConfigFile(bad, &c); err == nil || !strings.Contains(err.Error(), "arhc") {
 		t.Fatalf("unknown field: %v", err)
 	}
-	c = DefaultConfig()
+	c = runspec.DefaultConfig()
 	c.Friction = 2
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "friction") {
 		t.Fatalf("bad friction: %v", err)
 	}
 	for _, tol := range []float64{-1e-8, 1} {
-		c = DefaultConfig()
+		c = runspec.DefaultConfig()
 		c.XTolerance = tol
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "xtolerance") {
 			t.Fatalf("xtolerance %v: %v", tol, err)
 		}
 	}
-	c = DefaultConfig()
+	c = runspec.DefaultConfig()
 	c.XMargin = -1
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "xmargin") {
 		t.Fatalf("bad xmargin: %v", err)
 	}
-	c = DefaultConfig()
+	c = runspec.DefaultConfig()
 	c.PriorDF = -2
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "prior_df") {
 		t.Fatalf("bad prior_df: %v", err)
@@ -434,30 +435,30 @@ func TestRHatESS(t *testing.T) {
 func TestConfigTempering(t *testing.T) {
 	cases := []struct {
 		name string
-		mod  func(*Config)
+		mod  func(*runspec.Config)
 		want string // "" : valid
 	}{
-		{"adaptive fixed ends", func(c *Config) { c.Ladder = "adaptive" }, ""},
-		{"adaptive free top", func(c *Config) { c.Ladder, c.SwapTarget = "adaptive", 0.3 }, ""},
-		{"swap target without adaptive", func(c *Config) { c.SwapTarget = 0.3 }, "swap_target needs ladder adaptive"},
-		{"swap target above Barker's 1/2", func(c *Config) { c.Ladder, c.SwapTarget = "adaptive", 0.6 }, "(0, 0.5)"},
-		{"adaptive with 2 rungs", func(c *Config) { c.Ladder, c.Replicas = "adaptive", 2 }, "at least 3 replicas"},
-		{"adaptive, burn-in too short", func(c *Config) { c.Ladder, c.BurnIn = "adaptive", 900 }, "burnin 900 must be at least 2 x exchange"},
-		{"adaptive, first-rung scheme", func(c *Config) { c.Ladder, c.Scheme = "adaptive", "first" }, "scheme alternate"},
-		{"swap target with resghmc", func(c *Config) { c.Ladder, c.SwapTarget, c.XTest = "adaptive", 0.3, "resghmc" }, "swap_target is a Barker"},
-		{"unknown exchange test", func(c *Config) { c.XTest = "metropolis" }, "exchange_test"},
-		{"no chains", func(c *Config) { c.Chains = 0 }, "chains must be at least 1"},
-		{"cold posterior", func(c *Config) { c.Temperature = 0.1 }, ""},
-		{"negative temperature", func(c *Config) { c.Temperature = -1 }, "temperature must be positive"},
-		{"unknown tempering", func(c *Config) { c.Tempering = "likelihood" }, "tempering must be noise or gradient"},
-		{"temperature of sgd", func(c *Config) { c.Sampler, c.Temperature = "sgd", 0.1 }, "does not apply to sgd"},
-		{"sgd warm-up of PT", func(c *Config) { c.SGDWarmup = 1000 }, "single-chain sampler"},
-		{"sgd warm-up of sgnht", func(c *Config) { c.Sampler, c.SGDWarmup = "sgnht", 1000 }, ""},
-		{"sgd warm-up past burn-in", func(c *Config) { c.Sampler, c.SGDWarmup = "sgnht", 9000 }, "burnin must be at least sgd_warmup"},
+		{"adaptive fixed ends", func(c *runspec.Config) { c.Ladder = "adaptive" }, ""},
+		{"adaptive free top", func(c *runspec.Config) { c.Ladder, c.SwapTarget = "adaptive", 0.3 }, ""},
+		{"swap target without adaptive", func(c *runspec.Config) { c.SwapTarget = 0.3 }, "swap_target needs ladder adaptive"},
+		{"swap target above Barker's 1/2", func(c *runspec.Config) { c.Ladder, c.SwapTarget = "adaptive", 0.6 }, "(0, 0.5)"},
+		{"adaptive with 2 rungs", func(c *runspec.Config) { c.Ladder, c.Replicas = "adaptive", 2 }, "at least 3 replicas"},
+		{"adaptive, burn-in too short", func(c *runspec.Config) { c.Ladder, c.BurnIn = "adaptive", 900 }, "burnin 900 must be at least 2 x exchange"},
+		{"adaptive, first-rung scheme", func(c *runspec.Config) { c.Ladder, c.Scheme = "adaptive", "first" }, "scheme alternate"},
+		{"swap target with resghmc", func(c *runspec.Config) { c.Ladder, c.SwapTarget, c.XTest = "adaptive", 0.3, "resghmc" }, "swap_target is a Barker"},
+		{"unknown exchange test", func(c *runspec.Config) { c.XTest = "metropolis" }, "exchange_test"},
+		{"no chains", func(c *runspec.Config) { c.Chains = 0 }, "chains must be at least 1"},
+		{"cold posterior", func(c *runspec.Config) { c.Temperature = 0.1 }, ""},
+		{"negative temperature", func(c *runspec.Config) { c.Temperature = -1 }, "temperature must be positive"},
+		{"unknown tempering", func(c *runspec.Config) { c.Tempering = "likelihood" }, "tempering must be noise or gradient"},
+		{"temperature of sgd", func(c *runspec.Config) { c.Sampler, c.Temperature = "sgd", 0.1 }, "does not apply to sgd"},
+		{"sgd warm-up of PT", func(c *runspec.Config) { c.SGDWarmup = 1000 }, "single-chain sampler"},
+		{"sgd warm-up of sgnht", func(c *runspec.Config) { c.Sampler, c.SGDWarmup = "sgnht", 1000 }, ""},
+		{"sgd warm-up past burn-in", func(c *runspec.Config) { c.Sampler, c.SGDWarmup = "sgnht", 9000 }, "burnin must be at least sgd_warmup"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := runspec.DefaultConfig()
 			c.Sampler, c.Replicas, c.Exchange, c.BurnIn = "ptsghmc", 4, 500, 8000
 			tc.mod(&c)
 			err := c.Validate()
@@ -508,14 +509,14 @@ func TestPosteriorTemperatureWired(t *testing.T) {
 	if l := r.Cfg.TemperatureLabel(); l != "tempered posterior, T = 0.1" {
 		t.Errorf("label %q", l)
 	}
-	var old Config
+	var old runspec.Config
 	if err := json.Unmarshal([]byte(`{"sampler":"ptsghmc"}`), &old); err != nil {
 		t.Fatal(err)
 	}
 	if old.TemperingValue() != sampler.TemperGradient || old.PosteriorTemperature() != 1 || old.TemperatureLabel() != "" {
 		t.Errorf("a config without tempering: %v, T %v, label %q; want gradient, 1, none", old.TemperingValue(), old.PosteriorTemperature(), old.TemperatureLabel())
 	}
-	if DefaultConfig().TemperingValue() != sampler.TemperNoise {
+	if runspec.DefaultConfig().TemperingValue() != sampler.TemperNoise {
 		t.Errorf("new runs temper the noise")
 	}
 }
@@ -535,8 +536,8 @@ func TestLadderLength(t *testing.T) {
 		{"1,1.2,1.5,2,3", "lists 5 temperatures for 4 replicas: give --replicas 5"},
 		{"geometric", ""},
 	} {
-		c := DefaultConfig()
-		c.Sampler, c.Replicas, c.Ladder = PTSGHMC, 4, tc.ladder
+		c := runspec.DefaultConfig()
+		c.Sampler, c.Replicas, c.Ladder = runspec.PTSGHMC, 4, tc.ladder
 		_, err := c.CheckSettings(all)
 		if tc.want == "" && err != nil && strings.Contains(err.Error(), "temperatures for") {
 			t.Errorf("ladder %s: refused: %v", tc.ladder, err)

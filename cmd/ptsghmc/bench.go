@@ -15,8 +15,8 @@ import (
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/plot"
@@ -243,7 +243,7 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 	if err != nil {
 		return res, err
 	}
-	defaults := train.DefaultConfig() // the exchange's early-decision rules, as train runs them
+	defaults := runspec.DefaultConfig() // the exchange's early-decision rules, as train runs them
 	pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: temps, Every: c.every,
 		Exchange: &sampler.Exchanger{Batch: c.batch, Correction: corr, Margin: defaults.XMargin, Tolerance: defaults.XTolerance}}
 	starts := make([][]float64, len(temps))

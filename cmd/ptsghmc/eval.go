@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -347,11 +348,11 @@ func validationSet(runs, baselines []string, full *datasets.Dataset) (*datasets.
 		if err != nil {
 			return nil, err
 		}
-		if err := train.SameSplit(dirs[0], first, d, c); err != nil {
+		if err := runspec.SameSplit(dirs[0], first, d, c); err != nil {
 			return nil, err
 		}
 	}
-	val, err := train.ValidationSet(first, full)
+	val, err := runspec.ValidationSet(first, full)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dirs[0], err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -55,7 +56,7 @@ flags:`)
 			return err
 		}
 		if len(cfg.Classes) > 0 {
-			if test, _, err = train.SelectClasses(test, cfg.Classes); err != nil {
+			if test, _, err = runspec.SelectClasses(test, cfg.Classes); err != nil {
 				return fmt.Errorf("export --data %s: %w", *data, err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -88,7 +89,7 @@ func writeHTMLReport(w io.Writer, rep *train.Report, figs []figure) error {
 			return infoText(*rep.BaselineInfo)
 		}(),
 		"BaseLabel": baselineLabel(rep),
-		"Classes":   train.FormatClasses(rep.Classes),
+		"Classes":   runspec.FormatClasses(rep.Classes),
 	})
 }
 

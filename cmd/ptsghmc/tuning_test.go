@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -51,7 +52,7 @@ func TestReplicasAuto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg train.Config
+	var cfg runspec.Config
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		t.Fatal(err)
 	}

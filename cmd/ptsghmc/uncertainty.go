@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -99,7 +100,7 @@ func printUncertainty(w io.Writer, rep *train.Report, selective bool) {
 		fmt.Fprintf(w, "%s: %s (%s)\n", baselineLabel(rep), infoText(*rep.BaselineInfo), strings.Join(rep.BaselineInfo.Runs, ", "))
 	}
 	if len(rep.Classes) > 0 {
-		fmt.Fprintf(w, "\ntrained on classes %s (outputs 0..%d)\n", train.FormatClasses(rep.Classes), len(rep.Classes)-1)
+		fmt.Fprintf(w, "\ntrained on classes %s (outputs 0..%d)\n", runspec.FormatClasses(rep.Classes), len(rep.Classes)-1)
 	}
 	if len(rep.OOD) > 0 {
 		fmt.Fprintf(w, "\nout-of-distribution detection (OOD positive; score higher = more uncertain; - : undefined for one network)\n")

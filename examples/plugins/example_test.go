@@ -10,15 +10,16 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/examples/plugins"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
 // config is a small PT run of the plug-ins: three rungs of PSGLD with
 // exact Metropolis swaps every 10 steps, on the tiny model.
-func config() train.Config {
-	cfg := train.DefaultConfig()
+func config() runspec.Config {
+	cfg := runspec.DefaultConfig()
 	cfg.Model, cfg.Arch = plugins.ModelName, ""
-	cfg.Sampler, cfg.ReplicaKernel, cfg.XTest = train.PTSGHMC, plugins.KernelName, plugins.ExchangeName
+	cfg.Sampler, cfg.ReplicaKernel, cfg.XTest = runspec.PTSGHMC, plugins.KernelName, plugins.ExchangeName
 	cfg.Replicas, cfg.TMax, cfg.Exchange = 3, 2, 10
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.Validation = 120, 40, 10, 32, 50
 	cfg.CkptEvery, cfg.LogEvery = 1000, 20
@@ -52,7 +53,7 @@ func trainPlugins(dir string, stop int) (outcome, error) {
 }
 
 // trainWith is trainPlugins with the setup s.
-func trainWith(dir string, stop int, s train.Setup) (outcome, error) {
+func trainWith(dir string, stop int, s runspec.Setup) (outcome, error) {
 	run, err := train.NewChainsWith(dir, config(), false, s)
 	if err != nil {
 		return outcome{}, err

@@ -17,8 +17,8 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/train"
 )
 
 // Names the plug-ins are registered under in Setup.
@@ -180,14 +180,14 @@ func (x *ExactMetropolis) Test(tp sampler.TermPotential, thetaJ, thetaK []float6
 // Setup returns the train.Setup of a run that may name the plug-ins: the
 // built-in kernels and exchange rules plus PSGLD and ExactMetropolis, a
 // model registry holding TinyModel, and the training data data.
-func Setup(data *datasets.Dataset) train.Setup {
+func Setup(data *datasets.Dataset) runspec.Setup {
 	kernels := append(slices.Clone(sampler.Kernels), sampler.KernelInfo{
 		Name: KernelName, Doc: "preconditioned SGLD with an adapted moment (Li et al. 2016)", Sampler: true, Minibatch: true,
 		New: func(p sampler.KernelParams) sampler.Kernel {
 			return PSGLD{StepSize: p.StepSize, Decay: 0.99, Lambda: 1, Tempering: p.Tempering}
 		}})
-	exchanges := append(train.DefaultExchanges(), train.ExchangeRule{
+	exchanges := append(runspec.DefaultExchanges(), runspec.ExchangeRule{
 		Name: ExchangeName, Doc: "Metropolis test on exact energies (small data sets)",
-		New: func(train.Config) (sampler.ExchangeTest, error) { return &ExactMetropolis{}, nil }})
-	return train.Setup{Models: train.ModelRegistry{ModelName: TinyModel}, Kernels: kernels, Exchanges: exchanges, Train: data}
+		New: func(runspec.Config) (sampler.ExchangeTest, error) { return &ExactMetropolis{}, nil }})
+	return runspec.Setup{Models: runspec.ModelRegistry{ModelName: TinyModel}, Kernels: kernels, Exchanges: exchanges, Train: data}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -26,7 +27,7 @@ func main() {
 }
 
 func run(data, out, arch string, steps int) error {
-	cfg := train.DefaultConfig() // one SGNHT chain, lr 0.02, batch 128, Gaussian prior
+	cfg := runspec.DefaultConfig() // one SGNHT chain, lr 0.02, batch 128, Gaussian prior
 	cfg.Data, cfg.Arch, cfg.Validation = data, arch, 0
 	cfg.Steps, cfg.BurnIn, cfg.Thin = steps, steps/4, max(steps/100, 1)
 	r, err := train.New(out, cfg, true) // loads the training images; checkpoints as it goes

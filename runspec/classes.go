@@ -1,4 +1,4 @@
-package train
+package runspec
 
 import (
 	"fmt"
@@ -90,7 +90,7 @@ func SelectClasses(d *datasets.Dataset, classes []int) (in, heldOut *datasets.Da
 
 // checkSameClasses reports an error, naming both runs and their classes,
 // when run dir was trained on other classes than run first.
-func checkSameClasses(first string, firstClasses []int, dir string, classes []int) error {
+func CheckSameClasses(first string, firstClasses []int, dir string, classes []int) error {
 	if !slices.Equal(firstClasses, classes) {
 		return fmt.Errorf("run %s was trained on %s, run %s on %s: their predictions are over different classes, refusing to pool or compare them", dir, classesText(classes), first, classesText(firstClasses))
 	}

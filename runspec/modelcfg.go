@@ -1,11 +1,11 @@
-package train
+package runspec
 
 import (
 	"fmt"
-
 	"sort"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/nn"
 )
 
@@ -50,11 +50,11 @@ func (c Config) validateModelIn(reg ModelRegistry) error {
 // Activation and the prior), or the registered model named Model with the
 // config's prior (see BuildModel).
 func (c Config) NNModel(features, classes int) (nn.Model, error) {
-	return c.nnModelIn(nn.Models, features, classes)
+	return c.NnModelIn(nn.Models, features, classes)
 }
 
 // nnModelIn is NNModel with the model registry given.
-func (c Config) nnModelIn(reg ModelRegistry, features, classes int) (nn.Model, error) {
+func (c Config) NnModelIn(reg ModelRegistry, features, classes int) (nn.Model, error) {
 	m, err := c.buildModelIn(reg)
 	if err != nil {
 		return m, err
@@ -105,4 +105,20 @@ func (c Config) buildModelIn(reg ModelRegistry) (nn.Model, error) {
 		return m, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", c.ModelName(), c.Shapes, m.Layout)
 	}
 	return m, nil
+}
+
+// RunEngine returns the engine the run's evaluators use for model: graph
+// (Gorgonia's VM) when the config says graph, and also for a graph model
+// whose config says plan (a run made before the graph compiler, which ran
+// on the VM and keeps it, so that it resumes and evaluates bit-exactly);
+// compiled for compiled; plan (the MLP's BLAS plan) for an MLP's plan.
+func (c Config) RunEngine(model nn.Model) autodiff.Engine {
+	switch e := autodiff.Engine(c.Engine); {
+	case e == autodiff.EnginePlan && model.MLP == nil:
+		return autodiff.EngineGraph
+	case e == "":
+		return autodiff.EnginePlan
+	default:
+		return e
+	}
 }

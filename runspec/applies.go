@@ -1,4 +1,4 @@
-package train
+package runspec
 
 import (
 	"cmp"
@@ -68,7 +68,7 @@ func kernelUses(c Config, set func(*sampler.KernelParams)) bool {
 
 // kernelName is the kernel a config's sampler steps (sgnht for ptsghmc).
 func kernelName(c Config) string {
-	k, _ := c.kernelIn(nil)
+	k, _ := c.KernelIn(nil)
 	return k.Name
 }
 
@@ -111,7 +111,7 @@ var applicabilities = []applicability{
 		return kernelUses(c, func(p *sampler.KernelParams) { p.Diffusion *= 2 })
 	}, why: func(c Config) string { return fmt.Sprintf("kernel %s has no momentum", kernelName(c)) }},
 	{setting: "noise_target", applies: func(c Config) bool {
-		k, err := c.kernelIn(nil)
+		k, err := c.KernelIn(nil)
 		if err != nil {
 			return true
 		}
@@ -120,11 +120,11 @@ var applicabilities = []applicability{
 	}, why: func(c Config) string {
 		return fmt.Sprintf("kernel %s has no friction to weigh the gradient noise against", kernelName(c))
 	}},
-	{setting: "burnin", passive: true, applies: func(c Config) bool { return !c.optimiser() }, why: whyOptimiser},
-	{setting: "thin", passive: true, applies: func(c Config) bool { return !c.optimiser() }, why: whyOptimiser},
-	{setting: "cycle_keep", passive: true, applies: func(c Config) bool { return c.Cycle > 0 && !c.optimiser() },
+	{setting: "burnin", passive: true, applies: func(c Config) bool { return !c.Optimiser() }, why: whyOptimiser},
+	{setting: "thin", passive: true, applies: func(c Config) bool { return !c.Optimiser() }, why: whyOptimiser},
+	{setting: "cycle_keep", passive: true, applies: func(c Config) bool { return c.Cycle > 0 && !c.Optimiser() },
 		why: func(c Config) string {
-			if c.optimiser() {
+			if c.Optimiser() {
 				return whyOptimiser(c)
 			}
 			return "cycle 0: a constant step size has no cycles"
@@ -187,7 +187,7 @@ func (c Config) CheckSettings(set func(setting string) bool) (ignored []NotAppli
 	if err := c.checkLadderLength(); err != nil {
 		return nil, err
 	}
-	vals := fieldsOf(c)
+	vals := FieldsOf(c)
 	var refused []NotApplied
 	for _, a := range applicabilities {
 		if !set(a.setting) || a.applies(c) {
@@ -233,7 +233,7 @@ func SetInFile(path string) (map[string]bool, error) {
 	if err := LoadConfigFile(path, &c); err != nil {
 		return nil, err
 	}
-	def, got := fieldsOf(DefaultConfig()), fieldsOf(c)
+	def, got := FieldsOf(DefaultConfig()), FieldsOf(c)
 	set := map[string]bool{}
 	for k, v := range got {
 		if string(def[k]) != string(v) {
@@ -254,7 +254,7 @@ func settingNames() []string {
 	return out
 }
 
-func fieldsOf(c Config) map[string]json.RawMessage {
+func FieldsOf(c Config) map[string]json.RawMessage {
 	b, _ := json.Marshal(c) // a Config always marshals
 	m := map[string]json.RawMessage{}
 	json.Unmarshal(b, &m)

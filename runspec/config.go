@@ -1,4 +1,4 @@
-package train
+package runspec
 
 import (
 	"bytes"
@@ -157,7 +157,7 @@ func LoadConfigFile(path string, c *Config) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	if err := parseConfig(b, strings.ToLower(filepath.Ext(path)), c); err != nil {
+	if err := ParseConfig(b, strings.ToLower(filepath.Ext(path)), c); err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
 	return nil
@@ -165,7 +165,7 @@ func LoadConfigFile(path string, c *Config) error {
 
 // parseConfig reads a JSON (ext ".json") or YAML (".yaml", ".yml") config
 // over c, refusing unknown fields and fields of the wrong type.
-func parseConfig(b []byte, ext string, c *Config) error {
+func ParseConfig(b []byte, ext string, c *Config) error {
 	switch ext {
 	case ".json":
 		dec := json.NewDecoder(bytes.NewReader(b))
@@ -182,12 +182,12 @@ func parseConfig(b []byte, ext string, c *Config) error {
 // Validate checks the configuration, naming the first bad field; a named
 // model must be in nn.Models, a kernel in sampler.Kernels and the exchange
 // test one of DefaultExchanges.
-func (c Config) Validate() error { return c.validateIn(Setup{}) }
+func (c Config) Validate() error { return c.ValidateIn(Setup{}) }
 
 // validateIn is Validate with the registries of s (models, kernels,
 // exchange rules).
-func (c Config) validateIn(s Setup) error {
-	if err := c.validateModelIn(s.modelRegistry()); err != nil {
+func (c Config) ValidateIn(s Setup) error {
+	if err := c.validateModelIn(s.ModelRegistry()); err != nil {
 		return err
 	}
 	if _, err := nn.ParseActivation(c.Activation); err != nil {
@@ -196,13 +196,13 @@ func (c Config) validateIn(s Setup) error {
 	if c.ReplicaKernel != "" && c.Sampler != PTSGHMC {
 		return fmt.Errorf("config: replica_kernel %q needs sampler %s (sampler %s is its own kernel)", c.ReplicaKernel, PTSGHMC, c.Sampler)
 	}
-	if _, err := c.kernelIn(s.Kernels); err != nil {
+	if _, err := c.KernelIn(s.Kernels); err != nil {
 		return err
 	}
-	if _, ok := lookupExchange(s.exchangeRules(), c.XTest); !ok {
-		return fmt.Errorf("config: exchange_test %q: expected one of %s", c.XTest, strings.Join(exchangeNames(s.exchangeRules()), ", "))
+	if _, ok := LookupExchange(s.ExchangeRules(), c.XTest); !ok {
+		return fmt.Errorf("config: exchange_test %q: expected one of %s", c.XTest, strings.Join(ExchangeNames(s.ExchangeRules()), ", "))
 	}
-	opt := c.optimiserIn(s.Kernels)
+	opt := c.OptimiserIn(s.Kernels)
 	checks := []struct {
 		ok   bool
 		what string
@@ -333,7 +333,7 @@ func (c Config) TemperatureLabel() string {
 // chain 1 (and a single-chain run), and a value mixed from the run's seed
 // and the chain number otherwise, so a chain's streams depend on nothing
 // else.
-func (c Config) chainSeed() uint64 {
+func (c Config) ChainSeed() uint64 {
 	if c.Chain <= 1 {
 		return c.Seed
 	}

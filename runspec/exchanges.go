@@ -1,4 +1,4 @@
-package train
+package runspec
 
 import "github.com/ptsghmc/ptsghmc/sampler"
 
@@ -44,7 +44,7 @@ func DefaultExchanges() []ExchangeRule {
 }
 
 // lookupExchange returns the rule of rules named name ("" is barker).
-func lookupExchange(rules []ExchangeRule, name string) (ExchangeRule, bool) {
+func LookupExchange(rules []ExchangeRule, name string) (ExchangeRule, bool) {
 	if name == "" {
 		name = XTestBarker
 	}
@@ -57,7 +57,7 @@ func lookupExchange(rules []ExchangeRule, name string) (ExchangeRule, bool) {
 }
 
 // exchangeNames returns the names of rules.
-func exchangeNames(rules []ExchangeRule) []string {
+func ExchangeNames(rules []ExchangeRule) []string {
 	var names []string
 	for _, r := range rules {
 		names = append(names, r.Name)

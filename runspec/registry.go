@@ -1,10 +1,10 @@
-package train
+package runspec
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"strings"
 )
 
 // PTSGHMC is the sampler name of parallel tempering: PT-SGHMC (Luo, Zhang
@@ -55,7 +55,7 @@ func lookupKernel(ks []sampler.KernelInfo, name string) (sampler.KernelInfo, boo
 // the kernel the config's sampler steps: for PTSGHMC its ReplicaKernel
 // (sgnht when empty), else the sampler's own, or an error naming the
 // samplers a run accepts.
-func (c Config) kernelIn(ks []sampler.KernelInfo) (sampler.KernelInfo, error) {
+func (c Config) KernelIn(ks []sampler.KernelInfo) (sampler.KernelInfo, error) {
 	if ks == nil {
 		ks = sampler.Kernels
 	}
@@ -90,17 +90,17 @@ func samplerNamesIn(ks []sampler.KernelInfo) []string {
 // runKernel returns the entry of sampler.Kernels of the kernel of a run's
 // sampler, or an error naming the samplers a run accepts.
 func runKernel(name string) (sampler.KernelInfo, error) {
-	return Config{Sampler: name}.kernelIn(nil)
+	return Config{Sampler: name}.KernelIn(nil)
 }
 
 // optimiser reports whether the config's kernel (of sampler.Kernels) is an
 // optimiser (sgd), whose run keeps its final state alone and has no
 // burn-in.
-func (c Config) optimiser() bool { return c.optimiserIn(nil) }
+func (c Config) Optimiser() bool { return c.OptimiserIn(nil) }
 
 // optimiserIn is optimiser with the kernel registry ks (nil:
 // sampler.Kernels).
-func (c Config) optimiserIn(ks []sampler.KernelInfo) bool {
-	k, err := c.kernelIn(ks)
+func (c Config) OptimiserIn(ks []sampler.KernelInfo) bool {
+	k, err := c.KernelIn(ks)
 	return err == nil && !k.Sampler
 }

@@ -1,4 +1,4 @@
-package train
+package runspec
 
 import (
 	"fmt"
@@ -9,18 +9,18 @@ import (
 
 // loadData reads the training data named by cfg and splits off the
 // validation set, deterministically from the seed.
-func loadData(cfg Config) (train, val *datasets.Dataset, err error) {
+func LoadData(cfg Config) (train, val *datasets.Dataset, err error) {
 	tr, _, err := datasets.LoadMNIST(cfg.Data)
 	if err != nil {
 		return nil, nil, err
 	}
-	return splitData(cfg, tr)
+	return SplitData(cfg, tr)
 }
 
 // splitData keeps the classes of cfg.Classes (relabelled), then a random
 // subset of cfg.TrainSize (and validation) examples, and splits off the
 // validation set.
-func splitData(cfg Config, tr *datasets.Dataset) (train, val *datasets.Dataset, err error) {
+func SplitData(cfg Config, tr *datasets.Dataset) (train, val *datasets.Dataset, err error) {
 	if len(cfg.Classes) > 0 {
 		if tr, _, err = SelectClasses(tr, cfg.Classes); err != nil {
 			return nil, nil, err
@@ -56,7 +56,7 @@ func ValidationSet(cfg Config, full *datasets.Dataset) (*datasets.Dataset, error
 	if cfg.Validation == 0 {
 		return nil, fmt.Errorf("the run holds out no validation examples (validation 0)")
 	}
-	_, val, err := splitData(cfg, full)
+	_, val, err := SplitData(cfg, full)
 	return val, err
 }
 

@@ -1,4 +1,4 @@
-package train
+package runspec
 
 import (
 	"strings"
@@ -31,7 +31,7 @@ func TestSamplerNames(t *testing.T) {
 		}
 	}
 	for name, opt := range map[string]bool{"sgd": true, "sgnht": false, "ptsghmc": false, "sgld": false} {
-		if c.Sampler = name; c.optimiser() != opt {
+		if c.Sampler = name; c.Optimiser() != opt {
 			t.Errorf("sampler %s: optimiser %v, want %v", name, !opt, opt)
 		}
 	}

@@ -1,13 +1,13 @@
-package train
+package runspec
 
 import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-
 	"fmt"
-	"github.com/ptsghmc/ptsghmc/datasets"
 	"math"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
 )
 
 // Fingerprint identifies a training set: its counts, shape and a SHA-256

@@ -1,7 +1,8 @@
-package train
+package runspec
 
 import (
 	"fmt"
+
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -32,7 +33,7 @@ type Setup struct {
 }
 
 // modelRegistry returns the setup's model registry.
-func (s Setup) modelRegistry() ModelRegistry {
+func (s Setup) ModelRegistry() ModelRegistry {
 	if s.Models == nil {
 		return nn.Models
 	}
@@ -40,7 +41,7 @@ func (s Setup) modelRegistry() ModelRegistry {
 }
 
 // exchangeRules returns the setup's exchange rules.
-func (s Setup) exchangeRules() []ExchangeRule {
+func (s Setup) ExchangeRules() []ExchangeRule {
 	if s.Exchanges == nil {
 		return DefaultExchanges()
 	}
@@ -48,6 +49,6 @@ func (s Setup) exchangeRules() []ExchangeRule {
 }
 
 // modelKey returns the settings of cfg that determine its model.
-func modelKey(c Config) string {
+func ModelKey(c Config) string {
 	return fmt.Sprintf("%q %q %q %v %v %v %v", c.Model, c.Arch, c.Activation, c.Prior, c.PriorFanIn, c.PriorDF, c.Classes)
 }
