@@ -2,10 +2,8 @@ package train
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -13,18 +11,6 @@ import (
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
-
-// ChainDir returns the directory of chain i (1-based) of a run in dir with k
-// chains: dir itself when k = 1, dir/chain-i otherwise. Each chain directory
-// is a complete run directory (config, checkpoint, samples, metrics) that
-// eval and predict read on their own; the run directory's config.json has
-// chain 0.
-func ChainDir(dir string, k, i int) string {
-	if k <= 1 {
-		return dir
-	}
-	return filepath.Join(dir, fmt.Sprintf("chain-%d", i))
-}
 
 // Chains is a run of Cfg.Chains independent chains of the configured
 // sampler (PT included: each chain has its own ladder), stepped in parallel
@@ -133,54 +119,6 @@ func newChains(dir string, cfg runspec.Config, p *prepared, overwrite bool) (*Ch
 	return c, nil
 }
 
-// writeConfig writes cfg to dir/config.json atomically (a temporary file
-// renamed over it), so a reader such as eval never sees half a file.
-func writeConfig(dir string, cfg runspec.Config) error {
-	b, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		return fmt.Errorf("save config: %w", err)
-	}
-	// temporary file and rename: a crash mid-write leaves the old config
-	path := filepath.Join(dir, ConfigFile)
-	if err := writeSynced(path+".tmp", append(b, '\n')); err != nil {
-		os.Remove(path + ".tmp")
-		return fmt.Errorf("save config: %w", err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
-		return fmt.Errorf("save config: %w", err)
-	}
-	return nil
-}
-
-// writeTemp writes b to a new temporary file in dir, synced to stable
-// storage, and returns its path.
-func writeTemp(dir string, b []byte) (string, error) {
-	f, err := os.CreateTemp(dir, "."+ConfigFile+"-*.tmp")
-	if err != nil {
-		return "", err
-	}
-	if err := f.Chmod(0o644); err != nil { // as os.WriteFile made it (CreateTemp makes 0600)
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
-}
-
 // ResumeChains reopens the run in dir, every chain from its checkpoint.
 // steps > 0 replaces the run's target step count.
 func ResumeChains(dir string, steps int) (*Chains, error) {
@@ -230,7 +168,7 @@ func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *r
 			c.Close()
 			return nil, fmt.Errorf("chain %d: %w", i, err)
 		}
-		ck, err := ReadCheckpoint(filepath.Join(cd, checkpointName))
+		ck, err := ReadCheckpoint(filepath.Join(cd, CheckpointFile))
 		if err != nil {
 			lk.Release()
 			c.Close()
@@ -375,28 +313,4 @@ func (c *Chains) Close() error {
 	}
 	errs = append(errs, c.lock.Release())
 	return errors.Join(errs...)
-}
-
-// RunDirs expands run directories for evaluation: a run of several chains
-// becomes its chain directories, in order; other directories stay.
-func RunDirs(dirs []string) ([]string, error) {
-	var out []string
-	for _, d := range dirs {
-		cfg, err := ReadRunConfig(d)
-		if err != nil {
-			return nil, err
-		}
-		if cfg.Chains <= 1 || cfg.Chain != 0 {
-			out = append(out, d)
-			continue
-		}
-		for i := 1; i <= cfg.Chains; i++ {
-			cd := ChainDir(d, cfg.Chains, i)
-			if _, err := os.Stat(filepath.Join(cd, ConfigFile)); err != nil {
-				return nil, fmt.Errorf("run %s has %d chains but chain %d is missing: %w", d, cfg.Chains, i, err)
-			}
-			out = append(out, cd)
-		}
-	}
-	return out, nil
 }

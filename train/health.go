@@ -9,23 +9,6 @@ import (
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
-// HealthMetrics are the health figures a metrics line carries: per rung,
-// those of the last complete health window (sampler.Health; empty for
-// kernels without friction: sgld, sgd).
-type HealthMetrics struct {
-	Health    []string  `json:"health,omitempty"`          // ok, warn or fail
-	KinWindow []float64 `json:"kinetic_window,omitempty"`  // mean p'p/D over the window (1 in regime)
-	Friction  []float64 `json:"friction_window,omitempty"` // mean friction per step xi h
-	XiTrend   []float64 `json:"xi_trend,omitempty"`        // relative change of xi h across the window
-	GradNoise []float64 `json:"grad_noise,omitempty"`      // h^2 Var[grad U~]/T^2 per step and coordinate, integration error excluded
-	// IntError is the integration error's part of the momentum's heating
-	// per step and coordinate (sampler.HealthFigures.Integration).
-	IntError   []float64 `json:"integration_error,omitempty"`
-	NoiseShare []float64 `json:"noise_share,omitempty"`  // gradient noise / (gradient noise + 2 A h)
-	Budget     []float64 `json:"noise_budget,omitempty"` // (injected + gradient noise)/2: 1 - exp(-xi h) at the thermostat's level (none at 1)
-	StepScale  []float64 `json:"step_scale,omitempty"`   // noise-aware step multiplier (1: the configured step)
-}
-
 // healthWindow returns the length of a run's health windows: five metrics
 // intervals (1,000 steps at the default --log-every 200), so every metrics
 // line reports a window at most that old.

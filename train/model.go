@@ -1,29 +1,11 @@
 package train
 
 import (
-	"fmt"
 	"runtime"
-
-	"strings"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/nn"
 )
-
-// samplesModel is what a samples header records of its model: its name
-// and parameter shapes, "NAME SHAPES". Headers written before models were
-// recorded hold an MLP's widths alone.
-func samplesModel(m nn.Model) string { return m.Name + " " + m.Layout.String() }
-
-// checkSamplesModel reports an error when a samples file's header does not
-// describe model m.
-func checkSamplesModel(path string, h SampleHeader, m nn.Model) error {
-	name, shapes, recorded := strings.Cut(h.Arch, " ")
-	if name != m.Name || recorded && shapes != m.Layout.String() || h.Params != m.NumParams() {
-		return fmt.Errorf("samples %s hold model %q (%d parameters), the run's model is %q (%d parameters, %s): refusing to mix models", path, h.Arch, h.Params, m.Name, m.NumParams(), m.Layout)
-	}
-	return nil
-}
 
 // evalBatch returns the batch of validation and prediction evaluators of
 // model: large for the BLAS plan of an MLP, smaller for a graph (a CNN's

@@ -31,11 +31,11 @@ type ChainStatus struct {
 	Samples int    `json:"samples"`        // kept samples at the last checkpoint
 	Note    string `json:"note,omitempty"` // why a chain with files counts as missing
 
-	metrics int64 // bytes of metrics.jsonl at the last checkpoint
-	// stats are the last checkpoint's ladder and statistics (no weights),
+	MetricsBytes int64 `json:"-"` // bytes of metrics.jsonl at the last checkpoint
+	// Stats are the last checkpoint's ladder and statistics (no weights),
 	// which the tempering figures and the health verdict are computed from;
 	// nil without a checkpoint.
-	stats *sampler.PTState
+	Stats *sampler.PTState `json:"-"`
 }
 
 // RunStatus returns the state of every chain of the run in dir: chains
@@ -59,15 +59,15 @@ func RunStatus(dir string) ([]ChainStatus, error) {
 
 func chainStatus(dir string, i, target int) ChainStatus {
 	s := ChainStatus{Chain: i, Dir: dir, State: ChainMissing, Target: target}
-	ck, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+	ck, err := ReadCheckpoint(filepath.Join(dir, CheckpointFile))
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.Note = err.Error()
 		}
 		return s
 	}
-	s.Steps, s.Target, s.Samples, s.metrics = ck.Steps, ck.Config.Steps, ck.Samples, ck.Metrics
-	s.stats = &sampler.PTState{Temps: ck.Temps, Stats: ck.Stats, Steps: ck.Steps, Tuning: ck.Tuning}
+	s.Steps, s.Target, s.Samples, s.MetricsBytes = ck.Steps, ck.Config.Steps, ck.Samples, ck.Metrics
+	s.Stats = &sampler.PTState{Temps: ck.Temps, Stats: ck.Stats, Steps: ck.Steps, Tuning: ck.Tuning}
 	s.State = ChainRunning
 	if ck.Steps >= ck.Config.Steps {
 		s.State = ChainFinished
@@ -92,7 +92,7 @@ func poolDirs(dirs []string) ([]ChainStatus, []ChainStatus, error) {
 		if len(st) == 1 && st[0].Dir == d {
 			s := st[0]
 			if s.State == ChainMissing { // no usable checkpoint: every intact record counts
-				s.Samples, s.metrics = -1, -1
+				s.Samples, s.MetricsBytes = -1, -1
 			}
 			pool = append(pool, s)
 			continue
@@ -109,10 +109,6 @@ func poolDirs(dirs []string) ([]ChainStatus, []ChainStatus, error) {
 	}
 	return pool, all, nil
 }
-
-// errCommitted stops reading a file at the end of what its checkpoint
-// vouches for.
-var errCommitted = errors.New("end of checkpointed records")
 
 // readMetricsUpTo reads the first n bytes of a run's metrics.jsonl (all of
 // it when n < 0): the lines its checkpoint vouches for.

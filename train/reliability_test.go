@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
@@ -51,16 +50,15 @@ func TestWriteErrors(t *testing.T) {
 		want   string // in the error
 	}{
 		{"checkpoint", func(t *testing.T, r *Run) func() {
-			old := checkpointWrite
-			checkpointWrite = func(f *os.File, b []byte) (int, error) {
-				n, _ := f.Write(b[:len(b)/2]) // half written, then the disk is full
-				return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+			// a directory where the temporary file goes: creating it fails
+			// (rundir's TestWriteCheckpointDiskFull injects ENOSPC itself)
+			if err := os.Mkdir(filepath.Join(r.Dir, CheckpointFile+".tmp"), 0o755); err != nil {
+				t.Fatal(err)
 			}
-			return func() { checkpointWrite = old }
-		}, "checkpoint.tmp: no space left on device"},
+			return func() {}
+		}, "checkpoint.tmp: is a directory"},
 		{"samples", func(t *testing.T, r *Run) func() {
-			r.samples.f.Close()
-			r.samples.f = readOnly(t, filepath.Join(r.Dir, SamplesFile))
+			r.samples.Close() // writes and syncs fail, naming the file
 			return func() {}
 		}, filepath.Join("run", SamplesFile)},
 		{"metrics", func(t *testing.T, r *Run) func() {
@@ -79,7 +77,7 @@ func TestWriteErrors(t *testing.T) {
 			var good []byte
 			err = r.Train(context.Background(), func(s Status) {
 				if s.Step == 50 { // just after the checkpoint of step 50
-					good, _ = os.ReadFile(filepath.Join(dir, checkpointName))
+					good, _ = os.ReadFile(filepath.Join(dir, CheckpointFile))
 					restore = c.inject(t, r)
 				}
 			})
@@ -88,15 +86,15 @@ func TestWriteErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one naming %q", err, c.want)
 			}
-			if _, e := os.Stat(filepath.Join(dir, checkpointName+".tmp")); e == nil {
+			if _, e := os.Stat(filepath.Join(dir, CheckpointFile+".tmp")); e == nil {
 				t.Error("a partial checkpoint.tmp was left behind")
 			}
-			ck, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+			ck, err := ReadCheckpoint(filepath.Join(dir, CheckpointFile))
 			if err != nil {
 				t.Fatalf("last good checkpoint unreadable: %v", err)
 			}
 			if c.name == "checkpoint" {
-				if b, _ := os.ReadFile(filepath.Join(dir, checkpointName)); !bytes.Equal(b, good) {
+				if b, _ := os.ReadFile(filepath.Join(dir, CheckpointFile)); !bytes.Equal(b, good) {
 					t.Fatal("the checkpoint of step 50 was changed by the failed write")
 				}
 			}
@@ -125,7 +123,7 @@ func TestWriteErrors(t *testing.T) {
 // back (with a valid checksum).
 func rewriteCheckpoint(t *testing.T, dir string, change func(c *Checkpoint)) {
 	t.Helper()
-	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+	c, err := ReadCheckpoint(filepath.Join(dir, CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +154,7 @@ func TestCheckpointMismatch(t *testing.T) {
 		}
 	})
 	r.Close()
-	files := []string{checkpointName, SamplesFile, MetricsFile, ConfigFile}
+	files := []string{CheckpointFile, SamplesFile, MetricsFile, ConfigFile}
 	fresh := func(t *testing.T) string {
 		dir := t.TempDir()
 		for _, f := range files {
@@ -204,7 +202,7 @@ func TestCheckpointMismatch(t *testing.T) {
 	}
 	// The samples the checkpoint covers must be intact: a corrupt record
 	// among them, or a file cut short, is refused (not built upon).
-	ck, _ := ReadCheckpoint(filepath.Join(base, checkpointName))
+	ck, _ := ReadCheckpoint(filepath.Join(base, CheckpointFile))
 	h, _ := os.ReadFile(filepath.Join(base, SamplesFile))
 	rec := 8 + 243*4 + 4
 	hlen := len(h) - ck.Samples*rec

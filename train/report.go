@@ -1,11 +1,8 @@
 package train
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -92,45 +89,6 @@ type Reliab struct {
 type RunTraces struct {
 	Dir   string
 	Lines []MetricsLine
-}
-
-// ReadRunConfig reads the config saved in a run directory.
-func ReadRunConfig(dir string) (runspec.Config, error) {
-	var c runspec.Config
-	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
-	if err != nil {
-		return c, fmt.Errorf("run %s: %w", dir, err)
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("run %s: %s: %w", dir, ConfigFile, err)
-	}
-	return c, nil
-}
-
-// ReadMetrics reads a run's metrics.jsonl.
-func ReadMetrics(dir string) ([]MetricsLine, error) {
-	path := filepath.Join(dir, MetricsFile)
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
-	}
-	defer f.Close()
-	return scanMetrics(path, f)
-}
-
-// scanMetrics reads metrics lines from r (the file at path).
-func scanMetrics(path string, r io.Reader) ([]MetricsLine, error) {
-	var out []MetricsLine
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		var m MetricsLine
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		out = append(out, m)
-	}
-	return out, sc.Err()
 }
 
 // runTempering returns the tempering figures of a PT run from the ladder
@@ -393,19 +351,19 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 			return nil, fmt.Errorf("run %s has no samples at step %d or later (%d samples, the last at step %d)", dir, opt.FromStep, n, lastStep)
 		}
 		rep.HeldOut = append(rep.HeldOut, trace)
-		lines, err := readMetricsUpTo(dir, pool[ri].metrics)
+		lines, err := readMetricsUpTo(dir, pool[ri].MetricsBytes)
 		if err != nil {
 			return nil, err
 		}
 		rep.Traces = append(rep.Traces, RunTraces{Dir: dir, Lines: lines})
-		tp, err := runTempering(dir, pool[ri].stats, cfg)
+		tp, err := runTempering(dir, pool[ri].Stats, cfg)
 		if err != nil {
 			return nil, err
 		}
 		if tp != nil {
 			rep.Tempering = append(rep.Tempering, tp)
 		}
-		hr, err := runHealth(dir, pool[ri].stats, cfg)
+		hr, err := runHealth(dir, pool[ri].Stats, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -561,3 +519,7 @@ func uncertaintyTables(rep *Report, test *datasets.Dataset, ens *Ensemble, singl
 		rep.PerClass = append(rep.PerClass, perClass(PredBaseline, preds[2].Probs, test.Labels, k, rep.Classes)...)
 	}
 }
+
+// errCommitted stops reading a file at the end of what its checkpoint
+// vouches for.
+var errCommitted = errors.New("end of checkpointed records")

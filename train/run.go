@@ -19,13 +19,6 @@ import (
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
-// File names inside a run directory.
-const (
-	ConfigFile  = "config.json"
-	SamplesFile = "samples"
-	MetricsFile = "metrics.jsonl"
-)
-
 // Run is one sampling chain of a Bayesian model (a PT ladder, or one
 // kernel), tied to its directory. Its state, the sampler's PTState and each
 // rung's minibatch order, is plain data that its checkpoints write down.
@@ -101,8 +94,8 @@ func checkFree(dir string, overwrite bool) error {
 	if overwrite {
 		return nil
 	}
-	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*", checkpointName)) // any chain, as array tasks start in any order
-	for _, f := range append([]string{filepath.Join(dir, checkpointName)}, chains...) {
+	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*", CheckpointFile)) // any chain, as array tasks start in any order
+	for _, f := range append([]string{filepath.Join(dir, CheckpointFile)}, chains...) {
 		if _, err := os.Stat(f); err == nil {
 			return fmt.Errorf("run directory %s already holds a run: resume it with --resume, or pass --overwrite", dir)
 		}
@@ -116,7 +109,7 @@ func checkFree(dir string, overwrite bool) error {
 // the new run are emptied but kept, with their lock files; other chain
 // directories are removed.
 func clearRun(dir string, k int) error {
-	for _, f := range []string{checkpointName, checkpointName + ".prev", checkpointName + ".tmp", SamplesFile, MetricsFile, TimingFile} {
+	for _, f := range []string{CheckpointFile, CheckpointFile + ".prev", CheckpointFile + ".tmp", SamplesFile, MetricsFile, TimingFile} {
 		os.Remove(filepath.Join(dir, f))
 	}
 	keep := map[string]bool{}
@@ -381,12 +374,12 @@ func resumeWith(dir string, steps int, s runspec.Setup) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+	c, err := ReadCheckpoint(filepath.Join(dir, CheckpointFile))
 	if err != nil {
 		lk.Release()
 		if errors.Is(err, ErrCheckpoint) {
-			if _, e := os.Stat(filepath.Join(dir, checkpointName+".prev")); e == nil {
-				err = fmt.Errorf("%w (the previous checkpoint is kept as %s; copy it over %s to resume from it)", err, checkpointName+".prev", checkpointName)
+			if _, e := os.Stat(filepath.Join(dir, CheckpointFile+".prev")); e == nil {
+				err = fmt.Errorf("%w (the previous checkpoint is kept as %s; copy it over %s to resume from it)", err, CheckpointFile+".prev", CheckpointFile)
 			}
 		}
 		return nil, err
@@ -449,10 +442,10 @@ func resume(dir string, c *Checkpoint, p *prepared, steps int, lk *rundir.Lock) 
 	}
 	r.state = st
 	r.setBatches(restoreBatches(c.Batches))
-	if r.samples, err = openSamplesAt(filepath.Join(dir, SamplesFile), c.Samples, r.Model.NumParams()); err != nil {
+	if r.samples, err = reopenSamples(filepath.Join(dir, SamplesFile), c.Samples, r.Model.NumParams()); err != nil {
 		return nil, fmt.Errorf("resume %s (model %s): %w", dir, cfg.ModelName(), err)
 	}
-	if err := checkSamplesModel(r.samples.path, r.samples.h, r.Model); err != nil {
+	if err := checkSamplesModel(r.samples.Path(), r.samples.Header(), r.Model); err != nil {
 		r.samples.Close()
 		return nil, err
 	}

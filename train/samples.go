@@ -10,6 +10,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
+
+	"github.com/ptsghmc/ptsghmc/nn"
 )
 
 // Samples file format (little endian), RUNDIR/samples:
@@ -99,12 +102,12 @@ func CreateSamples(path string, h SampleHeader) (*SampleWriter, error) {
 // samples, truncating anything after them (records written after the last
 // checkpoint, or a torn record).
 func OpenSamplesAt(path string, count int) (*SampleWriter, error) {
-	return openSamplesAt(path, count, 0)
+	return reopenSamples(path, count, 0)
 }
 
-// openSamplesAt is OpenSamplesAt; with params > 0 a file whose samples do
+// reopenSamples is OpenSamplesAt; with params > 0 a file whose samples do
 // not have that many values is refused before anything is truncated.
-func openSamplesAt(path string, count, params int) (*SampleWriter, error) {
+func reopenSamples(path string, count, params int) (*SampleWriter, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("samples: %w", err)
@@ -356,3 +359,21 @@ func ReadSamples(path string, fn func(step int, theta []float64) error) (h Sampl
 	sc, err := ScanSamples(path, false, fn)
 	return sc.Header, sc.Dropped(), err
 }
+
+// samplesModel is what a samples header records of its model: its name
+// and parameter shapes, "NAME SHAPES". Headers written before models were
+// recorded hold an MLP's widths alone.
+func samplesModel(m nn.Model) string { return m.Name + " " + m.Layout.String() }
+
+// checkSamplesModel reports an error when a samples file's header does not
+// describe model m.
+func checkSamplesModel(path string, h SampleHeader, m nn.Model) error {
+	name, shapes, recorded := strings.Cut(h.Arch, " ")
+	if name != m.Name || recorded && shapes != m.Layout.String() || h.Params != m.NumParams() {
+		return fmt.Errorf("samples %s hold model %q (%d parameters), the run's model is %q (%d parameters, %s): refusing to mix models", path, h.Arch, h.Params, m.Name, m.NumParams(), m.Layout)
+	}
+	return nil
+}
+
+// Path returns the path of the samples file w writes.
+func (w *SampleWriter) Path() string { return w.path }

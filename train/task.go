@@ -85,7 +85,7 @@ func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Cha
 	cd := ChainDir(dir, cfg.Chains, i)
 	cc := cfg
 	cc.Chain = i
-	ckPath := filepath.Join(cd, checkpointName)
+	ckPath := filepath.Join(cd, CheckpointFile)
 	c := &Chains{Dir: dir, Cfg: cfg, Only: i}
 	// The chain's lock, before its files are read: a second task of the
 	// same chain (a requeued task whose first copy still runs) is refused.
@@ -113,7 +113,7 @@ func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Cha
 	if _, err := os.Stat(ckPath + ".prev"); err == nil {
 		lk.Release()
 		return nil, fmt.Errorf("chain %d: %s has %s.prev but no %s: copy it over %s to resume from it, or remove the directory to start the chain again",
-			i, cd, checkpointName, checkpointName, checkpointName)
+			i, cd, CheckpointFile, CheckpointFile, CheckpointFile)
 	}
 	// Files of an attempt that died before its first checkpoint are
 	// replaced: newRun truncates samples and metrics.

@@ -88,7 +88,7 @@ func TestOpenChainConcurrent(t *testing.T) {
 	}
 	// a chain directory named alone, its checkpoint gone, still evaluates
 	// (every intact record counts)
-	os.Remove(filepath.Join(ChainDir(dir, 4, 3), checkpointName))
+	os.Remove(filepath.Join(ChainDir(dir, 4, 3), CheckpointFile))
 	rep, err = Evaluate([]string{ChainDir(dir, 4, 3)}, "", data)
 	if err != nil || rep.Ensemble.Samples != 4 {
 		t.Fatalf("Evaluate of a chain without its checkpoint: %v, %+v", err, rep)
@@ -148,7 +148,7 @@ func TestOpenChainRefuses(t *testing.T) {
 	}
 	// a chain directory whose checkpoint has other settings than the run's
 	cd := ChainDir(dir, 2, 2)
-	ck, err := ReadCheckpoint(filepath.Join(cd, checkpointName))
+	ck, err := ReadCheckpoint(filepath.Join(cd, CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -234,7 +234,7 @@ func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	path := filepath.Join(dir, checkpointName)
+	path := filepath.Join(dir, CheckpointFile)
 	good, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
