@@ -254,6 +254,8 @@ func settingNames() []string {
 	return out
 }
 
+// FieldsOf returns c as its JSON fields (the names of config.json), each
+// field's encoded value by name: the form settings are compared in.
 func FieldsOf(c Config) map[string]json.RawMessage {
 	b, _ := json.Marshal(c) // a Config always marshals
 	m := map[string]json.RawMessage{}

@@ -88,7 +88,7 @@ func SelectClasses(d *datasets.Dataset, classes []int) (in, heldOut *datasets.Da
 	return in, heldOut, nil
 }
 
-// checkSameClasses reports an error, naming both runs and their classes,
+// CheckSameClasses reports an error, naming both runs and their classes,
 // when run dir was trained on other classes than run first.
 func CheckSameClasses(first string, firstClasses []int, dir string, classes []int) error {
 	if !slices.Equal(firstClasses, classes) {

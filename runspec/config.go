@@ -163,7 +163,7 @@ func LoadConfigFile(path string, c *Config) error {
 	return nil
 }
 
-// parseConfig reads a JSON (ext ".json") or YAML (".yaml", ".yml") config
+// ParseConfig reads a JSON (ext ".json") or YAML (".yaml", ".yml") config
 // over c, refusing unknown fields and fields of the wrong type.
 func ParseConfig(b []byte, ext string, c *Config) error {
 	switch ext {
@@ -184,7 +184,7 @@ func ParseConfig(b []byte, ext string, c *Config) error {
 // test one of DefaultExchanges.
 func (c Config) Validate() error { return c.ValidateIn(Setup{}) }
 
-// validateIn is Validate with the registries of s (models, kernels,
+// ValidateIn is Validate with the registries of s (models, kernels,
 // exchange rules).
 func (c Config) ValidateIn(s Setup) error {
 	if err := c.validateModelIn(s.ModelRegistry()); err != nil {
@@ -329,7 +329,7 @@ func (c Config) TemperatureLabel() string {
 	return fmt.Sprintf("tempered posterior, T = %g", c.PosteriorTemperature())
 }
 
-// chainSeed returns the seed of this directory's chain: the run's seed for
+// ChainSeed returns the seed of this directory's chain: the run's seed for
 // chain 1 (and a single-chain run), and a value mixed from the run's seed
 // and the chain number otherwise, so a chain's streams depend on nothing
 // else.

@@ -7,7 +7,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 )
 
-// loadData reads the training data named by cfg and splits off the
+// LoadData reads the training data named by cfg and splits off the
 // validation set, deterministically from the seed.
 func LoadData(cfg Config) (train, val *datasets.Dataset, err error) {
 	tr, _, err := datasets.LoadMNIST(cfg.Data)
@@ -17,7 +17,7 @@ func LoadData(cfg Config) (train, val *datasets.Dataset, err error) {
 	return SplitData(cfg, tr)
 }
 
-// splitData keeps the classes of cfg.Classes (relabelled), then a random
+// SplitData keeps the classes of cfg.Classes (relabelled), then a random
 // subset of cfg.TrainSize (and validation) examples, and splits off the
 // validation set.
 func SplitData(cfg Config, tr *datasets.Dataset) (train, val *datasets.Dataset, err error) {

@@ -43,7 +43,7 @@ func DefaultExchanges() []ExchangeRule {
 	}
 }
 
-// lookupExchange returns the rule of rules named name ("" is barker).
+// LookupExchange returns the rule of rules named name ("" is barker).
 func LookupExchange(rules []ExchangeRule, name string) (ExchangeRule, bool) {
 	if name == "" {
 		name = XTestBarker
@@ -56,7 +56,7 @@ func LookupExchange(rules []ExchangeRule, name string) (ExchangeRule, bool) {
 	return ExchangeRule{}, false
 }
 
-// exchangeNames returns the names of rules.
+// ExchangeNames returns the names of rules.
 func ExchangeNames(rules []ExchangeRule) []string {
 	var names []string
 	for _, r := range rules {

@@ -53,7 +53,7 @@ func (c Config) NNModel(features, classes int) (nn.Model, error) {
 	return c.NnModelIn(nn.Models, features, classes)
 }
 
-// nnModelIn is NNModel with the model registry given.
+// NnModelIn is NNModel with the model registry given.
 func (c Config) NnModelIn(reg ModelRegistry, features, classes int) (nn.Model, error) {
 	m, err := c.buildModelIn(reg)
 	if err != nil {

@@ -51,7 +51,7 @@ func lookupKernel(ks []sampler.KernelInfo, name string) (sampler.KernelInfo, boo
 	return sampler.KernelInfo{}, false
 }
 
-// kernelIn returns the entry of the registry ks (nil: sampler.Kernels) of
+// KernelIn returns the entry of the registry ks (nil: sampler.Kernels) of
 // the kernel the config's sampler steps: for PTSGHMC its ReplicaKernel
 // (sgnht when empty), else the sampler's own, or an error naming the
 // samplers a run accepts.
@@ -93,12 +93,12 @@ func runKernel(name string) (sampler.KernelInfo, error) {
 	return Config{Sampler: name}.KernelIn(nil)
 }
 
-// optimiser reports whether the config's kernel (of sampler.Kernels) is an
+// Optimiser reports whether the config's kernel (of sampler.Kernels) is an
 // optimiser (sgd), whose run keeps its final state alone and has no
 // burn-in.
 func (c Config) Optimiser() bool { return c.OptimiserIn(nil) }
 
-// optimiserIn is optimiser with the kernel registry ks (nil:
+// OptimiserIn is optimiser with the kernel registry ks (nil:
 // sampler.Kernels).
 func (c Config) OptimiserIn(ks []sampler.KernelInfo) bool {
 	k, err := c.KernelIn(ks)

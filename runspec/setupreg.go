@@ -32,7 +32,7 @@ type Setup struct {
 	Train *datasets.Dataset
 }
 
-// modelRegistry returns the setup's model registry.
+// ModelRegistry returns the setup's model registry.
 func (s Setup) ModelRegistry() ModelRegistry {
 	if s.Models == nil {
 		return nn.Models
@@ -40,7 +40,7 @@ func (s Setup) ModelRegistry() ModelRegistry {
 	return s.Models
 }
 
-// exchangeRules returns the setup's exchange rules.
+// ExchangeRules returns the setup's exchange rules.
 func (s Setup) ExchangeRules() []ExchangeRule {
 	if s.Exchanges == nil {
 		return DefaultExchanges()
@@ -48,7 +48,7 @@ func (s Setup) ExchangeRules() []ExchangeRule {
 	return s.Exchanges
 }
 
-// modelKey returns the settings of cfg that determine its model.
+// ModelKey returns the settings of cfg that determine its model.
 func ModelKey(c Config) string {
 	return fmt.Sprintf("%q %q %q %v %v %v %v", c.Model, c.Arch, c.Activation, c.Prior, c.PriorFanIn, c.PriorDF, c.Classes)
 }

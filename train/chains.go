@@ -88,11 +88,11 @@ func newChains(dir string, cfg runspec.Config, p *prepared, overwrite bool) (*Ch
 	}
 	keep := []string{dir}
 	for i := 1; i <= cfg.Chains; i++ {
-		keep = append(keep, ChainDir(dir, cfg.Chains, i))
+		keep = append(keep, rundir.ChainDir(dir, cfg.Chains, i))
 	}
 	locks.release(keep...) // chain directories of an earlier run, now removed
 	if cfg.Chains > 1 {
-		if err := writeConfig(dir, cfg); err != nil {
+		if err := rundir.WriteConfig(dir, cfg); err != nil {
 			return fail(err)
 		}
 	}
@@ -106,7 +106,7 @@ func newChains(dir string, cfg runspec.Config, p *prepared, overwrite bool) (*Ch
 		if cfg.Chains > 1 {
 			cc.Chain = i
 		}
-		cd := ChainDir(dir, cfg.Chains, i)
+		cd := rundir.ChainDir(dir, cfg.Chains, i)
 		lk := locks[cd]
 		delete(locks, cd) // newRun owns it now
 		r, err := newRun(cd, cc, p, lk)
@@ -128,7 +128,7 @@ func ResumeChains(dir string, steps int) (*Chains, error) {
 // ResumeChainsWith is ResumeChains with the setup given. The run's model
 // is built once, from its config, and shared by its chains.
 func ResumeChainsWith(dir string, steps int, s runspec.Setup) (*Chains, error) {
-	cfg, err := ReadRunConfig(dir)
+	cfg, err := rundir.ReadRunConfig(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -162,13 +162,13 @@ func ResumeChainsFromData(dir string, train *datasets.Dataset, steps int) (*Chai
 func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *rundir.Lock) (*Chains, error) {
 	c := &Chains{Dir: dir, Cfg: cfg, lock: top}
 	for i := 1; i <= cfg.Chains; i++ {
-		cd := ChainDir(dir, cfg.Chains, i)
+		cd := rundir.ChainDir(dir, cfg.Chains, i)
 		lk, err := rundir.Acquire(cd)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("chain %d: %w", i, err)
 		}
-		ck, err := ReadCheckpoint(filepath.Join(cd, CheckpointFile))
+		ck, err := rundir.ReadCheckpoint(filepath.Join(cd, rundir.CheckpointFile))
 		if err != nil {
 			lk.Release()
 			c.Close()
@@ -178,7 +178,7 @@ func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *r
 			lk.Release()
 			c.Close()
 			return nil, fmt.Errorf("chain %d: checkpoint in %s is of chain %d of %d with seed %d, the run's config says %d chains with seed %d: %w",
-				i, cd, ck.Config.Chain, ck.Config.Chains, ck.Config.Seed, cfg.Chains, cfg.Seed, ErrCheckpoint)
+				i, cd, ck.Config.Chain, ck.Config.Chains, ck.Config.Seed, cfg.Chains, cfg.Seed, rundir.ErrCheckpoint)
 		}
 		if err := checkpointConfigValid(cd, ck.Config, p.setup); err != nil {
 			lk.Release()
@@ -194,7 +194,7 @@ func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *r
 	}
 	c.Cfg.Steps = c.Runs[0].Cfg.Steps
 	if steps > 0 && steps != cfg.Steps {
-		if err := writeConfig(dir, c.Cfg); err != nil {
+		if err := rundir.WriteConfig(dir, c.Cfg); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -293,7 +293,7 @@ func (c *Chains) Finish() error {
 	for _, r := range c.Runs {
 		c.Cfg.Steps = max(c.Cfg.Steps, r.Cfg.Steps)
 	}
-	return writeConfig(c.Dir, c.Cfg)
+	return rundir.WriteConfig(c.Dir, c.Cfg)
 }
 
 // Steps returns the steps done by the chain that is furthest behind.

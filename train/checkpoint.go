@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -13,15 +14,15 @@ import (
 // config, the sampler state st (with what its kernel k keeps of its own), each rung's minibatch order, and the
 // lengths of its samples file (records) and metrics file (bytes). The
 // checkpoint shares st's slices; write it before stepping on.
-func checkpointOf(cfg runspec.Config, k sampler.Kernel, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*Checkpoint, error) {
-	c := &Checkpoint{Config: cfg, Steps: st.Steps, Rounds: st.Rounds, Stats: st.Stats,
+func checkpointOf(cfg runspec.Config, k sampler.Kernel, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*rundir.Checkpoint, error) {
+	c := &rundir.Checkpoint{Config: cfg, Steps: st.Steps, Rounds: st.Rounds, Stats: st.Stats,
 		Temps: st.Temps, Tuning: st.Tuning, Samples: samples, Metrics: metrics, Batches: batches, Mass: st.Mass, Noise: st.Noise}
 	for j, s := range st.Rungs {
 		extra, err := sampler.MarshalExtra(k, s)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: rung %d: %w", j+1, err)
 		}
-		c.Rungs = append(c.Rungs, RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U, Mass: s.Mass, InjScale: s.InjScale, Extra: extra})
+		c.Rungs = append(c.Rungs, rundir.RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U, Mass: s.Mass, InjScale: s.InjScale, Extra: extra})
 	}
 	for _, s := range st.Streams {
 		b, err := s.MarshalBinary()
@@ -46,7 +47,7 @@ func (r *Run) checkpoint() error {
 	if err != nil {
 		return err
 	}
-	return WriteCheckpoint(r.Dir, c)
+	return rundir.WriteCheckpoint(r.Dir, c)
 }
 
 // validateFor checks everything c holds against the run it is restored
@@ -54,9 +55,9 @@ func (r *Run) checkpoint() error {
 // examples. It returns an error wrapping ErrCheckpoint naming what does not
 // fit; a checkpoint it accepts cannot make the resumed run index outside
 // its data or its model.
-func (c *Checkpoint) validateFor(cfg runspec.Config, dim, numRungs, n int) error {
+func validateFor(c *rundir.Checkpoint, cfg runspec.Config, dim, numRungs, n int) error {
 	bad := func(f string, args ...any) error {
-		return fmt.Errorf("%s: %w", fmt.Sprintf(f, args...), ErrCheckpoint)
+		return fmt.Errorf("%s: %w", fmt.Sprintf(f, args...), rundir.ErrCheckpoint)
 	}
 	switch {
 	case len(c.Rungs) != numRungs || len(c.Streams) != numRungs+1 || len(c.Batches) != numRungs:
@@ -115,8 +116,8 @@ func finiteAll(x []float64) bool {
 // restore validates c against the run it is restored into (pt, a model of
 // dim parameters, n training examples) and returns its sampler state.
 // Every error wraps ErrCheckpoint.
-func (c *Checkpoint) restore(cfg runspec.Config, pt *sampler.PT, dim, n int) (*sampler.PTState, error) {
-	if err := c.validateFor(cfg, dim, len(pt.Temps), n); err != nil {
+func restore(c *rundir.Checkpoint, cfg runspec.Config, pt *sampler.PT, dim, n int) (*sampler.PTState, error) {
+	if err := validateFor(c, cfg, dim, len(pt.Temps), n); err != nil {
 		return nil, err
 	}
 	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning, Mass: c.Mass, Noise: c.Noise}
@@ -131,28 +132,28 @@ func (c *Checkpoint) restore(cfg runspec.Config, pt *sampler.PT, dim, n int) (*s
 		copy(s.P, rs.P)
 		s.Xi, s.U = rs.Xi, rs.U
 		if err := s.SetMass(rs.Mass); err != nil {
-			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, ErrCheckpoint)
+			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, rundir.ErrCheckpoint)
 		}
 		for i, v := range rs.InjScale {
 			if !(v >= 0 && v <= math.Sqrt2) {
-				return nil, fmt.Errorf("rung %d: noise correction %d is %v, outside [0, sqrt(2)]: %w", len(st.Rungs)+1, i, v, ErrCheckpoint)
+				return nil, fmt.Errorf("rung %d: noise correction %d is %v, outside [0, sqrt(2)]: %w", len(st.Rungs)+1, i, v, rundir.ErrCheckpoint)
 			}
 		}
 		s.InjScale = rs.InjScale
 		if err := sampler.UnmarshalExtra(pt.Kernel, s, rs.Extra); err != nil {
-			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, ErrCheckpoint)
+			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, rundir.ErrCheckpoint)
 		}
 		st.Rungs = append(st.Rungs, s)
 	}
 	for j, b := range c.Streams {
 		s := &sampler.Stream{}
 		if err := s.UnmarshalBinary(b); err != nil {
-			return nil, fmt.Errorf("random stream %d: %w: %w", j+1, err, ErrCheckpoint)
+			return nil, fmt.Errorf("random stream %d: %w: %w", j+1, err, rundir.ErrCheckpoint)
 		}
 		st.Streams = append(st.Streams, s)
 	}
 	if err := pt.Check(st, dim); err != nil {
-		return nil, fmt.Errorf("%w: %w", err, ErrCheckpoint)
+		return nil, fmt.Errorf("%w: %w", err, rundir.ErrCheckpoint)
 	}
 	return st, nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
@@ -35,7 +36,7 @@ func ExampleOpenChain() {
 	}
 	ch.Close()
 
-	status, err := train.RunStatus(run)
+	status, err := rundir.RunStatus(run)
 	if err != nil {
 		fmt.Println(err)
 		return

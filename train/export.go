@@ -8,10 +8,10 @@ import (
 	"reflect"
 
 	"codeberg.org/sbinet/npyio/npz"
-
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // Export file entries besides the learnables.
@@ -63,7 +63,7 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("export: no runs")
 	}
-	dirs, err := RunDirs(runs)
+	dirs, err := rundir.RunDirs(runs)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 	var engine autodiff.Engine
 	total := 0
 	for i, dir := range dirs {
-		cfg, err := ReadRunConfig(dir)
+		cfg, err := rundir.ReadRunConfig(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -80,17 +80,17 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", dir, err)
 		}
-		path := filepath.Join(dir, SamplesFile)
-		sc, err := ScanSamples(path, false, nil)
+		path := filepath.Join(dir, rundir.SamplesFile)
+		sc, err := rundir.ScanSamples(path, false, nil)
 		if err != nil {
 			return nil, err
 		}
-		if err := checkSamplesModel(path, sc.Header, m); err != nil {
+		if err := rundir.CheckSamplesModel(path, sc.Header, m); err != nil {
 			return nil, err
 		}
 		if i == 0 {
 			model, sum.DType, engine = m, sc.Header.DType, cfg.RunEngine(m)
-		} else if samplesModel(m) != samplesModel(model) {
+		} else if rundir.SamplesModel(m) != rundir.SamplesModel(model) {
 			return nil, fmt.Errorf("export: run %s has model %s (%s), run %s has %s (%s): cannot export together", dir, m.Name, m.Layout, dirs[0], model.Name, model.Layout)
 		} else if sc.Header.DType != sum.DType {
 			return nil, fmt.Errorf("export: run %s stores %s samples, run %s %s: cannot export together", dir, sc.Header.DType, dirs[0], sum.DType)
@@ -132,7 +132,7 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 	chains := make([]int64, 0, total)
 	for c, dir := range dirs {
 		draw := 0
-		_, dropped, err := ReadSamples(filepath.Join(dir, SamplesFile), func(step int, theta []float64) error {
+		_, dropped, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(step int, theta []float64) error {
 			if draw == sum.Draws[c] { // records appended after the count (a run still going)
 				return nil
 			}

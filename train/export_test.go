@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"codeberg.org/sbinet/npyio/npz"
-
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 func TestLearnablesCoverParameters(t *testing.T) {
@@ -85,7 +85,7 @@ func TestExportNPZ(t *testing.T) {
 	var want [][]float64
 	var wantStep, wantChain []int64
 	for c, dir := range []string{a, b} {
-		if _, _, err := ReadSamples(filepath.Join(dir, SamplesFile), func(step int, theta []float64) error {
+		if _, _, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(step int, theta []float64) error {
 			want = append(want, append([]float64(nil), theta...))
 			wantStep = append(wantStep, int64(step))
 			wantChain = append(wantChain, int64(c))

@@ -9,11 +9,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-
 	"sync"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -47,14 +47,14 @@ func fuzzBase(t testing.TB) (dir string, payload, samples, metrics []byte) {
 			return
 		}
 		r.Close()
-		b, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+		b, err := os.ReadFile(filepath.Join(dir, rundir.CheckpointFile))
 		if err != nil {
 			fuzzRun.err = err
 			return
 		}
 		fuzzRun.dir, fuzzRun.payload = dir, b[20:len(b)-sha256.Size]
-		fuzzRun.samples, _ = os.ReadFile(filepath.Join(dir, SamplesFile))
-		fuzzRun.metrics, _ = os.ReadFile(filepath.Join(dir, MetricsFile))
+		fuzzRun.samples, _ = os.ReadFile(filepath.Join(dir, rundir.SamplesFile))
+		fuzzRun.metrics, _ = os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 	})
 	if fuzzRun.err != nil {
 		t.Fatal(fuzzRun.err)
@@ -67,8 +67,8 @@ func fuzzBase(t testing.TB) (dir string, payload, samples, metrics []byte) {
 // validation rather than the checksum test.
 func checkpointFile(payload []byte) []byte {
 	var b bytes.Buffer
-	b.WriteString(checkpointMagic)
-	binary.Write(&b, binary.LittleEndian, uint32(checkpointVersion))
+	b.WriteString(rundir.CheckpointMagic)
+	binary.Write(&b, binary.LittleEndian, uint32(rundir.CheckpointVersion))
 	binary.Write(&b, binary.LittleEndian, uint64(len(payload)))
 	b.Write(payload)
 	sum := sha256.Sum256(payload)
@@ -83,21 +83,21 @@ func FuzzCheckpoint(f *testing.F) {
 	_, payload, _, _ := fuzzBase(f)
 	f.Add(payload)
 	// a few structured variants of the real state
-	var c Checkpoint
+	var c rundir.Checkpoint
 	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&c); err != nil {
 		f.Fatal(err)
 	}
-	for _, mutate := range []func(c *Checkpoint){
-		func(c *Checkpoint) { c.Batches[0].Pos = -3 },
-		func(c *Checkpoint) { c.Batches[1].Order[0] = 1 << 20 },
-		func(c *Checkpoint) { c.Rungs[0].P = c.Rungs[0].P[:3] },
-		func(c *Checkpoint) { c.Streams = c.Streams[:1] },
-		func(c *Checkpoint) { c.Samples = 1 << 30 },
+	for _, mutate := range []func(c *rundir.Checkpoint){
+		func(c *rundir.Checkpoint) { c.Batches[0].Pos = -3 },
+		func(c *rundir.Checkpoint) { c.Batches[1].Order[0] = 1 << 20 },
+		func(c *rundir.Checkpoint) { c.Rungs[0].P = c.Rungs[0].P[:3] },
+		func(c *rundir.Checkpoint) { c.Streams = c.Streams[:1] },
+		func(c *rundir.Checkpoint) { c.Samples = 1 << 30 },
 	} {
 		d := c
 		d.Batches = append([]datasets.Batches(nil), c.Batches...)
 		d.Batches[1].Order = append([]int(nil), c.Batches[1].Order...)
-		d.Rungs = append([]RungState(nil), c.Rungs...)
+		d.Rungs = append([]rundir.RungState(nil), c.Rungs...)
 		mutate(&d)
 		var b bytes.Buffer
 		if err := gob.NewEncoder(&b).Encode(&d); err != nil {
@@ -107,9 +107,9 @@ func FuzzCheckpoint(f *testing.F) {
 	}
 	data := smallData(f)
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		c, err := decodeCheckpoint("fuzzed", checkpointFile(payload))
+		c, err := rundir.DecodeCheckpoint("fuzzed", checkpointFile(payload))
 		if err != nil {
-			if !errors.Is(err, ErrCheckpoint) {
+			if !errors.Is(err, rundir.ErrCheckpoint) {
 				t.Fatalf("error does not wrap ErrCheckpoint: %v", err)
 			}
 			return
@@ -134,9 +134,9 @@ func FuzzCheckpoint(f *testing.F) {
 			return
 		}
 		n := tr.N
-		st, err := c.restore(cfg, &sampler.PT{Temps: temps}, spec.NumParams(), n)
+		st, err := restore(c, cfg, &sampler.PT{Temps: temps}, spec.NumParams(), n)
 		if err != nil {
-			if !errors.Is(err, ErrCheckpoint) {
+			if !errors.Is(err, rundir.ErrCheckpoint) {
 				t.Fatalf("error does not wrap ErrCheckpoint: %v", err)
 			}
 			return

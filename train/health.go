@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -15,11 +16,11 @@ import (
 func healthWindow(cfg runspec.Config) int { return 5 * cfg.LogEvery }
 
 // healthMetrics returns st's health figures for a metrics line.
-func healthMetrics(st *sampler.PTState) HealthMetrics {
-	var m HealthMetrics
+func healthMetrics(st *sampler.PTState) rundir.HealthMetrics {
+	var m rundir.HealthMetrics
 	for _, hl := range st.Stats.Health {
 		if hl.Windows == 0 {
-			return HealthMetrics{}
+			return rundir.HealthMetrics{}
 		}
 		f := hl.Last
 		m.Health = append(m.Health, f.Status.String())

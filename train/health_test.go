@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -50,12 +51,12 @@ func TestHealthVerdict(t *testing.T) {
 		} else if sc := hr.Rungs[0].StepScale; sc >= 0.5 {
 			t.Fatalf("noise target %g: step scale %g, want the burn-in to shrink the step", target, sc)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+		b, err := os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 		if err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		var last MetricsLine
+		var last rundir.MetricsLine
 		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 			t.Fatal(err)
 		}

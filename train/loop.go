@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -111,7 +112,7 @@ func (r *Run) Finish() error {
 			return err
 		}
 	}
-	if err := writeConfig(r.Dir, r.Cfg); err != nil {
+	if err := rundir.WriteConfig(r.Dir, r.Cfg); err != nil {
 		return err
 	}
 	return r.checkpoint()

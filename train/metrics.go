@@ -1,6 +1,7 @@
 package train
 
 import (
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -8,9 +9,9 @@ import (
 // stateMetrics returns the metrics line of a run's sampler state st after
 // its last step, with samples kept so far: every figure but those that
 // need the model and the data (LogLik, ValLogLik, ValAcc).
-func stateMetrics(st *sampler.PTState, cfg runspec.Config, samples int) MetricsLine {
+func stateMetrics(st *sampler.PTState, cfg runspec.Config, samples int) rundir.MetricsLine {
 	rung := st.Rungs[0]
-	m := MetricsLine{Step: st.Steps, U: rung.U, SwapRate: swapRates(st.Stats), RoundTrips: st.Stats.RoundTrips,
+	m := rundir.MetricsLine{Step: st.Steps, U: rung.U, SwapRate: swapRates(st.Stats), RoundTrips: st.Stats.RoundTrips,
 		Grown: st.Stats.Grown, Exact: st.Stats.Exact, Early: st.Stats.Early, Samples: samples}
 	for _, q := range st.Rungs {
 		m.Xi = append(m.Xi, q.Xi)
@@ -51,7 +52,7 @@ func (r *Run) logMetrics() error {
 			return err
 		}
 	}
-	n, err := writeMetrics(r.metrics, m)
+	n, err := rundir.WriteMetrics(r.metrics, m)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -69,7 +70,7 @@ func testCNNResume(t *testing.T, engine, recorded string) {
 	want := append([]float64(nil), r.State().Rungs[0].Theta...)
 	r.Close()
 	ws, wm := readAll(t, ref)
-	saved, err := ReadRunConfig(ref)
+	saved, err := rundir.ReadRunConfig(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func testCNNResume(t *testing.T, engine, recorded string) {
 	if saved.Model != "test-cnn-resume" || saved.Shapes != shapes {
 		t.Fatalf("config.json records model %q shapes %q, want %q", saved.Model, saved.Shapes, shapes)
 	}
-	h, _, err := ReadSamples(filepath.Join(ref, SamplesFile), func(int, []float64) error { return nil })
+	h, _, err := rundir.ReadSamples(filepath.Join(ref, rundir.SamplesFile), func(int, []float64) error { return nil })
 	if err != nil || h.Arch != "test-cnn-resume "+shapes {
 		t.Fatalf("samples header %q (%v)", h.Arch, err)
 	}
@@ -154,11 +155,11 @@ func TestRunRefusesOtherModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	b, err := os.ReadFile(filepath.Join(mdir, SamplesFile))
+	b, err := os.ReadFile(filepath.Join(mdir, rundir.SamplesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, SamplesFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.SamplesFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
@@ -175,14 +176,14 @@ func TestRunRefusesOtherModel(t *testing.T) {
 func TestOldArchOnlyHeader(t *testing.T) {
 	dir := t.TempDir()
 	cfg := smallConfig()
-	if err := writeConfig(dir, cfg); err != nil {
+	if err := rundir.WriteConfig(dir, cfg); err != nil {
 		t.Fatal(err)
 	}
 	spec, err := cfg.Spec(16, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := CreateSamples(filepath.Join(dir, SamplesFile), SampleHeader{Arch: "16-12-3", Params: spec.NumParams(), DType: "float32"})
+	w, err := rundir.CreateSamples(filepath.Join(dir, rundir.SamplesFile), rundir.SampleHeader{Arch: "16-12-3", Params: spec.NumParams(), DType: "float32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +322,7 @@ func TestCompiledMLPRun(t *testing.T) {
 		}
 		final[engine] = append([]float64(nil), r.State().Rungs[0].Theta...)
 		r.Close()
-		saved, err := ReadRunConfig(dir)
+		saved, err := rundir.ReadRunConfig(dir)
 		if err != nil || saved.Engine != engine {
 			t.Fatalf("config records engine %q (%v), want %q", saved.Engine, err, engine)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -78,7 +79,7 @@ func TestPreconditionConfig(t *testing.T) {
 			t.Errorf("rung %d: estimate still running after burn-in (%d steps)", j+1, e.Count)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}

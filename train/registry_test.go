@@ -91,7 +91,7 @@ func TestCheckpointKernelState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.restore(cfg, pt, 2, 4)
+	got, err := restore(c, cfg, pt, 2, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestCheckpointKernelState(t *testing.T) {
 		}
 	}
 	pt.Kernel = sampler.SGLD{}
-	if _, err := c.restore(cfg, pt, 2, 4); err == nil || !strings.Contains(err.Error(), "keeps no state") {
+	if _, err := restore(c, cfg, pt, 2, 4); err == nil || !strings.Contains(err.Error(), "keeps no state") {
 		t.Errorf("restore into a kernel without state: error %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -34,10 +35,10 @@ type Report struct {
 	// Chains is the state of every chain of the runs given, pooled or not
 	// (a chain is pooled when it has samples at its last checkpoint; only
 	// those samples and metrics are read).
-	Chains    []ChainStatus `json:"chains"`
-	Reliab    Reliab        `json:"reliability"`
-	Traces    []RunTraces   `json:"-"`
-	TestCount int           `json:"test_examples"`
+	Chains    []rundir.ChainStatus `json:"chains"`
+	Reliab    Reliab               `json:"reliability"`
+	Traces    []RunTraces          `json:"-"`
+	TestCount int                  `json:"test_examples"`
 	// Split names the examples scored when they are not the test images
 	// ("validation": the runs' held-out examples); empty for the test set.
 	Split string `json:"split,omitempty"`
@@ -88,7 +89,7 @@ type Reliab struct {
 // RunTraces are a run's metrics traces.
 type RunTraces struct {
 	Dir   string
-	Lines []MetricsLine
+	Lines []rundir.MetricsLine
 }
 
 // runTempering returns the tempering figures of a PT run from the ladder
@@ -119,7 +120,7 @@ func runTempering(dir string, st *sampler.PTState, cfg runspec.Config) (*Temperi
 // chains keeps them in its chain directories): samples are never scored with
 // another model.
 func RunModel(dir string, data *datasets.Dataset) (runspec.Config, nn.Model, error) {
-	cfg, err := ReadRunConfig(dir)
+	cfg, err := rundir.ReadRunConfig(dir)
 	if err != nil {
 		return cfg, nn.Model{}, err
 	}
@@ -127,7 +128,7 @@ func RunModel(dir string, data *datasets.Dataset) (runspec.Config, nn.Model, err
 	if err != nil {
 		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
 	}
-	path := filepath.Join(dir, SamplesFile)
+	path := filepath.Join(dir, rundir.SamplesFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return cfg, m, nil
@@ -136,11 +137,11 @@ func RunModel(dir string, data *datasets.Dataset) (runspec.Config, nn.Model, err
 		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
 	}
 	defer f.Close()
-	h, _, err := readSampleHeader(f)
+	h, _, err := rundir.ReadSampleHeader(f)
 	if err != nil {
 		return cfg, m, fmt.Errorf("samples %s: %w", path, err)
 	}
-	if err := checkSamplesModel(path, h, m); err != nil {
+	if err := rundir.CheckSamplesModel(path, h, m); err != nil {
 		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
 	}
 	return cfg, m, nil
@@ -202,7 +203,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("evaluate: no runs")
 	}
-	pool, status, err := poolDirs(runs)
+	pool, status, err := rundir.PoolDirs(runs)
 	if err != nil {
 		return nil, err
 	}
@@ -220,12 +221,12 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	}
 	// A run on a subset of classes is scored on the test images of those
 	// classes; the others are its near out-of-distribution set.
-	first, err := ReadRunConfig(runs[0])
+	first, err := rundir.ReadRunConfig(runs[0])
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range append(runs[1:len(runs):len(runs)], baselines...) {
-		c, err := ReadRunConfig(d)
+		c, err := rundir.ReadRunConfig(d)
 		if err != nil {
 			return nil, err
 		}
@@ -290,13 +291,13 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 			for _, x := range extras {
 				x.ens = ens.sibling(x.data)
 			}
-		} else if samplesModel(model) != samplesModel(firstModel) {
+		} else if rundir.SamplesModel(model) != rundir.SamplesModel(firstModel) {
 			return nil, fmt.Errorf("run %s has model %s (%s), run %s has %s (%s): cannot pool", dir, model.Name, model.Layout, runs[0], firstModel.Name, firstModel.Layout)
 		}
 		n, used, lastStep := 0, 0, -1
 		var trace []float64
-		spath := filepath.Join(dir, SamplesFile)
-		sc, err := ScanSamples(spath, opt.SkipCorrupt, func(step int, theta []float64) error {
+		spath := filepath.Join(dir, rundir.SamplesFile)
+		sc, err := rundir.ScanSamples(spath, opt.SkipCorrupt, func(step int, theta []float64) error {
 			if n == pool[ri].Samples { // the rest is not checkpointed yet (a running chain)
 				return errCommitted
 			}
@@ -351,7 +352,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 			return nil, fmt.Errorf("run %s has no samples at step %d or later (%d samples, the last at step %d)", dir, opt.FromStep, n, lastStep)
 		}
 		rep.HeldOut = append(rep.HeldOut, trace)
-		lines, err := readMetricsUpTo(dir, pool[ri].MetricsBytes)
+		lines, err := rundir.ReadMetricsUpTo(dir, pool[ri].MetricsBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -413,7 +414,7 @@ func (e *Ensemble) sibling(data *datasets.Dataset) *Ensemble {
 // records what it averages in rep.BaselineInfo. An sgd run contributes its
 // final weights; a sampler's run every kept sample.
 func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, extras []*evalSet, opt EvalOptions) (*Ensemble, error) {
-	dirs, err := RunDirs(baselines)
+	dirs, err := rundir.RunDirs(baselines)
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +433,7 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 			for _, x := range extras {
 				x.base = be.sibling(x.data)
 			}
-		} else if samplesModel(model) != samplesModel(first) {
+		} else if rundir.SamplesModel(model) != rundir.SamplesModel(first) {
 			return nil, fmt.Errorf("baseline %s has model %s (%s), baseline %s has %s (%s): cannot pool", dir, model.Name, model.Layout, dirs[0], first.Name, first.Layout)
 		}
 		add := func(theta []float64) error {
@@ -449,8 +450,8 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 		final := cfg.Optimiser()
 		var last []float64
 		n := 0
-		spath := filepath.Join(dir, SamplesFile)
-		bs, err := ScanSamples(spath, opt.SkipCorrupt, func(_ int, theta []float64) error {
+		spath := filepath.Join(dir, rundir.SamplesFile)
+		bs, err := rundir.ScanSamples(spath, opt.SkipCorrupt, func(_ int, theta []float64) error {
 			n++
 			if final { // an optimiser's prediction is its final weights alone
 				last = append(last[:0], theta...)

@@ -35,11 +35,11 @@ type Run struct {
 	pots    []*autodiff.Potential
 	batches []*datasets.Batches // rung j's minibatch order, lent to pots[j]
 	val     *predictor          // rung 1's fit to Val (nil without a validation set)
-	samples *SampleWriter
+	samples *rundir.SampleWriter
 	metrics *os.File
-	mbytes  int64       // bytes of metrics written
-	last    MetricsLine // the last metrics line written
-	warned  []warnedAt  // per rung: the last health window warned about
+	mbytes  int64              // bytes of metrics written
+	last    rundir.MetricsLine // the last metrics line written
+	warned  []warnedAt         // per rung: the last health window warned about
 	// threads is how many threads one BLAS call may use while the run
 	// computes (0: the process's setting; see withBLASThreads).
 	threads int
@@ -94,8 +94,8 @@ func checkFree(dir string, overwrite bool) error {
 	if overwrite {
 		return nil
 	}
-	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*", CheckpointFile)) // any chain, as array tasks start in any order
-	for _, f := range append([]string{filepath.Join(dir, CheckpointFile)}, chains...) {
+	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*", rundir.CheckpointFile)) // any chain, as array tasks start in any order
+	for _, f := range append([]string{filepath.Join(dir, rundir.CheckpointFile)}, chains...) {
 		if _, err := os.Stat(f); err == nil {
 			return fmt.Errorf("run directory %s already holds a run: resume it with --resume, or pass --overwrite", dir)
 		}
@@ -109,12 +109,12 @@ func checkFree(dir string, overwrite bool) error {
 // the new run are emptied but kept, with their lock files; other chain
 // directories are removed.
 func clearRun(dir string, k int) error {
-	for _, f := range []string{CheckpointFile, CheckpointFile + ".prev", CheckpointFile + ".tmp", SamplesFile, MetricsFile, TimingFile} {
+	for _, f := range []string{rundir.CheckpointFile, rundir.CheckpointFile + ".prev", rundir.CheckpointFile + ".tmp", rundir.SamplesFile, rundir.MetricsFile, rundir.TimingFile} {
 		os.Remove(filepath.Join(dir, f))
 	}
 	keep := map[string]bool{}
 	for i := 1; i <= k; i++ {
-		keep[ChainDir(dir, k, i)] = true
+		keep[rundir.ChainDir(dir, k, i)] = true
 	}
 	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*"))
 	for _, c := range chains {
@@ -240,7 +240,7 @@ func newRun(dir string, cfg runspec.Config, p *prepared, lk *rundir.Lock) (_ *Ru
 		return nil, err
 	}
 	r.lock = lk
-	if err := writeConfig(dir, r.Cfg); err != nil {
+	if err := rundir.WriteConfig(dir, r.Cfg); err != nil {
 		return nil, err
 	}
 	theta := make([]float64, r.Model.NumParams())
@@ -253,10 +253,10 @@ func newRun(dir string, cfg runspec.Config, p *prepared, lk *rundir.Lock) (_ *Ru
 		return nil, err
 	}
 	r.setBatches(batches)
-	if r.samples, err = CreateSamples(filepath.Join(dir, SamplesFile), SampleHeader{Arch: samplesModel(r.Model), Params: r.Model.NumParams(), DType: "float32"}); err != nil {
+	if r.samples, err = rundir.CreateSamples(filepath.Join(dir, rundir.SamplesFile), rundir.SampleHeader{Arch: rundir.SamplesModel(r.Model), Params: r.Model.NumParams(), DType: "float32"}); err != nil {
 		return nil, err
 	}
-	if r.metrics, err = createMetrics(filepath.Join(dir, MetricsFile)); err != nil {
+	if r.metrics, err = rundir.CreateMetrics(filepath.Join(dir, rundir.MetricsFile)); err != nil {
 		r.samples.Close()
 		return nil, err
 	}
@@ -374,12 +374,12 @@ func resumeWith(dir string, steps int, s runspec.Setup) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := ReadCheckpoint(filepath.Join(dir, CheckpointFile))
+	c, err := rundir.ReadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil {
 		lk.Release()
-		if errors.Is(err, ErrCheckpoint) {
-			if _, e := os.Stat(filepath.Join(dir, CheckpointFile+".prev")); e == nil {
-				err = fmt.Errorf("%w (the previous checkpoint is kept as %s; copy it over %s to resume from it)", err, CheckpointFile+".prev", CheckpointFile)
+		if errors.Is(err, rundir.ErrCheckpoint) {
+			if _, e := os.Stat(filepath.Join(dir, rundir.CheckpointFile+".prev")); e == nil {
+				err = fmt.Errorf("%w (the previous checkpoint is kept as %s; copy it over %s to resume from it)", err, rundir.CheckpointFile+".prev", rundir.CheckpointFile)
 			}
 		}
 		return nil, err
@@ -400,7 +400,7 @@ func resumeWith(dir string, steps int, s runspec.Setup) (*Run, error) {
 // naming the checkpoint and wrapping ErrCheckpoint.
 func checkpointConfigValid(dir string, cfg runspec.Config, s runspec.Setup) error {
 	if err := cfg.ValidateIn(s); err != nil {
-		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
+		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, rundir.ErrCheckpoint)
 	}
 	return nil
 }
@@ -414,7 +414,7 @@ func ResumeFromData(dir string, train *datasets.Dataset, steps int) (*Run, error
 // caller validated (checkpointConfigValid), with p's data and model; the
 // caller holds dir's lock lk, which the run keeps (Close releases it), or
 // resume releases on error.
-func resume(dir string, c *Checkpoint, p *prepared, steps int, lk *rundir.Lock) (_ *Run, err error) {
+func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir.Lock) (_ *Run, err error) {
 	defer func() {
 		if err != nil {
 			lk.Release()
@@ -433,29 +433,29 @@ func resume(dir string, c *Checkpoint, p *prepared, steps int, lk *rundir.Lock) 
 		return nil, err
 	}
 	r.lock = lk
-	if err := checkFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
+	if err := rundir.CheckFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
 		return nil, err
 	}
-	st, err := c.restore(cfg, r.pt, r.Model.NumParams(), tr.N)
+	st, err := restore(c, cfg, r.pt, r.Model.NumParams(), tr.N)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint in %s: %w", dir, err)
 	}
 	r.state = st
 	r.setBatches(restoreBatches(c.Batches))
-	if r.samples, err = reopenSamples(filepath.Join(dir, SamplesFile), c.Samples, r.Model.NumParams()); err != nil {
+	if r.samples, err = rundir.ReopenSamples(filepath.Join(dir, rundir.SamplesFile), c.Samples, r.Model.NumParams()); err != nil {
 		return nil, fmt.Errorf("resume %s (model %s): %w", dir, cfg.ModelName(), err)
 	}
-	if err := checkSamplesModel(r.samples.Path(), r.samples.Header(), r.Model); err != nil {
+	if err := rundir.CheckSamplesModel(r.samples.Path(), r.samples.Header(), r.Model); err != nil {
 		r.samples.Close()
 		return nil, err
 	}
-	if r.metrics, err = openMetricsAt(filepath.Join(dir, MetricsFile), c.Metrics); err != nil {
+	if r.metrics, err = rundir.OpenMetricsAt(filepath.Join(dir, rundir.MetricsFile), c.Metrics); err != nil {
 		r.samples.Close()
 		return nil, err
 	}
 	r.mbytes = c.Metrics
 	if cfg.Steps != c.Config.Steps {
-		if err := writeConfig(dir, cfg); err != nil {
+		if err := rundir.WriteConfig(dir, cfg); err != nil {
 			r.Close()
 			return nil, err
 		}
@@ -480,4 +480,4 @@ func (r *Run) Close() error {
 func (r *Run) Tempering() *Tempering { return TemperingOf(r.state, r.Cfg) }
 
 // LastMetrics returns the last metrics line written.
-func (r *Run) LastMetrics() MetricsLine { return r.last }
+func (r *Run) LastMetrics() rundir.MetricsLine { return r.last }

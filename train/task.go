@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
@@ -63,7 +64,7 @@ func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Cha
 	if err != nil {
 		return nil, err
 	}
-	have, haveErr := ReadRunConfig(dir)
+	have, haveErr := rundir.ReadRunConfig(dir)
 	if haveErr == nil && cfg.GradShards == 0 {
 		// the first task chose the shards on its node; later tasks, maybe
 		// on nodes with other core counts, keep them
@@ -82,10 +83,10 @@ func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Cha
 	if err := claimRunConfig(dir, cfg); err != nil {
 		return nil, err
 	}
-	cd := ChainDir(dir, cfg.Chains, i)
+	cd := rundir.ChainDir(dir, cfg.Chains, i)
 	cc := cfg
 	cc.Chain = i
-	ckPath := filepath.Join(cd, CheckpointFile)
+	ckPath := filepath.Join(cd, rundir.CheckpointFile)
 	c := &Chains{Dir: dir, Cfg: cfg, Only: i}
 	// The chain's lock, before its files are read: a second task of the
 	// same chain (a requeued task whose first copy still runs) is refused.
@@ -94,7 +95,7 @@ func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Cha
 		return nil, fmt.Errorf("chain %d: %w", i, err)
 	}
 	if _, err := os.Stat(ckPath); err == nil {
-		ck, err := ReadCheckpoint(ckPath)
+		ck, err := rundir.ReadCheckpoint(ckPath)
 		if err != nil {
 			lk.Release()
 			return nil, fmt.Errorf("chain %d: %w", i, err)
@@ -113,7 +114,7 @@ func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Cha
 	if _, err := os.Stat(ckPath + ".prev"); err == nil {
 		lk.Release()
 		return nil, fmt.Errorf("chain %d: %s has %s.prev but no %s: copy it over %s to resume from it, or remove the directory to start the chain again",
-			i, cd, CheckpointFile, CheckpointFile, CheckpointFile)
+			i, cd, rundir.CheckpointFile, rundir.CheckpointFile, rundir.CheckpointFile)
 	}
 	// Files of an attempt that died before its first checkpoint are
 	// replaced: newRun truncates samples and metrics.
@@ -133,11 +134,11 @@ func claimRunConfig(dir string, cfg runspec.Config) error {
 	if err != nil {
 		return fmt.Errorf("run config: %w", err)
 	}
-	tmp, err := writeTemp(dir, append(b, '\n'))
+	tmp, err := rundir.WriteTemp(dir, append(b, '\n'))
 	if err != nil {
 		return fmt.Errorf("run config: %w", err)
 	}
-	path := filepath.Join(dir, ConfigFile)
+	path := filepath.Join(dir, rundir.ConfigFile)
 	err = os.Link(tmp, path)
 	os.Remove(tmp)
 	if err == nil {
@@ -150,7 +151,7 @@ func claimRunConfig(dir string, cfg runspec.Config) error {
 	if !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("run config: %w", err)
 	}
-	have, err := ReadRunConfig(dir)
+	have, err := rundir.ReadRunConfig(dir)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
@@ -59,26 +60,26 @@ func TestOpenChainConcurrent(t *testing.T) {
 		}
 	}
 	for i := 1; i <= cfg.Chains; i++ {
-		ws, wm := readAll(t, ChainDir(ref, cfg.Chains, i))
-		gs, gm := readAll(t, ChainDir(dir, cfg.Chains, i))
+		ws, wm := readAll(t, rundir.ChainDir(ref, cfg.Chains, i))
+		gs, gm := readAll(t, rundir.ChainDir(dir, cfg.Chains, i))
 		if !bytes.Equal(ws, gs) || !bytes.Equal(wm, gm) {
 			t.Errorf("chain %d: the task's samples or metrics differ from the one-process run's", i)
 		}
 	}
-	a, _ := os.ReadFile(filepath.Join(ref, ConfigFile))
-	b, _ := os.ReadFile(filepath.Join(dir, ConfigFile))
+	a, _ := os.ReadFile(filepath.Join(ref, rundir.ConfigFile))
+	b, _ := os.ReadFile(filepath.Join(dir, rundir.ConfigFile))
 	if !bytes.Equal(a, b) {
 		t.Errorf("run config differs:\n%s\n%s", a, b)
 	}
 	if tmp, _ := filepath.Glob(filepath.Join(dir, ".config.json-*")); len(tmp) > 0 {
 		t.Errorf("temporary config files left: %v", tmp)
 	}
-	st, err := RunStatus(dir)
+	st, err := rundir.RunStatus(dir)
 	if err != nil || len(st) != 4 {
 		t.Fatalf("RunStatus: %v %v", st, err)
 	}
 	for _, s := range st {
-		if s.State != ChainFinished || s.Steps != cfg.Steps || s.Samples != 4 {
+		if s.State != rundir.ChainFinished || s.Steps != cfg.Steps || s.Samples != 4 {
 			t.Errorf("chain %d: %+v, want finished with 4 samples", s.Chain, s)
 		}
 	}
@@ -88,14 +89,14 @@ func TestOpenChainConcurrent(t *testing.T) {
 	}
 	// a chain directory named alone, its checkpoint gone, still evaluates
 	// (every intact record counts)
-	os.Remove(filepath.Join(ChainDir(dir, 4, 3), CheckpointFile))
-	rep, err = Evaluate([]string{ChainDir(dir, 4, 3)}, "", data)
+	os.Remove(filepath.Join(rundir.ChainDir(dir, 4, 3), rundir.CheckpointFile))
+	rep, err = Evaluate([]string{rundir.ChainDir(dir, 4, 3)}, "", data)
 	if err != nil || rep.Ensemble.Samples != 4 {
 		t.Fatalf("Evaluate of a chain without its checkpoint: %v, %+v", err, rep)
 	}
 	// in the run, that chain now counts as missing and the others are pooled
 	rep, err = Evaluate([]string{dir}, "", data)
-	if err != nil || rep.Ensemble.Samples != 12 || rep.Chains[2].State != ChainMissing {
+	if err != nil || rep.Ensemble.Samples != 12 || rep.Chains[2].State != rundir.ChainMissing {
 		t.Fatalf("Evaluate with chain 3 missing: %v, %+v", err, rep)
 	}
 }
@@ -147,13 +148,13 @@ func TestOpenChainRefuses(t *testing.T) {
 		t.Errorf("other settings: %v does not wrap ErrConfigMismatch", err)
 	}
 	// a chain directory whose checkpoint has other settings than the run's
-	cd := ChainDir(dir, 2, 2)
-	ck, err := ReadCheckpoint(filepath.Join(cd, CheckpointFile))
+	cd := rundir.ChainDir(dir, 2, 2)
+	ck, err := rundir.ReadCheckpoint(filepath.Join(cd, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ck.Config.LR *= 2
-	if err := WriteCheckpoint(cd, ck); err != nil {
+	if err := rundir.WriteCheckpoint(cd, ck); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := OpenChainFromData(dir, cfg, 2, data); err == nil || !strings.Contains(err.Error(), "lr 0.04 (this task: 0.02)") {

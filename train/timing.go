@@ -2,6 +2,8 @@ package train
 
 import (
 	"path/filepath"
+
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // PredictorInfo says what a predictor of eval averages: how many networks
@@ -24,7 +26,7 @@ func predictorInfo(dirs []string, samples int) (PredictorInfo, error) {
 	read := map[string]bool{}
 	total, complete := 0.0, true
 	for _, d := range dirs {
-		cfg, err := ReadRunConfig(d)
+		cfg, err := rundir.ReadRunConfig(d)
 		if err != nil {
 			return info, err
 		}
@@ -33,14 +35,14 @@ func predictorInfo(dirs []string, samples int) (PredictorInfo, error) {
 		} else if info.Sampler != cfg.Sampler {
 			info.Sampler = "mixed"
 		}
-		t, ok, err := ReadTiming(d)
+		t, ok, err := rundir.ReadTiming(d)
 		if err != nil {
 			return info, err
 		}
 		src := d
 		if !ok && cfg.Chain > 0 { // a chain of a --chains K process: the top directory's
 			src = filepath.Dir(d)
-			if t, ok, err = ReadTiming(src); err != nil {
+			if t, ok, err = rundir.ReadTiming(src); err != nil {
 				return info, err
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -47,11 +48,11 @@ func smallData(t testing.TB) *datasets.Dataset {
 
 func readAll(t *testing.T, dir string) (samples, metrics []byte) {
 	t.Helper()
-	s, err := os.ReadFile(filepath.Join(dir, SamplesFile))
+	s, err := os.ReadFile(filepath.Join(dir, rundir.SamplesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+	m, err := os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 				interruptAt(t, r, stopAt)
 				// Simulate a crash after the checkpoint: garbage appended to
 				// the samples and metrics files must be dropped on resume.
-				f, _ := os.OpenFile(filepath.Join(dir, SamplesFile), os.O_APPEND|os.O_WRONLY, 0)
+				f, _ := os.OpenFile(filepath.Join(dir, rundir.SamplesFile), os.O_APPEND|os.O_WRONLY, 0)
 				f.Write([]byte("torn record"))
 				f.Close()
 				if r, err = ResumeFromData(dir, data, 0); err != nil {
@@ -234,20 +235,20 @@ func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	path := filepath.Join(dir, CheckpointFile)
+	path := filepath.Join(dir, rundir.CheckpointFile)
 	good, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadCheckpoint(path); err != nil {
+	if _, err := rundir.ReadCheckpoint(path); err != nil {
 		t.Fatalf("good checkpoint rejected: %v", err)
 	}
 	bad := filepath.Join(t.TempDir(), "ckpt")
 	from := max(0, len(good)-4096)
 	for n := from; n < len(good); n++ {
 		os.WriteFile(bad, good[:n], 0o644)
-		_, err := ReadCheckpoint(bad)
-		if err == nil || !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), bad) {
+		_, err := rundir.ReadCheckpoint(bad)
+		if err == nil || !errors.Is(err, rundir.ErrCheckpoint) || !strings.Contains(err.Error(), bad) {
 			t.Fatalf("truncated to %d of %d bytes: error %v", n, len(good), err)
 		}
 	}
@@ -255,7 +256,7 @@ func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
 		b := append([]byte(nil), good...)
 		b[off] ^= 0x40
 		os.WriteFile(bad, b, 0o644)
-		if _, err := ReadCheckpoint(bad); err == nil {
+		if _, err := rundir.ReadCheckpoint(bad); err == nil {
 			t.Fatalf("byte %d flipped: accepted", off)
 		}
 	}
@@ -300,7 +301,7 @@ func TestScoreByHand(t *testing.T) {
 
 func TestSamplesTornRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s")
-	w, err := CreateSamples(path, SampleHeader{Arch: "2-2", Params: 3, DType: "float64"})
+	w, err := rundir.CreateSamples(path, rundir.SampleHeader{Arch: "2-2", Params: 3, DType: "float64"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +315,7 @@ func TestSamplesTornRecord(t *testing.T) {
 	for cut := 1; cut < rec; cut++ {
 		os.WriteFile(path, full[:len(full)-cut], 0o644)
 		var steps []int
-		_, dropped, err := ReadSamples(path, func(s int, th []float64) error { steps = append(steps, s); return nil })
+		_, dropped, err := rundir.ReadSamples(path, func(s int, th []float64) error { steps = append(steps, s); return nil })
 		if err != nil || !dropped || len(steps) != 2 || steps[1] != 10 {
 			t.Fatalf("cut %d: steps %v dropped %v err %v", cut, steps, dropped, err)
 		}
@@ -326,25 +327,25 @@ func TestSamplesTornRecord(t *testing.T) {
 	b[len(b)-rec-5] ^= 1
 	os.WriteFile(path, b, 0o644)
 	n := 0
-	_, _, err = ReadSamples(path, func(int, []float64) error { n++; return nil })
-	if !errors.Is(err, ErrCorruptSamples) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "record #2 (counting from 1; step field 10") {
+	_, _, err = rundir.ReadSamples(path, func(int, []float64) error { n++; return nil })
+	if !errors.Is(err, rundir.ErrCorruptSamples) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "record #2 (counting from 1; step field 10") {
 		t.Fatalf("corrupt record: read %d, error %v", n, err)
 	}
 	var steps []int
-	sc, err := ScanSamples(path, true, func(s int, _ []float64) error { steps = append(steps, s); return nil })
-	if err != nil || len(steps) != 2 || steps[0] != 0 || steps[1] != 20 || len(sc.Corrupt) != 1 || sc.Corrupt[0] != (BadRecord{Index: 1, Step: 10}) || sc.Dropped() {
+	sc, err := rundir.ScanSamples(path, true, func(s int, _ []float64) error { steps = append(steps, s); return nil })
+	if err != nil || len(steps) != 2 || steps[0] != 0 || steps[1] != 20 || len(sc.Corrupt) != 1 || sc.Corrupt[0] != (rundir.BadRecord{Index: 1, Step: 10}) || sc.Dropped() {
 		t.Fatalf("skip corrupt: steps %v, scan %+v, error %v", steps, sc, err)
 	}
 	// the same damage in the last record is a torn end: dropped, no error
 	b = append([]byte(nil), full...)
 	b[len(b)-5] ^= 1
 	os.WriteFile(path, b, 0o644)
-	sc, err = ScanSamples(path, false, nil)
+	sc, err = rundir.ScanSamples(path, false, nil)
 	if err != nil || sc.Intact != 2 || sc.Torn != 1 || sc.TornBytes != 0 {
 		t.Fatalf("bad last record: scan %+v, error %v", sc, err)
 	}
 	os.WriteFile(path, []byte("not a samples file at all"), 0o644)
-	if _, _, err := ReadSamples(path, func(int, []float64) error { return nil }); err == nil || !strings.Contains(err.Error(), "bad magic") {
+	if _, _, err := rundir.ReadSamples(path, func(int, []float64) error { return nil }); err == nil || !strings.Contains(err.Error(), "bad magic") {
 		t.Fatalf("bad file: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
@@ -54,7 +55,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	dir := *data
 	if dir == "" {
-		cfg, err := train.ReadRunConfig(runs[0])
+		cfg, err := rundir.ReadRunConfig(runs[0])
 		if err != nil {
 			return err
 		}
@@ -70,7 +71,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		// A multi-chain run's own config records the fingerprint its
 		// chains share, so chains missing or still starting are no obstacle.
 		for _, d := range check {
-			if err := train.CheckRunData(d, dir, full); err != nil {
+			if err := rundir.CheckRunData(d, dir, full); err != nil {
 				return fmt.Errorf("%w (--other-data evaluates anyway)", err)
 			}
 		}
@@ -217,7 +218,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	for i, v := range img.Data {
 		data.X[i] = float32(v / 255)
 	}
-	cfg, err := train.ReadRunConfig(*run)
+	cfg, err := rundir.ReadRunConfig(*run)
 	if err != nil {
 		return err
 	}
@@ -235,7 +236,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dirs, err := train.RunDirs([]string{*run}) // every chain of a multi-chain run
+	dirs, err := rundir.RunDirs([]string{*run}) // every chain of a multi-chain run
 	if err != nil {
 		return err
 	}
@@ -244,8 +245,8 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		if _, _, err := train.RunModel(d, data); err != nil {
 			return err
 		}
-		spath := filepath.Join(d, train.SamplesFile)
-		sc, err := train.ScanSamples(spath, *skipCorrupt, func(step int, theta []float64) error {
+		spath := filepath.Join(d, rundir.SamplesFile)
+		sc, err := rundir.ScanSamples(spath, *skipCorrupt, func(step int, theta []float64) error {
 			read++
 			if step < *fromStep {
 				return nil
@@ -339,12 +340,12 @@ func outName(path string) string {
 // out of full, refusing runs that did not hold out the same ones.
 func validationSet(runs, baselines []string, full *datasets.Dataset) (*datasets.Dataset, error) {
 	dirs := append(append([]string(nil), runs...), baselines...)
-	first, err := train.ReadRunConfig(dirs[0])
+	first, err := rundir.ReadRunConfig(dirs[0])
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range dirs[1:] {
-		c, err := train.ReadRunConfig(d)
+		c, err := rundir.ReadRunConfig(d)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
@@ -51,7 +52,7 @@ flags:`)
 			return err
 		}
 		// a run on a subset of classes is scored on the test images of those
-		cfg, err := train.ReadRunConfig(runs[0])
+		cfg, err := rundir.ReadRunConfig(runs[0])
 		if err != nil {
 			return err
 		}

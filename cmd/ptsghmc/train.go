@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 	"github.com/schollz/progressbar/v3"
@@ -278,7 +279,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	progress.finish()
 	// The wall-clock goes to a file of its own (config.json and
 	// metrics.jsonl hold no times, so reruns write them byte for byte).
-	if terr := train.RecordTiming(dest, time.Since(start), ch.Steps()); terr != nil {
+	if terr := rundir.RecordTiming(dest, time.Since(start), ch.Steps()); terr != nil {
 		fmt.Fprintf(stderr, "WARNING: %v\n", terr)
 	}
 	if errors.Is(err, train.ErrInterrupted) && sigCtx.Err() == nil && ctx.Err() != nil { // the time limit

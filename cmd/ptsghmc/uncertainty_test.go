@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -71,15 +72,15 @@ func TestClassesOOD(t *testing.T) {
 	if _, stderr, code = run(t, "train", "--resume", rd, "--classes", "0,2,3,5", "--steps", "420", "--quiet"); code != 0 {
 		t.Fatalf("resume: %s", stderr)
 	}
-	if tm, _, _ := train.ReadTiming(rd); tm.Sessions != 2 || tm.Steps != 420 {
+	if tm, _, _ := rundir.ReadTiming(rd); tm.Sessions != 2 || tm.Steps != 420 {
 		t.Errorf("timing after a resume: %+v, want 2 sessions to step 420", tm)
 	}
-	cfg, err := os.ReadFile(filepath.Join(rd, train.ConfigFile))
+	cfg, err := os.ReadFile(filepath.Join(rd, rundir.ConfigFile))
 	if err != nil || !strings.Contains(string(cfg), `"classes": [`) || strings.Contains(string(cfg), "wall") {
 		t.Fatalf("config.json records the classes and no times: %v\n%s", err, cfg)
 	}
-	if _, ok, err := train.ReadTiming(rd); !ok || err != nil {
-		t.Fatalf("no %s in %s: %v", train.TimingFile, rd, err)
+	if _, ok, err := rundir.ReadTiming(rd); !ok || err != nil {
+		t.Fatalf("no %s in %s: %v", rundir.TimingFile, rd, err)
 	}
 	out, stderr, code := run(t, "eval", "--run", rd, "--baseline", sgd, "--ood", "builtin", "--shift", "rotate,noise", "--json")
 	if code != 0 {

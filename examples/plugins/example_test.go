@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/examples/plugins"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
@@ -38,7 +39,7 @@ type outcome struct {
 	samples, metrics []byte
 	theta            []float64
 	swaps            int
-	last             train.MetricsLine
+	last             rundir.MetricsLine
 }
 
 // trainPlugins trains config() in dir with the plug-ins' Setup. With stop
@@ -85,10 +86,10 @@ func trainWith(dir string, stop int, s runspec.Setup) (outcome, error) {
 		o.swaps += a
 	}
 	o.last = r.LastMetrics()
-	if o.samples, err = os.ReadFile(filepath.Join(dir, train.SamplesFile)); err != nil {
+	if o.samples, err = os.ReadFile(filepath.Join(dir, rundir.SamplesFile)); err != nil {
 		return o, err
 	}
-	o.metrics, err = os.ReadFile(filepath.Join(dir, train.MetricsFile))
+	o.metrics, err = os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 	return o, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/examples/plugins"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/train"
@@ -99,7 +100,7 @@ func TestPluginsNeedTheirSetup(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = train.ResumeChainsWith(dir, 0, base)
-	if !errors.Is(err, train.ErrCheckpoint) || !strings.Contains(err.Error(), "psgld") {
+	if !errors.Is(err, rundir.ErrCheckpoint) || !strings.Contains(err.Error(), "psgld") {
 		t.Errorf("resume without the plug-ins: error %v, want an unusable checkpoint naming psgld", err)
 	}
 }

@@ -1,10 +1,9 @@
-package train
+package rundir
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
-
 	"testing"
 )
 

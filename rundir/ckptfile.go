@@ -1,4 +1,4 @@
-package train
+package rundir
 
 import (
 	"bytes"
@@ -23,8 +23,8 @@ import (
 // (atomic: a crash or signal at any moment leaves a complete checkpoint);
 // the previous checkpoint is kept as checkpoint.prev (a hard link).
 const (
-	checkpointMagic   = "PTSGCKP1"
-	checkpointVersion = 1
+	CheckpointMagic   = "PTSGCKP1"
+	CheckpointVersion = 1
 	CheckpointFile    = "checkpoint"
 )
 
@@ -75,8 +75,8 @@ func WriteCheckpoint(dir string, c *Checkpoint) error {
 		return fmt.Errorf("checkpoint: encode: %w", err)
 	}
 	var out bytes.Buffer
-	out.WriteString(checkpointMagic)
-	binary.Write(&out, binary.LittleEndian, uint32(checkpointVersion))
+	out.WriteString(CheckpointMagic)
+	binary.Write(&out, binary.LittleEndian, uint32(CheckpointVersion))
 	binary.Write(&out, binary.LittleEndian, uint64(payload.Len()))
 	out.Write(payload.Bytes())
 	sum := sha256.Sum256(payload.Bytes())
@@ -148,12 +148,12 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	return decodeCheckpoint(path, b)
+	return DecodeCheckpoint(path, b)
 }
 
-// decodeCheckpoint verifies and decodes the bytes b of the checkpoint file
+// DecodeCheckpoint verifies and decodes the bytes b of the checkpoint file
 // at path (named in errors).
-func decodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
+func DecodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
 	fail := func(f string, args ...any) error {
 		return fmt.Errorf("checkpoint %s: %s: %w", path, fmt.Sprintf(f, args...), ErrCheckpoint)
 	}
@@ -161,11 +161,11 @@ func decodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
 	if len(b) < head {
 		return nil, fail("truncated: %d bytes, header needs %d", len(b), head)
 	}
-	if string(b[:8]) != checkpointMagic {
+	if string(b[:8]) != CheckpointMagic {
 		return nil, fail("bad magic %q: not a ptsghmc checkpoint", b[:8])
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != checkpointVersion {
-		return nil, fail("format version %d, this build reads version %d", v, checkpointVersion)
+	if v := binary.LittleEndian.Uint32(b[8:]); v != CheckpointVersion {
+		return nil, fail("format version %d, this build reads version %d", v, CheckpointVersion)
 	}
 	n := binary.LittleEndian.Uint64(b[12:])
 	if uint64(len(b)) != head+n+sha256.Size {

@@ -1,4 +1,4 @@
-package train
+package rundir
 
 import (
 	"bufio"
@@ -69,9 +69,9 @@ func ChainDir(dir string, k, i int) string {
 	return filepath.Join(dir, fmt.Sprintf("chain-%d", i))
 }
 
-// writeConfig writes cfg to dir/config.json atomically (a temporary file
+// WriteConfig writes cfg to dir/config.json atomically (a temporary file
 // renamed over it), so a reader such as eval never sees half a file.
-func writeConfig(dir string, cfg runspec.Config) error {
+func WriteConfig(dir string, cfg runspec.Config) error {
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save config: %w", err)
@@ -88,9 +88,9 @@ func writeConfig(dir string, cfg runspec.Config) error {
 	return nil
 }
 
-// writeTemp writes b to a new temporary file in dir, synced to stable
+// WriteTemp writes b to a new temporary file in dir, synced to stable
 // storage, and returns its path.
-func writeTemp(dir string, b []byte) (string, error) {
+func WriteTemp(dir string, b []byte) (string, error) {
 	f, err := os.CreateTemp(dir, "."+ConfigFile+"-*.tmp")
 	if err != nil {
 		return "", err

@@ -1,4 +1,4 @@
-package train
+package rundir
 
 import (
 	"errors"
@@ -75,13 +75,13 @@ func chainStatus(dir string, i, target int) ChainStatus {
 	return s
 }
 
-// poolDirs expands the run directories given to eval into the chain
+// PoolDirs expands the run directories given to eval into the chain
 // directories to pool, with their statuses: a run of several chains
 // becomes those of its chains that have samples at their last checkpoint
 // (the others are reported, not pooled); any other directory stays (read
 // up to its checkpoint's counts, or whole without a usable checkpoint, when
 // Samples is -1).
-func poolDirs(dirs []string) ([]ChainStatus, []ChainStatus, error) {
+func PoolDirs(dirs []string) ([]ChainStatus, []ChainStatus, error) {
 	var pool, all []ChainStatus
 	for _, d := range dirs {
 		st, err := RunStatus(d)
@@ -110,9 +110,9 @@ func poolDirs(dirs []string) ([]ChainStatus, []ChainStatus, error) {
 	return pool, all, nil
 }
 
-// readMetricsUpTo reads the first n bytes of a run's metrics.jsonl (all of
+// ReadMetricsUpTo reads the first n bytes of a run's metrics.jsonl (all of
 // it when n < 0): the lines its checkpoint vouches for.
-func readMetricsUpTo(dir string, n int64) ([]MetricsLine, error) {
+func ReadMetricsUpTo(dir string, n int64) ([]MetricsLine, error) {
 	if n < 0 {
 		return ReadMetrics(dir)
 	}

@@ -1,4 +1,4 @@
-package train
+package rundir
 
 import (
 	"errors"
@@ -12,9 +12,9 @@ import (
 // other than its own.
 var ErrOtherData = errors.New("not the data the run was trained on")
 
-// checkFingerprint compares the fingerprint a run recorded (nil for runs
+// CheckFingerprint compares the fingerprint a run recorded (nil for runs
 // older than fingerprints: nothing to check) with the data it is given.
-func checkFingerprint(dir string, recorded *runspec.Fingerprint, dataName string, d *datasets.Dataset) error {
+func CheckFingerprint(dir string, recorded *runspec.Fingerprint, dataName string, d *datasets.Dataset) error {
 	if recorded == nil {
 		return nil
 	}
@@ -42,5 +42,5 @@ func CheckRunData(dir, dataName string, full *datasets.Dataset) error {
 	if err != nil {
 		return fmt.Errorf("run %s on the training data of %s: %w", dir, dataName, err)
 	}
-	return checkFingerprint(dir, cfg.DataFingerprint, dataName, tr)
+	return CheckFingerprint(dir, cfg.DataFingerprint, dataName, tr)
 }

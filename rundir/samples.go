@@ -1,4 +1,4 @@
-package train
+package rundir
 
 import (
 	"bufio"
@@ -102,12 +102,12 @@ func CreateSamples(path string, h SampleHeader) (*SampleWriter, error) {
 // samples, truncating anything after them (records written after the last
 // checkpoint, or a torn record).
 func OpenSamplesAt(path string, count int) (*SampleWriter, error) {
-	return reopenSamples(path, count, 0)
+	return ReopenSamples(path, count, 0)
 }
 
-// reopenSamples is OpenSamplesAt; with params > 0 a file whose samples do
+// ReopenSamples is OpenSamplesAt; with params > 0 a file whose samples do
 // not have that many values is refused before anything is truncated.
-func reopenSamples(path string, count, params int) (*SampleWriter, error) {
+func ReopenSamples(path string, count, params int) (*SampleWriter, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("samples: %w", err)
@@ -183,9 +183,9 @@ func (w *SampleWriter) Sync() error { return w.f.Sync() }
 // Close closes the file.
 func (w *SampleWriter) Close() error { return w.f.Close() }
 
-// readSampleHeader parses the header at the start of r. A file that ends
+// ReadSampleHeader parses the header at the start of r. A file that ends
 // inside the header is "truncated"; other read errors are returned wrapped.
-func readSampleHeader(r io.Reader) (SampleHeader, int, error) {
+func ReadSampleHeader(r io.Reader) (SampleHeader, int, error) {
 	var h SampleHeader
 	fixed := make([]byte, 8+4+4+8+4)
 	n, err := io.ReadFull(r, fixed)
@@ -284,7 +284,7 @@ func ScanSamples(path string, skipCorrupt bool, fn func(step int, theta []float6
 // without looking further. It returns the header length.
 func scanRecords(path string, r io.Reader, skipCorrupt bool, stopAt int, fn func(int, []float64) error) (int, SampleScan, error) {
 	var sc SampleScan
-	h, hlen, err := readSampleHeader(r)
+	h, hlen, err := ReadSampleHeader(r)
 	if err != nil {
 		return 0, sc, fmt.Errorf("samples %s: %w", path, err)
 	}
@@ -360,14 +360,14 @@ func ReadSamples(path string, fn func(step int, theta []float64) error) (h Sampl
 	return sc.Header, sc.Dropped(), err
 }
 
-// samplesModel is what a samples header records of its model: its name
+// SamplesModel is what a samples header records of its model: its name
 // and parameter shapes, "NAME SHAPES". Headers written before models were
 // recorded hold an MLP's widths alone.
-func samplesModel(m nn.Model) string { return m.Name + " " + m.Layout.String() }
+func SamplesModel(m nn.Model) string { return m.Name + " " + m.Layout.String() }
 
-// checkSamplesModel reports an error when a samples file's header does not
+// CheckSamplesModel reports an error when a samples file's header does not
 // describe model m.
-func checkSamplesModel(path string, h SampleHeader, m nn.Model) error {
+func CheckSamplesModel(path string, h SampleHeader, m nn.Model) error {
 	name, shapes, recorded := strings.Cut(h.Arch, " ")
 	if name != m.Name || recorded && shapes != m.Layout.String() || h.Params != m.NumParams() {
 		return fmt.Errorf("samples %s hold model %q (%d parameters), the run's model is %q (%d parameters, %s): refusing to mix models", path, h.Arch, h.Params, m.Name, m.NumParams(), m.Layout)

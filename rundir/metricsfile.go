@@ -1,4 +1,4 @@
-package train
+package rundir
 
 import (
 	"encoding/json"
@@ -36,8 +36,8 @@ type MetricsLine struct {
 	HealthMetrics
 }
 
-// createMetrics creates an empty metrics file at path.
-func createMetrics(path string) (*os.File, error) {
+// CreateMetrics creates an empty metrics file at path.
+func CreateMetrics(path string) (*os.File, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
@@ -45,10 +45,10 @@ func createMetrics(path string) (*os.File, error) {
 	return f, nil
 }
 
-// openMetricsAt opens the metrics file at path for appending after its
+// OpenMetricsAt opens the metrics file at path for appending after its
 // first n bytes (the length a checkpoint recorded), dropping any later
 // ones, so a resumed run continues it as if never interrupted.
-func openMetricsAt(path string, n int64) (*os.File, error) {
+func OpenMetricsAt(path string, n int64) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
@@ -64,9 +64,9 @@ func openMetricsAt(path string, n int64) (*os.File, error) {
 	return f, nil
 }
 
-// writeMetrics appends m to f as one JSON line and returns the bytes
+// WriteMetrics appends m to f as one JSON line and returns the bytes
 // written.
-func writeMetrics(f *os.File, m MetricsLine) (int, error) {
+func WriteMetrics(f *os.File, m MetricsLine) (int, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return 0, fmt.Errorf("metrics: %w", err)
