@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // Potential is a Bayesian model's posterior potential on a data set, as a
@@ -19,9 +20,10 @@ type Potential struct {
 	Model nn.Model // its layout gives the prior of Terms
 	Data  *datasets.Dataset
 	Eval  Evaluator
-	// Batches is the minibatch order Gradient draws from. NewPotential
-	// makes one; a caller that checkpoints the order (train's runs) owns
-	// it and lends it here.
+	// Batches is the minibatch order Gradient draws from when it is given
+	// no minibatch (a kernel stepped by hand). NewPotential makes one; a
+	// driver that chooses the minibatches (sampler.PT with
+	// PTState.Orders, as train's runs do) leaves it unused.
 	Batches *datasets.Batches
 	// TermEvals, if set, evaluate Terms: thetas[t] on TermEvals[t], in
 	// parallel goroutines (give them a large MaxBatch: exchange tests may
@@ -57,11 +59,35 @@ func (p *Potential) Dim() int { return p.Eval.Dim() }
 // Size returns the number of examples in the data set.
 func (p *Potential) Size() int { return p.Data.N }
 
-// Gradient writes the gradient of U~ on the next minibatch into grad and
-// returns U~ there. rng reshuffles the order at each new epoch.
-func (p *Potential) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
-	idx := p.Batches.Next(rng)
-	return p.Eval.Eval(theta, p.Data, idx, float64(p.Data.N)/float64(len(idx)), grad, nil)
+// Gradient writes the gradient of U~ on the minibatch mb into grad and
+// returns U~ there (sampler.Potential). An empty mb means the next
+// minibatch of the potential's own order, Batches, which rng reshuffles at
+// each new epoch.
+func (p *Potential) Gradient(theta, grad []float64, mb sampler.Minibatch, rng *rand.Rand) (float64, error) {
+	mb, err := p.minibatch(mb, rng)
+	if err != nil {
+		return 0, err
+	}
+	return p.Eval.Eval(theta, p.Data, mb.Index, mb.Scale, grad, nil)
+}
+
+// minibatch returns mb, checked against the data set, or the next
+// minibatch of Batches when mb is empty.
+func (p *Potential) minibatch(mb sampler.Minibatch, rng *rand.Rand) (sampler.Minibatch, error) {
+	if mb.Index == nil {
+		if p.Batches == nil {
+			return mb, errors.New("potential: no minibatch given and no batch order of its own")
+		}
+		idx := p.Batches.Next(rng)
+		return sampler.Minibatch{Index: idx, Scale: float64(p.Data.N) / float64(len(idx))}, nil
+	}
+	if len(mb.Index) > p.Eval.MaxBatch() {
+		return mb, fmt.Errorf("potential: minibatch of %d examples exceeds the evaluator's %d", len(mb.Index), p.Eval.MaxBatch())
+	}
+	if !(mb.Scale > 0) {
+		return mb, fmt.Errorf("potential: minibatch scale %v: expected N/|B| > 0", mb.Scale)
+	}
+	return mb, nil
 }
 
 // streamer is an evaluator that can stream its gradient (Plan).
@@ -80,13 +106,16 @@ func (p *Potential) CanStream() bool {
 // GradientStream is Gradient with the gradient handed to consume in
 // consecutive chunks instead of written (sampler.StreamingPotential): the
 // same minibatch, values and U~.
-func (p *Potential) GradientStream(theta []float64, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
+func (p *Potential) GradientStream(theta []float64, mb sampler.Minibatch, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
 	s, ok := p.Eval.(streamer)
 	if !ok || !s.CanStream() {
 		return 0, fmt.Errorf("potential: evaluator %T cannot stream its gradient", p.Eval)
 	}
-	idx := p.Batches.Next(rng)
-	return s.EvalStream(theta, p.Data, idx, float64(p.Data.N)/float64(len(idx)), consume)
+	mb, err := p.minibatch(mb, rng)
+	if err != nil {
+		return 0, err
+	}
+	return s.EvalStream(theta, p.Data, mb.Index, mb.Scale, consume)
 }
 
 // LogLik writes the per-example log-likelihoods of theta on examples idx into

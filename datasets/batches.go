@@ -46,3 +46,7 @@ func (b *Batches) Next(rng *rand.Rand) []int {
 	b.Pos = end
 	return idx
 }
+
+// Examples returns N, the number of examples the batches are drawn from
+// (sampler.BatchOrder).
+func (b *Batches) Examples() int { return b.N }

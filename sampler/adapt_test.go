@@ -22,7 +22,11 @@ type relaxingGaussianKernel struct {
 
 func (relaxingGaussianKernel) Name() string                  { return "relaxing" }
 func (relaxingGaussianKernel) Init(s *State, rng *rand.Rand) {}
-func (k relaxingGaussianKernel) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
+func (k relaxingGaussianKernel) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Rand) error {
+	temp := hp.Temp
+	if temp == 0 {
+		temp = 1
+	}
 	t := float64(*k.calls / k.Rungs)
 	*k.calls++
 	sd := math.Sqrt(temp * -math.Expm1(-math.Pow(t/k.Relax, 4)))

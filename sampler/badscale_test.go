@@ -119,7 +119,7 @@ func (bs *badScale) Dim() int { return bs.P + 1 }
 
 // Gradient writes the minibatch estimate of grad U into grad and returns
 // the estimate of U.
-func (bs *badScale) Gradient(theta, grad []float64, _ *rand.Rand) (float64, error) {
+func (bs *badScale) Gradient(theta, grad []float64, _ sampler.Minibatch, _ *rand.Rand) (float64, error) {
 	if len(theta) != bs.P+1 || len(grad) != bs.P+1 {
 		return 0, fmt.Errorf("bad-scale potential: theta %d and grad %d, want %d", len(theta), len(grad), bs.P+1)
 	}

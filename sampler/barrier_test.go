@@ -13,7 +13,11 @@ type exactGaussianKernel struct{}
 
 func (exactGaussianKernel) Name() string                  { return "exact" }
 func (exactGaussianKernel) Init(s *State, rng *rand.Rand) {}
-func (exactGaussianKernel) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
+func (exactGaussianKernel) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Rand) error {
+	temp := hp.Temp
+	if temp == 0 {
+		temp = 1
+	}
 	sd := math.Sqrt(temp)
 	u := 0.0
 	for i := range s.Theta {

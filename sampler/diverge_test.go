@@ -15,7 +15,7 @@ type badCoordinate struct {
 }
 
 func (b badCoordinate) Dim() int { return b.d }
-func (b badCoordinate) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (b badCoordinate) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
 	for i := range grad {
 		grad[i] = theta[i]
 	}
@@ -45,7 +45,7 @@ func TestDivergenceAnyCoordinate(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			s := NewState(make([]float64, c.pot.d))
 			k.Init(s, rng)
-			err := k.Step(c.pot, s, 1, rng)
+			err := k.Step(s, c.pot, Minibatch{}, At(1), rng)
 			if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
 				t.Errorf("%s, %s: error %v, want %v", k.Name(), c.name, err, c.want)
 			}

@@ -139,7 +139,7 @@ func ExampleHealth() {
 		hl.Start(s.KineticTemperature())
 		for i := 1; i <= 20000; i++ {
 			xi := s.Xi
-			if err := k.Step(g, s, 1, rng.Rand); err != nil {
+			if err := k.Step(s, g, sampler.Minibatch{}, sampler.At(1), rng.Rand); err != nil {
 				fmt.Println(err)
 				return
 			}

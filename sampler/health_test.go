@@ -37,7 +37,7 @@ func TestHealthNoiseEstimate(t *testing.T) {
 			hl.Start(s.KineticTemperature())
 			for i := 1; i <= 20000; i++ {
 				xi0 := s.Xi
-				if err := k.Step(g, s, 1, rng.Rand); err != nil {
+				if err := k.Step(s, g, Minibatch{}, At(1), rng.Rand); err != nil {
 					t.Fatal(err)
 				}
 				hl.Observe(k, xi0, s.KineticTemperature(), s.Kinetic, d, i, 10000, i > 10000)

@@ -21,13 +21,19 @@ func (k HMC) Name() string { return "hmc" }
 // Init marks the cached gradient stale.
 func (k HMC) Init(s *State, rng *rand.Rand) { s.GradValid = false }
 
-// Step performs one HMC transition.
-func (k HMC) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
+// Step performs one HMC transition at the step size and temperature of hp,
+// every gradient of its trajectory on the minibatch mb (HMC's test assumes
+// exact energies: on a minibatch it targets that minibatch's potential).
+func (k HMC) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Rand) error {
+	if hp.StepSize != 0 {
+		k.StepSize = hp.StepSize
+	}
+	temp := hp.temp()
 	if err := checkDim(pot, s); err != nil {
 		return err
 	}
 	if !s.GradValid {
-		u, err := pot.Gradient(s.Theta, s.Grad, rng)
+		u, err := pot.Gradient(s.Theta, s.Grad, mb, rng)
 		if err != nil {
 			return err
 		}
@@ -50,7 +56,7 @@ func (k HMC) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
 			theta[i] += h * p[i]
 		}
 		var err error
-		if u, err = pot.Gradient(theta, grad, rng); err != nil {
+		if u, err = pot.Gradient(theta, grad, mb, rng); err != nil {
 			return err
 		}
 		for i := 0; i < d; i++ {

@@ -26,7 +26,7 @@ func integrationRun(t *testing.T, d int, omega, h, noiseVar float64, steps int) 
 	v, n := 0.0, 0
 	for i := 1; i <= steps; i++ {
 		xi0 := s.Xi
-		if err := k.Step(g, s, 1, rng.Rand); err != nil {
+		if err := k.Step(s, g, Minibatch{}, At(1), rng.Rand); err != nil {
 			t.Fatal(err)
 		}
 		hl.ObserveState(k, xi0, s, i, steps-burn, i > burn)
@@ -114,7 +114,7 @@ func TestMassKernels(t *testing.T) {
 			v := make([]float64, 2)
 			const steps, burn = 400000, 10000
 			for i := 1; i <= steps; i++ {
-				if err := tc.k.Step(g, s, 1, rng.Rand); err != nil {
+				if err := tc.k.Step(s, g, Minibatch{}, At(1), rng.Rand); err != nil {
 					t.Fatal(err)
 				}
 				if i > burn {
@@ -134,7 +134,7 @@ func TestMassKernels(t *testing.T) {
 			tc.k.Init(u, rng.Rand)
 			var err error
 			for i := 0; i < 1000 && err == nil; i++ {
-				err = tc.k.Step(g, u, 1, rng.Rand)
+				err = tc.k.Step(u, g, Minibatch{}, At(1), rng.Rand)
 			}
 			if err == nil && math.Abs(u.Theta[0]) < 1e3 {
 				t.Errorf("%s: unit mass at this step did not diverge (theta %v)", tc.name, u.Theta)

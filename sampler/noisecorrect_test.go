@@ -12,7 +12,7 @@ type coordNoiseGauss struct{ NoiseVar []float64 }
 
 func (g coordNoiseGauss) Dim() int { return len(g.NoiseVar) }
 
-func (g coordNoiseGauss) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (g coordNoiseGauss) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
 	u := 0.0
 	for i, x := range theta {
 		u += x * x / 2

@@ -13,7 +13,7 @@ type noisyTerms struct{ sd float64 }
 
 func (e noisyTerms) Dim() int  { return 1 }
 func (e noisyTerms) Size() int { return 0 }
-func (e noisyTerms) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (e noisyTerms) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
 	grad[0] = theta[0]
 	return 0.5 * theta[0] * theta[0], nil
 }

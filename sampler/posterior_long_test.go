@@ -143,7 +143,7 @@ func TestMLPPosteriorMeanLong(t *testing.T) {
 		k.Init(s, rng.Rand)
 		m := &moments{}
 		for i := 1; i <= steps; i++ {
-			if err := k.Step(pot, s, 1, rng.Rand); err != nil {
+			if err := k.Step(s, pot, sampler.Minibatch{}, sampler.At(1), rng.Rand); err != nil {
 				t.Fatal(err)
 			}
 			if i > burn && i%thin == 0 {

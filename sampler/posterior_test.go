@@ -169,7 +169,7 @@ func runSingle(t testing.TB, lr *linReg, k sampler.Kernel, pot sampler.Potential
 	fk, watched := k.(sampler.Frictional)
 	for i := 1; i <= n; i++ {
 		xi0 := s.Xi
-		if err := k.Step(pot, s, temp, rng.Rand); err != nil {
+		if err := k.Step(s, pot, sampler.Minibatch{}, sampler.At(temp), rng.Rand); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 		if watched {

@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -93,11 +94,19 @@ type PTState struct {
 	// Noise holds each rung's gradient-noise estimate during burn-in
 	// (PT.NoiseCorrection; nil without one).
 	Noise []NoiseEstimate
+	// Orders holds each rung's minibatch order (nil: the potentials choose
+	// their own minibatches, or have no data). Step draws rung j's
+	// minibatch from Orders[j] with stream j before the rung's kernel
+	// draws its noise. The orders are plain data for a checkpoint to save
+	// (train's runs save datasets.Batches); they are not part of the
+	// state's JSON.
+	Orders []BatchOrder `json:"-"`
 
 	kin []float64 // scratch: each rung's kinetic temperature after a step
 	xi0 []float64 // scratch: each rung's thermostat before a step
-	// scratch: each rung's kernel this step (the step-scaled kernel of a
-	// noise-aware run)
+	// scratch: each rung's step settings, and its kernel as it steps at
+	// them (the step-scaled kernel of a noise-aware run, which Health reads)
+	hypers  []Hyper
 	kernels []Kernel
 }
 
@@ -375,23 +384,34 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 		st.Stats.Health = make([]Health, r)
 	}
 	fk, watched := pt.Kernel.(Frictional)
-	if len(st.kernels) != r {
-		st.kernels = make([]Kernel, r)
+	if st.Orders != nil && len(st.Orders) != r {
+		return fmt.Errorf("pt: %d minibatch orders for %d rungs", len(st.Orders), r)
 	}
-	kernels := st.kernels
+	if len(st.kernels) != r {
+		st.kernels, st.hypers = make([]Kernel, r), make([]Hyper, r)
+	}
+	kernels, hypers := st.kernels, st.hypers
 	pt.armMass(st)
 	pt.armNoise(st)
 	for j := range kernels {
-		kernels[j] = pt.Kernel
+		kernels[j], hypers[j] = pt.Kernel, Hyper{Temp: pt.RungTemperature(st, j)}
 		if sc := st.Stats.Health[j].stepScale(); watched && sc != 1 {
+			// the noise-aware step: the kernel steps at sc h (Hyper), and
+			// Health reads the dynamics of the kernel stepping there
 			kernels[j] = fk.Scaled(sc)
+			hypers[j].StepSize, _ = kernels[j].(Frictional).Dynamics()
 		}
 	}
 	step := func(j int) {
 		s := st.Rungs[j]
 		st.xi0[j] = s.Xi
 		s.hasKinAfter = false
-		errs[j] = kernels[j].Step(pots[j], s, pt.RungTemperature(st, j), st.Streams[j].Rand)
+		rng := st.Streams[j].Rand
+		var mb Minibatch
+		if st.Orders != nil {
+			mb = NextMinibatch(st.Orders[j], rng)
+		}
+		errs[j] = pt.Kernel.Step(s, pots[j], mb, hypers[j], rng)
 		st.kin[j] = s.kineticAfterStep() // summed in the update, or a pass over p in parallel too
 	}
 	if workers == 1 || r == 1 {
@@ -518,17 +538,8 @@ func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
 }
 
 // Run calls Step n times, then returns; sample, if not nil, is called after
-// every step with the state (to record rung-1 samples).
+// every step with the state (to record rung-1 samples). It is RunUntil
+// with sample as the recorder.
 func (pt *PT) Run(pots []Potential, tp TermPotential, st *PTState, n int, sample func(*PTState) error) error {
-	for i := 0; i < n; i++ {
-		if err := pt.Step(pots, tp, st); err != nil {
-			return err
-		}
-		if sample != nil {
-			if err := sample(st); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return pt.RunUntil(context.Background(), pots, tp, st, st.Steps+n, Hooks{After: sample})
 }

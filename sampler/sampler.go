@@ -13,8 +13,8 @@
 // # The model contract
 //
 // A sampler sees a model only as a Potential: a stochastic estimate of
-// U(theta) = -log p(theta | data) and its gradient (for a posterior, on a
-// minibatch the potential draws with the rng it is given). Exchange tests
+// U(theta) = -log p(theta | data) and its gradient (for a posterior, on the
+// minibatch it is given). Exchange tests
 // also need a TermPotential, U as a mean of per-example terms evaluated on a
 // shared random batch. autodiff.Potential is both, for any nn.Model; the
 // Mixture targets are both, for the paper's Gaussian mixtures.
@@ -22,7 +22,10 @@
 // # Kernels
 //
 // A Kernel is one transition of one chain at a temperature T, targeting
-// exp(-U/T): SGNHT (the default of runs), SGHMC, SGLD, HMC, and SGD, momentum
+// exp(-U/T). Its Step takes the chain's State, the Potential, the step's
+// Minibatch and its Hyper (step size, temperature) as arguments, in the
+// manner of BlackJAX; PT draws each rung's minibatch from its BatchOrder.
+// The kernels: SGNHT (the default of runs), SGHMC, SGLD, HMC, and SGD, momentum
 // SGD, which is an optimiser (the MAP baseline) rather than a sampler.
 // Kernels is the registry of them by name, each with a constructor from
 // KernelParams and a one-line description; every list of sampler names
@@ -60,11 +63,67 @@ import (
 type Potential interface {
 	// Dim returns the dimension of theta.
 	Dim() int
-	// Gradient writes a stochastic estimate of grad U(theta) into grad and
-	// returns an estimate of U(theta) from the same evaluation. rng supplies
-	// any randomness (the minibatch).
-	Gradient(theta, grad []float64, rng *rand.Rand) (float64, error)
+	// Gradient writes a stochastic estimate of grad U(theta) on the
+	// minibatch mb into grad and returns an estimate of U(theta) from the
+	// same evaluation. A potential without a data set ignores mb; one with
+	// a data set draws its own minibatch when mb is empty. rng supplies any
+	// other randomness (a synthetic target's gradient noise, that own draw).
+	Gradient(theta, grad []float64, mb Minibatch, rng *rand.Rand) (float64, error)
 }
+
+// Minibatch is the data one step's gradient is estimated on: the positions
+// of its examples in the data set, and the factor that scales their summed
+// log-likelihood to the whole data set, N/len(Index). The zero Minibatch
+// lets the potential choose (see Potential.Gradient). A chain's minibatches
+// come from a BatchOrder.
+type Minibatch struct {
+	Index []int
+	Scale float64
+}
+
+// BatchOrder chooses the minibatches of one chain, one per step: PT draws
+// rung j's from PTState.Orders[j] with rung j's stream, before the rung's
+// kernel draws its noise from the same stream (datasets.Batches is one:
+// epochs of fresh random permutations).
+type BatchOrder interface {
+	// Next returns the next minibatch's example positions, a view valid
+	// until the next call, drawing any randomness from rng.
+	Next(rng *rand.Rand) []int
+	// Examples returns the number of examples N the order draws from.
+	Examples() int
+}
+
+// NextMinibatch returns the next minibatch of o with its scale N/|B|.
+func NextMinibatch(o BatchOrder, rng *rand.Rand) Minibatch {
+	idx := o.Next(rng)
+	return Minibatch{Index: idx, Scale: float64(o.Examples()) / float64(len(idx))}
+}
+
+// Hyper are the settings of one transition that a schedule or an adapter
+// may change from step to step; the zero value runs the kernel as built,
+// at T = 1.
+type Hyper struct {
+	// StepSize is the step size of this transition in the kernel's own
+	// units (h of SGNHT, SGHMC, SGD and HMC; eps of SGLD); 0 means the
+	// kernel's StepSize. A frictional kernel (SGNHT, SGHMC) keeps its
+	// friction per step and Q A^2 when the step changes: at step f h it is
+	// its Scaled(f).
+	StepSize float64
+	// Temp is the temperature T of the target exp(-U/T); 0 means 1.
+	Temp float64
+}
+
+// temp returns T, 1 for the zero value.
+func (hp Hyper) temp() float64 {
+	if hp.Temp == 0 {
+		return 1
+	}
+	return hp.Temp
+}
+
+// At returns the Hyper of a transition at temperature t and the kernel's
+// own step size.
+func At(t float64) Hyper { return Hyper{Temp: t} }
 
 // StreamingPotential is a potential that can hand its stochastic gradient to
 // the kernel's update chunk by chunk instead of writing it whole: the update
@@ -76,12 +135,12 @@ type StreamingPotential interface {
 	Potential
 	// CanStream reports whether GradientStream is available.
 	CanStream() bool
-	// GradientStream evaluates the stochastic gradient at theta, as
-	// Gradient would with the same rng, calls consume on consecutive
+	// GradientStream evaluates the stochastic gradient at theta on mb, as
+	// Gradient would with the same minibatch and rng, calls consume on consecutive
 	// chunks of it that cover [0, Dim()) in order, and returns the estimate
 	// of U(theta). consume may change theta[lo:lo+len(g)]: the potential
 	// must have read that range before the call and not read it after.
-	GradientStream(theta []float64, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error)
+	GradientStream(theta []float64, mb Minibatch, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error)
 }
 
 // streamingAt returns pot as a StreamingPotential when it can stream.
@@ -227,12 +286,18 @@ func (s *State) KineticTemperature() float64 {
 }
 
 // Kernel is one transition of a single-chain sampler targeting
-// exp(-U(theta)/temp).
+// exp(-U(theta)/T). A step is state in, state out, in the manner of
+// BlackJAX: it takes the chain's state, the potential, the minibatch and
+// the step's settings (step size, temperature) as arguments and advances
+// the state in place (positions and momenta are large; a step allocates
+// nothing). A kernel's own state beyond State's fields lives in
+// State.Extra (StatefulKernel).
 type Kernel interface {
 	// Init sets the auxiliary variables (momentum, thermostat) of s.
 	Init(s *State, rng *rand.Rand)
-	// Step advances s by one transition.
-	Step(pot Potential, s *State, temp float64, rng *rand.Rand) error
+	// Step advances s by one transition, with the gradient of pot
+	// estimated on mb, at the step size and temperature of hp.
+	Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Rand) error
 	// Name returns the sampler's name.
 	Name() string
 }
@@ -277,12 +342,12 @@ func checkDim(pot Potential, s *State) error {
 }
 
 // gradientAt checks s against pot, evaluates the stochastic gradient at
-// s.Theta into s.Grad and records the energy estimate in s.U.
-func gradientAt(pot Potential, s *State, rng *rand.Rand) error {
+// s.Theta on mb into s.Grad and records the energy estimate in s.U.
+func gradientAt(pot Potential, s *State, mb Minibatch, rng *rand.Rand) error {
 	if err := checkDim(pot, s); err != nil {
 		return err
 	}
-	u, err := pot.Gradient(s.Theta, s.Grad, rng)
+	u, err := pot.Gradient(s.Theta, s.Grad, mb, rng)
 	if err != nil {
 		return err
 	}

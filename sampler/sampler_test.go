@@ -37,7 +37,7 @@ func runChain(t *testing.T, k Kernel, pot Potential, theta0 []float64, temp floa
 	k.Init(s, rng.Rand)
 	var xs [][]float64
 	for i := 0; i < n; i++ {
-		if err := k.Step(pot, s, temp, rng.Rand); err != nil {
+		if err := k.Step(s, pot, Minibatch{}, At(temp), rng.Rand); err != nil {
 			t.Fatal(err)
 		}
 		if i >= burn && i%thin == 0 {
@@ -103,7 +103,7 @@ type exactTerms struct {
 
 func (e exactTerms) Dim() int  { return 1 }
 func (e exactTerms) Size() int { return 1 }
-func (e exactTerms) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (e exactTerms) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
 	grad[0] = theta[0]
 	return 0.5 * theta[0] * theta[0], nil
 }
@@ -387,7 +387,7 @@ type gaussTerms struct{ d int }
 
 func (g gaussTerms) Dim() int  { return g.d }
 func (g gaussTerms) Size() int { return 0 }
-func (g gaussTerms) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (g gaussTerms) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
 	u := 0.0
 	for i, v := range theta {
 		grad[i] = v

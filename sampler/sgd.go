@@ -27,10 +27,15 @@ func (k SGD) Name() string { return "sgd" }
 // Init sets p = 0.
 func (k SGD) Init(s *State, rng *rand.Rand) { clear(s.P) }
 
-// Step performs one momentum SGD update; temp is ignored.
-func (k SGD) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
-	if err := gradientAt(pot, s, rng); err != nil {
+// Step performs one momentum SGD update on the minibatch mb at the step
+// size of hp (its friction per step, C h, kept); the temperature is
+// ignored.
+func (k SGD) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Rand) error {
+	if err := gradientAt(pot, s, mb, rng); err != nil {
 		return err
+	}
+	if h := hp.StepSize; h != 0 && h != k.StepSize {
+		k.Friction, k.StepSize = k.Friction*k.StepSize/h, h
 	}
 	decay := 1 - k.Friction*k.StepSize
 	kin := 0.0 // p'p: not finite when any coordinate of p is (checked in the same pass)

@@ -12,7 +12,7 @@ import (
 type quadratic struct{ a, m []float64 }
 
 func (q quadratic) Dim() int { return len(q.a) }
-func (q quadratic) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (q quadratic) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
 	u := 0.0
 	for i := range theta {
 		d := theta[i] - q.m[i]
@@ -52,7 +52,7 @@ func TestSGD(t *testing.T) {
 		}
 		var err error
 		for n := 0; n < c.steps && err == nil; n++ {
-			err = c.k.Step(q, s, c.temp, rng)
+			err = c.k.Step(s, q, Minibatch{}, At(c.temp), rng)
 		}
 		if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
@@ -80,7 +80,7 @@ func TestSGDDivergence(t *testing.T) {
 	for _, at := range []int{-1, 0, 499, 999} {
 		pot := nanAt{d: 1000, at: at}
 		s := NewState(make([]float64, pot.d))
-		err := k.Step(pot, s, 1, rand.New(rand.NewPCG(1, 1)))
+		err := k.Step(s, pot, Minibatch{}, At(1), rand.New(rand.NewPCG(1, 1)))
 		if (at >= 0) != errors.Is(err, ErrDiverged) {
 			t.Errorf("NaN gradient at %d: error %v", at, err)
 		}
@@ -90,7 +90,7 @@ func TestSGDDivergence(t *testing.T) {
 type nanAt struct{ d, at int }
 
 func (p nanAt) Dim() int { return p.d }
-func (p nanAt) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (p nanAt) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
 	for i := range grad {
 		grad[i] = 1
 	}

@@ -23,8 +23,18 @@ func (k SGHMC) Dynamics() (h, a float64) { return k.StepSize, k.Friction }
 
 // Scaled returns SGHMC with step f h and friction C/f (the same friction
 // and injected noise per step).
-func (k SGHMC) Scaled(f float64) Kernel {
+func (k SGHMC) Scaled(f float64) Kernel { return k.scaled(f) }
+
+func (k SGHMC) scaled(f float64) SGHMC {
 	return SGHMC{StepSize: k.StepSize * f, Friction: k.Friction / f, Tempering: k.Tempering}
+}
+
+// at returns the kernel that steps at h (0: k itself): its Scaled(h/StepSize).
+func (k SGHMC) at(h float64) SGHMC {
+	if h == 0 || h == k.StepSize {
+		return k
+	}
+	return k.scaled(h / k.StepSize)
 }
 
 // Name returns "sghmc".
@@ -38,13 +48,15 @@ func (k SGHMC) Init(s *State, rng *rand.Rand) {
 	s.Xi = k.Friction
 }
 
-// Step performs one SGHMC update.
-func (k SGHMC) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
+// Step performs one SGHMC update on the minibatch mb at the step size and
+// temperature of hp.
+func (k SGHMC) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Rand) error {
+	k = k.at(hp.StepSize)
 	s.Xi = k.Friction
 	// The mid-step kinetic temperature is not finite when any coordinate of
 	// p is; theta moves by h p, so it stays finite with p (a restored state
 	// is checked on resume).
-	_, kin, after, err := sgnhtStep(pot, s, k.Friction, k.StepSize, k.Friction, k.Tempering.coefficients(temp), 0, rng)
+	_, kin, after, err := sgnhtStep(pot, s, mb, k.Friction, k.StepSize, k.Friction, k.Tempering.coefficients(hp.temp()), 0, rng)
 	if err != nil {
 		return err
 	}

@@ -24,11 +24,16 @@ func (k SGLD) Name() string { return "sgld" }
 // Init does nothing: SGLD has no auxiliary variables.
 func (k SGLD) Init(s *State, rng *rand.Rand) {}
 
-// Step performs one SGLD update.
-func (k SGLD) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
-	if err := gradientAt(pot, s, rng); err != nil {
+// Step performs one SGLD update on the minibatch mb at the step size (eps)
+// and temperature of hp.
+func (k SGLD) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Rand) error {
+	if hp.StepSize != 0 {
+		k.StepSize = hp.StepSize
+	}
+	if err := gradientAt(pot, s, mb, rng); err != nil {
 		return err
 	}
+	temp := hp.temp()
 	invT, noiseVar := 1/temp, k.StepSize
 	if k.Tempering == TemperNoise {
 		invT, noiseVar = 1, k.StepSize*temp

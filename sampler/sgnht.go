@@ -71,8 +71,18 @@ func (k SGNHT) Dynamics() (h, a float64) { return k.StepSize, k.Diffusion }
 
 // Scaled returns SGNHT with step f h, diffusion A/f (the same friction and
 // injected noise per step) and inertia Q f^2 (the same Q A^2).
-func (k SGNHT) Scaled(f float64) Kernel {
+func (k SGNHT) Scaled(f float64) Kernel { return k.scaled(f) }
+
+func (k SGNHT) scaled(f float64) SGNHT {
 	return SGNHT{StepSize: k.StepSize * f, Diffusion: k.Diffusion / f, Inertia: k.Inertia * f * f, Tempering: k.Tempering}
+}
+
+// at returns the kernel that steps at h (0: k itself): its Scaled(h/StepSize).
+func (k SGNHT) at(h float64) SGNHT {
+	if h == 0 || h == k.StepSize {
+		return k
+	}
+	return k.scaled(h / k.StepSize)
 }
 
 // Name returns "sgnht".
@@ -86,9 +96,11 @@ func (k SGNHT) Init(s *State, rng *rand.Rand) {
 	s.Xi = k.Diffusion
 }
 
-// Step performs one SGNHT update.
-func (k SGNHT) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
-	xi, kin, after, err := sgnhtStep(pot, s, s.Xi, k.StepSize, k.Diffusion, k.Tempering.coefficients(temp), 1/k.inertia(), rng)
+// Step performs one SGNHT update on the minibatch mb at the step size and
+// temperature of hp.
+func (k SGNHT) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Rand) error {
+	k = k.at(hp.StepSize)
+	xi, kin, after, err := sgnhtStep(pot, s, mb, s.Xi, k.StepSize, k.Diffusion, k.Tempering.coefficients(hp.temp()), 1/k.inertia(), rng)
 	if err != nil {
 		return err
 	}
@@ -143,7 +155,7 @@ func sgnhtUpdate(theta, p, grad []float64, xi, h, a float64, tc temperCoef, invQ
 // step's kick terms (State.Work) and, when asked, the squared gradient in s.
 // With a mass (State.SetMass) the update is the preconditioned one of
 // sgnhtStepper.chunk.
-func sgnhtStep(pot Potential, s *State, xi, h, a float64, tc temperCoef, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64, err error) {
+func sgnhtStep(pot Potential, s *State, mb Minibatch, xi, h, a float64, tc temperCoef, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64, err error) {
 	sp, stream := streamingAt(pot)
 	if s.stepper == nil { // kept with the state: a stepper per step would be garbage
 		s.stepper = new(sgnhtStepper)
@@ -151,7 +163,7 @@ func sgnhtStep(pot Potential, s *State, xi, h, a float64, tc temperCoef, invQ fl
 	}
 	u := s.stepper
 	if !stream {
-		if err := gradientAt(pot, s, rng); err != nil {
+		if err := gradientAt(pot, s, mb, rng); err != nil {
 			return 0, 0, 0, err
 		}
 		u.reset(xi, h, a, tc, rng)
@@ -168,7 +180,7 @@ func sgnhtStep(pot Potential, s *State, xi, h, a float64, tc temperCoef, invQ fl
 	u.reset(xi, h, a, tc, rng)
 	u.theta, u.p, u.next, u.bad = s.Theta, s.P, 0, nil
 	u.r, u.gsq, u.nsc, u.nacc = s.invSqrtMass, s.gradSq, s.InjScale, s.noiseAcc
-	s.U, err = sp.GradientStream(s.Theta, rng, s.consume)
+	s.U, err = sp.GradientStream(s.Theta, mb, rng, s.consume)
 	u.theta, u.p, u.r, u.gsq, u.nsc, u.nacc = nil, nil, nil, nil, nil, nil
 	switch {
 	case err != nil:

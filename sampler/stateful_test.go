@@ -15,10 +15,14 @@ type countingKernel struct{ SGLD }
 
 func (k countingKernel) Init(s *State, rng *rand.Rand) { k.SGLD.Init(s, rng); s.Extra = uint64(0) }
 
-func (k countingKernel) Step(pot Potential, s *State, temp float64, rng *rand.Rand) error {
+func (k countingKernel) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Rand) error {
+	temp := hp.Temp
+	if temp == 0 {
+		temp = 1
+	}
 	n := s.Extra.(uint64)
 	s.Extra = n + 1
-	return SGLD{StepSize: k.StepSize / float64(1+n), Tempering: k.Tempering}.Step(pot, s, temp, rng)
+	return SGLD{StepSize: k.StepSize / float64(1+n), Tempering: k.Tempering}.Step(s, pot, Minibatch{}, At(temp), rng)
 }
 
 func (countingKernel) MarshalExtra(s *State) ([]byte, error) {

@@ -14,7 +14,7 @@ type badStream struct {
 
 func (b badStream) CanStream() bool { return true }
 
-func (b badStream) GradientStream(theta []float64, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
+func (b badStream) GradientStream(theta []float64, _ Minibatch, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
 	g := append([]float64(nil), theta...)
 	switch b.fault {
 	case "gap":
@@ -45,7 +45,7 @@ func TestStreamContract(t *testing.T) {
 			a, b := NewState(theta), NewState(theta)
 			k.Init(a, rand.New(rand.NewPCG(1, 1)))
 			k.Init(b, rand.New(rand.NewPCG(1, 1)))
-			err := k.Step(pot, a, 1, rand.New(rand.NewPCG(2, 2)))
+			err := k.Step(a, pot, Minibatch{}, At(1), rand.New(rand.NewPCG(2, 2)))
 			if fault != "" {
 				if err == nil || !strings.Contains(err.Error(), "streamed gradient") {
 					t.Errorf("%s, fault %s: error %v", k.Name(), fault, err)
@@ -55,7 +55,7 @@ func TestStreamContract(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := k.Step(pot.StdGaussian, b, 1, rand.New(rand.NewPCG(2, 2))); err != nil {
+			if err := k.Step(b, pot.StdGaussian, Minibatch{}, At(1), rand.New(rand.NewPCG(2, 2))); err != nil {
 				t.Fatal(err)
 			}
 			for i := range a.Theta {

@@ -130,7 +130,7 @@ func (m *Mixture) Exact(theta, grad []float64) float64 {
 func (m *Mixture) Density(theta []float64) float64 { return math.Exp(-m.Exact(theta, nil)) }
 
 // Gradient returns a noisy U and writes a noisy gradient into grad.
-func (m *Mixture) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (m *Mixture) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
 	u := m.Exact(theta, grad)
 	sd := math.Sqrt(m.NoiseVar) // mean of PerEval terms of variance PerEval*NoiseVar
 	return u + sd*rng.NormFloat64(), m.addGradNoise(grad, sd, rng)
@@ -170,7 +170,7 @@ type Gaussian struct {
 func (g *Gaussian) Dim() int { return len(g.Mean) }
 
 // Gradient returns U(theta) and a noisy gradient.
-func (g *Gaussian) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (g *Gaussian) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
 	u := 0.0
 	sd := math.Sqrt(g.NoiseVar)
 	for i, v := range theta {
@@ -196,7 +196,7 @@ func (g StdGaussian) Dim() int { return g.D }
 func (g StdGaussian) Size() int { return 1 }
 
 // Gradient writes theta into grad and returns |theta|^2/2.
-func (g StdGaussian) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (g StdGaussian) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
 	copy(grad, theta)
 	return halfSquaredNorm(theta), nil
 }

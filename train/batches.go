@@ -8,10 +8,10 @@ import (
 // Each rung's minibatch order (a datasets.Batches: a permutation of the
 // training examples and the position in it) decides which examples its
 // next gradient sees. It is plain state the run owns, beside the sampler
-// state: drawn from the rungs' random streams when a run starts, lent to
-// the rungs' potentials (autodiff.Potential draws each minibatch from its
-// Batches), and saved in and restored from checkpoints by saveBatches and
-// restoreBatches.
+// state: drawn from the rungs' random streams when a run starts, handed to
+// the sampler's state (PTState.Orders: PT draws each rung's minibatch and
+// passes it to the kernel's step), and saved in and restored from
+// checkpoints by saveBatches and restoreBatches.
 
 // newBatches returns a fresh minibatch order per stream over n examples
 // in batches of size: rung j's is shuffled by streams[j].
@@ -49,11 +49,13 @@ func restoreBatches(saved []datasets.Batches) []*datasets.Batches {
 	return out
 }
 
-// setBatches makes b the run's minibatch orders and lends rung j's
-// potential b[j].
+// setBatches makes b the run's minibatch orders: the sampler's state draws
+// rung j's minibatches from b[j] (sampler.PTState.Orders), and the
+// checkpoint saves them.
 func (r *Run) setBatches(b []*datasets.Batches) {
 	r.batches = b
-	for j, p := range r.pots {
-		p.Batches = b[j]
+	r.state.Orders = make([]sampler.BatchOrder, len(b))
+	for j, o := range b {
+		r.state.Orders[j] = o
 	}
 }

@@ -29,7 +29,8 @@
 // gave that the chosen sampler would not use.
 //
 // A run's state is plain data: the sampler's PTState, each rung's minibatch
-// order (a datasets.Batches, lent to the rung's autodiff.Potential) and the
+// order (a datasets.Batches, from which PT draws the rung's minibatches:
+// sampler.PTState.Orders) and the
 // lengths of its samples and metrics files. A Checkpoint is that state
 // written down, and a resumed run continues bit for bit as if never
 // interrupted. Around the loop, each job is a function of that state: the

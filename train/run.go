@@ -33,7 +33,7 @@ type Run struct {
 	pt      *sampler.PT
 	state   *sampler.PTState
 	pots    []*autodiff.Potential
-	batches []*datasets.Batches // rung j's minibatch order, lent to pots[j]
+	batches []*datasets.Batches // rung j's minibatch order (state.Orders[j])
 	val     *predictor          // rung 1's fit to Val (nil without a validation set)
 	samples *rundir.SampleWriter
 	metrics *os.File

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -62,9 +63,9 @@ type timedPotential struct {
 	ns *atomic.Int64
 }
 
-func (t timedPotential) Gradient(theta, grad []float64, rng *rand.Rand) (float64, error) {
+func (t timedPotential) Gradient(theta, grad []float64, mb sampler.Minibatch, rng *rand.Rand) (float64, error) {
 	start := time.Now()
-	u, err := t.Potential.Gradient(theta, grad, rng)
+	u, err := t.Potential.Gradient(theta, grad, mb, rng)
 	t.ns.Add(int64(time.Since(start)))
 	return u, err
 }
@@ -73,10 +74,10 @@ func (t timedPotential) Gradient(theta, grad []float64, rng *rand.Rand) (float64
 // runs for an MLP): up to its first chunk it is the gradient's time, from
 // there on the update's (the stream's conversion of the gradient to float64
 // with the prior's term, a pass the update used to read back, included).
-func (t timedPotential) GradientStream(theta []float64, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
+func (t timedPotential) GradientStream(theta []float64, mb sampler.Minibatch, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
 	start := time.Now()
 	first := true
-	return t.Potential.GradientStream(theta, rng, func(lo int, g []float64) {
+	return t.Potential.GradientStream(theta, mb, rng, func(lo int, g []float64) {
 		if first {
 			t.ns.Add(int64(time.Since(start)))
 			first = false
@@ -266,16 +267,21 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 	var exNS int64
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
+	// train's loop, sampler.PT.RunUntil, with timers for hooks: a step
+	// that ends in an exchange round adds its time to exNS
+	var t0 time.Time
+	timer := sampler.Hooks{
+		Before: func(pt *sampler.PT, st *sampler.PTState) error { t0 = time.Now(); return nil },
+		After: func(st *sampler.PTState) error {
+			if pt.Every > 0 && st.Steps%pt.Every == 0 {
+				exNS += int64(time.Since(t0))
+			}
+			return nil
+		},
+	}
 	start := time.Now()
-	for i := 0; i < c.steps; i++ {
-		t0 := time.Now()
-		exchange := pt.Every > 0 && (st.Steps+1)%pt.Every == 0
-		if err := pt.Step(pots, first, st); err != nil {
-			return res, err
-		}
-		if exchange {
-			exNS += int64(time.Since(t0))
-		}
+	if err := pt.RunUntil(context.Background(), pots, first, st, st.Steps+c.steps, timer); err != nil {
+		return res, err
 	}
 	wall := time.Since(start).Seconds()
 	runtime.ReadMemStats(&ms1)

@@ -79,7 +79,14 @@ func (k PSGLD) Init(s *sampler.State, rng *rand.Rand) {
 }
 
 // Step performs one pSGLD update of s, adapting its moment.
-func (k PSGLD) Step(pot sampler.Potential, s *sampler.State, temp float64, rng *rand.Rand) error {
+func (k PSGLD) Step(s *sampler.State, pot sampler.Potential, mb sampler.Minibatch, hp sampler.Hyper, rng *rand.Rand) error {
+	temp := hp.Temp
+	if temp == 0 {
+		temp = 1
+	}
+	if hp.StepSize != 0 {
+		k.StepSize = hp.StepSize
+	}
 	m, ok := s.Extra.(*PSGLDState)
 	switch {
 	case !ok:
@@ -90,7 +97,7 @@ func (k PSGLD) Step(pot sampler.Potential, s *sampler.State, temp float64, rng *
 	if len(s.Grad) != len(s.Theta) {
 		s.Grad = make([]float64, len(s.Theta))
 	}
-	u, err := pot.Gradient(s.Theta, s.Grad, rng)
+	u, err := pot.Gradient(s.Theta, s.Grad, mb, rng)
 	if err != nil {
 		return err
 	}
