@@ -1,6 +1,7 @@
 package train
 
 import (
+	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -17,8 +18,8 @@ func stateMetrics(st *sampler.PTState, cfg runspec.Config, samples int) rundir.M
 		m.Xi = append(m.Xi, q.Xi)
 		m.Kinetic = append(m.Kinetic, q.KineticTemperature())
 	}
-	m.HealthMetrics = healthMetrics(st)
-	if tp := TemperingOf(st, cfg); tp != nil {
+	m.HealthMetrics = diagnose.HealthMetrics(st)
+	if tp := diagnose.TemperingOf(st, cfg); tp != nil {
 		m.Temps, m.Walker = tp.Temps, append([]int(nil), st.Stats.Walker...)
 		if tp.Complete {
 			m.SwapAcceptance, m.Barrier, m.LocalBarrier = tp.SwapAcceptance, tp.Barrier, tp.LocalBarrier

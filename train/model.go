@@ -17,14 +17,6 @@ func evalBatch(m nn.Model) int {
 	return 100
 }
 
-// termBatch returns the batch of the exchange tests' evaluators.
-func termBatch(m nn.Model) int {
-	if m.MLP != nil {
-		return 1024
-	}
-	return 128
-}
-
 // predictorShards returns how many forward graphs a predictor of m splits
 // each batch over: a graph model's batches go over the cores (up to 4), an
 // MLP's BLAS plan takes them whole (1). With more than one, each BLAS call
@@ -51,3 +43,7 @@ func newPredictor(engine autodiff.Engine, m nn.Model, dtype autodiff.DType) (aut
 	}
 	return autodiff.NewPredictorFor(engine, m, evalBatch(m), dtype)
 }
+
+// maxShards bounds the graphs one batch is split over by default (gradient
+// and forward): smaller shards gain little (docs/models.md).
+const maxShards = 4

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -30,8 +31,8 @@ type Report struct {
 	ESS         float64   `json:"ess,omitempty"`      // bulk ESS of the same
 	// HeldOut[c][s] is the mean log-likelihood of kept sample s of chain c
 	// on the evaluation data: the trace R-hat and ESS are computed from.
-	HeldOut   [][]float64  `json:"heldout_loglik"`
-	Tempering []*Tempering `json:"tempering,omitempty"` // per chain, for PT runs (from its checkpoint)
+	HeldOut   [][]float64           `json:"heldout_loglik"`
+	Tempering []*diagnose.Tempering `json:"tempering,omitempty"` // per chain, for PT runs (from its checkpoint)
 	// Chains is the state of every chain of the runs given, pooled or not
 	// (a chain is pooled when it has samples at its last checkpoint; only
 	// those samples and metrics are read).
@@ -46,7 +47,7 @@ type Report struct {
 	FromStep int `json:"from_step,omitempty"`
 
 	// Health is each chain's dynamics verdict (from its checkpoint).
-	Health []*HealthReport `json:"health,omitempty"`
+	Health []*diagnose.HealthReport `json:"health,omitempty"`
 
 	// Classes are the classes the runs were trained on, in the order of
 	// their outputs (Config.Classes; nil: all of the data's).
@@ -95,7 +96,7 @@ type RunTraces struct {
 // runTempering returns the tempering figures of a PT run from the ladder
 // and statistics of its last checkpoint, st (nil for single-chain samplers,
 // a run without a checkpoint, or statistics older than windows).
-func runTempering(dir string, st *sampler.PTState, cfg runspec.Config) (*Tempering, error) {
+func runTempering(dir string, st *sampler.PTState, cfg runspec.Config) (*diagnose.Tempering, error) {
 	temps, err := cfg.Temps()
 	if err != nil || len(temps) < 2 || st == nil {
 		return nil, err
@@ -106,7 +107,7 @@ func runTempering(dir string, st *sampler.PTState, cfg runspec.Config) (*Temperi
 	if st.Stats.WinProposed == nil { // a checkpoint older than window statistics
 		return nil, nil
 	}
-	tp := TemperingOf(&sampler.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps, Tuning: st.Tuning}, cfg)
+	tp := diagnose.TemperingOf(&sampler.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps, Tuning: st.Tuning}, cfg)
 	if tp != nil {
 		tp.Run = dir
 	}
@@ -364,7 +365,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		if tp != nil {
 			rep.Tempering = append(rep.Tempering, tp)
 		}
-		hr, err := runHealth(dir, pool[ri].Stats, cfg)
+		hr, err := diagnose.RunHealth(dir, pool[ri].Stats, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -378,7 +379,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	probs := ens.Probs()
 	rep.Reliab.Count, rep.Reliab.Conf, rep.Reliab.Acc = Reliability(probs, test.Labels, test.Classes)
 	if len(runs) > 1 {
-		rep.RHat, rep.ESS = SplitRHat(rep.HeldOut), BulkESS(rep.HeldOut)
+		rep.RHat, rep.ESS = diagnose.SplitRHat(rep.HeldOut), diagnose.BulkESS(rep.HeldOut)
 		if math.IsNaN(rep.RHat) {
 			rep.RHat, rep.ESS = 0, 0 // chains too short
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -198,10 +199,6 @@ func sayUnsupported(engine autodiff.Engine, model nn.Model) {
 		}
 	}
 }
-
-// maxShards bounds the graphs one batch is split over by default (gradient
-// and forward): smaller shards gain little (docs/models.md).
-const maxShards = 4
 
 // autoShards returns how many graphs one gradient is split over when the
 // config leaves it to the run: the cores each rung gets when every chain of
@@ -477,7 +474,7 @@ func (r *Run) Close() error {
 }
 
 // Tempering returns the run's tempering figures (nil for a single chain).
-func (r *Run) Tempering() *Tempering { return TemperingOf(r.state, r.Cfg) }
+func (r *Run) Tempering() *diagnose.Tempering { return diagnose.TemperingOf(r.state, r.Cfg) }
 
 // LastMetrics returns the last metrics line written.
 func (r *Run) LastMetrics() rundir.MetricsLine { return r.last }

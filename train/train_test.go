@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -275,30 +276,6 @@ func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
 	}
 }
 
-// TestScoreByHand checks the metrics on three examples computed by hand.
-func TestScoreByHand(t *testing.T) {
-	probs := []float64{
-		0.7, 0.2, 0.1, // label 0: correct, confidence 0.7
-		0.1, 0.3, 0.6, // label 1: wrong, confidence 0.6
-		0.05, 0.05, 0.9, // label 2: correct, confidence 0.9
-	}
-	m := Score(probs, []int{0, 1, 2}, 3)
-	acc := 2.0 / 3
-	nll := -(math.Log(0.7) + math.Log(0.3) + math.Log(0.9)) / 3
-	brier := ((0.09 + 0.04 + 0.01) + (0.01 + 0.49 + 0.36) + (0.0025 + 0.0025 + 0.01)) / 3
-	// 15 bins of width 1/15: 0.6 -> bin 9 (0.6, 0.6667], 0.7 -> bin 10, 0.9 -> bin 13;
-	// each bin holds one example: ECE = (|1-0.7| + |0-0.6| + |1-0.9|)/3
-	ece := (0.3 + 0.6 + 0.1) / 3
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{{"accuracy", m.Accuracy, acc}, {"nll", m.NLL, nll}, {"brier", m.Brier, brier}, {"ece", m.ECE, ece}} {
-		if math.Abs(c.got-c.want) > 1e-12 {
-			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
-		}
-	}
-}
-
 func TestSamplesTornRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s")
 	w, err := rundir.CreateSamples(path, rundir.SampleHeader{Arch: "2-2", Params: 3, DType: "float64"})
@@ -394,40 +371,6 @@ func TestConfigFiles(t *testing.T) {
 	spec, err := c.Spec(784, 10)
 	if err != nil || spec.PriorDF != 4 || spec.Precision(1) != c.Prior*400 {
 		t.Fatalf("prior_df 4: spec %+v, %v", spec, err)
-	}
-}
-
-func TestRHatESS(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	iid := make([][]float64, 4)
-	shifted := make([][]float64, 4)
-	for c := range iid {
-		for i := 0; i < 400; i++ {
-			v := rng.NormFloat64()
-			iid[c] = append(iid[c], v)
-			shifted[c] = append(shifted[c], v+float64(c))
-		}
-	}
-	if r := SplitRHat(iid); r > 1.02 {
-		t.Errorf("iid chains: R-hat %v", r)
-	}
-	if r := SplitRHat(shifted); r < 1.5 {
-		t.Errorf("shifted chains: R-hat %v", r)
-	}
-	if e := BulkESS(iid); e < 1200 || e > 2000 {
-		t.Errorf("iid chains: ESS %v of 1600 draws", e)
-	}
-	// AR(1) with rho 0.9: ESS about n (1-rho)/(1+rho) = 1600/19 = 84
-	ar := make([][]float64, 4)
-	for c := range ar {
-		x := 0.0
-		for i := 0; i < 400; i++ {
-			x = 0.9*x + math.Sqrt(1-0.81)*rng.NormFloat64()
-			ar[c] = append(ar[c], x)
-		}
-	}
-	if e := BulkESS(ar); e < 40 || e > 170 {
-		t.Errorf("AR(1) chains: ESS %v, expected about 84", e)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -345,7 +346,7 @@ func ladderText(run *train.Run) string {
 
 // printTempering prints what a PT ladder did after burn-in, and in words
 // what to change when it does not pay for itself.
-func printTempering(w io.Writer, tp *train.Tempering) {
+func printTempering(w io.Writer, tp *diagnose.Tempering) {
 	when := "after burn-in"
 	if !tp.AfterBurnIn {
 		when = "in the last tuning round (burn-in not over)"
@@ -380,7 +381,7 @@ func printTempering(w io.Writer, tp *train.Tempering) {
 // tuningVerdict says whether the adaptive ladder's tuning converged by the
 // end of burn-in: the rejection per pair it was placed for against the one
 // measured since.
-func tuningVerdict(tp *train.Tempering) string {
+func tuningVerdict(tp *diagnose.Tempering) string {
 	pred := make([]string, len(tp.Predicted))
 	for p, v := range tp.Predicted {
 		pred[p] = fmt.Sprintf("%.2f", v)

@@ -1,4 +1,4 @@
-package train
+package diagnose
 
 import (
 	"fmt"
@@ -10,13 +10,8 @@ import (
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
-// healthWindow returns the length of a run's health windows: five metrics
-// intervals (1,000 steps at the default --log-every 200), so every metrics
-// line reports a window at most that old.
-func healthWindow(cfg runspec.Config) int { return 5 * cfg.LogEvery }
-
-// healthMetrics returns st's health figures for a metrics line.
-func healthMetrics(st *sampler.PTState) rundir.HealthMetrics {
+// HealthMetrics returns st's health figures for a metrics line.
+func HealthMetrics(st *sampler.PTState) rundir.HealthMetrics {
 	var m rundir.HealthMetrics
 	for _, hl := range st.Stats.Health {
 		if hl.Windows == 0 {
@@ -69,9 +64,6 @@ type RungHealth struct {
 	WorstWindow    sampler.HealthFigures `json:"worst_window"` // after burn-in
 }
 
-// Health returns the run's health verdict.
-func (r *Run) Health() *HealthReport { return HealthOf(r.state, r.Cfg) }
-
 // HealthOf returns the health verdict of state st of a run configured by
 // cfg.
 func HealthOf(st *sampler.PTState, cfg runspec.Config) *HealthReport {
@@ -113,11 +105,11 @@ func HealthOf(st *sampler.PTState, cfg runspec.Config) *HealthReport {
 	}
 	rep.Reason = strings.Join(worstFig.Problems(), "; ")
 	rep.Cause = string(worstFig.Cause())
-	rep.Advice = healthAdvice(worstFig, cfg)
+	rep.Advice = HealthAdvice(worstFig, cfg)
 	return rep
 }
 
-// healthAdvice says what to change for fig's problems under cfg, by their
+// HealthAdvice says what to change for fig's problems under cfg, by their
 // cause (HealthFigures.Cause): for gradient noise, a preconditioner (when
 // the run has none) or the learning rate or batch that brings the noise
 // to half the warning share (the noise per step grows as lr and falls as
@@ -125,7 +117,7 @@ func HealthOf(st *sampler.PTState, cfg runspec.Config) *HealthReport {
 // learning rate that brings the sds' widening to half its warning level
 // (it grows about as lr) or a preconditioner; else the thermostat's
 // settling.
-func healthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
+func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 	precond := ""
 	if cfg.PreconditionValue() == sampler.PrecondNone {
 		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
@@ -183,54 +175,10 @@ func (h *HealthReport) String() string {
 	return b.String()
 }
 
-// warnedAt is what a run last warned about for one rung.
-type warnedAt struct {
-	windows int
-	status  sampler.HealthStatus
-}
-
-// healthWarning returns a warning when a rung's health window ended at
-// this step with a problem that is new (a worse status than last warned
-// about, or 10 windows since), else "".
-func (r *Run) healthWarning() string {
-	hs := r.state.Stats.Health
-	if len(r.warned) != len(hs) {
-		r.warned = make([]warnedAt, len(hs))
-		for j, hl := range hs { // on resume, no repeat of old windows
-			r.warned[j] = warnedAt{windows: hl.Windows}
-		}
-		return ""
-	}
-	var msgs []string
-	for j, hl := range hs {
-		w := &r.warned[j]
-		if hl.Windows == w.windows {
-			continue
-		}
-		st := hl.Last.Status
-		if st == sampler.HealthOK {
-			w.windows, w.status = hl.Windows, st
-			continue
-		}
-		if st > w.status || hl.Windows-w.windows >= 10 {
-			msgs = append(msgs, fmt.Sprintf("step %d, rung %d (T=%.4g): %s", hl.Last.Step, j+1, r.state.Temps[j], hl.Last))
-			w.windows, w.status = hl.Windows, st
-		}
-	}
-	if len(msgs) == 0 {
-		return ""
-	}
-	adv := ""
-	if fig := hs[0].Last; fig.Status != sampler.HealthOK {
-		adv = "\n  what to change: " + healthAdvice(fig, r.Cfg)
-	}
-	return strings.Join(msgs, "\n") + adv
-}
-
-// runHealth returns the health verdict of the run in dir from the
+// RunHealth returns the health verdict of the run in dir from the
 // statistics of its last checkpoint, st (nil without a checkpoint, when the
 // checkpoint predates health watching or its kernel has no friction).
-func runHealth(dir string, st *sampler.PTState, cfg runspec.Config) (*HealthReport, error) {
+func RunHealth(dir string, st *sampler.PTState, cfg runspec.Config) (*HealthReport, error) {
 	if st == nil {
 		return nil, nil
 	}
