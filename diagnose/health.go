@@ -10,8 +10,8 @@ import (
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
-// HealthMetrics returns st's health figures for a metrics line.
-func HealthMetrics(st *sampler.PTState) rundir.HealthMetrics {
+// HealthMetricsOf returns st's health figures for a metrics line.
+func HealthMetricsOf(st *sampler.PTState) rundir.HealthMetrics {
 	var m rundir.HealthMetrics
 	for _, hl := range st.Stats.Health {
 		if hl.Windows == 0 {

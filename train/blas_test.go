@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
@@ -66,7 +67,7 @@ func TestBLASThreadsScoped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ens, err := NewModelEnsemble(model, smallData(t))
+	ens, err := evaluate.NewModelEnsemble(model, smallData(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
@@ -121,7 +122,7 @@ func TestChainsRHat(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	good, err := Evaluate([]string{dir}, "", test)
+	good, err := evaluate.Evaluate([]string{dir}, "", test)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestChainsRHat(t *testing.T) {
 	}
 	r.Close()
 	runs, _ := rundir.RunDirs([]string{dir})
-	bad, err := Evaluate(append(runs[:3:3], odir), "", test)
+	bad, err := evaluate.Evaluate(append(runs[:3:3], odir), "", test)
 	if err != nil {
 		t.Fatal(err)
 	}

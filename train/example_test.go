@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
@@ -40,7 +41,7 @@ func Example() {
 	}
 	run.Close()
 
-	rep, err := train.Evaluate([]string{run.Dir}, "", test)
+	rep, err := evaluate.Evaluate([]string{run.Dir}, "", test)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"codeberg.org/sbinet/npyio/npz"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 )
@@ -61,7 +62,7 @@ func TestExportNPZ(t *testing.T) {
 	trainSmall(t, b, 80, 2)  // 4 samples
 	data := smallData(t)
 	out := filepath.Join(t.TempDir(), "post.npz")
-	sum, err := ExportNPZ(out, []string{a, b}, data)
+	sum, err := evaluate.ExportNPZ(out, []string{a, b}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestExportNPZ(t *testing.T) {
 	if !reflect.DeepEqual(llStep, append(append([]int64(nil), wantStep[:4]...), wantStep[8:12]...)) {
 		t.Fatalf("log_likelihood_step %v", llStep)
 	}
-	rep, err := Evaluate([]string{a, b}, "", data)
+	rep, err := evaluate.Evaluate([]string{a, b}, "", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestExportNPZErrors(t *testing.T) {
 		{[]string{a, other}, "cannot export together"},
 		{[]string{filepath.Join(t.TempDir(), "missing")}, "missing"},
 	} {
-		if _, err := ExportNPZ(out, tc.runs, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := evaluate.ExportNPZ(out, tc.runs, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("runs %v: error %v, want one containing %q", tc.runs, err, tc.want)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
@@ -104,7 +105,7 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 			if err := ch.Train(context.Background(), nil); err != nil {
 				t.Fatalf("the holder after the refusals: %v", err)
 			}
-			rep, err := Evaluate([]string{tc.files(dir)}, "", data) // a reader, while the lock is held
+			rep, err := evaluate.Evaluate([]string{tc.files(dir)}, "", data) // a reader, while the lock is held
 			if err != nil || rep.Ensemble.Samples == 0 {
 				t.Fatalf("Evaluate while the run holds its lock: %v", err)
 			}

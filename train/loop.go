@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -33,7 +34,7 @@ type Status struct {
 // rungs step in parallel or a gradient is split over parallel graphs); the
 // process's setting is restored when Train returns.
 func (r *Run) Train(ctx context.Context, progress func(Status)) error {
-	defer withBLASThreads(r.threads)()
+	defer evaluate.WithBLASThreads(r.threads)()
 	return r.train(ctx, progress)
 }
 
@@ -113,7 +114,7 @@ func (r *Run) Finish() error {
 	if step >= r.Cfg.Steps {
 		return nil
 	}
-	defer withBLASThreads(r.threads)()
+	defer evaluate.WithBLASThreads(r.threads)()
 	r.Cfg.Steps = step
 	if r.optimiser && step > 0 {
 		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {

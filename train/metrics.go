@@ -18,7 +18,7 @@ func stateMetrics(st *sampler.PTState, cfg runspec.Config, samples int) rundir.M
 		m.Xi = append(m.Xi, q.Xi)
 		m.Kinetic = append(m.Kinetic, q.KineticTemperature())
 	}
-	m.HealthMetrics = diagnose.HealthMetrics(st)
+	m.HealthMetrics = diagnose.HealthMetricsOf(st)
 	if tp := diagnose.TemperingOf(st, cfg); tp != nil {
 		m.Temps, m.Walker = tp.Temps, append([]int(nil), st.Stats.Walker...)
 		if tp.Complete {
@@ -49,7 +49,7 @@ func (r *Run) logMetrics() error {
 	m.LogLik = (r.Model.Layout.NegLogPrior(rung.Theta) - rung.U) / float64(r.Data.N)
 	if r.Val != nil {
 		var err error
-		if m.ValLogLik, m.ValAcc, err = r.val.fit(rung.Theta, r.Val); err != nil {
+		if m.ValLogLik, m.ValAcc, err = r.val.Fit(rung.Theta, r.Val); err != nil {
 			return err
 		}
 	}

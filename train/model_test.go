@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -131,7 +132,7 @@ func TestRunRefusesOtherModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	if _, err := Evaluate([]string{dir}, "", data); err != nil {
+	if _, err := evaluate.Evaluate([]string{dir}, "", data); err != nil {
 		t.Fatalf("evaluate the run's own model: %v", err)
 	}
 
@@ -139,7 +140,7 @@ func TestRunRefusesOtherModel(t *testing.T) {
 	if _, err := ResumeFromData(dir, data, 30); err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("resume with another model: %v, want a refusal", err)
 	}
-	if _, err := Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
+	if _, err := evaluate.Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("evaluate with another model: %v, want a refusal", err)
 	}
 	tinyCNN("test-cnn-other", 2)
@@ -162,10 +163,10 @@ func TestRunRefusesOtherModel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, rundir.SamplesFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
+	if _, err := evaluate.Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("evaluate an MLP's samples as the CNN's: %v, want a refusal", err)
 	}
-	if _, err := Evaluate([]string{dir, mdir}, "", data); err == nil {
+	if _, err := evaluate.Evaluate([]string{dir, mdir}, "", data); err == nil {
 		t.Fatal("pooled a CNN run with an MLP run")
 	}
 }
@@ -191,7 +192,7 @@ func TestOldArchOnlyHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	_, m, err := RunModel(dir, smallData(t))
+	_, m, err := evaluate.RunModel(dir, smallData(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +327,7 @@ func TestCompiledMLPRun(t *testing.T) {
 		if err != nil || saved.Engine != engine {
 			t.Fatalf("config records engine %q (%v), want %q", saved.Engine, err, engine)
 		}
-		if _, err := Evaluate([]string{dir}, "", data); err != nil {
+		if _, err := evaluate.Evaluate([]string{dir}, "", data); err != nil {
 			t.Fatalf("evaluate the %s run: %v", engine, err)
 		}
 	}

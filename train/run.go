@@ -14,6 +14,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -35,7 +36,7 @@ type Run struct {
 	state   *sampler.PTState
 	pots    []*autodiff.Potential
 	batches []*datasets.Batches // rung j's minibatch order (state.Orders[j])
-	val     *predictor          // rung 1's fit to Val (nil without a validation set)
+	val     *evaluate.Predictor // rung 1's fit to Val (nil without a validation set)
 	samples *rundir.SampleWriter
 	metrics *os.File
 	mbytes  int64              // bytes of metrics written
@@ -216,7 +217,7 @@ func autoShards(cfg runspec.Config) int {
 	if cfg.Chain > 0 { // one chain of a job array: its own process
 		chains = 1
 	}
-	return min(max(cores/(rungs*chains), 1), maxShards, cfg.Batch)
+	return min(max(cores/(rungs*chains), 1), evaluate.MaxShards, cfg.Batch)
 }
 
 // newRun writes a new run of cfg, prepared as p, into dir, whose lock lk
@@ -348,12 +349,12 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 		}
 	}
 	if val != nil {
-		ev, err := newPredictor(engine, model, cfg.DTypeValue())
+		ev, err := evaluate.NewLogitEvaluator(engine, model, cfg.DTypeValue())
 		if err != nil {
 			return nil, err
 		}
-		r.val = &predictor{eval: ev}
-		if predictorShards(model) > 1 {
+		r.val = &evaluate.Predictor{Eval: ev}
+		if evaluate.PredictorShards(model) > 1 {
 			r.threads = 1
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
@@ -83,19 +84,19 @@ func TestOpenChainConcurrent(t *testing.T) {
 			t.Errorf("chain %d: %+v, want finished with 4 samples", s.Chain, s)
 		}
 	}
-	rep, err := Evaluate([]string{dir}, "", data)
+	rep, err := evaluate.Evaluate([]string{dir}, "", data)
 	if err != nil || rep.Ensemble.Samples != 16 || len(rep.Runs) != 4 || !(rep.RHat > 0) {
 		t.Fatalf("Evaluate of the tasks' run: %v, %+v", err, rep)
 	}
 	// a chain directory named alone, its checkpoint gone, still evaluates
 	// (every intact record counts)
 	os.Remove(filepath.Join(rundir.ChainDir(dir, 4, 3), rundir.CheckpointFile))
-	rep, err = Evaluate([]string{rundir.ChainDir(dir, 4, 3)}, "", data)
+	rep, err = evaluate.Evaluate([]string{rundir.ChainDir(dir, 4, 3)}, "", data)
 	if err != nil || rep.Ensemble.Samples != 4 {
 		t.Fatalf("Evaluate of a chain without its checkpoint: %v, %+v", err, rep)
 	}
 	// in the run, that chain now counts as missing and the others are pooled
-	rep, err = Evaluate([]string{dir}, "", data)
+	rep, err = evaluate.Evaluate([]string{dir}, "", data)
 	if err != nil || rep.Ensemble.Samples != 12 || rep.Chains[2].State != rundir.ChainMissing {
 		t.Fatalf("Evaluate with chain 3 missing: %v, %+v", err, rep)
 	}

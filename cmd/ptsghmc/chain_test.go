@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
-	"github.com/ptsghmc/ptsghmc/train"
 )
 
 // TestMain lets a test run the command in a child process (the test binary
@@ -196,7 +196,7 @@ func TestChainSIGTERM(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("eval while running: %s", serr)
 	}
-	var rep train.Report
+	var rep evaluate.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/train"
 )
 
 // multiFlag collects a repeated string flag.
@@ -88,7 +88,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("eval: --split %q: expected test or validation", *split)
 	}
-	opt := train.EvalOptions{SkipCorrupt: *skipCorrupt, FromStep: *fromStep, Baselines: baselines, Seed: *seed}
+	opt := evaluate.EvalOptions{SkipCorrupt: *skipCorrupt, FromStep: *fromStep, Baselines: baselines, Seed: *seed}
 	for _, o := range oods {
 		if o == "builtin" {
 			opt.BuiltinOOD = true
@@ -98,17 +98,17 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		opt.OOD = append(opt.OOD, train.OODSet{Name: o, Data: d})
+		opt.OOD = append(opt.OOD, evaluate.OODSet{Name: o, Data: d})
 	}
 	if *shift != "" {
 		for _, k := range strings.Split(*shift, ",") {
-			if k = strings.TrimSpace(k); k != train.ShiftRotate && k != train.ShiftNoise {
+			if k = strings.TrimSpace(k); k != evaluate.ShiftRotate && k != evaluate.ShiftNoise {
 				return fmt.Errorf("eval: --shift %s: %q is not a shift (want rotate, noise or rotate,noise)", *shift, k)
 			}
 			opt.Shifts = append(opt.Shifts, strings.TrimSpace(k))
 		}
 	}
-	rep, err := train.EvaluateWith(runs, "", test, opt)
+	rep, err := evaluate.EvaluateWith(runs, "", test, opt)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func printReport(w io.Writer, rep *train.Report) {
+func printReport(w io.Writer, rep *evaluate.Report) {
 	set := "test"
 	if rep.Split != "" {
 		set = rep.Split
@@ -153,7 +153,7 @@ func printReport(w io.Writer, rep *train.Report) {
 		fmt.Fprintf(w, "samples taken before step %d left out (--from-step)\n\n", rep.FromStep)
 	}
 	fmt.Fprintf(w, "%-22s %8s %9s %8s %8s %8s\n", "predictor", "samples", "accuracy", "nll", "ece", "brier")
-	row := func(name string, m train.Metrics) {
+	row := func(name string, m evaluate.Metrics) {
 		fmt.Fprintf(w, "%-22s %8d %9.4f %8.4f %8.4f %8.4f\n", name, m.Samples, m.Accuracy, m.NLL, m.ECE, m.Brier)
 	}
 	row("ensemble (posterior)", rep.Ensemble)
@@ -228,11 +228,11 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	data.Classes = m.Outputs
 	data.Labels = make([]int, n)
-	_, model, err := train.RunModel(*run, data)
+	_, model, err := evaluate.RunModel(*run, data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *images, err)
 	}
-	ens, err := train.NewModelEnsembleOn(cfg.RunEngine(model), model, data)
+	ens, err := evaluate.NewModelEnsembleOn(cfg.RunEngine(model), model, data)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	skipped, dropped, read := 0, 0, 0
 	for _, d := range dirs {
-		if _, _, err := train.RunModel(d, data); err != nil {
+		if _, _, err := evaluate.RunModel(d, data); err != nil {
 			return err
 		}
 		spath := filepath.Join(d, rundir.SamplesFile)

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/train"
 )
 
 func runExport(args []string, stdout, stderr io.Writer) error {
@@ -62,7 +62,7 @@ flags:`)
 			}
 		}
 	}
-	sum, err := train.ExportNPZ(*out, runs, test)
+	sum, err := evaluate.ExportNPZ(*out, runs, test)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // samplerHelp returns the help text of a --sampler flag offering names:
-// one line each, with its description (train.SamplerDoc).
+// one line each, with its description (runspec.SamplerDoc).
 func samplerHelp(names []string) string {
 	var b strings.Builder
 	b.WriteString("the sampler, one of:")

@@ -122,7 +122,7 @@ func configFlags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *
 // checkSettings refuses the settings given (flags, or fields of the
 // --config file other than the defaults) that do not apply to the run cfg
 // describes and would change what it samples, and reports on stderr those
-// that only change its speed, ignored (train.Config.CheckSettings).
+// that only change its speed, ignored (runspec.Config.CheckSettings).
 func checkSettings(fs *flag.FlagSet, args []string, cfg runspec.Config, stderr io.Writer) error {
 	set := map[string]bool{}
 	if path := configArg(args); path != "" {

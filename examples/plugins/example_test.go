@@ -94,7 +94,7 @@ func trainWith(dir string, stop int, s runspec.Setup) (outcome, error) {
 }
 
 // Example trains a PT run of a model, a kernel and an exchange rule that
-// package train does not know, given to it in a train.Setup: the pSGLD
+// package train does not know, given to it in a runspec.Setup: the pSGLD
 // kernel's adapted moment is saved in the checkpoint, so a run interrupted
 // at step 50 and resumed ends where an uninterrupted one does, bit for bit.
 func Example() {

@@ -3,7 +3,7 @@
 // a name of its own), a kernel with state of its own (PSGLD, whose adapted
 // moment a checkpoint saves, so the run resumes bit for bit) and an
 // exchange rule (ExactMetropolis). Setup gathers them into the
-// train.Setup a run is created and resumed with; the run's config names
+// runspec.Setup a run is created and resumed with; the run's config names
 // them (Config.Model, Config.ReplicaKernel, Config.XTest).
 package plugins
 
@@ -184,7 +184,7 @@ func (x *ExactMetropolis) Test(tp sampler.TermPotential, thetaJ, thetaK []float6
 	return sampler.ExchangeResult{Accepted: rng.Float64() < math.Exp(dE), DeltaE: dE, N: n, Exact: true}, nil
 }
 
-// Setup returns the train.Setup of a run that may name the plug-ins: the
+// Setup returns the runspec.Setup of a run that may name the plug-ins: the
 // built-in kernels and exchange rules plus PSGLD and ExactMetropolis, a
 // model registry holding TinyModel, and the training data data.
 func Setup(data *datasets.Dataset) runspec.Setup {

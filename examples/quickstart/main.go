@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
@@ -46,7 +47,7 @@ func run(data, out, arch string, steps int) error {
 	if err != nil {
 		return err
 	}
-	rep, err := train.Evaluate([]string{out}, "", test) // the ensemble of the kept samples
+	rep, err := evaluate.Evaluate([]string{out}, "", test) // the ensemble of the kept samples
 	if err != nil {
 		return err
 	}
@@ -54,7 +55,7 @@ func run(data, out, arch string, steps int) error {
 	fmt.Printf("%d samples: accuracy %.4f, NLL %.4f, ECE %.4f, Brier %.4f\n", e.Samples, e.Accuracy, e.NLL, e.ECE, e.Brier)
 
 	npz := filepath.Join(out, "posterior.npz")
-	if _, err := train.ExportNPZ(npz, []string{out}, test); err != nil {
+	if _, err := evaluate.ExportNPZ(npz, []string{out}, test); err != nil {
 		return err
 	}
 	fmt.Println("samples and test log-likelihoods written to", npz)

@@ -1,8 +1,7 @@
-package train
+package evaluate
 
 import (
 	"math"
-
 	"testing"
 )
 

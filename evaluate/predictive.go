@@ -1,4 +1,4 @@
-package train
+package evaluate
 
 import (
 	"math"
@@ -36,19 +36,19 @@ func argmax(p []float64) int {
 	return best
 }
 
-// predictor evaluates a model's logits on every example of a data set, in
+// Predictor evaluates a model's logits on every example of a data set, in
 // batches of its evaluator's size, reusing its buffers.
-type predictor struct {
-	eval   autodiff.Evaluator
+type Predictor struct {
+	Eval   autodiff.Evaluator
 	logits []float64
 	idx    []int
 }
 
 // each calls f(i, z) for every example i of data, in order, with z its
 // logits under theta (a view valid during the call).
-func (p *predictor) each(theta []float64, data *datasets.Dataset, f func(i int, z []float64)) error {
+func (p *Predictor) each(theta []float64, data *datasets.Dataset, f func(i int, z []float64)) error {
 	k := data.Classes
-	mb := p.eval.MaxBatch()
+	mb := p.Eval.MaxBatch()
 	if len(p.logits) < mb*k {
 		p.logits = make([]float64, mb*k)
 	}
@@ -57,7 +57,7 @@ func (p *predictor) each(theta []float64, data *datasets.Dataset, f func(i int, 
 		for i := s; i < min(s+mb, data.N); i++ {
 			p.idx = append(p.idx, i)
 		}
-		if err := autodiff.Logits(p.eval, theta, data, p.idx, p.logits); err != nil {
+		if err := autodiff.Logits(p.Eval, theta, data, p.idx, p.logits); err != nil {
 			return err
 		}
 		for r, i := range p.idx {
@@ -67,10 +67,10 @@ func (p *predictor) each(theta []float64, data *datasets.Dataset, f func(i int, 
 	return nil
 }
 
-// fit returns theta's mean log-likelihood (1/n) sum_i log p(y_i | x_i, theta)
+// Fit returns theta's mean log-likelihood (1/n) sum_i log p(y_i | x_i, theta)
 // and accuracy on the n labelled examples of data: what a run reports of
 // rung 1 on its validation set.
-func (p *predictor) fit(theta []float64, data *datasets.Dataset) (logLik, acc float64, err error) {
+func (p *Predictor) Fit(theta []float64, data *datasets.Dataset) (logLik, acc float64, err error) {
 	err = p.each(theta, data, func(i int, z []float64) {
 		logLik += z[data.Labels[i]] - logSumExp(z)
 		if argmax(z) == data.Labels[i] {

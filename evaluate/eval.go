@@ -1,4 +1,4 @@
-package train
+package evaluate
 
 import (
 	"fmt"
@@ -103,7 +103,7 @@ type Ensemble struct {
 	Count int
 	Last  []float64 // the last sample's probabilities
 
-	pred    *predictor
+	pred    *Predictor
 	threads int // BLAS threads per call while Add runs (0: the process's setting)
 }
 
@@ -133,14 +133,14 @@ func NewModelEnsembleOn(engine autodiff.Engine, model nn.Model, data *datasets.D
 	if data.Classes != model.Outputs || data.D != model.Inputs || !model.Logits {
 		return nil, fmt.Errorf("ensemble: model %s (%d inputs, %d outputs, logits %v) does not fit data of %d features and %d classes", model.Name, model.Inputs, model.Outputs, model.Logits, data.D, data.Classes)
 	}
-	ev, err := newPredictor(engine, model, autodiff.Float32)
+	ev, err := NewLogitEvaluator(engine, model, autodiff.Float32)
 	if err != nil {
 		return nil, err
 	}
 	k := data.Classes
 	e := &Ensemble{Data: data, Model: model, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
-		Last: make([]float64, data.N*k), pred: &predictor{eval: ev}}
-	if predictorShards(model) > 1 {
+		Last: make([]float64, data.N*k), pred: &Predictor{Eval: ev}}
+	if PredictorShards(model) > 1 {
 		e.threads = 1 // the shards run in parallel
 	}
 	if model.MLP != nil {
@@ -154,7 +154,7 @@ func (e *Ensemble) Add(theta []float64) error {
 	if n := e.Model.NumParams(); len(theta) != n {
 		return fmt.Errorf("ensemble: sample of %d values, model %s has %d parameters (samples of another model?)", len(theta), e.Model.Name, n)
 	}
-	defer withBLASThreads(e.threads)()
+	defer WithBLASThreads(e.threads)()
 	k := e.Data.Classes
 	err := e.pred.each(theta, e.Data, func(i int, z []float64) {
 		lse := logSumExp(z)

@@ -1,4 +1,4 @@
-package train
+package evaluate
 
 // ClassResult is one predictor's accuracy and expected calibration error
 // on the test examples of one class.

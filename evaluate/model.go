@@ -1,4 +1,4 @@
-package train
+package evaluate
 
 import (
 	"runtime"
@@ -17,33 +17,33 @@ func evalBatch(m nn.Model) int {
 	return 100
 }
 
-// predictorShards returns how many forward graphs a predictor of m splits
+// PredictorShards returns how many forward graphs a predictor of m splits
 // each batch over: a graph model's batches go over the cores (up to 4), an
 // MLP's BLAS plan takes them whole (1). With more than one, each BLAS call
 // should use one thread while the predictor runs.
-func predictorShards(m nn.Model) int {
-	if n := min(runtime.GOMAXPROCS(0), maxShards); m.MLP == nil && m.Logits && n > 1 {
+func PredictorShards(m nn.Model) int {
+	if n := min(runtime.GOMAXPROCS(0), MaxShards); m.MLP == nil && m.Logits && n > 1 {
 		return n
 	}
 	return 1
 }
 
-// newPredictor returns an evaluator of model's logits for validation and
+// NewLogitEvaluator returns an evaluator of model's logits for validation and
 // prediction on engine (Config.RunEngine): a graph model's batches are
 // split over predictorShards forward graphs in parallel (its callers give BLAS one thread per call
 // while it runs).
-func newPredictor(engine autodiff.Engine, m nn.Model, dtype autodiff.DType) (autodiff.Evaluator, error) {
+func NewLogitEvaluator(engine autodiff.Engine, m nn.Model, dtype autodiff.DType) (autodiff.Evaluator, error) {
 	if m.MLP != nil && engine == autodiff.EngineGraph {
 		// An MLP's predictions have always come from its BLAS plan, whatever
 		// engine its gradients ran on: its runs evaluate as they did.
 		engine = autodiff.EnginePlan
 	}
-	if n := predictorShards(m); n > 1 {
+	if n := PredictorShards(m); n > 1 {
 		return autodiff.NewShardedForwardFor(engine, m, evalBatch(m), dtype, n)
 	}
 	return autodiff.NewPredictorFor(engine, m, evalBatch(m), dtype)
 }
 
-// maxShards bounds the graphs one batch is split over by default (gradient
+// MaxShards bounds the graphs one batch is split over by default (gradient
 // and forward): smaller shards gain little (docs/models.md).
-const maxShards = 4
+const MaxShards = 4

@@ -1,10 +1,9 @@
-package train
+package evaluate
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"

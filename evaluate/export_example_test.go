@@ -1,4 +1,4 @@
-package train_test
+package evaluate_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"codeberg.org/sbinet/npyio/npz"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
@@ -52,7 +53,7 @@ func ExampleExportNPZ() {
 	run.Close()
 
 	out := filepath.Join(dir, "posterior.npz")
-	if _, err := train.ExportNPZ(out, []string{filepath.Join(dir, "run")}, test); err != nil {
+	if _, err := evaluate.ExportNPZ(out, []string{filepath.Join(dir, "run")}, test); err != nil {
 		fmt.Println(err)
 		return
 	}

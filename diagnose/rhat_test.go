@@ -1,12 +1,9 @@
-package train
+package diagnose
 
 import (
 	"math"
 	"math/rand/v2"
-
 	"testing"
-
-	"github.com/ptsghmc/ptsghmc/diagnose"
 )
 
 func TestRHatESS(t *testing.T) {
@@ -20,13 +17,13 @@ func TestRHatESS(t *testing.T) {
 			shifted[c] = append(shifted[c], v+float64(c))
 		}
 	}
-	if r := diagnose.SplitRHat(iid); r > 1.02 {
+	if r := SplitRHat(iid); r > 1.02 {
 		t.Errorf("iid chains: R-hat %v", r)
 	}
-	if r := diagnose.SplitRHat(shifted); r < 1.5 {
+	if r := SplitRHat(shifted); r < 1.5 {
 		t.Errorf("shifted chains: R-hat %v", r)
 	}
-	if e := diagnose.BulkESS(iid); e < 1200 || e > 2000 {
+	if e := BulkESS(iid); e < 1200 || e > 2000 {
 		t.Errorf("iid chains: ESS %v of 1600 draws", e)
 	}
 	// AR(1) with rho 0.9: ESS about n (1-rho)/(1+rho) = 1600/19 = 84
@@ -38,7 +35,7 @@ func TestRHatESS(t *testing.T) {
 			ar[c] = append(ar[c], x)
 		}
 	}
-	if e := diagnose.BulkESS(ar); e < 40 || e > 170 {
+	if e := BulkESS(ar); e < 40 || e > 170 {
 		t.Errorf("AR(1) chains: ESS %v, expected about 84", e)
 	}
 }
