@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -289,26 +288,8 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 		return nil, err
 	}
 	r.optimiser = !info.Sampler
-	kernel, err := kernelFrom(cfg, r.kernels, tr.N, stepScale(cfg, 1))
-	if err != nil {
+	if r.pt, err = NewPT(p.setup, cfg, tr.N); err != nil {
 		return nil, err
-	}
-	r.pt = &sampler.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
-		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(),
-		NoiseCorrection: cfg.NoiseCorrection}
-	if len(temps) > 1 {
-		r.pt.Every = cfg.Exchange
-		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
-		rule, ok := runspec.LookupExchange(p.setup.ExchangeRules(), cfg.XTest)
-		if !ok {
-			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(runspec.ExchangeNames(p.setup.ExchangeRules()), ", "))
-		}
-		if r.pt.Exchange, err = rule.New(cfg); err != nil {
-			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)
-		}
-		if cfg.Ladder == "adaptive" {
-			r.pt.Adapt = &sampler.LadderAdaptation{SwapTarget: cfg.SwapTarget}
-		}
 	}
 	// Replicas step in parallel goroutines; each BLAS call then uses one
 	// thread, or the cores are oversubscribed (set while the run trains).

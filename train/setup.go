@@ -2,10 +2,12 @@ package train
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // prepared is what creating or resuming a run computes once and shares
@@ -54,4 +56,39 @@ func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
 		return p.model, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", cfg.ModelName(), cfg.Shapes, p.model.Layout)
 	}
 	return p.model, nil
+}
+
+// NewPT returns the sampler a run of cfg drives on training data of n
+// examples, with the registries of s: the kernel (at the first step's
+// learning rate), the posterior temperature and ladder, the health watch,
+// the preconditioner and noise correction, and with more than one rung the
+// exchange rule, its pairing and the ladder's adaptation. Runs build their
+// sampler here, and so does ptsghmc bench, so both step the same sampler.
+func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*sampler.PT, error) {
+	temps, err := cfg.Temps()
+	if err != nil {
+		return nil, err
+	}
+	kernel, err := kernelFrom(cfg, s.Kernels, n, stepScale(cfg, 1))
+	if err != nil {
+		return nil, err
+	}
+	pt := &sampler.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
+		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(),
+		NoiseCorrection: cfg.NoiseCorrection}
+	if len(temps) > 1 {
+		pt.Every = cfg.Exchange
+		pt.Scheme = sampler.Scheme(cfg.Scheme)
+		rule, ok := runspec.LookupExchange(s.ExchangeRules(), cfg.XTest)
+		if !ok {
+			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(runspec.ExchangeNames(s.ExchangeRules()), ", "))
+		}
+		if pt.Exchange, err = rule.New(cfg); err != nil {
+			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)
+		}
+		if cfg.Ladder == "adaptive" {
+			pt.Adapt = &sampler.LadderAdaptation{SwapTarget: cfg.SwapTarget}
+		}
+	}
+	return pt, nil
 }
