@@ -39,6 +39,8 @@ func argmax(p []float64) int {
 // Predictor evaluates a model's logits on every example of a data set, in
 // batches of its evaluator's size, reusing its buffers.
 type Predictor struct {
+	// Eval computes the logits (NewLogitEvaluator gives one on a run's
+	// engine).
 	Eval   autodiff.Evaluator
 	logits []float64
 	idx    []int
