@@ -30,7 +30,7 @@ func PredictorShards(m nn.Model) int {
 
 // NewLogitEvaluator returns an evaluator of model's logits for validation and
 // prediction on engine (Config.RunEngine): a graph model's batches are
-// split over predictorShards forward graphs in parallel (its callers give BLAS one thread per call
+// split over PredictorShards forward graphs in parallel (its callers give BLAS one thread per call
 // while it runs).
 func NewLogitEvaluator(engine autodiff.Engine, m nn.Model, dtype autodiff.DType) (autodiff.Evaluator, error) {
 	if m.MLP != nil && engine == autodiff.EngineGraph {

@@ -42,7 +42,7 @@ type Run struct {
 	last    rundir.MetricsLine // the last metrics line written
 	warned  []warnedAt         // per rung: the last health window warned about
 	// threads is how many threads one BLAS call may use while the run
-	// computes (0: the process's setting; see withBLASThreads).
+	// computes (0: the process's setting; see evaluate.WithBLASThreads).
 	threads int
 	lock    *rundir.Lock // the writer's lock of Dir, released by Close
 	// kernels is the registry the run's kernel is of (nil:
@@ -202,7 +202,7 @@ func sayUnsupported(engine autodiff.Engine, model nn.Model) {
 
 // autoShards returns how many graphs one gradient is split over when the
 // config leaves it to the run: the cores each rung gets when every chain of
-// the process steps its rungs in parallel (at least 1, at most maxShards).
+// the process steps its rungs in parallel (at least 1, at most evaluate.MaxShards).
 func autoShards(cfg runspec.Config) int {
 	cores := runtime.GOMAXPROCS(0)
 	rungs := max(cfg.Replicas, 1)

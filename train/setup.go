@@ -18,7 +18,7 @@ import (
 type prepared struct {
 	tr, val *datasets.Dataset
 	model   nn.Model
-	key     string                // modelKey of the config the model was built from
+	key     string                // runspec.ModelKey of the config the model was built from
 	reg     runspec.ModelRegistry // the registry it was built from
 	setup   runspec.Setup         // the registries of kernels and exchange rules
 }
@@ -45,7 +45,7 @@ func prepare(s runspec.Setup, cfg runspec.Config) (*prepared, error) {
 }
 
 // modelFor returns the model of cfg: the prepared one when cfg describes
-// the same model (the settings modelKey lists) and, if cfg records
+// the same model (the settings runspec.ModelKey lists) and, if cfg records
 // parameter shapes, the model has them; otherwise cfg's own, built (a chain
 // whose checkpoint describes another model than the run's config).
 func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
