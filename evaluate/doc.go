@@ -1,6 +1,7 @@
 // Package evaluate scores what a run's samples predict: the
 // posterior-predictive ensemble of one or more run directories on test
-// data, the tests of its uncertainty, and the export of the samples.
+// data, and the tests of its uncertainty (package export writes the
+// samples for other tools).
 //
 // Evaluate (EvaluateWith) reads the runs' samples (package rundir; a run
 // of several chains pools those with samples at their last checkpoint) and
@@ -18,7 +19,4 @@
 // of the UncertaintyScores), selective prediction (RiskCoverage), dataset
 // shift (RotateImages, NoisyImages; ShiftResult) and baselines pooled from
 // several runs (PredictorInfo, from the runs' timing files).
-//
-// ExportNPZ writes the samples of runs, and their test log-likelihoods,
-// for NumPy.
 package evaluate

@@ -10,6 +10,7 @@ import (
 
 	"codeberg.org/sbinet/npyio/npz"
 	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/export"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 )
@@ -62,7 +63,7 @@ func TestExportNPZ(t *testing.T) {
 	trainSmall(t, b, 80, 2)  // 4 samples
 	data := smallData(t)
 	out := filepath.Join(t.TempDir(), "post.npz")
-	sum, err := evaluate.ExportNPZ(out, []string{a, b}, data)
+	sum, err := export.NPZ(out, []string{a, b}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestExportNPZErrors(t *testing.T) {
 		{[]string{a, other}, "cannot export together"},
 		{[]string{filepath.Join(t.TempDir(), "missing")}, "missing"},
 	} {
-		if _, err := evaluate.ExportNPZ(out, tc.runs, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := export.NPZ(out, tc.runs, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("runs %v: error %v, want one containing %q", tc.runs, err, tc.want)
 		}
 	}

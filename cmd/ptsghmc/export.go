@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/export"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
@@ -62,7 +62,7 @@ flags:`)
 			}
 		}
 	}
-	sum, err := evaluate.ExportNPZ(*out, runs, test)
+	sum, err := export.NPZ(*out, runs, test)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/export"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
@@ -55,7 +56,7 @@ func run(data, out, arch string, steps int) error {
 	fmt.Printf("%d samples: accuracy %.4f, NLL %.4f, ECE %.4f, Brier %.4f\n", e.Samples, e.Accuracy, e.NLL, e.ECE, e.Brier)
 
 	npz := filepath.Join(out, "posterior.npz")
-	if _, err := evaluate.ExportNPZ(npz, []string{out}, test); err != nil {
+	if _, err := export.NPZ(npz, []string{out}, test); err != nil {
 		return err
 	}
 	fmt.Println("samples and test log-likelihoods written to", npz)

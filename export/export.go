@@ -1,4 +1,4 @@
-package evaluate
+package export
 
 import (
 	"fmt"
@@ -10,47 +10,48 @@ import (
 	"codeberg.org/sbinet/npyio/npz"
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // Export file entries besides the learnables.
 const (
-	// ExportStep is the step each sample was taken at, int64 [samples].
-	ExportStep = "step"
-	// ExportChain is the chain each sample came from, int64 [samples]: an
-	// index into ExportChainDirs.
-	ExportChain = "chain"
-	// ExportChainDirs are the chains' run directories, in order.
-	ExportChainDirs = "chain_dirs"
-	// ExportLogLik is the per-example log-likelihood log p(y_i | x_i, theta)
+	// Step is the step each sample was taken at, int64 [samples].
+	Step = "step"
+	// Chain is the chain each sample came from, int64 [samples]: an
+	// index into ChainDirs.
+	Chain = "chain"
+	// ChainDirs are the chains' run directories, in order.
+	ChainDirs = "chain_dirs"
+	// LogLik is the per-example log-likelihood log p(y_i | x_i, theta)
 	// of each chain's draws, float64 [chains, draws, examples].
-	ExportLogLik = "log_likelihood"
-	// ExportLogLikStep is the step of each draw of ExportLogLik, int64
+	LogLik = "log_likelihood"
+	// LogLikStep is the step of each draw of LogLik, int64
 	// [chains, draws].
-	ExportLogLikStep = "log_likelihood_step"
+	LogLikStep = "log_likelihood_step"
 )
 
-// ExportSummary describes what ExportNPZ wrote.
-type ExportSummary struct {
+// Summary describes what NPZ wrote.
+type Summary struct {
 	Chains     []string  // the chains' run directories
 	Draws      []int     // samples per chain
 	Learnables nn.Layout // the parameter arrays (the model's learnables), each with a leading sample axis
 	DType      string    // float32 or float64, as stored in the samples files
-	// LogLikDraws is the number of draws per chain in ExportLogLik (the
+	// LogLikDraws is the number of draws per chain in LogLik (the
 	// shortest chain's count; 0 without data).
 	LogLikDraws int
 	Dropped     int // chains whose samples file ended in a torn record (ignored)
 }
 
-// ExportNPZ writes the rung-1 samples of runs (a run of several chains
+// NPZ writes the rung-1 samples of runs (a run of several chains
 // stands for all of them) to path as a NumPy .npz archive:
 //
 //   - one array per learnable (the Layout of the runs' model), named after
 //     it, of shape [samples, shape...], in the stored precision;
-//   - ExportStep and ExportChain, [samples], and ExportChainDirs;
-//   - with data not nil, ExportLogLik [chains, draws, examples] and
-//     ExportLogLikStep [chains, draws], the input of ArviZ's LOO and WAIC.
+//   - Step and Chain, [samples], and ChainDirs;
+//   - with data not nil, LogLik [chains, draws, examples] and
+//     LogLikStep [chains, draws], the input of ArviZ's LOO and WAIC.
 //     ArviZ needs the same number of draws in every chain: chains with more
 //     samples than the shortest contribute their first draws only (so draw d
 //     is at the same step in chains of the same configuration); the weight
@@ -59,7 +60,7 @@ type ExportSummary struct {
 // The samples are held in memory (the size of the samples files; the peak
 // resident memory was about twice that for a 383 MB samples file). The
 // archive is written to a temporary file renamed to path once complete.
-func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSummary, error) {
+func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("export: no runs")
 	}
@@ -67,7 +68,7 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 	if err != nil {
 		return nil, err
 	}
-	sum := &ExportSummary{Chains: dirs}
+	sum := &Summary{Chains: dirs}
 	var model nn.Model
 	var engine autodiff.Engine
 	total := 0
@@ -103,11 +104,11 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 	}
 	sum.Learnables = model.Layout
 
-	var ens *Ensemble
+	var ens *evaluate.Ensemble
 	var loglik [][][]float64
 	var llStep [][]int64
 	if data != nil {
-		if ens, err = NewModelEnsembleOn(engine, model, data); err != nil {
+		if ens, err = evaluate.NewModelEnsembleOn(engine, model, data); err != nil {
 			return nil, err
 		}
 		sum.LogLikDraws = sum.Draws[0]
@@ -172,7 +173,7 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	fail := func(err error) (*ExportSummary, error) {
+	fail := func(err error) (*Summary, error) {
 		w.Close()
 		os.Remove(tmp)
 		return nil, fmt.Errorf("export %s: %w", path, err)
@@ -191,15 +192,15 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 	entries := []struct {
 		name string
 		v    any
-	}{{ExportStep, steps}, {ExportChain, chains}, {ExportChainDirs, dirs}}
+	}{{Step, steps}, {Chain, chains}, {ChainDirs, dirs}}
 	if ens != nil {
 		entries = append(entries, struct {
 			name string
 			v    any
-		}{ExportLogLik, loglik}, struct {
+		}{LogLik, loglik}, struct {
 			name string
 			v    any
-		}{ExportLogLikStep, llStep})
+		}{LogLikStep, llStep})
 	}
 	for _, e := range entries {
 		if err := w.Write(e.name+".npy", e.v); err != nil {
@@ -219,7 +220,7 @@ func ExportNPZ(path string, runs []string, data *datasets.Dataset) (*ExportSumma
 
 // exampleLogLik returns log p(y_i | x_i, theta) for every example of the
 // ensemble's data.
-func exampleLogLik(ens *Ensemble, theta []float64) ([]float64, error) {
+func exampleLogLik(ens *evaluate.Ensemble, theta []float64) ([]float64, error) {
 	// The ensemble computes each sample's probabilities into Last; its
 	// running sums are not used here.
 	if err := ens.Add(theta); err != nil {

@@ -1,4 +1,4 @@
-package evaluate_test
+package export_test
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 
 	"codeberg.org/sbinet/npyio/npz"
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/export"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
 // Example_exportNames lists the named arrays of an MLP's flat parameter
-// vector (its learnables), as ExportNPZ names them.
+// vector (its learnables), as NPZ names them.
 func Example_exportNames() {
 	for _, l := range (nn.Spec{Sizes: []int{784, 100, 10}, PriorPrecision: []float64{1}}).Layout() {
 		fmt.Println(l.Name, l.Shape, l.Offset)
@@ -28,10 +28,10 @@ func Example_exportNames() {
 	// b1 [10] 79500
 }
 
-// ExampleExportNPZ trains two small chains and exports their samples with
+// ExampleNPZ trains two small chains and exports their samples with
 // the per-example log-likelihoods of held-out data, then reads the archive's
 // shapes back.
-func ExampleExportNPZ() {
+func ExampleNPZ() {
 	rng := rand.New(rand.NewPCG(1, 2))
 	data, _ := datasets.SyntheticImages(300, 16, 3, rng)
 	test, _ := datasets.SyntheticImages(50, 16, 3, rng)
@@ -53,7 +53,7 @@ func ExampleExportNPZ() {
 	run.Close()
 
 	out := filepath.Join(dir, "posterior.npz")
-	if _, err := evaluate.ExportNPZ(out, []string{filepath.Join(dir, "run")}, test); err != nil {
+	if _, err := export.NPZ(out, []string{filepath.Join(dir, "run")}, test); err != nil {
 		fmt.Println(err)
 		return
 	}
