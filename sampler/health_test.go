@@ -80,6 +80,8 @@ func TestHealthGrade(t *testing.T) {
 		{"integration ok", HealthFigures{Kinetic: 1, Budget: 0.1, IntMeasured: true, IntSDError: 0.04}, HealthOK},
 		{"integration warns", HealthFigures{Kinetic: 1, Budget: 0.1, IntMeasured: true, IntSDError: 0.07}, HealthWarn},
 		{"integration fails", HealthFigures{Kinetic: 1, Budget: 0.1, IntMeasured: true, IntSDError: 0.12}, HealthFail},
+		{"integration within its tolerance", HealthFigures{Kinetic: 1, Budget: 0.1, IntMeasured: true, IntSDError: 0.07, IntSDTol: 0.03}, HealthOK},
+		{"integration beyond its tolerance", HealthFigures{Kinetic: 1, Budget: 0.1, IntMeasured: true, IntSDError: 0.14, IntSDTol: 0.03}, HealthFail},
 	} {
 		if got := tc.f.grade(); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
