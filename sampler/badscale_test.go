@@ -40,11 +40,14 @@ type badScale struct {
 	rng   *rand.Rand
 }
 
-// badScaleSD is the predictors' sd: 100 rather than the issue's "about
-// 200", so that this draw reproduces the issue's figures (coefficient sds
-// about 0.001, and the full-batch chain at lr 3e-5 within 1.00-1.05 of
-// them). At 200 this draw's stiffest direction has omega h = 1.25 at lr
-// 3e-5 and the full-batch chain's coefficient sds are 11-20% wide.
+// badScaleSD is the predictors' sd of most bad-scale tests: 100 rather than
+// the issue's "about 200", so that the case reproduces the issue's table
+// (coefficient sds about 0.001, and the full-batch chain at lr 3e-5 within
+// 1.00-1.05 of them). At 200 the stiffest direction has omega h = 1.29 at
+// lr 3e-5, not by this draw's chance but in expectation (X'X is about
+// 100 * 200^2 times the correlation matrix, whose largest eigenvalue is
+// 1.38), and the full-batch chain's coefficient sds are 13-20% wide:
+// TestBadScaleHealth and TestBadScalePreconditioned run there too.
 const badScaleSD = 100.0
 
 // badScaleCorr are the predictors' pairwise correlations, row by row of the
