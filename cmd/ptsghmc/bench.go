@@ -16,6 +16,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/gonum/blas"
@@ -209,13 +210,22 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 	if err != nil {
 		return res, err
 	}
-	temps := []float64{1}
+	// the sampler a training run of these settings steps (train.NewPT):
+	// sgnht replicas on a geometric ladder to T = 10, train's exchange test
+	cfg := runspec.DefaultConfig()
+	cfg.Arch, cfg.Batch, cfg.Exchange, cfg.TMax = c.arch, c.batch, c.every, 10
+	cfg.Sampler, cfg.Replicas = "sgnht", 1
+	if c.replicas > 1 {
+		cfg.Sampler, cfg.Replicas = runspec.PTSGHMC, c.replicas
+	}
+	pt, err := train.NewPT(runspec.Setup{}, cfg, data.N)
+	if err != nil {
+		return res, fmt.Errorf("bench: %w", err)
+	}
+	temps := pt.Temps
 	threads := autodiff.BLASThreads()
 	defer autodiff.SetBLASThreads(threads)
 	if c.replicas > 1 {
-		if temps, err = sampler.GeometricLadder(c.replicas, 10); err != nil {
-			return res, err
-		}
 		autodiff.SetBLASThreads(1)
 	}
 	var gradNS atomic.Int64
@@ -240,13 +250,6 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 		}
 		pots[j] = timedPotential{p, &gradNS}
 	}
-	corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{})
-	if err != nil {
-		return res, err
-	}
-	defaults := train.DefaultConfig() // the exchange's early-decision rules, as train runs them
-	pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: temps, Every: c.every,
-		Exchange: &sampler.Exchanger{Batch: c.batch, Correction: corr, Margin: defaults.XMargin, Tolerance: defaults.XTolerance}}
 	starts := make([][]float64, len(temps))
 	if c.sharedStart {
 		starts = starts[:1]
@@ -548,7 +551,12 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 	}
 	var gradNS atomic.Int64
 	pots := []sampler.Potential{timedPotential{p, &gradNS}}
-	pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-4, Diffusion: 10}, Temps: []float64{1}}
+	cfg := runspec.DefaultConfig() // the sampler of a training run: one sgnht chain
+	cfg.Sampler, cfg.Replicas, cfg.Batch = "sgnht", 1, c.batch
+	pt, err := train.NewPT(runspec.Setup{}, cfg, data.N)
+	if err != nil {
+		return res, fmt.Errorf("bench: %w", err)
+	}
 	theta := make([]float64, model.NumParams())
 	model.Layout.Init(theta, rng)
 	st, err := pt.Init([][]float64{theta}, 1)
