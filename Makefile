@@ -68,12 +68,12 @@ ladder-check: build
 # docs/tempering.md's table of where PT earns its cost: gauss1d4 plus a
 # Gaussian block of d = 10..10,000 dimensions, PT with its adapted ladder
 # against the same ladder with swaps off and 10 independent chains, 500,000
-# gradient evaluations each, seeds 1-3. It rewrites train/tempering_sweep.json
+# gradient evaluations each, seeds 1-3. It rewrites diagnose/tempering_sweep.json
 # (the table the end-of-run advice quotes) and docs/tempering-sweep.png.
 # SWEEP_2D=1 adds the gauss2d5 sweep (d = 10..1,000) to docs/tempering-2d.json.
 tempering-sweep: build
 	GOMAXPROCS=1 ./$(BIN) tempering-sweep --target gauss1d4 --dims 10,30,100,300,1000,10000 --seeds 1,2,3 --budget 500000 \
-		--json train/tempering_sweep.json --plot docs/tempering-sweep.png
+		--json diagnose/tempering_sweep.json --plot docs/tempering-sweep.png
 	if [ -n "$(SWEEP_2D)" ]; then GOMAXPROCS=1 ./$(BIN) tempering-sweep --target gauss2d5 --dims 10,100,1000 --seeds 1,2,3 --budget 500000 \
 		--json docs/tempering-2d.json; fi
 

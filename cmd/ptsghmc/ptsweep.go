@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 )
@@ -206,7 +206,7 @@ func runTemperingSweep(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&o.h, "h", 0.2, "SGNHT step size")
 	fs.Float64Var(&o.diffusion, "diffusion", 1, "SGNHT diffusion A")
 	fracs := fs.String("fractions", "0.25,0.5,1", "budget fractions at which the errors are recorded")
-	jsonOut := fs.String("json", "", "write the sweep as JSON here (train/tempering_sweep.json is the one the advice quotes)")
+	jsonOut := fs.String("json", "", "write the sweep as JSON here (diagnose/tempering_sweep.json is the one the advice quotes)")
 	plotPath := fs.String("plot", "", "write a PNG: each method's error against the block dimension, and PT's Lambda")
 	from := fs.String("from", "", "run nothing: print the table (and --plot) of a sweep saved with --json")
 	fs.Usage = func() {
@@ -233,7 +233,7 @@ flags:`)
 		if err != nil {
 			return err
 		}
-		var sw train.PTSweep
+		var sw diagnose.PTSweep
 		if err := json.Unmarshal(b, &sw); err != nil {
 			return fmt.Errorf("read %s: %w", *from, err)
 		}
@@ -259,10 +259,10 @@ flags:`)
 	if err := o.validate(); err != nil {
 		return err
 	}
-	sw := &train.PTSweep{Command: "ptsghmc tempering-sweep " + strings.Join(args, " "), Target: o.target, Budget: o.budget,
+	sw := &diagnose.PTSweep{Command: "ptsghmc tempering-sweep " + strings.Join(args, " "), Target: o.target, Budget: o.budget,
 		Replicas: o.replicas, TMax: o.tmax, BurnIn: o.burnin, Fractions: o.fractions}
 	for _, d := range ds {
-		row := train.PTSweepRow{Dim: d, Seeds: ss, Error: map[string][][]float64{}}
+		row := diagnose.PTSweepRow{Dim: d, Seeds: ss, Error: map[string][][]float64{}}
 		for _, seed := range ss {
 			errs, st, err := sweepCase(o, d, seed)
 			if err != nil {
@@ -277,7 +277,7 @@ flags:`)
 			row.LambdaTuned = append(row.LambdaTuned, tuned)
 			row.Ladder = append(row.Ladder, append([]float64(nil), st.Temps...))
 			row.RoundTrips = append(row.RoundTrips, st.Stats.WinRoundTrips)
-			for _, m := range train.PTSweepMethods {
+			for _, m := range diagnose.PTSweepMethods {
 				row.Error[m] = append(row.Error[m], errs[m])
 			}
 			fmt.Fprintf(stderr, "d %d seed %d: Lambda %.3g (tuned %.3g), round trips %d; error PT %.3f, swaps off %.3f, independent %.3f\n",
@@ -312,13 +312,13 @@ func spread(x []float64, prec int) string {
 	if len(x) == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.*f (%.*f-%.*f)", prec, train.Median(x), prec, slices.Min(x), prec, slices.Max(x))
+	return fmt.Sprintf("%.*f (%.*f-%.*f)", prec, diagnose.Median(x), prec, slices.Min(x), prec, slices.Max(x))
 }
 
 // writeSweepTable prints the sweep as markdown: per block dimension, PT's
 // barrier and each method's error at the full budget, then the medians at
 // each budget fraction.
-func writeSweepTable(w io.Writer, sw *train.PTSweep) error {
+func writeSweepTable(w io.Writer, sw *diagnose.PTSweep) error {
 	fmt.Fprintf(w, "%s + d-dimensional Gaussian block; %d gradient evaluations per method and seed (%d steps x %d replicas, burn-in %d); median (min-max) over seeds\n\n",
 		sw.Target, sw.Budget, sw.Budget/sw.Replicas, sw.Replicas, sw.BurnIn)
 	fmt.Fprintln(w, "| d | seeds | Lambda after burn-in | Lambda tuned | round trips | PT (adapted ladder) | same ladder, swaps off | independent chains | best |")
@@ -329,8 +329,8 @@ func writeSweepTable(w io.Writer, sw *train.PTSweep) error {
 			trips[i] = float64(t)
 		}
 		best, bestErr := "", math.Inf(1)
-		for _, m := range train.PTSweepMethods {
-			if e := train.Median(r.Final(m)); e < bestErr {
+		for _, m := range diagnose.PTSweepMethods {
+			if e := diagnose.Median(r.Final(m)); e < bestErr {
 				best, bestErr = m, e
 			}
 		}
@@ -343,14 +343,14 @@ func writeSweepTable(w io.Writer, sw *train.PTSweep) error {
 	}
 	fmt.Fprintf(w, "\n|---|---|%s\n", strings.Repeat("---|", len(sw.Fractions)))
 	for _, r := range sw.Rows {
-		for _, m := range train.PTSweepMethods {
+		for _, m := range diagnose.PTSweepMethods {
 			fmt.Fprintf(w, "| %d | %s |", r.Dim, m)
 			for f := range sw.Fractions {
 				var e []float64
 				for _, s := range r.Error[m] {
 					e = append(e, s[f])
 				}
-				fmt.Fprintf(w, " %.3f |", train.Median(e))
+				fmt.Fprintf(w, " %.3f |", diagnose.Median(e))
 			}
 			fmt.Fprintln(w)
 		}
@@ -360,15 +360,15 @@ func writeSweepTable(w io.Writer, sw *train.PTSweep) error {
 
 // plotSweep draws each method's median error at the full budget against
 // log10 of the block dimension, and PT's measured Lambda beside it.
-func plotSweep(path string, sw *train.PTSweep) error {
+func plotSweep(path string, sw *diagnose.PTSweep) error {
 	left := plot.New()
 	left.Title.Text = fmt.Sprintf("%s + Gaussian block, %d gradient evaluations", sw.Target, sw.Budget)
 	left.X.Label.Text = "log10 block dimension"
 	left.Y.Label.Text = "largest mode-weight error (median over seeds)"
-	for i, m := range train.PTSweepMethods {
+	for i, m := range diagnose.PTSweepMethods {
 		xy := make(plotter.XYs, len(sw.Rows))
 		for j, r := range sw.Rows {
-			xy[j] = plotter.XY{X: math.Log10(float64(r.Dim)), Y: train.Median(r.Final(m))}
+			xy[j] = plotter.XY{X: math.Log10(float64(r.Dim)), Y: diagnose.Median(r.Final(m))}
 		}
 		if err := addLine(left, m, xy, i); err != nil {
 			return err
@@ -385,7 +385,7 @@ func plotSweep(path string, sw *train.PTSweep) error {
 			if i == 1 {
 				v = r.LambdaTuned
 			}
-			xy[j] = plotter.XY{X: math.Log10(float64(r.Dim)), Y: train.Median(v)}
+			xy[j] = plotter.XY{X: math.Log10(float64(r.Dim)), Y: diagnose.Median(v)}
 		}
 		if err := addLine(right, which, xy, i); err != nil {
 			return err

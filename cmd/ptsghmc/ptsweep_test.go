@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/diagnose"
 )
 
 // TestTemperingSweepCrossover runs a small tempering sweep (seed 1, 100,000
@@ -33,7 +33,7 @@ func TestTemperingSweepCrossover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sw train.PTSweep
+	var sw diagnose.PTSweep
 	if err := json.Unmarshal(b, &sw); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
-package train
+package diagnose
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -57,7 +58,7 @@ func TestPTVerdict(t *testing.T) {
 }
 
 // TestTemperingVerdict checks that a run's tempering section carries the
-// measured sweep's verdict (the embedded train/tempering_sweep.json) and
+// measured sweep's verdict (the embedded diagnose/tempering_sweep.json) and
 // that it changes with the measured barrier: a ladder with rejection 0.3
 // per pair fits PT and gets no warning; one whose pairs reject nearly
 // always (the 784-32-10 case, Lambda 2.99 on 4 rungs) gets a
@@ -67,7 +68,7 @@ func TestTemperingVerdict(t *testing.T) {
 	if _, err := MeasuredPTSweep(); err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig()
+	cfg := runspec.DefaultConfig()
 	cfg.Exchange, cfg.BurnIn = 10, 1000
 	cases := []struct {
 		name    string

@@ -1,4 +1,4 @@
-package train
+package diagnose
 
 import (
 	_ "embed"
@@ -94,7 +94,7 @@ func Median(x []float64) float64 {
 var ptSweepJSON []byte
 
 // MeasuredPTSweep returns the sweep recorded in docs/tempering.md (embedded
-// from train/tempering_sweep.json, which `make tempering-sweep` writes).
+// from diagnose/tempering_sweep.json, which `make tempering-sweep` writes).
 func MeasuredPTSweep() (*PTSweep, error) {
 	var s PTSweep
 	if err := json.Unmarshal(ptSweepJSON, &s); err != nil {
