@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -112,4 +113,23 @@ func TestTemperingVerdict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ExamplePTSweep_PTVerdict asks the measured sweep whether PT is the right
+// tool for three runs of 4 rungs: swaps accepted freely, at the edge, and
+// the issue's 784-32-10 network whose pairs rejected nearly every swap.
+func ExamplePTSweep_PTVerdict() {
+	sw, err := MeasuredPTSweep()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, lambda := range []float64{0.9, 2.92, 2.99} {
+		fits, text := sw.PTVerdict(lambda, 4, 10)
+		fmt.Printf("Lambda %.2f on 4 rungs: PT fits %v, independent chains advised %v\n", lambda, fits, strings.Contains(text, "--sampler sgnht --chains 4"))
+	}
+	// Output:
+	// Lambda 0.90 on 4 rungs: PT fits true, independent chains advised false
+	// Lambda 2.92 on 4 rungs: PT fits true, independent chains advised true
+	// Lambda 2.99 on 4 rungs: PT fits false, independent chains advised true
 }
