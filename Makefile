@@ -64,7 +64,7 @@ report-check: build
 ladder-check: build
 	scripts/ladder_check.sh ./$(BIN) $(DATA) runs/ladder-check
 
-# tempering-sweep (not part of test: about 12 minutes of one core) is
+# tempering-sweep (not part of test: about 11 minutes of CPU on one core) is
 # docs/tempering.md's table of where PT earns its cost: gauss1d4 plus a
 # Gaussian block of d = 10..10,000 dimensions, PT with its adapted ladder
 # against the same ladder with swaps off and 10 independent chains, 500,000
