@@ -237,6 +237,16 @@ func (hl *Health) ObserveState(k Frictional, xiBefore float64, s *State, step, w
 	return hl.observe(k, xiBefore, s.kineticAfterStep(), s.Kinetic, s.Work, len(s.P), step, window, afterBurnIn)
 }
 
+// ObserveStep records one step of kernel k as Observe does, with the
+// step's kick terms w (not Valid: none), which measure the integration
+// error separately from the gradient noise. kinEnd is p'p/D after the step
+// (State.KineticAfterStep), kinMid the mid-step kinetic temperature
+// (State.Kinetic) and dim the dimension. It returns true at the end of a
+// window.
+func (hl *Health) ObserveStep(k Frictional, xiBefore, kinEnd, kinMid float64, w StepWork, dim, step, window int, afterBurnIn bool) bool {
+	return hl.observe(k, xiBefore, kinEnd, kinMid, w, dim, step, window, afterBurnIn)
+}
+
 // observe is Observe with the step's kick terms w (not Valid: none).
 func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w StepWork, dim, step, window int, afterBurnIn bool) bool {
 	if window <= 0 {
@@ -422,13 +432,19 @@ func (hl *Health) stepScale() float64 {
 	return hl.StepScale
 }
 
-// adaptStep moves the step after a window toward the one whose noise
+// Multiplier returns the multiplier of the kernel's step: StepScale, or
+// 1 when it is 0.
+func (hl *Health) Multiplier() float64 { return hl.stepScale() }
+
+// AdaptStep moves the step after a window toward the one whose noise
 // share is target: when the share exceeds target, or falls below target/2
 // while the step is below the configured one, the multiplier changes by
 // the square root of the noise ratio (the gradient noise per step goes as
 // h^2 at a fixed friction per step), by at most a factor 4 down or 2 up per
-// window, and stays within [1/64, 1]. It returns the factor applied.
-func (hl *Health) adaptStep(target float64) float64 {
+// window, and stays within [1/64, 1]. It returns the factor applied. A
+// noise-aware run (tempering.PT.NoiseTarget) calls it at the end of every
+// burn-in window.
+func (hl *Health) AdaptStep(target float64) float64 {
 	f := hl.Last
 	if f.GradNoise <= 0 || f.Share <= target && (f.Share >= target/2 || hl.stepScale() >= 1) {
 		return 1

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // Checkpoint file format, RUNDIR/checkpoint:
@@ -36,17 +37,17 @@ type Checkpoint struct {
 	Rungs   []RungState
 	Streams [][]byte // per rung, then the exchange stream
 	Batches []datasets.Batches
-	Stats   sampler.PTStats
-	Temps   []float64           // the current ladder (absent in checkpoints of older versions: the config's)
-	Tuning  sampler.TuningState // ladder tuning progress and history
-	Samples int                 // samples in the samples file
-	Metrics int64               // bytes of metrics.jsonl
+	Stats   tempering.PTStats
+	Temps   []float64             // the current ladder (absent in checkpoints of older versions: the config's)
+	Tuning  tempering.TuningState // ladder tuning progress and history
+	Samples int                   // samples in the samples file
+	Metrics int64                 // bytes of metrics.jsonl
 	// Mass holds each rung's preconditioner estimate while burn-in
 	// estimates one (absent otherwise, and in checkpoints older than it).
-	Mass []sampler.MassEstimate
+	Mass []tempering.MassEstimate
 	// Noise holds each rung's gradient-noise estimate while burn-in
 	// estimates one (Config.NoiseCorrection).
-	Noise []sampler.NoiseEstimate
+	Noise []tempering.NoiseEstimate
 }
 
 // RungState is one rung's saved state. Mass is its diagonal mass matrix
@@ -116,7 +117,7 @@ func WriteCheckpoint(dir string, c *Checkpoint) error {
 // config, the sampler state st (with what its kernel k keeps of its own), each rung's minibatch order, and the
 // lengths of its samples file (records) and metrics file (bytes). The
 // checkpoint shares st's slices; write it before stepping on.
-func checkpointOf(cfg Config, k sampler.Kernel, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*Checkpoint, error) {
+func checkpointOf(cfg Config, k sampler.Kernel, st *tempering.PTState, batches []datasets.Batches, samples int, metrics int64) (*Checkpoint, error) {
 	c := &Checkpoint{Config: cfg, Steps: st.Steps, Rounds: st.Rounds, Stats: st.Stats,
 		Temps: st.Temps, Tuning: st.Tuning, Samples: samples, Metrics: metrics, Batches: batches, Mass: st.Mass, Noise: st.Noise}
 	for j, s := range st.Rungs {
@@ -289,11 +290,11 @@ func finiteAll(x []float64) bool {
 // restore validates c against the run it is restored into (pt, a model of
 // dim parameters, n training examples) and returns its sampler state.
 // Every error wraps ErrCheckpoint.
-func (c *Checkpoint) restore(cfg Config, pt *sampler.PT, dim, n int) (*sampler.PTState, error) {
+func (c *Checkpoint) restore(cfg Config, pt *tempering.PT, dim, n int) (*tempering.PTState, error) {
 	if err := c.validateFor(cfg, dim, len(pt.Temps), n); err != nil {
 		return nil, err
 	}
-	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning, Mass: c.Mass, Noise: c.Noise}
+	st := &tempering.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning, Mass: c.Mass, Noise: c.Noise}
 	if st.Temps == nil { // written before the ladder was state
 		st.Temps = append([]float64(nil), pt.Temps...)
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // fuzzRun is a finished small run whose files the checkpoint fuzzer
@@ -133,7 +133,7 @@ func FuzzCheckpoint(f *testing.F) {
 			return
 		}
 		n := tr.N
-		st, err := c.restore(cfg, &sampler.PT{Temps: temps}, spec.NumParams(), n)
+		st, err := c.restore(cfg, &tempering.PT{Temps: temps}, spec.NumParams(), n)
 		if err != nil {
 			if !errors.Is(err, ErrCheckpoint) {
 				t.Fatalf("error does not wrap ErrCheckpoint: %v", err)

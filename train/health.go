@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // HealthMetrics are the health figures a metrics line carries: per rung,
@@ -31,7 +32,7 @@ type HealthMetrics struct {
 func healthWindow(cfg Config) int { return 5 * cfg.LogEvery }
 
 // healthMetrics returns st's health figures for a metrics line.
-func healthMetrics(st *sampler.PTState) HealthMetrics {
+func healthMetrics(st *tempering.PTState) HealthMetrics {
 	var m HealthMetrics
 	for _, hl := range st.Stats.Health {
 		if hl.Windows == 0 {
@@ -89,7 +90,7 @@ func (r *Run) Health() *HealthReport { return HealthOf(r.state, r.Cfg) }
 
 // HealthOf returns the health verdict of state st of a run configured by
 // cfg.
-func HealthOf(st *sampler.PTState, cfg Config) *HealthReport {
+func HealthOf(st *tempering.PTState, cfg Config) *HealthReport {
 	rep := &HealthReport{Posterior: true}
 	worst := -1
 	var worstFig sampler.HealthFigures
@@ -142,7 +143,7 @@ func HealthOf(st *sampler.PTState, cfg Config) *HealthReport {
 // settling.
 func healthAdvice(fig sampler.HealthFigures, cfg Config) string {
 	precond := ""
-	if cfg.PreconditionValue() == sampler.PrecondNone {
+	if cfg.PreconditionValue() == tempering.PrecondNone {
 		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
 	}
 	switch fig.Cause() {
@@ -245,7 +246,7 @@ func (r *Run) healthWarning() string {
 // runHealth returns the health verdict of the run in dir from the
 // statistics of its last checkpoint, st (nil without a checkpoint, when the
 // checkpoint predates health watching or its kernel has no friction).
-func runHealth(dir string, st *sampler.PTState, cfg Config) (*HealthReport, error) {
+func runHealth(dir string, st *tempering.PTState, cfg Config) (*HealthReport, error) {
 	if st == nil {
 		return nil, nil
 	}
@@ -259,7 +260,7 @@ func runHealth(dir string, st *sampler.PTState, cfg Config) (*HealthReport, erro
 	if len(st.Stats.Health) != len(temps) {
 		return nil, nil
 	}
-	hr := HealthOf(&sampler.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps}, cfg)
+	hr := HealthOf(&tempering.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps}, cfg)
 	if !hr.Watched {
 		return nil, nil
 	}

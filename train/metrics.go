@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // MetricsLine is one line of metrics.jsonl. It holds no wall-clock times, so
@@ -41,7 +41,7 @@ type MetricsLine struct {
 // stateMetrics returns the metrics line of a run's sampler state st after
 // its last step, with samples kept so far: every figure but those that
 // need the model and the data (LogLik, ValLogLik, ValAcc).
-func stateMetrics(st *sampler.PTState, cfg Config, samples int) MetricsLine {
+func stateMetrics(st *tempering.PTState, cfg Config, samples int) MetricsLine {
 	rung := st.Rungs[0]
 	m := MetricsLine{Step: st.Steps, U: rung.U, SwapRate: swapRates(st.Stats), RoundTrips: st.Stats.RoundTrips,
 		Grown: st.Stats.Grown, Exact: st.Stats.Exact, Early: st.Stats.Early, Samples: samples}
@@ -61,7 +61,7 @@ func stateMetrics(st *sampler.PTState, cfg Config, samples int) MetricsLine {
 }
 
 // swapRates returns each pair's swap acceptance so far (0 before a try).
-func swapRates(s sampler.PTStats) []float64 {
+func swapRates(s tempering.PTStats) []float64 {
 	out := make([]float64, len(s.Proposed))
 	for p := range out {
 		if s.Proposed[p] > 0 {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // States of a chain in ChainStatus.
@@ -35,7 +35,7 @@ type ChainStatus struct {
 	// stats are the last checkpoint's ladder and statistics (no weights),
 	// which the tempering figures and the health verdict are computed from;
 	// nil without a checkpoint.
-	stats *sampler.PTState
+	stats *tempering.PTState
 }
 
 // RunStatus returns the state of every chain of the run in dir: chains
@@ -67,7 +67,7 @@ func chainStatus(dir string, i, target int) ChainStatus {
 		return s
 	}
 	s.Steps, s.Target, s.Samples, s.metrics = ck.Steps, ck.Config.Steps, ck.Samples, ck.Metrics
-	s.stats = &sampler.PTState{Temps: ck.Temps, Stats: ck.Stats, Steps: ck.Steps, Tuning: ck.Tuning}
+	s.stats = &tempering.PTState{Temps: ck.Temps, Stats: ck.Stats, Steps: ck.Steps, Tuning: ck.Tuning}
 	s.State = ChainRunning
 	if ck.Steps >= ck.Config.Steps {
 		s.State = ChainFinished

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // TestPreconditionConfig checks the precondition setting: validation, the
@@ -38,7 +38,7 @@ func TestPreconditionConfig(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"sampler":"sgnht"}`), &old); err != nil {
 		t.Fatal(err)
 	}
-	if old.PreconditionValue() != sampler.PrecondNone {
+	if old.PreconditionValue() != tempering.PrecondNone {
 		t.Errorf("a config without precondition: %v, want none", old.PreconditionValue())
 	}
 	if d := configDiff(Config{Precondition: ""}, Config{Precondition: "none"}); len(d) != 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // optimiserKernel is a custom kernel that declares itself an optimiser.
@@ -24,7 +25,7 @@ func TestSetupRegistries(t *testing.T) {
 		New: func(p sampler.KernelParams) sampler.Kernel { return sampler.SGLD{StepSize: p.SGLDStep} }}
 	myopt := sampler.KernelInfo{Name: "myopt", Sampler: false, Minibatch: true,
 		New: func(p sampler.KernelParams) sampler.Kernel { return optimiserKernel{} }}
-	rule := ExchangeRule{Name: "always", New: func(Config) (sampler.ExchangeTest, error) { return nil, nil }}
+	rule := ExchangeRule{Name: "always", New: func(Config) (tempering.ExchangeTest, error) { return nil, nil }}
 	withMine := Setup{Kernels: []sampler.KernelInfo{mine, myopt}, Exchanges: append(DefaultExchanges(), rule)}
 	cases := []struct {
 		name string
@@ -73,7 +74,7 @@ func TestSetupRegistries(t *testing.T) {
 func TestCheckpointKernelState(t *testing.T) {
 	cfg := smallConfig()
 	k := countKernel{}
-	pt := &sampler.PT{Kernel: k, Temps: []float64{1, 2, 3}}
+	pt := &tempering.PT{Kernel: k, Temps: []float64{1, 2, 3}}
 	st, err := pt.Init([][]float64{{1, 2}}, 3)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // File names inside a run directory.
@@ -35,8 +36,8 @@ type Run struct {
 	Data  *datasets.Dataset // training data (validation split removed)
 	Val   *datasets.Dataset
 
-	pt      *sampler.PT
-	state   *sampler.PTState
+	pt      *tempering.PT
+	state   *tempering.PTState
 	pots    []*autodiff.Potential
 	batches []*datasets.Batches // rung j's minibatch order (state.Orders[j])
 	val     *predictor          // rung 1's fit to Val (nil without a validation set)
@@ -470,7 +471,7 @@ func resume(dir string, c *Checkpoint, p *prepared, steps int, lk *rundir.Lock) 
 func (r *Run) Steps() int { return r.state.Steps }
 
 // State returns the sampler state (read-only use).
-func (r *Run) State() *sampler.PTState { return r.state }
+func (r *Run) State() *tempering.PTState { return r.state }
 
 // Close closes the run's files and releases its directory's lock.
 func (r *Run) Close() error {

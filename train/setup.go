@@ -7,6 +7,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // Setup is what a run is built with besides its Config and its directory;
@@ -108,7 +109,7 @@ func modelKey(c Config) string {
 // the preconditioner and noise correction, and with more than one rung the
 // exchange rule, its pairing and the ladder's adaptation. Runs build their
 // sampler here, and so does ptsghmc bench, so both step the same sampler.
-func (s Setup) PT(cfg Config, n int) (*sampler.PT, error) {
+func (s Setup) PT(cfg Config, n int) (*tempering.PT, error) {
 	temps, err := cfg.Temps()
 	if err != nil {
 		return nil, err
@@ -117,12 +118,12 @@ func (s Setup) PT(cfg Config, n int) (*sampler.PT, error) {
 	if err != nil {
 		return nil, err
 	}
-	pt := &sampler.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
+	pt := &tempering.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
 		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(),
 		NoiseCorrection: cfg.NoiseCorrection}
 	if len(temps) > 1 {
 		pt.Every = cfg.Exchange
-		pt.Scheme = sampler.Scheme(cfg.Scheme)
+		pt.Scheme = tempering.Scheme(cfg.Scheme)
 		rule, ok := lookupExchange(s.exchanges(), cfg.XTest)
 		if !ok {
 			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(exchangeNames(s.exchanges()), ", "))
@@ -131,7 +132,7 @@ func (s Setup) PT(cfg Config, n int) (*sampler.PT, error) {
 			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)
 		}
 		if cfg.Ladder == "adaptive" {
-			pt.Adapt = &sampler.LadderAdaptation{SwapTarget: cfg.SwapTarget}
+			pt.Adapt = &tempering.LadderAdaptation{SwapTarget: cfg.SwapTarget}
 		}
 	}
 	return pt, nil
