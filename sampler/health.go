@@ -30,8 +30,9 @@ const DefaultHealthWindow = 1000
 // they are in their regime), the thermostat's level and trend, and the
 // gradient noise that enters the momentum each step, h^2 Var[grad U~]/T^2
 // per coordinate, estimated from the momentum's own energy balance (see
-// MomentumNoise). It is plain data: a PT run keeps one per rung in PTStats
-// (and so in checkpoints), and a resumed run continues it exactly.
+// MomentumNoise). It is plain data: a tempering.PT run keeps one per rung
+// in tempering.PTStats (and so in checkpoints), and a resumed run
+// continues it exactly.
 type Health struct {
 	// Sums over the current window.
 	Steps          int
@@ -54,7 +55,7 @@ type Health struct {
 	// (the first of the worst status).
 	WorstWindow HealthFigures
 	// StepScale multiplies the kernel's step (0 means 1): a noise-aware
-	// run shrinks it during burn-in (see PT.NoiseTarget).
+	// run shrinks it during burn-in (see tempering.PT.NoiseTarget).
 	StepScale float64
 	// IntSum sums IntegrationError over the window's IntSteps steps;
 	// PrevWork is the last observed step's kick terms (its Valid is false
@@ -209,7 +210,7 @@ func IntegrationError(prev, next StepWork, dim int) float64 {
 }
 
 // Start sets the kinetic temperature p'p/D of the chain's initial momentum,
-// which the first step's noise estimate needs (PT.Init calls it). Without
+// which the first step's noise estimate needs (tempering.PT.Init calls it). Without
 // it the first observed step only records its momentum and the first
 // window is one step late.
 func (hl *Health) Start(kin float64) { hl.PrevKin, hl.Started = kin, true }

@@ -82,10 +82,10 @@ type Minibatch struct {
 	Scale float64
 }
 
-// BatchOrder chooses the minibatches of one chain, one per step: PT draws
-// rung j's from PTState.Orders[j] with rung j's stream, before the rung's
-// kernel draws its noise from the same stream (datasets.Batches is one:
-// epochs of fresh random permutations).
+// BatchOrder chooses the minibatches of one chain, one per step:
+// tempering.PT draws rung j's from PTState.Orders[j] with rung j's
+// stream, before the rung's kernel draws its noise from the same stream
+// (datasets.Batches is one: epochs of fresh random permutations).
 type BatchOrder interface {
 	// Next returns the next minibatch's example positions, a view valid
 	// until the next call, drawing any randomness from rng.
@@ -183,7 +183,7 @@ type State struct {
 	Mass []float64
 	// InjScale multiplies the injected noise's sd per coordinate in SGNHT
 	// and SGHMC (nil: 1): sqrt(1 - B_i/inj) after a gradient-noise
-	// correction (PT.NoiseCorrection), so that injected and gradient noise
+	// correction (tempering.PT.NoiseCorrection), so that injected and gradient noise
 	// add up to the same diffusion in every coordinate.
 	InjScale []float64
 	// Work holds the last step's kick terms, from which Health separates
@@ -206,7 +206,7 @@ type State struct {
 	Extra any `json:"-"`
 
 	// kinAfter is p'p/D after the last step when the kernel summed it in
-	// its update loop (hasKinAfter), saving PT a pass over p.
+	// its update loop (hasKinAfter), saving the driver a pass over p.
 	kinAfter    float64
 	hasKinAfter bool
 
@@ -241,8 +241,8 @@ type StepWork struct {
 // SetMass sets the diagonal mass matrix M = diag(m) of the momentum (nil:
 // unit mass), copying m. Every value must be positive and finite. The
 // momentum P is in units of its sd and does not change. SGNHT, SGHMC and
-// SGLD use the mass; HMC and SGD ignore it. PT.Precondition estimates and
-// sets it during burn-in.
+// SGLD use the mass; HMC and SGD ignore it. tempering.PT.Precondition
+// estimates and sets it during burn-in.
 func (s *State) SetMass(m []float64) error {
 	if m == nil {
 		s.Mass, s.invSqrtMass = nil, nil

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // LadderAdaptation tunes a PT ladder during burn-in in rounds of doubling
@@ -251,7 +249,7 @@ func (pt *PT) tune(st *PTState) error {
 	if trended {
 		inc = make([]float64, pairs)
 		for p := range inc {
-			inc[p] = sampler.PairDistance(reject[p], tu.Trend.meanDeltaE(p))
+			inc[p] = PairDistance(reject[p], tu.Trend.meanDeltaE(p))
 		}
 	}
 	next, lambda, err := place.NextLadder(st.Temps, inc)
