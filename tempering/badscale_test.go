@@ -8,11 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 	"github.com/ptsghmc/ptsghmc/train"
+	"gonum.org/v1/gonum/mat"
 )
 
 // badScale is issue 29's badly scaled posterior: a Bayesian linear

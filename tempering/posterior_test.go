@@ -6,13 +6,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
+	"gonum.org/v1/gonum/mat"
 )
 
 // linReg is the closed-form reference problem of the posterior suite:

@@ -5,11 +5,10 @@ import (
 	"math"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 	"github.com/ptsghmc/ptsghmc/train"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestTemperedPosterior checks that a chain at posterior temperature T
