@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
-	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -617,7 +617,7 @@ func BenchmarkBadScaleESS(b *testing.B) {
 					for s, x := range xs {
 						tr[s] = x[j]
 					}
-					minESS = math.Min(minESS, train.BulkESS([][]float64{tr}))
+					minESS = math.Min(minESS, diagnose.BulkESS([][]float64{tr}))
 				}
 				worst := math.Abs(chk.SigmaSDRatio - 1)
 				for _, r := range chk.BetaSDRatio {
@@ -674,7 +674,7 @@ func BenchmarkSuiteESS(b *testing.B) {
 					for s, x := range xs {
 						tr[s] = x[j]
 					}
-					minESS = math.Min(minESS, train.BulkESS([][]float64{tr}))
+					minESS = math.Min(minESS, diagnose.BulkESS([][]float64{tr}))
 				}
 				b.ReportMetric(1000*minESS/(steps-burn), "ESS/1000grad")
 				b.ReportMetric(math.Max(1-chk.SDMin, chk.SDMax-1), "sd-error")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
@@ -33,7 +35,7 @@ type Status struct {
 // rungs step in parallel or a gradient is split over parallel graphs); the
 // process's setting is restored when Train returns.
 func (r *Run) Train(ctx context.Context, progress func(Status)) error {
-	defer withBLASThreads(r.threads)()
+	defer evaluate.WithBLASThreads(r.threads)()
 	return r.train(ctx, progress)
 }
 
@@ -80,7 +82,7 @@ func (r *Run) beforeStep(pt *tempering.PT, st *tempering.PTState) error {
 func (r *Run) afterStep(progress func(Status)) error {
 	cfg := r.Cfg
 	step := r.state.Steps
-	if cfg.keepSampleAs(step, r.optimiser) {
+	if keepSampleAs(cfg, step, r.optimiser) {
 		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
 			return err
 		}
@@ -113,7 +115,7 @@ func (r *Run) Finish() error {
 	if step >= r.Cfg.Steps {
 		return nil
 	}
-	defer withBLASThreads(r.threads)()
+	defer evaluate.WithBLASThreads(r.threads)()
 	r.Cfg.Steps = step
 	if r.optimiser && step > 0 {
 		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
@@ -125,7 +127,7 @@ func (r *Run) Finish() error {
 			return err
 		}
 	}
-	if err := writeConfig(r.Dir, r.Cfg); err != nil {
+	if err := rundir.WriteConfig(r.Dir, r.Cfg); err != nil {
 		return err
 	}
 	return r.checkpoint()
@@ -144,14 +146,14 @@ func (r *Run) warmup() error {
 	case r.state.Steps < w:
 		c := r.Cfg
 		c.Sampler = "sgd"
-		k, err := c.kernel(r.Data.N, 1) // sgd, of sampler.Kernels
+		k, err := kernel(c, r.Data.N, 1) // sgd, of sampler.Kernels
 		if err != nil {
 			return err
 		}
 		r.pt.Kernel = k
 		return nil
 	}
-	k, err := r.Cfg.kernelFrom(r.kernels, r.Data.N, r.Cfg.stepScale(r.state.Steps+1))
+	k, err := kernelFrom(r.Cfg, r.kernels, r.Data.N, stepScale(r.Cfg, r.state.Steps+1))
 	if err != nil {
 		return err
 	}
