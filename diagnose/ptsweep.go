@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // PTSweep is the equal-cost comparison that tells where parallel tempering
@@ -145,7 +145,7 @@ func (s *PTSweep) PTVerdict(lambda float64, r int, top float64) (ok bool, text s
 	switch {
 	case lose != nil && rho >= cut:
 		fmt.Fprintf(&b, "PT stopped paying from about %.2f per pair: at %s its swaps no longer carried what the hot rungs found down to rung 1, which stayed in its start mode (mode-weight error %.2f; %.2f with swaps off), while %d independent chains of the same cost, started apart, were off by %.2f. PT is not the right tool here: run independent chains of equal cost instead (--sampler sgnht --chains %d, started apart), or lower the barrier (a lower top temperature, fewer tempered dimensions) before adding rungs (2 Lambda = %d rungs, each costing a gradient per step).",
-			cut, at(lose), Median(lose.Final("pt")), Median(lose.Final("swaps-off")), s.Replicas, Median(lose.Final("independent")), r, sampler.RecommendedRungs(lambda))
+			cut, at(lose), Median(lose.Final("pt")), Median(lose.Final("swaps-off")), s.Replicas, Median(lose.Final("independent")), r, tempering.RecommendedRungs(lambda))
 		return false, b.String()
 	case win != nil && rho <= winMax:
 		fmt.Fprintf(&b, "PT beat its swaps-off ablation and %d independent chains up to %.2f per pair (at %s: mode-weight error %.2f against %.2f and %.2f). PT is the right tool here",

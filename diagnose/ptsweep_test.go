@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // sweepFixture is a sweep shaped like the measured one: 10 rungs, PT
@@ -87,7 +87,7 @@ func TestTemperingVerdict(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			st := &sampler.PTState{Temps: []float64{1, 1.2, 1.5, 2}, Steps: 11000}
+			st := &tempering.PTState{Temps: []float64{1, 1.2, 1.5, 2}, Steps: 11000}
 			st.Stats.WinStart, st.Stats.WinRoundTrips = 1000, c.trips
 			st.Stats.WinProposed = []int{500, 500, 500}
 			st.Stats.WinAccepted = c.accept

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 )
@@ -92,7 +93,7 @@ func errorsAt(b *sampler.MixtureBlock, cs ...modeCounts) []float64 {
 // runSweepChains runs pt from starts for o.steps() steps with seed and
 // returns, at each checkpoint, rung 1's samples kept after burn-in so far
 // (every o.thin steps) counted by nearest mode, and the final state.
-func runSweepChains(pt *sampler.PT, b *sampler.MixtureBlock, o sweepSettings, starts [][]float64, seed uint64) (modeCounts, *sampler.PTState, error) {
+func runSweepChains(pt *tempering.PT, b *sampler.MixtureBlock, o sweepSettings, starts [][]float64, seed uint64) (modeCounts, *tempering.PTState, error) {
 	st, err := pt.Init(starts, seed)
 	if err != nil {
 		return nil, nil, err
@@ -106,7 +107,7 @@ func runSweepChains(pt *sampler.PT, b *sampler.MixtureBlock, o sweepSettings, st
 	cur := make([]float64, len(b.Mix.Weights))
 	next := 0
 	m := b.Mix.Dim()
-	err = pt.Run(pots, b, st, o.steps(), func(s *sampler.PTState) error {
+	err = pt.Run(pots, b, st, o.steps(), func(s *tempering.PTState) error {
 		if s.Steps > o.burnin && s.Steps%o.thin == 0 {
 			cur[b.Mix.NearestMode(s.Rungs[0].Theta[:m])]++
 		}
@@ -122,7 +123,7 @@ func runSweepChains(pt *sampler.PT, b *sampler.MixtureBlock, o sweepSettings, st
 // sweepCase runs the three methods on the mixture plus a d-dimensional
 // Gaussian block with one seed, at equal gradient cost: PT with the
 // adapted ladder, the same ladder with swaps off, and R independent chains.
-func sweepCase(o sweepSettings, d int, seed uint64) (map[string][]float64, *sampler.PTState, error) {
+func sweepCase(o sweepSettings, d int, seed uint64) (map[string][]float64, *tempering.PTState, error) {
 	b, err := sampler.NewMixtureBlock(o.target, d)
 	if err != nil {
 		return nil, nil, err
@@ -130,23 +131,23 @@ func sweepCase(o sweepSettings, d int, seed uint64) (map[string][]float64, *samp
 	kernel := sampler.SGNHT{StepSize: o.h, Diffusion: o.diffusion}
 	errs := map[string][]float64{}
 	// (a) PT: the ladder adapted during burn-in with fixed ends 1..tmax.
-	temps, err := sampler.GeometricLadder(o.replicas, o.tmax)
+	temps, err := tempering.GeometricLadder(o.replicas, o.tmax)
 	if err != nil {
 		return nil, nil, err
 	}
-	corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{})
+	corr, err := tempering.NewCorrection(1, tempering.CorrectionOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
-	pt := &sampler.PT{Kernel: kernel, Temps: temps, Every: o.every, Workers: 1, BurnIn: o.burnin,
-		Exchange: &sampler.Exchanger{Batch: 16, Correction: corr}, Adapt: &sampler.LadderAdaptation{}}
+	pt := &tempering.PT{Kernel: kernel, Temps: temps, Every: o.every, Workers: 1, BurnIn: o.burnin,
+		Exchange: &tempering.Exchanger{Batch: 16, Correction: corr}, Adapt: &tempering.LadderAdaptation{}}
 	c, st, err := runSweepChains(pt, b, o, [][]float64{b.Start()}, seed)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pt, block dimension %d, seed %d: %w", d, seed, err)
 	}
 	errs["pt"] = errorsAt(b, c)
 	// (b) the adapted ladder as an explicit list, exchanges off.
-	off := &sampler.PT{Kernel: kernel, Temps: append([]float64(nil), st.Temps...), Workers: 1, BurnIn: o.burnin}
+	off := &tempering.PT{Kernel: kernel, Temps: append([]float64(nil), st.Temps...), Workers: 1, BurnIn: o.burnin}
 	if c, _, err = runSweepChains(off, b, o, [][]float64{b.Start()}, seed); err != nil {
 		return nil, nil, fmt.Errorf("swaps off, block dimension %d, seed %d: %w", d, seed, err)
 	}
@@ -161,7 +162,7 @@ func sweepCase(o sweepSettings, d int, seed uint64) (map[string][]float64, *samp
 		}
 	}
 	rng := sampler.NewStream(seed, 1<<20).Rand
-	one := &sampler.PT{Kernel: kernel, Temps: []float64{1}, Workers: 1, BurnIn: o.burnin}
+	one := &tempering.PT{Kernel: kernel, Temps: []float64{1}, Workers: 1, BurnIn: o.burnin}
 	var pool []modeCounts
 	for k := 0; k < o.replicas; k++ {
 		x := make([]float64, b.Dim())
