@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
+	gonumblas "gonum.org/v1/gonum/blas/gonum"
 )
 
 // runs walks a tensor of some shape, in row-major order, together with
@@ -755,41 +756,39 @@ type conv[T float] struct {
 
 // im2colImage writes one image's [c, h, w] columns into col, laid out
 // [c*kh*kw, oh*ow] (the row index running over channel, kernel row, kernel
-// column, as Gorgonia's column index does).
+// column, as Gorgonia's column index does). With unit strides and as many
+// output columns as input columns (a "same" convolution, LeNet's), each row
+// of col is the plane shifted by a constant: one copy of the row's valid
+// rows, then the few wrapped-around entries at its edges cleared.
+// Otherwise it runs im2colImageRef.
 func im2colImage[T float](ic *im2col, img, col []T) {
-	ohw := ic.oh * ic.ow
+	if referenceKernels || ic.strideH != 1 || ic.strideW != 1 || ic.ow != ic.w {
+		im2colImageRef(ic, img, col)
+		return
+	}
+	ohw, hw := ic.oh*ic.ow, ic.h*ic.w
 	row := 0
 	for ch := 0; ch < ic.c; ch++ {
-		plane := img[ch*ic.h*ic.w : (ch+1)*ic.h*ic.w]
+		plane := img[ch*hw : (ch+1)*hw]
 		for kr := 0; kr < ic.kh; kr++ {
+			dr := kr*ic.dilH - ic.padH // input row = output row + dr
+			or0, or1 := min(max(-dr, 0), ic.oh), min(max(ic.h-dr, 0), ic.oh)
 			for kc := 0; kc < ic.kw; kc++ {
 				dst := col[row*ohw : (row+1)*ohw]
 				row++
-				for or := 0; or < ic.oh; or++ {
-					d := dst[or*ic.ow : (or+1)*ic.ow]
-					ir := or*ic.strideH - ic.padH + kr*ic.dilH
-					if ir < 0 || ir >= ic.h {
-						clear(d)
-						continue
-					}
-					src := plane[ir*ic.w : (ir+1)*ic.w]
-					off := kc*ic.dilW - ic.padW // icol = oc*strideW + off
-					if ic.strideW == 1 {
-						lo, hi := min(max(-off, 0), ic.ow), min(max(ic.w-off, 0), ic.ow)
-						clear(d[:lo])
-						if lo < hi {
-							copy(d[lo:hi], src[lo+off:hi+off])
-						}
-						clear(d[max(hi, lo):])
-						continue
-					}
-					for oc := range d {
-						icol := oc*ic.strideW + off
-						if icol < 0 || icol >= ic.w {
-							d[oc] = 0
-						} else {
-							d[oc] = src[icol]
-						}
+				s := shiftOf(ic, dr, or0, or1, kc)
+				if s.d0 >= s.d1 {
+					clear(dst)
+					continue
+				}
+				clear(dst[:s.d0])
+				copy(dst[s.d0:s.d1], plane[s.d0+s.base:s.d1+s.base])
+				clear(dst[s.d1:])
+				if s.lo > 0 || s.hi < ic.ow {
+					for or := or0; or < or1; or++ {
+						r := dst[or*ic.ow : (or+1)*ic.ow]
+						clear(r[:s.lo])
+						clear(r[max(s.hi, s.lo):])
 					}
 				}
 			}
@@ -797,38 +796,62 @@ func im2colImage[T float](ic *im2col, img, col []T) {
 	}
 }
 
+// shift is one row of a same convolution's columns as a shifted copy of
+// its input plane: column entry i (i in [d0, d1)) reads pixel i+base, the
+// entries of output rows [or0, or1) outside output columns [lo, hi) being
+// padding (wrapped-around pixels), and every entry outside [d0, d1) too.
+type shift struct {
+	base, d0, d1, lo, hi int
+}
+
+// shiftOf returns the shift of column row (kernel row with input row
+// offset dr and valid output rows [or0, or1), kernel column kc), for
+// unit strides and ow == w.
+func shiftOf(ic *im2col, dr, or0, or1, kc int) shift {
+	off := kc*ic.dilW - ic.padW // input column = output column + off
+	s := shift{base: dr*ic.w + off, lo: min(max(-off, 0), ic.ow), hi: min(max(ic.w-off, 0), ic.ow)}
+	s.d0, s.d1 = max(or0*ic.ow, -s.base), min(or1*ic.ow, ic.h*ic.w-s.base)
+	return s
+}
+
 // col2imImage adds one image's column adjoints (im2colImage's layout) into
-// the image's adjoint.
+// the image's adjoint. For a same convolution with unit strides it adds
+// each column row to its plane in one run (addTo), its padding entries
+// first overwritten with -0, which adds nothing to any value (x + -0 == x
+// for every x, -0 included), so each pixel receives the same additions in
+// the same order as in col2imImageRef. It overwrites those entries of col.
 func col2imImage[T float](ic *im2col, col, img []T) {
-	ohw := ic.oh * ic.ow
+	if referenceKernels || ic.strideH != 1 || ic.strideW != 1 || ic.ow != ic.w {
+		col2imImageRef(ic, col, img)
+		return
+	}
+	ohw, hw := ic.oh*ic.ow, ic.h*ic.w
+	negZero := T(math.Copysign(0, -1))
 	row := 0
 	for ch := 0; ch < ic.c; ch++ {
-		plane := img[ch*ic.h*ic.w : (ch+1)*ic.h*ic.w]
+		plane := img[ch*hw : (ch+1)*hw]
 		for kr := 0; kr < ic.kh; kr++ {
+			dr := kr*ic.dilH - ic.padH
+			or0, or1 := min(max(-dr, 0), ic.oh), min(max(ic.h-dr, 0), ic.oh)
 			for kc := 0; kc < ic.kw; kc++ {
 				src := col[row*ohw : (row+1)*ohw]
 				row++
-				for or := 0; or < ic.oh; or++ {
-					ir := or*ic.strideH - ic.padH + kr*ic.dilH
-					if ir < 0 || ir >= ic.h {
-						continue
-					}
-					d := plane[ir*ic.w : (ir+1)*ic.w]
-					s := src[or*ic.ow : (or+1)*ic.ow]
-					off := kc*ic.dilW - ic.padW
-					if ic.strideW == 1 {
-						lo, hi := min(max(-off, 0), ic.ow), min(max(ic.w-off, 0), ic.ow)
-						if lo < hi {
-							addTo(d[lo+off:hi+off], s[lo:hi])
+				s := shiftOf(ic, dr, or0, or1, kc)
+				if s.d0 >= s.d1 {
+					continue
+				}
+				if s.lo > 0 || s.hi < ic.ow {
+					for or := or0; or < or1; or++ {
+						r := src[or*ic.ow : (or+1)*ic.ow]
+						for i := range r[:s.lo] {
+							r[i] = negZero
 						}
-						continue
-					}
-					for oc, v := range s {
-						if icol := oc*ic.strideW + off; icol >= 0 && icol < ic.w {
-							d[icol] += v
+						for i := max(s.hi, s.lo); i < len(r); i++ {
+							r[i] = negZero
 						}
 					}
 				}
+				addTo(plane[s.d0+s.base:s.d1+s.base], src[s.d0:s.d1])
 			}
 		}
 	}
@@ -875,20 +898,21 @@ func (cv *conv[T]) imageGrads(b int, x, w, g, dw, dx, dcol []T, accW bool) {
 	}
 }
 
-// addTo adds src to dst, four at a time.
+// addTo adds src to dst: runs of 16 or more through gonum's assembly axpy
+// with alpha 1 (x*1 is exact, so the sums are addToRef's bit for bit),
+// shorter ones four at a time.
 func addTo[T float](dst, src []T) {
-	dst = dst[:len(src)]
-	i := 0
-	for ; i+4 <= len(src); i += 4 {
-		d, s := dst[i:i+4:i+4], src[i:i+4:i+4]
-		d[0] += s[0]
-		d[1] += s[1]
-		d[2] += s[2]
-		d[3] += s[3]
+	if len(src) >= 16 && !referenceKernels {
+		switch s := any(src).(type) {
+		case []float32:
+			gonumblas.Implementation{}.Saxpy(len(s), 1, s, 1, any(dst).([]float32), 1)
+			return
+		case []float64:
+			gonumblas.Implementation{}.Daxpy(len(s), 1, s, 1, any(dst).([]float64), 1)
+			return
+		}
 	}
-	for ; i < len(src); i++ {
-		dst[i] += src[i]
-	}
+	addToRef(dst, src)
 }
 
 // convBlockKernel runs a convolution block image by image: the convolution
