@@ -658,6 +658,10 @@ func maxPoolForward[T float](mp *maxPool, in, out []T, args []int32, planes int)
 // padding (the windows never leave the plane): the same comparisons in the
 // same order.
 func maxPool2x2[T float](mp *maxPool, in, out []T, args []int32, planes int, lowest T) {
+	if in32, ok := any(in).([]float32); ok && referenceKernels&fastPooling == 0 {
+		maxPool2x2F32(mp, in32, any(out).([]float32), args, planes, float32(lowest))
+		return
+	}
 	for p := 0; p < planes; p++ {
 		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
@@ -691,6 +695,10 @@ func maxPool2x2[T float](mp *maxPool, in, out []T, args []int32, planes int, low
 // stride 2 that tile the plane: each input gets its window's adjoint if it
 // is the argmax and 0 otherwise, with no separate clearing pass.
 func maxPool2x2Backward[T float](mp *maxPool, dout, din []T, args []int32, planes int) {
+	if g32, ok := any(dout).([]float32); ok && referenceKernels&fastPooling == 0 {
+		maxPool2x2BackwardF32(mp, g32, any(din).([]float32), args, planes)
+		return
+	}
 	for p := 0; p < planes; p++ {
 		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
@@ -762,7 +770,7 @@ type conv[T float] struct {
 // rows, then the few wrapped-around entries at its edges cleared.
 // Otherwise it runs im2colImageRef.
 func im2colImage[T float](ic *im2col, img, col []T) {
-	if referenceKernels || ic.strideH != 1 || ic.strideW != 1 || ic.ow != ic.w {
+	if referenceKernels&fastColumns != 0 || ic.strideH != 1 || ic.strideW != 1 || ic.ow != ic.w {
 		im2colImageRef(ic, img, col)
 		return
 	}
@@ -821,7 +829,7 @@ func shiftOf(ic *im2col, dr, or0, or1, kc int) shift {
 // for every x, -0 included), so each pixel receives the same additions in
 // the same order as in col2imImageRef. It overwrites those entries of col.
 func col2imImage[T float](ic *im2col, col, img []T) {
-	if referenceKernels || ic.strideH != 1 || ic.strideW != 1 || ic.ow != ic.w {
+	if referenceKernels&fastColumns != 0 || ic.strideH != 1 || ic.strideW != 1 || ic.ow != ic.w {
 		col2imImageRef(ic, col, img)
 		return
 	}
@@ -902,7 +910,7 @@ func (cv *conv[T]) imageGrads(b int, x, w, g, dw, dx, dcol []T, accW bool) {
 // with alpha 1 (x*1 is exact, so the sums are addToRef's bit for bit),
 // shorter ones four at a time.
 func addTo[T float](dst, src []T) {
-	if len(src) >= 16 && !referenceKernels {
+	if len(src) >= 16 && referenceKernels&fastColumns == 0 {
 		switch s := any(src).(type) {
 		case []float32:
 			gonumblas.Implementation{}.Saxpy(len(s), 1, s, 1, any(dst).([]float32), 1)
@@ -1024,4 +1032,76 @@ func reluMask[T float](z, g []T) {
 			g[i] = math.Float64frombits(math.Float64bits(g[i]) & keep)
 		}
 	}
+}
+
+// maxPool2x2F32 is maxPool2x2 for float32 without data-dependent branches
+// (on post-ReLU activations which of a window's four is largest is a coin
+// toss, and a branch per comparison mispredicts often): each comparison
+// selects the value's bits and index with conditional moves. The same
+// comparisons in the same order, so the same maxima and argmaxes.
+func maxPool2x2F32(mp *maxPool, in, out []float32, args []int32, planes int, lowest float32) {
+	low := math.Float32bits(lowest)
+	for p := 0; p < planes; p++ {
+		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			i0, i1 := int32(2*ph*mp.w), int32((2*ph+1)*mp.w)
+			r0 := plane[i0 : int(i0)+mp.w]
+			r1 := plane[i1 : int(i1)+mp.w]
+			oo, aa := o[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			for pw := range oo {
+				w := 2 * pw
+				v0, v1, v2, v3 := r0[w], r0[w+1], r1[w], r1[w+1]
+				bits, at := low, int32(-1)
+				bits, at = selectGreater(v0, bits, i0+int32(w), at)
+				bits, at = selectGreater(v1, bits, i0+int32(w)+1, at)
+				bits, at = selectGreater(v2, bits, i1+int32(w), at)
+				bits, at = selectGreater(v3, bits, i1+int32(w)+1, at)
+				oo[pw], aa[pw] = math.Float32frombits(bits), at
+			}
+		}
+	}
+}
+
+// selectGreater returns v's bits and index i if v > the float32 of bits
+// best, else best and at, with conditional moves.
+func selectGreater(v float32, best uint32, i, at int32) (uint32, int32) {
+	b := math.Float32bits(v)
+	if v > math.Float32frombits(best) {
+		best = b
+		at = i
+	}
+	return best, at
+}
+
+// maxPool2x2BackwardF32 is maxPool2x2Backward for float32 without
+// data-dependent branches: each input of a window gets the window's
+// adjoint's bits masked by whether it is the argmax (v or +0, as the
+// reference writes).
+func maxPool2x2BackwardF32(mp *maxPool, dout, din []float32, args []int32, planes int) {
+	for p := 0; p < planes; p++ {
+		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			i0, i1 := 2*ph*mp.w, (2*ph+1)*mp.w
+			r0, r1 := d[i0:i0+mp.w], d[i1:i1+mp.w]
+			gg, aa := g[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			for pw, v := range gg {
+				w := 2 * pw
+				b, a := math.Float32bits(v), int(aa[pw])
+				r0[w] = math.Float32frombits(b & eqMask(a, i0+w))
+				r0[w+1] = math.Float32frombits(b & eqMask(a, i0+w+1))
+				r1[w] = math.Float32frombits(b & eqMask(a, i1+w))
+				r1[w+1] = math.Float32frombits(b & eqMask(a, i1+w+1))
+			}
+		}
+	}
+}
+
+// eqMask returns all ones if a == b, else 0, without a branch.
+func eqMask(a, b int) uint32 {
+	x := uint64(a ^ b)            // 0 exactly when equal
+	return uint32((x|-x)>>63) - 1 // (x|-x) has its top bit set unless x == 0
 }

@@ -132,9 +132,9 @@ func TestLeNetKernelsBitExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eval := func(ref bool) (float64, []float64) {
+		eval := func(ref kernelSet) (float64, []float64) {
 			referenceKernels = ref
-			defer func() { referenceKernels = false }()
+			defer func() { referenceKernels = 0 }()
 			grad := make([]float64, len(theta))
 			u, err := ev.Eval(theta, data, idx, 100, grad, nil)
 			if err != nil {
@@ -142,8 +142,8 @@ func TestLeNetKernelsBitExact(t *testing.T) {
 			}
 			return u, grad
 		}
-		u0, g0 := eval(true)
-		u1, g1 := eval(false)
+		u0, g0 := eval(allFast)
+		u1, g1 := eval(0)
 		if u0 != u1 {
 			t.Errorf("%s: potential %v with the fast kernels, %v with the reference", dt, u1, u0)
 		}
@@ -159,7 +159,9 @@ func TestLeNetKernelsBitExact(t *testing.T) {
 // of each (ABBA order), and prints the ratio of their total wall-clock and
 // process CPU times and the median of the pairs' wall-clock ratios: an A/B
 // within one process, the figure that means something on a shared machine.
-// Set LENET_AB=pairs to run it (about pairs * 0.2 s on an idle machine).
+// Set LENET_AB=pairs to run it (about pairs * 0.2 s on an idle machine);
+// LENET_AB_REF=columns or pooling runs only those kernels as the reference
+// (default: all of them).
 func TestLeNetKernelsAB(t *testing.T) {
 	pairs := 0
 	fmt.Sscan(os.Getenv("LENET_AB"), &pairs)
@@ -175,9 +177,16 @@ func TestLeNetKernelsAB(t *testing.T) {
 		t.Fatal(err)
 	}
 	grad := make([]float64, len(theta))
-	timeIt := func(ref bool) (wall, cpu time.Duration) {
+	ref := allFast
+	switch os.Getenv("LENET_AB_REF") {
+	case "columns":
+		ref = fastColumns
+	case "pooling":
+		ref = fastPooling
+	}
+	timeIt := func(ref kernelSet) (wall, cpu time.Duration) {
 		referenceKernels = ref
-		defer func() { referenceKernels = false }()
+		defer func() { referenceKernels = 0 }()
 		start, cpu0 := time.Now(), cpuTime()
 		if _, err := ev.Eval(theta, data, idx, 60000.0/128, grad, nil); err != nil {
 			t.Fatal(err)
@@ -185,26 +194,26 @@ func TestLeNetKernelsAB(t *testing.T) {
 		return time.Since(start), cpuTime() - cpu0
 	}
 	for i := 0; i < 3; i++ {
-		timeIt(true)
-		timeIt(false)
+		timeIt(ref)
+		timeIt(0)
 	}
 	var wallA, wallB, cpuA, cpuB time.Duration
 	var ratios []float64
 	for r := 0; r < pairs; r++ {
 		var wa, ca, wb, cb time.Duration
 		if r%2 == 0 {
-			wa, ca = timeIt(true)
-			wb, cb = timeIt(false)
+			wa, ca = timeIt(ref)
+			wb, cb = timeIt(0)
 		} else {
-			wb, cb = timeIt(false)
-			wa, ca = timeIt(true)
+			wb, cb = timeIt(0)
+			wa, ca = timeIt(ref)
 		}
 		wallA, wallB, cpuA, cpuB = wallA+wa, wallB+wb, cpuA+ca, cpuB+cb
 		ratios = append(ratios, wb.Seconds()/wa.Seconds())
 	}
-	fmt.Printf("LeNet gradient, batch 128, float32, 2 shards, %d A/B pairs (contended machine, A/B ratio): "+
+	fmt.Printf("LeNet gradient, batch 128, float32, 2 shards, reference %s, %d A/B pairs (contended machine, A/B ratio): "+
 		"current/reference wall %.3f (median of pairs %.3f), CPU %.3f\n",
-		pairs, wallB.Seconds()/wallA.Seconds(), median(ratios), cpuB.Seconds()/cpuA.Seconds())
+		os.Getenv("LENET_AB_REF"), pairs, wallB.Seconds()/wallA.Seconds(), median(ratios), cpuB.Seconds()/cpuA.Seconds())
 }
 
 func median(x []float64) float64 {
@@ -220,4 +229,46 @@ func median(x []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// TestMaxPoolF32MatchesReference checks the branch-free float32 2x2 max
+// pooling, forward (maxima and argmaxes) and backward, against the
+// reference kernels bit for bit, on values with ties, zeros of both signs,
+// NaNs, infinities and the starting lowest value.
+func TestMaxPoolF32MatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	mp := &maxPool{b: 1, c: 3, h: 6, w: 8, oh: 3, ow: 4, kh: 2, kw: 2, strideH: 2, strideW: 2}
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		-math.MaxFloat32, 1, 1, -1}
+	for trial := 0; trial < 50; trial++ {
+		in := make([]float32, mp.c*mp.h*mp.w)
+		for i := range in {
+			if rng.IntN(3) == 0 {
+				in[i] = special[rng.IntN(len(special))]
+			} else {
+				in[i] = float32(rng.NormFloat64())
+			}
+		}
+		n := mp.c * mp.oh * mp.ow
+		out, outRef := make([]float32, n), make([]float32, n)
+		arg, argRef := make([]int32, n), make([]int32, n)
+		maxPool2x2(mp, in, out, arg, mp.c, -math.MaxFloat32)
+		referenceKernels = allFast
+		maxPool2x2(mp, in, outRef, argRef, mp.c, -math.MaxFloat32)
+		referenceKernels = 0
+		for i := range out {
+			if math.Float32bits(out[i]) != math.Float32bits(outRef[i]) || arg[i] != argRef[i] {
+				t.Fatalf("trial %d window %d: max %v at %d, reference %v at %d", trial, i, out[i], arg[i], outRef[i], argRef[i])
+			}
+		}
+		g := randomWithZeros[float32](n, rng)
+		din, dinRef := randomWithZeros[float32](len(in), rng), randomWithZeros[float32](len(in), rng)
+		maxPool2x2Backward(mp, g, din, arg, mp.c)
+		referenceKernels = allFast
+		maxPool2x2Backward(mp, g, dinRef, arg, mp.c)
+		referenceKernels = 0
+		if i := sameBits(din, dinRef); i >= 0 {
+			t.Fatalf("trial %d: input adjoint %d: %v, reference %v", trial, i, din[i], dinRef[i])
+		}
+	}
 }

@@ -4,9 +4,18 @@ package autodiff
 // compiler first ran them (short runs, scalar adds). The faster kernels of
 // kernels.go compute the same values bit for bit; tests check them against
 // these, and the A/B benchmark (BenchmarkLeNetKernelsAB) times one against
-// the other in one process. referenceKernels switches the compiled
-// convolutions to them; it is set only by tests, between evaluations.
-var referenceKernels bool
+// the other in one process. referenceKernels names the kernels that run
+// as the reference instead; it is set only by tests, between evaluations.
+var referenceKernels kernelSet
+
+// kernelSet is a set of the faster kernels, for the tests' A/B switch.
+type kernelSet uint8
+
+const (
+	fastColumns kernelSet = 1 << iota // im2colImage, col2imImage and addTo's long runs
+	fastPooling                       // the branch-free float32 2x2 max pooling
+	allFast     = fastColumns | fastPooling
+)
 
 // im2colImageRef is the reference im2colImage: it writes one image's [c, h, w] columns into col, laid out
 // [c*kh*kw, oh*ow] (the row index running over channel, kernel row, kernel
