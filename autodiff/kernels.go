@@ -980,13 +980,19 @@ func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, a
 	}
 	g := cb.scratch
 	for b := 0; b < ic.b; b++ {
-		if mp := cb.pool; mp != nil {
+		z := pre[b*cv.o*ohw : (b+1)*cv.o*ohw]
+		switch mp := cb.pool; {
+		case mp != nil && fusePoolRelu(mp, g):
+			po := mp.oh * mp.ow * mp.c
+			maxPool2x2ReluBackwardF32(mp, any(dlast[b*po:(b+1)*po]).([]float32), any(g).([]float32), mp.arg[b*po:(b+1)*po], mp.c, any(z).([]float32))
+		case mp != nil:
 			po := mp.oh * mp.ow * mp.c
 			maxPoolBackward(mp, dlast[b*po:(b+1)*po], g, mp.arg[b*po:(b+1)*po], mp.c, false)
-		} else {
+			reluMask(z, g)
+		default:
 			copy(g, dlast[b*cv.o*ohw:(b+1)*cv.o*ohw])
+			reluMask(z, g)
 		}
-		reluMask(pre[b*cv.o*ohw:(b+1)*cv.o*ohw], g)
 		if db != nil {
 			for o := 0; o < cv.o; o++ {
 				var s T
@@ -1012,13 +1018,7 @@ func reluMask[T float](z, g []T) {
 	case []float32:
 		g := any(g).([]float32)[:len(z)]
 		for i, v := range z {
-			bits := math.Float32bits(v)
-			abs := bits & 0x7fffffff
-			zero := (abs - 1) >> 31               // 1 for +-0
-			pos := ^bits >> 31                    // 1 when the sign is clear
-			num := ((0x7f800000 - abs) >> 31) ^ 1 // 1 unless NaN
-			keep := -(zero | (pos & num))         // all ones or zero
-			g[i] = math.Float32frombits(math.Float32bits(g[i]) & keep)
+			g[i] = math.Float32frombits(math.Float32bits(g[i]) & reluKeep32(v))
 		}
 	case []float64:
 		g := any(g).([]float64)[:len(z)]
@@ -1104,4 +1104,50 @@ func maxPool2x2BackwardF32(mp *maxPool, dout, din []float32, args []int32, plane
 func eqMask(a, b int) uint32 {
 	x := uint64(a ^ b)            // 0 exactly when equal
 	return uint32((x|-x)>>63) - 1 // (x|-x) has its top bit set unless x == 0
+}
+
+// reluKeep32 returns all ones if z >= 0 (a zero of either sign, or
+// positive and not NaN), else 0, without branches.
+func reluKeep32(z float32) uint32 {
+	bits := math.Float32bits(z)
+	abs := bits & 0x7fffffff
+	zero := (abs - 1) >> 31               // 1 for +-0
+	pos := ^bits >> 31                    // 1 when the sign is clear
+	num := ((0x7f800000 - abs) >> 31) ^ 1 // 1 unless NaN
+	return -(zero | (pos & num))
+}
+
+// fusePoolRelu reports whether a convolution block's backward pass runs
+// the pooling's adjoint and the ReLU's mask as one float32 pass
+// (maxPool2x2ReluBackwardF32): 2x2 windows of stride 2 tiling the plane.
+func fusePoolRelu[T float](mp *maxPool, g []T) bool {
+	_, f32 := any(g).([]float32)
+	return f32 && referenceKernels&fastPoolRelu == 0 && mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 &&
+		mp.padH == 0 && mp.padW == 0 && mp.h == 2*mp.oh && mp.w == 2*mp.ow
+}
+
+// maxPool2x2ReluBackwardF32 is maxPool2x2Backward followed by reluMask
+// with the ReLU's input z, in one pass: each window's four inputs are
+// cleared and its argmax (if any) gets the window's adjoint masked by
+// z >= 0 there. Only the argmax can be nonzero after the pooling's adjoint,
+// so the values are the two passes' bit for bit.
+func maxPool2x2ReluBackwardF32(mp *maxPool, dout, din []float32, args []int32, planes int, z []float32) {
+	for p := 0; p < planes; p++ {
+		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		zp := z[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			i0, i1 := 2*ph*mp.w, (2*ph+1)*mp.w
+			r0, r1 := d[i0:i0+mp.w], d[i1:i1+mp.w]
+			gg, aa := g[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			for pw, v := range gg {
+				w := 2 * pw
+				r0[w], r0[w+1], r1[w], r1[w+1] = 0, 0, 0, 0
+				if a := aa[pw]; a >= 0 { // -1 only for a window of NaNs
+					d[a] = math.Float32frombits(math.Float32bits(v) & reluKeep32(zp[a]))
+				}
+			}
+		}
+	}
 }

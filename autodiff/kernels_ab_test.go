@@ -160,7 +160,7 @@ func TestLeNetKernelsBitExact(t *testing.T) {
 // process CPU times and the median of the pairs' wall-clock ratios: an A/B
 // within one process, the figure that means something on a shared machine.
 // Set LENET_AB=pairs to run it (about pairs * 0.2 s on an idle machine);
-// LENET_AB_REF=columns or pooling runs only those kernels as the reference
+// LENET_AB_REF=columns, pooling or poolrelu runs only those kernels as the reference
 // (default: all of them).
 func TestLeNetKernelsAB(t *testing.T) {
 	pairs := 0
@@ -183,6 +183,8 @@ func TestLeNetKernelsAB(t *testing.T) {
 		ref = fastColumns
 	case "pooling":
 		ref = fastPooling
+	case "poolrelu":
+		ref = fastPoolRelu
 	}
 	timeIt := func(ref kernelSet) (wall, cpu time.Duration) {
 		referenceKernels = ref
@@ -232,8 +234,8 @@ func median(x []float64) float64 {
 }
 
 // TestMaxPoolF32MatchesReference checks the branch-free float32 2x2 max
-// pooling, forward (maxima and argmaxes) and backward, against the
-// reference kernels bit for bit, on values with ties, zeros of both signs,
+// pooling, forward (maxima and argmaxes) and backward, and the fused
+// pooling and ReLU adjoint, against the reference kernels bit for bit, on values with ties, zeros of both signs,
 // NaNs, infinities and the starting lowest value.
 func TestMaxPoolF32MatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -269,6 +271,20 @@ func TestMaxPoolF32MatchesReference(t *testing.T) {
 		referenceKernels = 0
 		if i := sameBits(din, dinRef); i >= 0 {
 			t.Fatalf("trial %d: input adjoint %d: %v, reference %v", trial, i, din[i], dinRef[i])
+		}
+		// The fused pooling and ReLU adjoint, with the ReLU's input z
+		// (signed zeros, NaNs, negatives), against the two passes.
+		z := randomWithZeros[float32](len(in), rng)
+		for i := range z {
+			if rng.IntN(8) == 0 {
+				z[i] = special[rng.IntN(len(special))]
+			}
+		}
+		maxPool2x2ReluBackwardF32(mp, g, din, arg, mp.c, z)
+		maxPoolBackward(mp, g, dinRef, arg, mp.c, false)
+		reluMask(z, dinRef)
+		if i := sameBits(din, dinRef); i >= 0 {
+			t.Fatalf("trial %d: fused pooling and ReLU adjoint %d: %v, two passes %v", trial, i, din[i], dinRef[i])
 		}
 	}
 }

@@ -12,9 +12,10 @@ var referenceKernels kernelSet
 type kernelSet uint8
 
 const (
-	fastColumns kernelSet = 1 << iota // im2colImage, col2imImage and addTo's long runs
-	fastPooling                       // the branch-free float32 2x2 max pooling
-	allFast     = fastColumns | fastPooling
+	fastColumns  kernelSet = 1 << iota // im2colImage, col2imImage and addTo's long runs
+	fastPooling                        // the branch-free float32 2x2 max pooling
+	fastPoolRelu                       // a convolution block's pooling and ReLU adjoints in one pass
+	allFast      = fastColumns | fastPooling | fastPoolRelu
 )
 
 // im2colImageRef is the reference im2colImage: it writes one image's [c, h, w] columns into col, laid out
