@@ -659,7 +659,7 @@ func maxPoolForward[T float](mp *maxPool, in, out []T, args []int32, planes int)
 // same order.
 func maxPool2x2[T float](mp *maxPool, in, out []T, args []int32, planes int, lowest T) {
 	if in32, ok := any(in).([]float32); ok && referenceKernels&fastPooling == 0 {
-		maxPool2x2F32(mp, in32, any(out).([]float32), args, planes, float32(lowest))
+		maxPool2x2F32(mp, in32, any(out).([]float32), args, planes, float32(lowest), false)
 		return
 	}
 	for p := 0; p < planes; p++ {
@@ -948,6 +948,19 @@ func (cb *convBlockKernel[T]) forward(x, w, bias, pre, post, pooled []T) {
 		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
 		z := pre[b*cv.o*ohw : (b+1)*cv.o*ohw]
 		cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, z, ohw)
+		if mp := cb.pool; mp != nil && fuseReluPool(mp, z) {
+			// The ReLU applied as the pooling reads z: no ReLU output
+			// written (no one else reads it).
+			for o := 0; o < cv.o; o++ {
+				zr, bo := z[o*ohw:(o+1)*ohw], bias[o]
+				for i, v := range zr {
+					zr[i] = v + bo
+				}
+			}
+			po := mp.oh * mp.ow * mp.c
+			maxPool2x2F32(mp, any(z).([]float32), any(pooled[b*po:(b+1)*po]).([]float32), mp.arg[b*po:(b+1)*po], mp.c, float32(lowest), true)
+			continue
+		}
 		y := post[b*cv.o*ohw : (b+1)*cv.o*ohw]
 		for o := 0; o < cv.o; o++ {
 			zr, yr, bo := z[o*ohw:(o+1)*ohw], y[o*ohw:(o+1)*ohw], bias[o]
@@ -1038,8 +1051,9 @@ func reluMask[T float](z, g []T) {
 // (on post-ReLU activations which of a window's four is largest is a coin
 // toss, and a branch per comparison mispredicts often): each comparison
 // selects the value's bits and index with conditional moves. The same
-// comparisons in the same order, so the same maxima and argmaxes.
-func maxPool2x2F32(mp *maxPool, in, out []float32, args []int32, planes int, lowest float32) {
+// comparisons in the same order, so the same maxima and argmaxes. With
+// relu it pools max(in, 0), the ReLU's output, from the ReLU's input.
+func maxPool2x2F32(mp *maxPool, in, out []float32, args []int32, planes int, lowest float32, relu bool) {
 	low := math.Float32bits(lowest)
 	for p := 0; p < planes; p++ {
 		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
@@ -1053,6 +1067,9 @@ func maxPool2x2F32(mp *maxPool, in, out []float32, args []int32, planes int, low
 			for pw := range oo {
 				w := 2 * pw
 				v0, v1, v2, v3 := r0[w], r0[w+1], r1[w], r1[w+1]
+				if relu {
+					v0, v1, v2, v3 = max(v0, 0), max(v1, 0), max(v2, 0), max(v3, 0)
+				}
 				bits, at := low, int32(-1)
 				bits, at = selectGreater(v0, bits, i0+int32(w), at)
 				bits, at = selectGreater(v1, bits, i0+int32(w)+1, at)
@@ -1115,6 +1132,15 @@ func reluKeep32(z float32) uint32 {
 	pos := ^bits >> 31                    // 1 when the sign is clear
 	num := ((0x7f800000 - abs) >> 31) ^ 1 // 1 unless NaN
 	return -(zero | (pos & num))
+}
+
+// fuseReluPool reports whether a convolution block's forward pass pools
+// its ReLU's output straight from the ReLU's float32 input
+// (maxPool2x2F32 with relu): 2x2 windows of stride 2 without padding.
+func fuseReluPool[T float](mp *maxPool, z []T) bool {
+	_, f32 := any(z).([]float32)
+	return f32 && referenceKernels&fastReluPool == 0 && mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 &&
+		mp.padH == 0 && mp.padW == 0
 }
 
 // fusePoolRelu reports whether a convolution block's backward pass runs

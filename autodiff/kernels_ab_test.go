@@ -160,7 +160,7 @@ func TestLeNetKernelsBitExact(t *testing.T) {
 // process CPU times and the median of the pairs' wall-clock ratios: an A/B
 // within one process, the figure that means something on a shared machine.
 // Set LENET_AB=pairs to run it (about pairs * 0.2 s on an idle machine);
-// LENET_AB_REF=columns, pooling or poolrelu runs only those kernels as the reference
+// LENET_AB_REF=columns, pooling, poolrelu or relupool runs only those kernels as the reference
 // (default: all of them).
 func TestLeNetKernelsAB(t *testing.T) {
 	pairs := 0
@@ -185,6 +185,8 @@ func TestLeNetKernelsAB(t *testing.T) {
 		ref = fastPooling
 	case "poolrelu":
 		ref = fastPoolRelu
+	case "relupool":
+		ref = fastReluPool
 	}
 	timeIt := func(ref kernelSet) (wall, cpu time.Duration) {
 		referenceKernels = ref
@@ -234,8 +236,8 @@ func median(x []float64) float64 {
 }
 
 // TestMaxPoolF32MatchesReference checks the branch-free float32 2x2 max
-// pooling, forward (maxima and argmaxes) and backward, and the fused
-// pooling and ReLU adjoint, against the reference kernels bit for bit, on values with ties, zeros of both signs,
+// pooling, forward (maxima and argmaxes; on its input and on a ReLU's
+// input) and backward, and the fused pooling and ReLU adjoint, against the reference kernels bit for bit, on values with ties, zeros of both signs,
 // NaNs, infinities and the starting lowest value.
 func TestMaxPoolF32MatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -261,6 +263,20 @@ func TestMaxPoolF32MatchesReference(t *testing.T) {
 		for i := range out {
 			if math.Float32bits(out[i]) != math.Float32bits(outRef[i]) || arg[i] != argRef[i] {
 				t.Fatalf("trial %d window %d: max %v at %d, reference %v at %d", trial, i, out[i], arg[i], outRef[i], argRef[i])
+			}
+		}
+		// Pooling the ReLU's output straight from its input.
+		post := make([]float32, len(in))
+		for i, v := range in {
+			post[i] = max(v, 0)
+		}
+		maxPool2x2F32(mp, in, out, arg, mp.c, -math.MaxFloat32, true)
+		referenceKernels = allFast
+		maxPool2x2(mp, post, outRef, argRef, mp.c, -math.MaxFloat32)
+		referenceKernels = 0
+		for i := range out {
+			if math.Float32bits(out[i]) != math.Float32bits(outRef[i]) || arg[i] != argRef[i] {
+				t.Fatalf("trial %d window %d: max of the ReLU %v at %d, reference %v at %d", trial, i, out[i], arg[i], outRef[i], argRef[i])
 			}
 		}
 		g := randomWithZeros[float32](n, rng)

@@ -15,7 +15,8 @@ const (
 	fastColumns  kernelSet = 1 << iota // im2colImage, col2imImage and addTo's long runs
 	fastPooling                        // the branch-free float32 2x2 max pooling
 	fastPoolRelu                       // a convolution block's pooling and ReLU adjoints in one pass
-	allFast      = fastColumns | fastPooling | fastPoolRelu
+	fastReluPool                       // its forward pooling reading the ReLU's input
+	allFast      = fastColumns | fastPooling | fastPoolRelu | fastReluPool
 )
 
 // im2colImageRef is the reference im2colImage: it writes one image's [c, h, w] columns into col, laid out
