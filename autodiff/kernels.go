@@ -793,10 +793,14 @@ func im2colImage[T float](ic *im2col, img, col []T) {
 				copy(dst[s.d0:s.d1], plane[s.d0+s.base:s.d1+s.base])
 				clear(dst[s.d1:])
 				if s.lo > 0 || s.hi < ic.ow {
-					for or := or0; or < or1; or++ {
+					for or := or0; or < or1; or++ { // a few entries: stores, not clear's calls
 						r := dst[or*ic.ow : (or+1)*ic.ow]
-						clear(r[:s.lo])
-						clear(r[max(s.hi, s.lo):])
+						for i := 0; i < s.lo; i++ {
+							r[i] = 0
+						}
+						for i := max(s.hi, s.lo); i < len(r); i++ {
+							r[i] = 0
+						}
 					}
 				}
 			}
