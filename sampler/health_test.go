@@ -76,10 +76,24 @@ func TestHealthGrade(t *testing.T) {
 		{"kinetic warns", HealthFigures{Kinetic: 1.1, KineticTol: 0.02, Budget: 0.1}, HealthWarn},
 		{"kinetic within tolerance", HealthFigures{Kinetic: 1.1, KineticTol: 0.08, Budget: 0.1}, HealthOK},
 		{"cold fails", HealthFigures{Kinetic: 0.5, KineticTol: 0.02, Budget: 0.1}, HealthFail},
+		// integration error: sds 4% wide are ok (5% tolerated), 7% warn, 12% fail
+		{"integration ok", HealthFigures{Kinetic: 1, Budget: 0.1, IntMeasured: true, IntSDError: 0.04}, HealthOK},
+		{"integration warns", HealthFigures{Kinetic: 1, Budget: 0.1, IntMeasured: true, IntSDError: 0.07}, HealthWarn},
+		{"integration fails", HealthFigures{Kinetic: 1, Budget: 0.1, IntMeasured: true, IntSDError: 0.12}, HealthFail},
+		{"integration within its tolerance", HealthFigures{Kinetic: 1, Budget: 0.1, IntMeasured: true, IntSDError: 0.07, IntSDTol: 0.03}, HealthOK},
+		{"integration beyond its tolerance", HealthFigures{Kinetic: 1, Budget: 0.1, IntMeasured: true, IntSDError: 0.14, IntSDTol: 0.03}, HealthFail},
 	} {
 		if got := tc.f.grade(); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+	// IntSDWidening: integ 0.0186 per step at friction 0.1 per step is
+	// sqrt(1 + 0.0186/(1 - e^-0.2)) - 1 = 5.0%
+	if w := IntSDWidening(0.0186, 0.1); math.Abs(w-0.0500) > 5e-4 {
+		t.Errorf("IntSDWidening(0.0186, 0.1) = %.4f, want 0.050", w)
+	}
+	if w := IntSDWidening(-0.01, 0.1); w != 0 {
+		t.Errorf("IntSDWidening of a negative error %v, want 0", w)
 	}
 	f := HealthFigures{Injected: 0.1, GradNoise: 0.1, Share: 0.5}
 	// share 5% needs noise 0.1 * 0.05/0.95

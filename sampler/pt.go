@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -537,17 +538,8 @@ func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
 }
 
 // Run calls Step n times, then returns; sample, if not nil, is called after
-// every step with the state (to record rung-1 samples).
+// every step with the state (to record rung-1 samples). It is RunUntil
+// with sample as the recorder.
 func (pt *PT) Run(pots []Potential, tp TermPotential, st *PTState, n int, sample func(*PTState) error) error {
-	for i := 0; i < n; i++ {
-		if err := pt.Step(pots, tp, st); err != nil {
-			return err
-		}
-		if sample != nil {
-			if err := sample(st); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return pt.RunUntil(context.Background(), pots, tp, st, st.Steps+n, Hooks{After: sample})
 }

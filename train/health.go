@@ -138,8 +138,10 @@ func HealthOf(st *sampler.PTState, cfg Config) *HealthReport {
 // to half the warning share (the noise per step grows as lr and falls as
 // 1/batch at a fixed friction per step); for integration error, the
 // learning rate that brings the sds' widening to half its warning level
-// (it grows about as lr) or a preconditioner; else the thermostat's
-// settling.
+// (it grows about as lr) or a preconditioner. When the other cause is also
+// beyond its warning level the advice says so and what it needs besides
+// (a larger batch for the noise left at the smaller lr). Else the
+// thermostat's settling.
 func healthAdvice(fig sampler.HealthFigures, cfg Config) string {
 	precond := ""
 	if cfg.PreconditionValue() == sampler.PrecondNone {
@@ -157,12 +159,24 @@ func healthAdvice(fig sampler.HealthFigures, cfg Config) string {
 		if cfg.NoiseTarget > 0 {
 			auto = "or a longer --burnin, so that --noise-target can shrink the step further (by at most 4x per health window)"
 		}
-		return fmt.Sprintf("cause: gradient noise. %sreduce the gradient noise per step about %.3g-fold: a smaller --lr (about %.3g instead of %g) or a larger --batch (about %d instead of %d), or both; %s",
-			precond, 1/r, cfg.LR*r, cfg.LR, b, cfg.Batch, auto)
+		also := ""
+		if fig.IntSDError > sampler.WarnIntSD {
+			also = fmt.Sprintf(" (integration error also widens the sds by about %.0f%%: a larger --batch alone will not remove that, a smaller --lr does)", 100*fig.IntSDError)
+		}
+		return fmt.Sprintf("cause: gradient noise%s. %sreduce the gradient noise per step about %.3g-fold: a smaller --lr (about %.3g instead of %g) or a larger --batch (about %d instead of %d), or both; %s",
+			also, precond, 1/r, cfg.LR*r, cfg.LR, b, cfg.Batch, auto)
 	case sampler.CauseIntegration:
 		r := math.Min(sampler.WarnIntSD/2/fig.IntSDError, 1)
-		return fmt.Sprintf("cause: integration error (the step is too large for the stiffest directions; a larger --batch will not help). %sa smaller --lr (about %.3g instead of %g: the widening grows about as the learning rate)",
-			precond, cfg.LR*r, cfg.LR)
+		batch := "; a larger --batch will not help"
+		if fig.Share > sampler.WarnShare {
+			// the smaller lr also cuts the noise per step by r; the
+			// batch takes the rest
+			q := fig.NoiseReduction(sampler.WarnShare / 2)
+			batch = fmt.Sprintf("; gradient noise is also %.0f%% of the momentum's diffusion: at that --lr, a larger --batch (about %d instead of %d) as well",
+				100*fig.Share, int(math.Ceil(float64(cfg.Batch)*math.Max(r/q, 1))), cfg.Batch)
+		}
+		return fmt.Sprintf("cause: integration error (the step is too large for the stiffest directions). %sa smaller --lr (about %.3g instead of %g: the widening grows about as the learning rate)%s",
+			precond, cfg.LR*r, cfg.LR, batch)
 	}
 	if fig.Kinetic < 1 {
 		return "cause: the thermostat. The kinetic temperature is below 1 with little gradient noise or integration error: the thermostat has not settled (a longer --burnin, or the default --thermostat-inertia 0, which scales with the friction)"

@@ -71,6 +71,10 @@ func TestHealthVerdict(t *testing.T) {
 func TestHealthAdviceCause(t *testing.T) {
 	noise := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 1, Share: 0.84, Budget: 0.6, Friction: 0.9, Status: sampler.HealthFail}
 	integ := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, Integration: 0.09, IntMeasured: true, IntSDError: 0.22, Friction: 0.1, Budget: 0.14, Status: sampler.HealthFail}
+	// issue 29's case at predictor sd 200, batch 20, lr 3e-5: both causes
+	both := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 3.3, Share: 0.95, Integration: 4.2, IntMeasured: true, IntSDError: 1.29, Friction: 3, Budget: 3.8, Status: sampler.HealthFail}
+	noiseInt := noise
+	noiseInt.IntSDError, noiseInt.IntMeasured = 0.08, true
 	cfg := DefaultConfig()
 	pre := cfg
 	pre.Precondition = "rmsprop"
@@ -82,7 +86,9 @@ func TestHealthAdviceCause(t *testing.T) {
 		dontWant []string
 	}{
 		{"noise", noise, cfg, []string{"cause: gradient noise", "--precondition", "larger --batch", "smaller --lr"}, nil},
-		{"integration", integ, cfg, []string{"cause: integration error", "--precondition", "smaller --lr (about 0.00136"}, []string{"larger --batch (about"}},
+		{"integration", integ, cfg, []string{"cause: integration error", "--precondition", "smaller --lr (about 0.00227", "larger --batch will not help"}, []string{"larger --batch (about"}},
+		{"integration and noise", both, cfg, []string{"cause: integration error", "gradient noise is also 95%", "larger --batch (about", "smaller --lr"}, []string{"will not help"}},
+		{"noise and integration", noiseInt, cfg, []string{"cause: gradient noise (integration error also widens the sds by about 8%", "larger --batch"}, nil},
 		{"noise, preconditioned", noise, pre, []string{"cause: gradient noise", "larger --batch"}, []string{"--precondition"}},
 	} {
 		got := healthAdvice(tc.fig, tc.cfg)

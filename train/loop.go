@@ -37,53 +37,66 @@ func (r *Run) Train(ctx context.Context, progress func(Status)) error {
 }
 
 // train is Train under the caller's BLAS setting: Chains.Train sets it
-// once for all the chains it steps in parallel.
+// once for all the chains it steps in parallel. The loop is the sampler's
+// one loop, sampler.PT.RunUntil; the run's jobs are its hooks: before each
+// step the cyclical schedule's kernel and the SGD warm-up (beforeStep),
+// after it the kept sample, the metrics line, the checkpoint and the
+// progress report (afterStep).
 func (r *Run) train(ctx context.Context, progress func(Status)) error {
 	pots := make([]sampler.Potential, len(r.pots))
 	for j, p := range r.pots {
 		pots[j] = p
 	}
+	hooks := sampler.Hooks{Before: r.beforeStep, After: func(*sampler.PTState) error { return r.afterStep(progress) }}
+	err := r.pt.RunUntil(ctx, pots, r.pots[0], r.state, r.Cfg.Steps, hooks)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		if cerr := r.checkpoint(); cerr != nil {
+			return errors.Join(ErrInterrupted, cerr)
+		}
+		return ErrInterrupted
+	}
+	return err
+}
+
+// beforeStep sets the kernel of the next step: the cyclical schedule's
+// (scheduledKernel, which also rescales the thermostats) and the SGD
+// warm-up's (warmup).
+func (r *Run) beforeStep(pt *sampler.PT, st *sampler.PTState) error {
+	k, err := scheduledKernel(r.Cfg, r.kernels, r.Data.N, st)
+	if err != nil {
+		return err
+	}
+	if k != nil {
+		pt.Kernel = k
+	}
+	return r.warmup()
+}
+
+// afterStep records the step just taken: rung 1's sample when the step
+// keeps one, a metrics line every LogEvery steps and at the end, a
+// checkpoint every CkptEvery steps and at the end, and the progress
+// report.
+func (r *Run) afterStep(progress func(Status)) error {
 	cfg := r.Cfg
-	for r.state.Steps < cfg.Steps {
-		if err := ctx.Err(); err != nil {
-			if cerr := r.checkpoint(); cerr != nil {
-				return errors.Join(ErrInterrupted, cerr)
-			}
-			return ErrInterrupted
-		}
-		k, err := scheduledKernel(cfg, r.kernels, r.Data.N, r.state)
-		if err != nil {
+	step := r.state.Steps
+	if cfg.keepSampleAs(step, r.optimiser) {
+		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
 			return err
 		}
-		if k != nil {
-			r.pt.Kernel = k
-		}
-		if err := r.warmup(); err != nil {
+	}
+	logged := step%cfg.LogEvery == 0 || step == cfg.Steps
+	if logged {
+		if err := r.logMetrics(); err != nil {
 			return err
 		}
-		if err := r.pt.Step(pots, r.pots[0], r.state); err != nil {
+	}
+	if step%cfg.CkptEvery == 0 || step == cfg.Steps {
+		if err := r.checkpoint(); err != nil {
 			return err
 		}
-		step := r.state.Steps
-		if cfg.keepSampleAs(step, r.optimiser) {
-			if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
-				return err
-			}
-		}
-		logged := step%cfg.LogEvery == 0 || step == cfg.Steps
-		if logged {
-			if err := r.logMetrics(); err != nil {
-				return err
-			}
-		}
-		if step%cfg.CkptEvery == 0 || step == cfg.Steps {
-			if err := r.checkpoint(); err != nil {
-				return err
-			}
-		}
-		if progress != nil {
-			progress(Status{Step: step, Target: cfg.Steps, LogLik: r.last.LogLik, SwapRate: swapRates(r.state.Stats), Samples: r.samples.Count, Logged: logged, Warning: r.healthWarning()})
-		}
+	}
+	if progress != nil {
+		progress(Status{Step: step, Target: cfg.Steps, LogLik: r.last.LogLik, SwapRate: swapRates(r.state.Stats), Samples: r.samples.Count, Logged: logged, Warning: r.healthWarning()})
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -313,26 +312,8 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 		return nil, err
 	}
 	r.optimiser = !info.Sampler
-	kernel, err := cfg.kernelFrom(r.kernels, tr.N, cfg.stepScale(1))
-	if err != nil {
+	if r.pt, err = p.setup.PT(cfg, tr.N); err != nil {
 		return nil, err
-	}
-	r.pt = &sampler.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
-		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(),
-		NoiseCorrection: cfg.NoiseCorrection}
-	if len(temps) > 1 {
-		r.pt.Every = cfg.Exchange
-		r.pt.Scheme = sampler.Scheme(cfg.Scheme)
-		rule, ok := lookupExchange(p.setup.exchanges(), cfg.XTest)
-		if !ok {
-			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(exchangeNames(p.setup.exchanges()), ", "))
-		}
-		if r.pt.Exchange, err = rule.New(cfg); err != nil {
-			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)
-		}
-		if cfg.Ladder == "adaptive" {
-			r.pt.Adapt = &sampler.LadderAdaptation{SwapTarget: cfg.SwapTarget}
-		}
 	}
 	// Replicas step in parallel goroutines; each BLAS call then uses one
 	// thread, or the cores are oversubscribed (set while the run trains).

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -99,4 +100,39 @@ func (p *prepared) modelFor(cfg Config) (nn.Model, error) {
 // modelKey returns the settings of cfg that determine its model.
 func modelKey(c Config) string {
 	return fmt.Sprintf("%q %q %q %v %v %v %v", c.Model, c.Arch, c.Activation, c.Prior, c.PriorFanIn, c.PriorDF, c.Classes)
+}
+
+// PT returns the sampler a run of cfg drives on training data of n
+// examples, with the setup's registries: the kernel (at the first step's
+// learning rate), the posterior temperature and ladder, the health watch,
+// the preconditioner and noise correction, and with more than one rung the
+// exchange rule, its pairing and the ladder's adaptation. Runs build their
+// sampler here, and so does ptsghmc bench, so both step the same sampler.
+func (s Setup) PT(cfg Config, n int) (*sampler.PT, error) {
+	temps, err := cfg.Temps()
+	if err != nil {
+		return nil, err
+	}
+	kernel, err := cfg.kernelFrom(s.Kernels, n, cfg.stepScale(1))
+	if err != nil {
+		return nil, err
+	}
+	pt := &sampler.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
+		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(),
+		NoiseCorrection: cfg.NoiseCorrection}
+	if len(temps) > 1 {
+		pt.Every = cfg.Exchange
+		pt.Scheme = sampler.Scheme(cfg.Scheme)
+		rule, ok := lookupExchange(s.exchanges(), cfg.XTest)
+		if !ok {
+			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(exchangeNames(s.exchanges()), ", "))
+		}
+		if pt.Exchange, err = rule.New(cfg); err != nil {
+			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)
+		}
+		if cfg.Ladder == "adaptive" {
+			pt.Adapt = &sampler.LadderAdaptation{SwapTarget: cfg.SwapTarget}
+		}
+	}
+	return pt, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -208,13 +209,22 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 	if err != nil {
 		return res, err
 	}
-	temps := []float64{1}
+	// the sampler a training run of these settings steps (train.Setup.PT):
+	// sgnht replicas on a geometric ladder to T = 10, train's exchange test
+	cfg := train.DefaultConfig()
+	cfg.Arch, cfg.Batch, cfg.Exchange, cfg.TMax = c.arch, c.batch, c.every, 10
+	cfg.Sampler, cfg.Replicas = "sgnht", 1
+	if c.replicas > 1 {
+		cfg.Sampler, cfg.Replicas = train.PTSGHMC, c.replicas
+	}
+	pt, err := train.Setup{}.PT(cfg, data.N)
+	if err != nil {
+		return res, fmt.Errorf("bench: %w", err)
+	}
+	temps := pt.Temps
 	threads := autodiff.BLASThreads()
 	defer autodiff.SetBLASThreads(threads)
 	if c.replicas > 1 {
-		if temps, err = sampler.GeometricLadder(c.replicas, 10); err != nil {
-			return res, err
-		}
 		autodiff.SetBLASThreads(1)
 	}
 	var gradNS atomic.Int64
@@ -239,13 +249,6 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 		}
 		pots[j] = timedPotential{p, &gradNS}
 	}
-	corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{})
-	if err != nil {
-		return res, err
-	}
-	defaults := train.DefaultConfig() // the exchange's early-decision rules, as train runs them
-	pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: temps, Every: c.every,
-		Exchange: &sampler.Exchanger{Batch: c.batch, Correction: corr, Margin: defaults.XMargin, Tolerance: defaults.XTolerance}}
 	starts := make([][]float64, len(temps))
 	if c.sharedStart {
 		starts = starts[:1]
@@ -266,16 +269,21 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 	var exNS int64
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
+	// train's loop, sampler.PT.RunUntil, with timers for hooks: a step
+	// that ends in an exchange round adds its time to exNS
+	var t0 time.Time
+	timer := sampler.Hooks{
+		Before: func(pt *sampler.PT, st *sampler.PTState) error { t0 = time.Now(); return nil },
+		After: func(st *sampler.PTState) error {
+			if pt.Every > 0 && st.Steps%pt.Every == 0 {
+				exNS += int64(time.Since(t0))
+			}
+			return nil
+		},
+	}
 	start := time.Now()
-	for i := 0; i < c.steps; i++ {
-		t0 := time.Now()
-		exchange := pt.Every > 0 && (st.Steps+1)%pt.Every == 0
-		if err := pt.Step(pots, first, st); err != nil {
-			return res, err
-		}
-		if exchange {
-			exNS += int64(time.Since(t0))
-		}
+	if err := pt.RunUntil(context.Background(), pots, first, st, st.Steps+c.steps, timer); err != nil {
+		return res, err
 	}
 	wall := time.Since(start).Seconds()
 	runtime.ReadMemStats(&ms1)
@@ -542,7 +550,12 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 	}
 	var gradNS atomic.Int64
 	pots := []sampler.Potential{timedPotential{p, &gradNS}}
-	pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-4, Diffusion: 10}, Temps: []float64{1}}
+	cfg := train.DefaultConfig() // the sampler of a training run: one sgnht chain
+	cfg.Sampler, cfg.Replicas, cfg.Batch = "sgnht", 1, c.batch
+	pt, err := train.Setup{}.PT(cfg, data.N)
+	if err != nil {
+		return res, fmt.Errorf("bench: %w", err)
+	}
 	theta := make([]float64, model.NumParams())
 	model.Layout.Init(theta, rng)
 	st, err := pt.Init([][]float64{theta}, 1)
