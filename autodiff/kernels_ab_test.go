@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // convShapes are the column kernels' test shapes: LeNet's two
@@ -160,8 +161,9 @@ func TestLeNetKernelsBitExact(t *testing.T) {
 // process CPU times and the median of the pairs' wall-clock ratios: an A/B
 // within one process, the figure that means something on a shared machine.
 // Set LENET_AB=pairs to run it (about pairs * 0.2 s on an idle machine);
-// LENET_AB_REF=columns, pooling, poolrelu or relupool runs only those kernels as the reference
-// (default: all of them).
+// LENET_AB_REF=columns, pooling, poolrelu or relupool runs only those
+// kernels as the reference (default: all of them); LENET_AB_STEP=1 times
+// whole SGNHT steps instead.
 func TestLeNetKernelsAB(t *testing.T) {
 	pairs := 0
 	fmt.Sscan(os.Getenv("LENET_AB"), &pairs)
@@ -188,11 +190,24 @@ func TestLeNetKernelsAB(t *testing.T) {
 	case "relupool":
 		ref = fastReluPool
 	}
+	// With LENET_AB_STEP=1, a whole SGNHT step (the gradient, the prior and
+	// the update with its noise) rather than the gradient alone.
+	wholeStep := os.Getenv("LENET_AB_STEP") == "1"
+	pot := &Potential{Model: model, Data: data, Eval: ev}
+	stream := sampler.NewStream(9, 1)
+	kernel := sampler.SGNHT{StepSize: 1e-5, Diffusion: 10}
+	state := sampler.NewState(append([]float64(nil), theta...))
+	kernel.Init(state, stream.Rand)
+	mb := sampler.Minibatch{Index: idx, Scale: 60000.0 / 128}
 	timeIt := func(ref kernelSet) (wall, cpu time.Duration) {
 		referenceKernels = ref
 		defer func() { referenceKernels = 0 }()
 		start, cpu0 := time.Now(), cpuTime()
-		if _, err := ev.Eval(theta, data, idx, 60000.0/128, grad, nil); err != nil {
+		if wholeStep {
+			if err := kernel.Step(state, pot, mb, sampler.Hyper{StepSize: 1e-5, Temp: 1}, stream.Rand); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := ev.Eval(theta, data, idx, 60000.0/128, grad, nil); err != nil {
 			t.Fatal(err)
 		}
 		return time.Since(start), cpuTime() - cpu0
@@ -215,9 +230,13 @@ func TestLeNetKernelsAB(t *testing.T) {
 		wallA, wallB, cpuA, cpuB = wallA+wa, wallB+wb, cpuA+ca, cpuB+cb
 		ratios = append(ratios, wb.Seconds()/wa.Seconds())
 	}
-	fmt.Printf("LeNet gradient, batch 128, float32, 2 shards, reference %s, %d A/B pairs (contended machine, A/B ratio): "+
+	what := "gradient"
+	if wholeStep {
+		what = "SGNHT step"
+	}
+	fmt.Printf("LeNet %s, batch 128, float32, 2 shards, reference %s, %d A/B pairs (contended machine, A/B ratio): "+
 		"current/reference wall %.3f (median of pairs %.3f), CPU %.3f\n",
-		os.Getenv("LENET_AB_REF"), pairs, wallB.Seconds()/wallA.Seconds(), median(ratios), cpuB.Seconds()/cpuA.Seconds())
+		what, os.Getenv("LENET_AB_REF"), pairs, wallB.Seconds()/wallA.Seconds(), median(ratios), cpuB.Seconds()/cpuA.Seconds())
 }
 
 func median(x []float64) float64 {
