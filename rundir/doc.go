@@ -2,6 +2,28 @@
 // atomic writes, and the exclusive lock that makes one process at a time
 // their writer.
 //
+// # The files
+//
+// A run directory holds ConfigFile (config.json: the run's runspec.Config,
+// WriteConfig, ReadRunConfig), SamplesFile (rung 1's kept weights: a
+// header, SampleHeader, then fixed-size records; CreateSamples,
+// OpenSamplesAt and SampleWriter append, ReadSamples and ScanSamples read,
+// refusing or skipping a torn or corrupt record), MetricsFile
+// (metrics.jsonl, one MetricsLine per logged step; ReadMetrics), the
+// checkpoint (CheckpointFile: magic, version, a gob payload and its
+// SHA-256; WriteCheckpoint writes it atomically and keeps the previous one
+// as checkpoint.prev, ReadCheckpoint verifies it) and TimingFile
+// (timing.json, the wall-clock of training; RecordTiming, ReadTiming).
+// docs/run-directory.md describes each format. The formats are those of
+// earlier versions: existing run directories resume and evaluate.
+//
+// A run of K chains keeps chain i in ChainDir(dir, K, i). RunStatus reads
+// each chain's state from its files (ChainStatus: the figures of its last
+// checkpoint, which vouches for the samples and metrics before it);
+// PoolDirs and RunDirs expand a run into the chains that have samples.
+// CheckRunData and CheckFingerprint refuse data other than the data a run
+// was trained on (ErrOtherData).
+//
 // # The lock
 //
 // Every writer of a run directory (a new run, a resumed one, an

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -616,7 +616,7 @@ func BenchmarkBadScaleESS(b *testing.B) {
 					for s, x := range xs {
 						tr[s] = x[j]
 					}
-					minESS = math.Min(minESS, train.BulkESS([][]float64{tr}))
+					minESS = math.Min(minESS, diagnose.BulkESS([][]float64{tr}))
 				}
 				worst := math.Abs(chk.SigmaSDRatio - 1)
 				for _, r := range chk.BetaSDRatio {
@@ -673,7 +673,7 @@ func BenchmarkSuiteESS(b *testing.B) {
 					for s, x := range xs {
 						tr[s] = x[j]
 					}
-					minESS = math.Min(minESS, train.BulkESS([][]float64{tr}))
+					minESS = math.Min(minESS, diagnose.BulkESS([][]float64{tr}))
 				}
 				b.ReportMetric(1000*minESS/(steps-burn), "ESS/1000grad")
 				b.ReportMetric(math.Max(1-chk.SDMin, chk.SDMax-1), "sd-error")

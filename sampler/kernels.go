@@ -37,7 +37,7 @@ type KernelInfo struct {
 //
 // Parallel tempering is not a kernel but a driver: PT steps a ladder of
 // replicas of one kernel. The sampler name "ptsghmc" that runs and commands
-// accept (train.PTSGHMC) is PT over replicas of the sgnht kernel, PT-SGHMC
+// accept (runspec.PTSGHMC) is PT over replicas of the sgnht kernel, PT-SGHMC
 // as in Luo, Zhang and Liu (2018); it is not listed here.
 var Kernels = []KernelInfo{
 	{Name: "sgnht", Doc: "stochastic gradient Nose-Hoover thermostat (Ding et al. 2014)", Sampler: true, Minibatch: true,

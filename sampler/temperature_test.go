@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -180,7 +180,7 @@ func BenchmarkTemperingESS(b *testing.B) {
 					for s, x := range xs {
 						tr[s] = x[j]
 					}
-					minESS = math.Min(minESS, train.BulkESS([][]float64{tr}))
+					minESS = math.Min(minESS, diagnose.BulkESS([][]float64{tr}))
 				}
 				b.ReportMetric(1000*minESS/steps, "ESS/1000grad")
 				b.ReportMetric(math.Max(1-chk.SDMin, chk.SDMax-1), "sd-error")

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -28,8 +29,8 @@ const DefaultMaxReplicas = 16
 // Replicas, so a resume uses it. The pilot costs PilotReplicas x BurnIn
 // gradient steps. Other configs are returned unchanged (auto means 1 rung
 // for single-chain samplers).
-func ChooseReplicas(ctx context.Context, cfg Config) (Config, error) {
-	if cfg.Replicas != 0 || cfg.Sampler != PTSGHMC {
+func ChooseReplicas(ctx context.Context, cfg runspec.Config) (runspec.Config, error) {
+	if cfg.Replicas != 0 || cfg.Sampler != runspec.PTSGHMC {
 		return resolveSingle(cfg), nil
 	}
 	tr, _, err := datasets.LoadMNIST(cfg.Data)
@@ -41,21 +42,21 @@ func ChooseReplicas(ctx context.Context, cfg Config) (Config, error) {
 
 // ChooseReplicasFromData is ChooseReplicas with the training data given
 // (before the validation split, as NewFromData takes it).
-func ChooseReplicasFromData(ctx context.Context, cfg Config, data *datasets.Dataset) (Config, error) {
-	if cfg.Replicas != 0 || cfg.Sampler != PTSGHMC {
+func ChooseReplicasFromData(ctx context.Context, cfg runspec.Config, data *datasets.Dataset) (runspec.Config, error) {
+	if cfg.Replicas != 0 || cfg.Sampler != runspec.PTSGHMC {
 		return resolveSingle(cfg), nil
 	}
 	return chooseReplicas(ctx, cfg, data)
 }
 
-func resolveSingle(cfg Config) Config {
+func resolveSingle(cfg runspec.Config) runspec.Config {
 	if cfg.Replicas == 0 {
 		cfg.Replicas = 1
 	}
 	return cfg
 }
 
-func chooseReplicas(ctx context.Context, cfg Config, data *datasets.Dataset) (Config, error) {
+func chooseReplicas(ctx context.Context, cfg runspec.Config, data *datasets.Dataset) (runspec.Config, error) {
 	maxR := cfg.MaxReplicas
 	if maxR == 0 {
 		maxR = DefaultMaxReplicas

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // TestBLASThreadsScoped checks a run sets BLAS to one thread per call only
@@ -24,14 +26,14 @@ func TestBLASThreadsScoped(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		mod     func(*Config)
+		mod     func(*runspec.Config)
 		threads int  // while training
 		cores   bool // the case needs several cores
 	}{
-		{"PT rungs in parallel", func(c *Config) {}, 1, false},
-		{"one sgnht chain", func(c *Config) { c.Sampler = "sgnht" }, 2, false},
-		{"two chains in parallel", func(c *Config) { c.Sampler, c.Chains = "sgnht", 2 }, 1, false},
-		{"one chain of a CNN, validated on parallel graphs", func(c *Config) {
+		{"PT rungs in parallel", func(c *runspec.Config) {}, 1, false},
+		{"one sgnht chain", func(c *runspec.Config) { c.Sampler = "sgnht" }, 2, false},
+		{"two chains in parallel", func(c *runspec.Config) { c.Sampler, c.Chains = "sgnht", 2 }, 1, false},
+		{"one chain of a CNN, validated on parallel graphs", func(c *runspec.Config) {
 			*c = cnnConfig("test-cnn-blas")
 			c.Sampler, c.GradShards = "sgnht", 1
 		}, 1, true},
@@ -65,7 +67,7 @@ func TestBLASThreadsScoped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ens, err := NewModelEnsemble(model, smallData(t))
+	ens, err := evaluate.NewModelEnsemble(model, smallData(t))
 	if err != nil {
 		t.Fatal(err)
 	}

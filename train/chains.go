@@ -2,28 +2,16 @@ package train
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
-
-// ChainDir returns the directory of chain i (1-based) of a run in dir with k
-// chains: dir itself when k = 1, dir/chain-i otherwise. Each chain directory
-// is a complete run directory (config, checkpoint, samples, metrics) that
-// eval and predict read on their own; the run directory's config.json has
-// chain 0.
-func ChainDir(dir string, k, i int) string {
-	if k <= 1 {
-		return dir
-	}
-	return filepath.Join(dir, fmt.Sprintf("chain-%d", i))
-}
 
 // Chains is a run of Cfg.Chains independent chains of the configured
 // sampler (PT included: each chain has its own ladder), stepped in parallel
@@ -35,7 +23,7 @@ func ChainDir(dir string, k, i int) string {
 // elsewhere (array tasks): Only is its number and Runs its one Run.
 type Chains struct {
 	Dir  string
-	Cfg  Config
+	Cfg  runspec.Config
 	Runs []*Run // chain i+1 is Runs[i]; with Only > 0, Runs[0] is chain Only
 
 	Only    int  // the one chain this process runs (OpenChain), or 0: all of them
@@ -48,21 +36,21 @@ type Chains struct {
 // false an existing run in dir is an error. The process holds the locks of
 // the run directory and of every chain directory until Close (see
 // rundir): a run another process writes is refused, and never overwritten.
-func NewChains(dir string, cfg Config, overwrite bool) (*Chains, error) {
-	return NewChainsWith(dir, cfg, overwrite, Setup{})
+func NewChains(dir string, cfg runspec.Config, overwrite bool) (*Chains, error) {
+	return NewChainsWith(dir, cfg, overwrite, runspec.Setup{})
 }
 
 // NewChainsWith is NewChains with the setup given (the model registry, the
 // training data). It validates cfg and builds its model once for the run:
 // the chains share it.
-func NewChainsWith(dir string, cfg Config, overwrite bool, s Setup) (*Chains, error) {
-	if err := cfg.validateIn(s); err != nil {
+func NewChainsWith(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Chains, error) {
+	if err := cfg.ValidateIn(s); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(cfg) // before touching dir: bad data leaves no empty run behind
+	p, err := prepare(s, cfg) // before touching dir: bad data leaves no empty run behind
 	if err != nil {
 		return nil, err
 	}
@@ -72,14 +60,14 @@ func NewChainsWith(dir string, cfg Config, overwrite bool, s Setup) (*Chains, er
 // NewChainsFromData is NewChains with the training data given (for tests
 // and embedding); it writes over a run in dir (but not one another process
 // holds).
-func NewChainsFromData(dir string, cfg Config, train *datasets.Dataset) (*Chains, error) {
-	return NewChainsWith(dir, cfg, true, Setup{Train: train})
+func NewChainsFromData(dir string, cfg runspec.Config, train *datasets.Dataset) (*Chains, error) {
+	return NewChainsWith(dir, cfg, true, runspec.Setup{Train: train})
 }
 
 // newChains writes a new run of cfg.Chains chains, prepared as p, into
 // dir, after taking the locks of dir and its chain directories and, with
 // overwrite false, checking that dir holds no run.
-func newChains(dir string, cfg Config, p *prepared, overwrite bool) (*Chains, error) {
+func newChains(dir string, cfg runspec.Config, p *prepared, overwrite bool) (*Chains, error) {
 	cfg.Chain = 0
 	cfg, err := recordIdentity(cfg, p)
 	if err != nil {
@@ -101,11 +89,11 @@ func newChains(dir string, cfg Config, p *prepared, overwrite bool) (*Chains, er
 	}
 	keep := []string{dir}
 	for i := 1; i <= cfg.Chains; i++ {
-		keep = append(keep, ChainDir(dir, cfg.Chains, i))
+		keep = append(keep, rundir.ChainDir(dir, cfg.Chains, i))
 	}
 	locks.release(keep...) // chain directories of an earlier run, now removed
 	if cfg.Chains > 1 {
-		if err := writeConfig(dir, cfg); err != nil {
+		if err := rundir.WriteConfig(dir, cfg); err != nil {
 			return fail(err)
 		}
 	}
@@ -119,7 +107,7 @@ func newChains(dir string, cfg Config, p *prepared, overwrite bool) (*Chains, er
 		if cfg.Chains > 1 {
 			cc.Chain = i
 		}
-		cd := ChainDir(dir, cfg.Chains, i)
+		cd := rundir.ChainDir(dir, cfg.Chains, i)
 		lk := locks[cd]
 		delete(locks, cd) // newRun owns it now
 		r, err := newRun(cd, cc, p, lk)
@@ -132,64 +120,16 @@ func newChains(dir string, cfg Config, p *prepared, overwrite bool) (*Chains, er
 	return c, nil
 }
 
-// writeConfig writes cfg to dir/config.json atomically (a temporary file
-// renamed over it), so a reader such as eval never sees half a file.
-func writeConfig(dir string, cfg Config) error {
-	b, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		return fmt.Errorf("save config: %w", err)
-	}
-	// temporary file and rename: a crash mid-write leaves the old config
-	path := filepath.Join(dir, ConfigFile)
-	if err := writeSynced(path+".tmp", append(b, '\n')); err != nil {
-		os.Remove(path + ".tmp")
-		return fmt.Errorf("save config: %w", err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
-		return fmt.Errorf("save config: %w", err)
-	}
-	return nil
-}
-
-// writeTemp writes b to a new temporary file in dir, synced to stable
-// storage, and returns its path.
-func writeTemp(dir string, b []byte) (string, error) {
-	f, err := os.CreateTemp(dir, "."+ConfigFile+"-*.tmp")
-	if err != nil {
-		return "", err
-	}
-	if err := f.Chmod(0o644); err != nil { // as os.WriteFile made it (CreateTemp makes 0600)
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
-}
-
 // ResumeChains reopens the run in dir, every chain from its checkpoint.
 // steps > 0 replaces the run's target step count.
 func ResumeChains(dir string, steps int) (*Chains, error) {
-	return ResumeChainsWith(dir, steps, Setup{})
+	return ResumeChainsWith(dir, steps, runspec.Setup{})
 }
 
 // ResumeChainsWith is ResumeChains with the setup given. The run's model
 // is built once, from its config, and shared by its chains.
-func ResumeChainsWith(dir string, steps int, s Setup) (*Chains, error) {
-	cfg, err := ReadRunConfig(dir)
+func ResumeChainsWith(dir string, steps int, s runspec.Setup) (*Chains, error) {
+	cfg, err := rundir.ReadRunConfig(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +144,7 @@ func ResumeChainsWith(dir string, steps int, s Setup) (*Chains, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(cfg)
+	p, err := prepare(s, cfg)
 	if err != nil {
 		top.Release()
 		return nil, err
@@ -214,22 +154,22 @@ func ResumeChainsWith(dir string, steps int, s Setup) (*Chains, error) {
 
 // ResumeChainsFromData is ResumeChains with the training data given.
 func ResumeChainsFromData(dir string, train *datasets.Dataset, steps int) (*Chains, error) {
-	return ResumeChainsWith(dir, steps, Setup{Train: train})
+	return ResumeChainsWith(dir, steps, runspec.Setup{Train: train})
 }
 
 // resumeChains reopens every chain of the run of several chains in dir,
 // prepared as p, with the lock top of dir held (the Chains keeps it, or
 // resumeChains releases it on error) and taking each chain directory's.
-func resumeChains(dir string, cfg Config, p *prepared, steps int, top *rundir.Lock) (*Chains, error) {
+func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *rundir.Lock) (*Chains, error) {
 	c := &Chains{Dir: dir, Cfg: cfg, lock: top}
 	for i := 1; i <= cfg.Chains; i++ {
-		cd := ChainDir(dir, cfg.Chains, i)
+		cd := rundir.ChainDir(dir, cfg.Chains, i)
 		lk, err := rundir.Acquire(cd)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("chain %d: %w", i, err)
 		}
-		ck, err := ReadCheckpoint(filepath.Join(cd, checkpointName))
+		ck, err := rundir.ReadCheckpoint(filepath.Join(cd, rundir.CheckpointFile))
 		if err != nil {
 			lk.Release()
 			c.Close()
@@ -239,7 +179,7 @@ func resumeChains(dir string, cfg Config, p *prepared, steps int, top *rundir.Lo
 			lk.Release()
 			c.Close()
 			return nil, fmt.Errorf("chain %d: checkpoint in %s is of chain %d of %d with seed %d, the run's config says %d chains with seed %d: %w",
-				i, cd, ck.Config.Chain, ck.Config.Chains, ck.Config.Seed, cfg.Chains, cfg.Seed, ErrCheckpoint)
+				i, cd, ck.Config.Chain, ck.Config.Chains, ck.Config.Seed, cfg.Chains, cfg.Seed, rundir.ErrCheckpoint)
 		}
 		if err := checkpointConfigValid(cd, ck.Config, p.setup); err != nil {
 			lk.Release()
@@ -255,7 +195,7 @@ func resumeChains(dir string, cfg Config, p *prepared, steps int, top *rundir.Lo
 	}
 	c.Cfg.Steps = c.Runs[0].Cfg.Steps
 	if steps > 0 && steps != cfg.Steps {
-		if err := writeConfig(dir, c.Cfg); err != nil {
+		if err := rundir.WriteConfig(dir, c.Cfg); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -280,10 +220,10 @@ func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) 
 		if c.Only == 0 {
 			return c.Runs[0].Train(ctx, p)
 		}
-		defer withBLASThreads(1)() // one BLAS thread, as when it runs beside the others
+		defer evaluate.WithBLASThreads(1)() // one BLAS thread, as when it runs beside the others
 		return c.Runs[0].train(ctx, p)
 	}
-	defer withBLASThreads(1)()
+	defer evaluate.WithBLASThreads(1)()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var mu sync.Mutex
@@ -336,7 +276,7 @@ func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) 
 // in Train, when the process runs several chains or one of an array.
 func (c *Chains) Finish() error {
 	if len(c.Runs) > 1 || c.Only > 0 {
-		defer withBLASThreads(1)()
+		defer evaluate.WithBLASThreads(1)()
 	}
 	for i, r := range c.Runs {
 		if err := r.Finish(); err != nil {
@@ -354,7 +294,7 @@ func (c *Chains) Finish() error {
 	for _, r := range c.Runs {
 		c.Cfg.Steps = max(c.Cfg.Steps, r.Cfg.Steps)
 	}
-	return writeConfig(c.Dir, c.Cfg)
+	return rundir.WriteConfig(c.Dir, c.Cfg)
 }
 
 // Steps returns the steps done by the chain that is furthest behind.
@@ -374,28 +314,4 @@ func (c *Chains) Close() error {
 	}
 	errs = append(errs, c.lock.Release())
 	return errors.Join(errs...)
-}
-
-// RunDirs expands run directories for evaluation: a run of several chains
-// becomes its chain directories, in order; other directories stay.
-func RunDirs(dirs []string) ([]string, error) {
-	var out []string
-	for _, d := range dirs {
-		cfg, err := ReadRunConfig(d)
-		if err != nil {
-			return nil, err
-		}
-		if cfg.Chains <= 1 || cfg.Chain != 0 {
-			out = append(out, d)
-			continue
-		}
-		for i := 1; i <= cfg.Chains; i++ {
-			cd := ChainDir(d, cfg.Chains, i)
-			if _, err := os.Stat(filepath.Join(cd, ConfigFile)); err != nil {
-				return nil, fmt.Errorf("run %s has %d chains but chain %d is missing: %w", d, cfg.Chains, i, err)
-			}
-			out = append(out, cd)
-		}
-	}
-	return out, nil
 }

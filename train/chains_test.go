@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // TestChains runs 3 independent PT chains in one process and checks that
@@ -41,7 +43,7 @@ func TestChains(t *testing.T) {
 	c.Close()
 	ss, _ := readAll(t, single)
 	for i := 1; i <= 3; i++ {
-		s, _ := readAll(t, ChainDir(ref, 3, i))
+		s, _ := readAll(t, rundir.ChainDir(ref, 3, i))
 		if same := bytes.Equal(s, ss); same != (i == 1) {
 			t.Errorf("chain %d's samples equal the single-chain run's: %v", i, same)
 		}
@@ -72,13 +74,13 @@ func TestChains(t *testing.T) {
 	}
 	c.Close()
 	for i := 1; i <= 3; i++ {
-		ws, wm := readAll(t, ChainDir(ref, 3, i))
-		gs, gm := readAll(t, ChainDir(dir, 3, i))
+		ws, wm := readAll(t, rundir.ChainDir(ref, 3, i))
+		gs, gm := readAll(t, rundir.ChainDir(dir, 3, i))
 		if !bytes.Equal(ws, gs) || !bytes.Equal(wm, gm) {
 			t.Errorf("chain %d: resumed run's samples or metrics differ from the uninterrupted run's", i)
 		}
 	}
-	dirs, err := RunDirs([]string{dir})
+	dirs, err := rundir.RunDirs([]string{dir})
 	if err != nil || len(dirs) != 3 {
 		t.Fatalf("RunDirs: %v, %v", dirs, err)
 	}
@@ -87,7 +89,7 @@ func TestChains(t *testing.T) {
 		t.Error("a new run may replace a 3-chain run without --overwrite")
 	}
 	// one chain's directory resumes on its own
-	one, err := ResumeChainsFromData(ChainDir(dir, 3, 2), data, 0)
+	one, err := ResumeChainsFromData(rundir.ChainDir(dir, 3, 2), data, 0)
 	if err != nil || len(one.Runs) != 1 || one.Steps() != cfg.Steps {
 		t.Fatalf("resume of chain 2's directory: %v", err)
 	}
@@ -120,7 +122,7 @@ func TestChainsRHat(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	good, err := Evaluate([]string{dir}, "", test)
+	good, err := evaluate.Evaluate([]string{dir}, "", test)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +141,8 @@ func TestChainsRHat(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	runs, _ := RunDirs([]string{dir})
-	bad, err := Evaluate(append(runs[:3:3], odir), "", test)
+	runs, _ := rundir.RunDirs([]string{dir})
+	bad, err := evaluate.Evaluate(append(runs[:3:3], odir), "", test)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,130 +1,28 @@
 package train
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/gob"
-	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
-
-// Checkpoint file format, RUNDIR/checkpoint:
-//
-//	magic "PTSGCKP1" | version uint32 | payload length uint64 | payload (gob) | SHA-256 of payload
-//
-// It is written to a temporary file, fsynced and renamed over the old one
-// (atomic: a crash or signal at any moment leaves a complete checkpoint);
-// the previous checkpoint is kept as checkpoint.prev (a hard link).
-const (
-	checkpointMagic   = "PTSGCKP1"
-	checkpointVersion = 1
-	checkpointName    = "checkpoint"
-)
-
-// Checkpoint is everything needed to continue a run exactly.
-type Checkpoint struct {
-	Config  Config
-	Steps   int
-	Rounds  int
-	Rungs   []RungState
-	Streams [][]byte // per rung, then the exchange stream
-	Batches []datasets.Batches
-	Stats   sampler.PTStats
-	Temps   []float64           // the current ladder (absent in checkpoints of older versions: the config's)
-	Tuning  sampler.TuningState // ladder tuning progress and history
-	Samples int                 // samples in the samples file
-	Metrics int64               // bytes of metrics.jsonl
-	// Mass holds each rung's preconditioner estimate while burn-in
-	// estimates one (absent otherwise, and in checkpoints older than it).
-	Mass []sampler.MassEstimate
-	// Noise holds each rung's gradient-noise estimate while burn-in
-	// estimates one (Config.NoiseCorrection).
-	Noise []sampler.NoiseEstimate
-}
-
-// RungState is one rung's saved state. Mass is its diagonal mass matrix
-// (nil: unit mass, and in checkpoints older than it) and InjScale its
-// noise correction (nil: none). Extra is the state a
-// sampler.StatefulKernel keeps of its own (sampler.MarshalExtra; nil for
-// the built-in kernels, and in checkpoints older than it: gob leaves the
-// field out when it is nil, so the format version is unchanged and older
-// checkpoints load as before).
-type RungState struct {
-	Theta, P []float64
-	Xi, U    float64
-	Mass     []float64
-	InjScale []float64
-	Extra    []byte
-}
-
-// ErrCheckpoint is wrapped by errors about an unusable checkpoint.
-var ErrCheckpoint = errors.New("unusable checkpoint")
-
-// WriteCheckpoint writes c to dir atomically, keeping the previous one as
-// checkpoint.prev.
-func WriteCheckpoint(dir string, c *Checkpoint) error {
-	var payload bytes.Buffer
-	if err := gob.NewEncoder(&payload).Encode(c); err != nil {
-		return fmt.Errorf("checkpoint: encode: %w", err)
-	}
-	var out bytes.Buffer
-	out.WriteString(checkpointMagic)
-	binary.Write(&out, binary.LittleEndian, uint32(checkpointVersion))
-	binary.Write(&out, binary.LittleEndian, uint64(payload.Len()))
-	out.Write(payload.Bytes())
-	sum := sha256.Sum256(payload.Bytes())
-	out.Write(sum[:])
-
-	path := filepath.Join(dir, checkpointName)
-	tmp := path + ".tmp"
-	if err := writeSynced(tmp, out.Bytes()); err != nil {
-		os.Remove(tmp) // a partial file (disk full) frees its space
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	// Keep the current checkpoint as checkpoint.prev by a hard link (a copy
-	// where links are not supported), then rename the new one over it: at
-	// every moment "checkpoint" names a complete file, the old or the new.
-	if _, err := os.Stat(path); err == nil {
-		prev := path + ".prev"
-		os.Remove(prev)
-		if err := os.Link(path, prev); err != nil {
-			if err := copyFile(path, prev); err != nil {
-				os.Remove(tmp)
-				return fmt.Errorf("checkpoint: keep previous: %w", err)
-			}
-		}
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}
 
 // checkpointOf assembles the checkpoint of a run from plain state: its
 // config, the sampler state st (with what its kernel k keeps of its own), each rung's minibatch order, and the
 // lengths of its samples file (records) and metrics file (bytes). The
 // checkpoint shares st's slices; write it before stepping on.
-func checkpointOf(cfg Config, k sampler.Kernel, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*Checkpoint, error) {
-	c := &Checkpoint{Config: cfg, Steps: st.Steps, Rounds: st.Rounds, Stats: st.Stats,
+func checkpointOf(cfg runspec.Config, k sampler.Kernel, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*rundir.Checkpoint, error) {
+	c := &rundir.Checkpoint{Config: cfg, Steps: st.Steps, Rounds: st.Rounds, Stats: st.Stats,
 		Temps: st.Temps, Tuning: st.Tuning, Samples: samples, Metrics: metrics, Batches: batches, Mass: st.Mass, Noise: st.Noise}
 	for j, s := range st.Rungs {
 		extra, err := sampler.MarshalExtra(k, s)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: rung %d: %w", j+1, err)
 		}
-		c.Rungs = append(c.Rungs, RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U, Mass: s.Mass, InjScale: s.InjScale, Extra: extra})
+		c.Rungs = append(c.Rungs, rundir.RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U, Mass: s.Mass, InjScale: s.InjScale, Extra: extra})
 	}
 	for _, s := range st.Streams {
 		b, err := s.MarshalBinary()
@@ -149,78 +47,7 @@ func (r *Run) checkpoint() error {
 	if err != nil {
 		return err
 	}
-	return WriteCheckpoint(r.Dir, c)
-}
-
-// checkpointWrite writes b to f; tests replace it to inject write errors.
-var checkpointWrite = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
-
-// writeSynced creates path holding b, fsynced.
-func writeSynced(path string, b []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	// the errors of *os.File name the operation and the path
-	if _, err := checkpointWrite(f, b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// copyFile copies src to dst, fsynced.
-func copyFile(src, dst string) error {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	return writeSynced(dst, b)
-}
-
-// ReadCheckpoint reads and verifies the checkpoint file at path.
-func ReadCheckpoint(path string) (*Checkpoint, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
-	}
-	return decodeCheckpoint(path, b)
-}
-
-// decodeCheckpoint verifies and decodes the bytes b of the checkpoint file
-// at path (named in errors).
-func decodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
-	fail := func(f string, args ...any) error {
-		return fmt.Errorf("checkpoint %s: %s: %w", path, fmt.Sprintf(f, args...), ErrCheckpoint)
-	}
-	const head = 8 + 4 + 8
-	if len(b) < head {
-		return nil, fail("truncated: %d bytes, header needs %d", len(b), head)
-	}
-	if string(b[:8]) != checkpointMagic {
-		return nil, fail("bad magic %q: not a ptsghmc checkpoint", b[:8])
-	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != checkpointVersion {
-		return nil, fail("format version %d, this build reads version %d", v, checkpointVersion)
-	}
-	n := binary.LittleEndian.Uint64(b[12:])
-	if uint64(len(b)) != head+n+sha256.Size {
-		return nil, fail("truncated or padded: %d bytes, header declares %d", len(b), head+n+sha256.Size)
-	}
-	payload := b[head : head+n]
-	sum := sha256.Sum256(payload)
-	if !bytes.Equal(sum[:], b[head+n:]) {
-		return nil, fail("checksum mismatch: the file is corrupt")
-	}
-	var c Checkpoint
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&c); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: decode: %w: %w", path, err, ErrCheckpoint)
-	}
-	return &c, nil
+	return rundir.WriteCheckpoint(r.Dir, c)
 }
 
 // validateFor checks everything c holds against the run it is restored
@@ -228,9 +55,9 @@ func decodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
 // examples. It returns an error wrapping ErrCheckpoint naming what does not
 // fit; a checkpoint it accepts cannot make the resumed run index outside
 // its data or its model.
-func (c *Checkpoint) validateFor(cfg Config, dim, numRungs, n int) error {
+func validateFor(c *rundir.Checkpoint, cfg runspec.Config, dim, numRungs, n int) error {
 	bad := func(f string, args ...any) error {
-		return fmt.Errorf("%s: %w", fmt.Sprintf(f, args...), ErrCheckpoint)
+		return fmt.Errorf("%s: %w", fmt.Sprintf(f, args...), rundir.ErrCheckpoint)
 	}
 	switch {
 	case len(c.Rungs) != numRungs || len(c.Streams) != numRungs+1 || len(c.Batches) != numRungs:
@@ -289,8 +116,8 @@ func finiteAll(x []float64) bool {
 // restore validates c against the run it is restored into (pt, a model of
 // dim parameters, n training examples) and returns its sampler state.
 // Every error wraps ErrCheckpoint.
-func (c *Checkpoint) restore(cfg Config, pt *sampler.PT, dim, n int) (*sampler.PTState, error) {
-	if err := c.validateFor(cfg, dim, len(pt.Temps), n); err != nil {
+func restore(c *rundir.Checkpoint, cfg runspec.Config, pt *sampler.PT, dim, n int) (*sampler.PTState, error) {
+	if err := validateFor(c, cfg, dim, len(pt.Temps), n); err != nil {
 		return nil, err
 	}
 	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning, Mass: c.Mass, Noise: c.Noise}
@@ -305,28 +132,28 @@ func (c *Checkpoint) restore(cfg Config, pt *sampler.PT, dim, n int) (*sampler.P
 		copy(s.P, rs.P)
 		s.Xi, s.U = rs.Xi, rs.U
 		if err := s.SetMass(rs.Mass); err != nil {
-			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, ErrCheckpoint)
+			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, rundir.ErrCheckpoint)
 		}
 		for i, v := range rs.InjScale {
 			if !(v >= 0 && v <= math.Sqrt2) {
-				return nil, fmt.Errorf("rung %d: noise correction %d is %v, outside [0, sqrt(2)]: %w", len(st.Rungs)+1, i, v, ErrCheckpoint)
+				return nil, fmt.Errorf("rung %d: noise correction %d is %v, outside [0, sqrt(2)]: %w", len(st.Rungs)+1, i, v, rundir.ErrCheckpoint)
 			}
 		}
 		s.InjScale = rs.InjScale
 		if err := sampler.UnmarshalExtra(pt.Kernel, s, rs.Extra); err != nil {
-			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, ErrCheckpoint)
+			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, rundir.ErrCheckpoint)
 		}
 		st.Rungs = append(st.Rungs, s)
 	}
 	for j, b := range c.Streams {
 		s := &sampler.Stream{}
 		if err := s.UnmarshalBinary(b); err != nil {
-			return nil, fmt.Errorf("random stream %d: %w: %w", j+1, err, ErrCheckpoint)
+			return nil, fmt.Errorf("random stream %d: %w: %w", j+1, err, rundir.ErrCheckpoint)
 		}
 		st.Streams = append(st.Streams, s)
 	}
 	if err := pt.Check(st, dim); err != nil {
-		return nil, fmt.Errorf("%w: %w", err, ErrCheckpoint)
+		return nil, fmt.Errorf("%w: %w", err, rundir.ErrCheckpoint)
 	}
 	return st, nil
 }

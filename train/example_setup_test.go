@@ -11,6 +11,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -21,7 +22,7 @@ import (
 func ExampleNewChainsWith() {
 	data, _ := datasets.SyntheticImages(300, 16, 3, rand.New(rand.NewPCG(1, 1)))
 	builds := 0
-	models := train.ModelRegistry{"tiny": func(p nn.PriorConfig) (nn.Model, error) {
+	models := runspec.ModelRegistry{"tiny": func(p nn.PriorConfig) (nn.Model, error) {
 		builds++
 		spec := nn.Spec{Sizes: []int{16, 8, 3}, Activation: nn.ReLU, Likelihood: nn.Categorical,
 			PriorPrecision: []float64{p.Precision * 16, p.Precision * 8}}
@@ -30,16 +31,16 @@ func ExampleNewChainsWith() {
 	dir, _ := os.MkdirTemp("", "ptsghmc-example")
 	defer os.RemoveAll(dir)
 
-	cfg := train.DefaultConfig()
+	cfg := runspec.DefaultConfig()
 	cfg.Model, cfg.Arch, cfg.Sampler, cfg.Chains = "tiny", "", "sgnht", 2
 	cfg.Validation, cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch = 50, 100, 50, 10, 32
-	run, err := train.NewChainsWith(filepath.Join(dir, "run"), cfg, false, train.Setup{Models: models, Train: data})
+	run, err := train.NewChainsWith(filepath.Join(dir, "run"), cfg, false, runspec.Setup{Models: models, Train: data})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer run.Close()
-	_, err = train.ResumeChainsWith(filepath.Join(dir, "run"), 0, train.Setup{Models: models, Train: data})
+	_, err = train.ResumeChainsWith(filepath.Join(dir, "run"), 0, runspec.Setup{Models: models, Train: data})
 	fmt.Println("second writer refused:", errors.Is(err, rundir.ErrLocked))
 	if err := run.Train(context.Background(), nil); err != nil {
 		fmt.Println(err)
@@ -49,23 +50,4 @@ func ExampleNewChainsWith() {
 	// Output:
 	// second writer refused: true
 	// model builds: 1 chains: 2 samples per chain: 5
-}
-
-// ExampleConfig_CheckSettings refuses a ladder given for a run of one
-// chain and reports workers, a speed setting, as ignored.
-func ExampleConfig_CheckSettings() {
-	cfg := train.DefaultConfig() // sampler sgnht: one chain
-	cfg.Ladder, cfg.Workers = "linear", 2
-	given := map[string]bool{"ladder": true, "workers": true}
-	ignored, err := cfg.CheckSettings(func(s string) bool { return given[s] })
-	fmt.Println(err)
-	fmt.Println("ignored:", ignored)
-	cfg.Ladder = "geometric"
-	delete(given, "ladder")
-	ignored, err = cfg.CheckSettings(func(s string) bool { return given[s] })
-	fmt.Println(err, len(ignored))
-	// Output:
-	// config: settings that do not apply to this run: ladder "linear" (sampler sgnht runs one chain at T = 1; tempering is --sampler ptsghmc); drop them, or choose the sampler they belong to
-	// ignored: [workers 2 (sampler sgnht runs one chain at T = 1; tempering is --sampler ptsghmc)]
-	// <nil> 1
 }

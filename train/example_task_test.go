@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -19,7 +21,7 @@ func ExampleOpenChain() {
 	dir, _ := os.MkdirTemp("", "ptsghmc-example")
 	defer os.RemoveAll(dir)
 
-	cfg := train.DefaultConfig()
+	cfg := runspec.DefaultConfig()
 	cfg.Arch, cfg.Validation, cfg.Batch = "16-8-3", 50, 32
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Chains = 100, 50, 10, 3
 	run := filepath.Join(dir, "run")
@@ -34,7 +36,7 @@ func ExampleOpenChain() {
 	}
 	ch.Close()
 
-	status, err := train.RunStatus(run)
+	status, err := rundir.RunStatus(run)
 	if err != nil {
 		fmt.Println(err)
 		return

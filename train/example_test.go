@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -24,7 +26,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "ptsghmc-example")
 	defer os.RemoveAll(dir)
 
-	cfg := train.DefaultConfig()
+	cfg := runspec.DefaultConfig()
 	cfg.Sampler, cfg.Arch, cfg.Validation = "ptsghmc", "64-32-10", 200
 	cfg.Steps, cfg.BurnIn, cfg.Thin = 600, 300, 30
 	cfg.Batch, cfg.Replicas, cfg.Exchange = 32, 3, 20
@@ -39,7 +41,7 @@ func Example() {
 	}
 	run.Close()
 
-	rep, err := train.Evaluate([]string{run.Dir}, "", test)
+	rep, err := evaluate.Evaluate([]string{run.Dir}, "", test)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"codeberg.org/sbinet/npyio/npz"
-
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/export"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 func TestLearnablesCoverParameters(t *testing.T) {
@@ -61,7 +63,7 @@ func TestExportNPZ(t *testing.T) {
 	trainSmall(t, b, 80, 2)  // 4 samples
 	data := smallData(t)
 	out := filepath.Join(t.TempDir(), "post.npz")
-	sum, err := ExportNPZ(out, []string{a, b}, data)
+	sum, err := export.NPZ(out, []string{a, b}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func TestExportNPZ(t *testing.T) {
 	var want [][]float64
 	var wantStep, wantChain []int64
 	for c, dir := range []string{a, b} {
-		if _, _, err := ReadSamples(filepath.Join(dir, SamplesFile), func(step int, theta []float64) error {
+		if _, _, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(step int, theta []float64) error {
 			want = append(want, append([]float64(nil), theta...))
 			wantStep = append(wantStep, int64(step))
 			wantChain = append(wantChain, int64(c))
@@ -148,7 +150,7 @@ func TestExportNPZ(t *testing.T) {
 	if !reflect.DeepEqual(llStep, append(append([]int64(nil), wantStep[:4]...), wantStep[8:12]...)) {
 		t.Fatalf("log_likelihood_step %v", llStep)
 	}
-	rep, err := Evaluate([]string{a, b}, "", data)
+	rep, err := evaluate.Evaluate([]string{a, b}, "", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +194,7 @@ func TestExportNPZErrors(t *testing.T) {
 		{[]string{a, other}, "cannot export together"},
 		{[]string{filepath.Join(t.TempDir(), "missing")}, "missing"},
 	} {
-		if _, err := ExportNPZ(out, tc.runs, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := export.NPZ(out, tc.runs, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("runs %v: error %v, want one containing %q", tc.runs, err, tc.want)
 		}
 	}

@@ -9,11 +9,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -46,14 +47,14 @@ func fuzzBase(t testing.TB) (dir string, payload, samples, metrics []byte) {
 			return
 		}
 		r.Close()
-		b, err := os.ReadFile(filepath.Join(dir, checkpointName))
+		b, err := os.ReadFile(filepath.Join(dir, rundir.CheckpointFile))
 		if err != nil {
 			fuzzRun.err = err
 			return
 		}
 		fuzzRun.dir, fuzzRun.payload = dir, b[20:len(b)-sha256.Size]
-		fuzzRun.samples, _ = os.ReadFile(filepath.Join(dir, SamplesFile))
-		fuzzRun.metrics, _ = os.ReadFile(filepath.Join(dir, MetricsFile))
+		fuzzRun.samples, _ = os.ReadFile(filepath.Join(dir, rundir.SamplesFile))
+		fuzzRun.metrics, _ = os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 	})
 	if fuzzRun.err != nil {
 		t.Fatal(fuzzRun.err)
@@ -66,8 +67,8 @@ func fuzzBase(t testing.TB) (dir string, payload, samples, metrics []byte) {
 // validation rather than the checksum test.
 func checkpointFile(payload []byte) []byte {
 	var b bytes.Buffer
-	b.WriteString(checkpointMagic)
-	binary.Write(&b, binary.LittleEndian, uint32(checkpointVersion))
+	b.WriteString(rundir.CheckpointMagic)
+	binary.Write(&b, binary.LittleEndian, uint32(rundir.CheckpointVersion))
 	binary.Write(&b, binary.LittleEndian, uint64(len(payload)))
 	b.Write(payload)
 	sum := sha256.Sum256(payload)
@@ -82,21 +83,21 @@ func FuzzCheckpoint(f *testing.F) {
 	_, payload, _, _ := fuzzBase(f)
 	f.Add(payload)
 	// a few structured variants of the real state
-	var c Checkpoint
+	var c rundir.Checkpoint
 	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&c); err != nil {
 		f.Fatal(err)
 	}
-	for _, mutate := range []func(c *Checkpoint){
-		func(c *Checkpoint) { c.Batches[0].Pos = -3 },
-		func(c *Checkpoint) { c.Batches[1].Order[0] = 1 << 20 },
-		func(c *Checkpoint) { c.Rungs[0].P = c.Rungs[0].P[:3] },
-		func(c *Checkpoint) { c.Streams = c.Streams[:1] },
-		func(c *Checkpoint) { c.Samples = 1 << 30 },
+	for _, mutate := range []func(c *rundir.Checkpoint){
+		func(c *rundir.Checkpoint) { c.Batches[0].Pos = -3 },
+		func(c *rundir.Checkpoint) { c.Batches[1].Order[0] = 1 << 20 },
+		func(c *rundir.Checkpoint) { c.Rungs[0].P = c.Rungs[0].P[:3] },
+		func(c *rundir.Checkpoint) { c.Streams = c.Streams[:1] },
+		func(c *rundir.Checkpoint) { c.Samples = 1 << 30 },
 	} {
 		d := c
 		d.Batches = append([]datasets.Batches(nil), c.Batches...)
 		d.Batches[1].Order = append([]int(nil), c.Batches[1].Order...)
-		d.Rungs = append([]RungState(nil), c.Rungs...)
+		d.Rungs = append([]rundir.RungState(nil), c.Rungs...)
 		mutate(&d)
 		var b bytes.Buffer
 		if err := gob.NewEncoder(&b).Encode(&d); err != nil {
@@ -106,9 +107,9 @@ func FuzzCheckpoint(f *testing.F) {
 	}
 	data := smallData(f)
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		c, err := decodeCheckpoint("fuzzed", checkpointFile(payload))
+		c, err := rundir.DecodeCheckpoint("fuzzed", checkpointFile(payload))
 		if err != nil {
-			if !errors.Is(err, ErrCheckpoint) {
+			if !errors.Is(err, rundir.ErrCheckpoint) {
 				t.Fatalf("error does not wrap ErrCheckpoint: %v", err)
 			}
 			return
@@ -128,14 +129,14 @@ func FuzzCheckpoint(f *testing.F) {
 		if err != nil {
 			return
 		}
-		tr, _, err := splitData(cfg, data)
+		tr, _, err := runspec.SplitData(cfg, data)
 		if err != nil {
 			return
 		}
 		n := tr.N
-		st, err := c.restore(cfg, &sampler.PT{Temps: temps}, spec.NumParams(), n)
+		st, err := restore(c, cfg, &sampler.PT{Temps: temps}, spec.NumParams(), n)
 		if err != nil {
-			if !errors.Is(err, ErrCheckpoint) {
+			if !errors.Is(err, rundir.ErrCheckpoint) {
 				t.Fatalf("error does not wrap ErrCheckpoint: %v", err)
 			}
 			return
@@ -153,69 +154,6 @@ func FuzzCheckpoint(f *testing.F) {
 	})
 }
 
-// FuzzSamples reads mutated samples files: every input is read or refused
-// with an error naming the file, never a panic, and the counts agree.
-func FuzzSamples(f *testing.F) {
-	path := filepath.Join(f.TempDir(), "seed")
-	for _, h := range []SampleHeader{{Arch: "2-1", Params: 3, DType: "float32"}, {Arch: "3-2", Params: 2, DType: "float64"}} {
-		w, err := CreateSamples(path, h)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for i := 0; i < 4; i++ {
-			w.Append(10*i, make([]float64, h.Params))
-		}
-		w.Close()
-		b, _ := os.ReadFile(path)
-		f.Add(b, 2)
-		f.Add(b[:len(b)-3], 4)
-		c := append([]byte(nil), b...)
-		c[len(c)/2] ^= 0x10
-		f.Add(c, 1)
-	}
-	f.Fuzz(func(t *testing.T, data []byte, count int) {
-		path := filepath.Join(t.TempDir(), "samples")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		for _, skip := range []bool{false, true} {
-			n := 0
-			sc, err := ScanSamples(path, skip, func(int, []float64) error { n++; return nil })
-			if err != nil {
-				if !strings.Contains(err.Error(), path) {
-					t.Fatalf("error does not name the file: %v", err)
-				}
-				continue
-			}
-			if n != sc.Intact {
-				t.Fatalf("%d samples passed, scan says %d intact", n, sc.Intact)
-			}
-			rs := sc.Header.recordSize()
-			if sc.TornBytes >= rs {
-				t.Fatalf("%d torn bytes, records are %d", sc.TornBytes, rs)
-			}
-		}
-		if count < 0 || count > 1<<20 {
-			return
-		}
-		w, err := OpenSamplesAt(path, count)
-		if err != nil {
-			return
-		}
-		defer w.Close()
-		if w.Count != count {
-			t.Fatalf("reopened at %d, asked %d", w.Count, count)
-		}
-		if err := w.Append(1, make([]float64, w.Header().Params)); err != nil {
-			t.Fatal(err)
-		}
-		sc, err := ScanSamples(path, false, nil)
-		if err != nil || sc.Intact != count+1 || sc.Dropped() {
-			t.Fatalf("after reopening at %d and appending: %+v, %v", count, sc, err)
-		}
-	})
-}
-
 // FuzzConfig parses mutated JSON and YAML configs over the defaults and
 // validates them: errors, never a panic.
 func FuzzConfig(f *testing.F) {
@@ -229,8 +167,8 @@ func FuzzConfig(f *testing.F) {
 		if isJSON {
 			ext = ".json"
 		}
-		c := DefaultConfig()
-		if err := parseConfig(data, ext, &c); err != nil {
+		c := runspec.DefaultConfig()
+		if err := runspec.ParseConfig(data, ext, &c); err != nil {
 			return
 		}
 		if err := c.Validate(); err != nil {
@@ -239,8 +177,8 @@ func FuzzConfig(f *testing.F) {
 		c.Spec(784, 10)
 		c.Temps()
 		for k := 1; k < 50; k++ {
-			c.keepSample(k)
-			c.stepScale(k)
+			keepSample(c, k)
+			stepScale(c, k)
 		}
 	})
 }

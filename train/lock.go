@@ -54,7 +54,7 @@ func lockForCreate(dir string, k int) (dirLocks, error) {
 	sort.Strings(old)
 	seen := map[string]bool{dir: true}
 	for i := 1; i <= k; i++ {
-		if d := ChainDir(dir, k, i); !seen[d] {
+		if d := rundir.ChainDir(dir, k, i); !seen[d] {
 			dirs, seen[d] = append(dirs, d), true
 		}
 	}

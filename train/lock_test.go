@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
@@ -37,7 +38,7 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 	chainTask := func(i int) opener {
 		return func(dir string) (interface{ Close() error }, error) { return OpenChainFromData(dir, two, i, data) }
 	}
-	chain1 := func(dir string) string { return ChainDir(dir, 2, 1) }
+	chain1 := func(dir string) string { return rundir.ChainDir(dir, 2, 1) }
 	top := func(dir string) string { return dir }
 
 	for _, tc := range []struct {
@@ -104,7 +105,7 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 			if err := ch.Train(context.Background(), nil); err != nil {
 				t.Fatalf("the holder after the refusals: %v", err)
 			}
-			rep, err := Evaluate([]string{tc.files(dir)}, "", data) // a reader, while the lock is held
+			rep, err := evaluate.Evaluate([]string{tc.files(dir)}, "", data) // a reader, while the lock is held
 			if err != nil || rep.Ensemble.Samples == 0 {
 				t.Fatalf("Evaluate while the run holds its lock: %v", err)
 			}
@@ -182,16 +183,16 @@ func TestOverwriteKeepsChainLocks(t *testing.T) {
 	}
 	c.Close()
 	// chain 3 is written by someone else: the overwrite must not touch it
-	held, err := rundir.Acquire(ChainDir(dir, 3, 3))
+	held, err := rundir.Acquire(rundir.ChainDir(dir, 3, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, ChainDir(dir, 3, 1))
+	before := snapshot(t, rundir.ChainDir(dir, 3, 1))
 	cfg.Chains = 2
 	if _, err := NewChainsFromData(dir, cfg, data); !errors.Is(err, rundir.ErrLocked) {
 		t.Fatalf("overwrite over a held chain: %v, want ErrLocked", err)
 	}
-	if !equalFiles(before, snapshot(t, ChainDir(dir, 3, 1))) {
+	if !equalFiles(before, snapshot(t, rundir.ChainDir(dir, 3, 1))) {
 		t.Fatal("a refused overwrite changed chain 1")
 	}
 	held.Release()
@@ -200,11 +201,11 @@ func TestOverwriteKeepsChainLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := os.Stat(ChainDir(dir, 3, 3)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(rundir.ChainDir(dir, 3, 3)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("chain-3 of the old run: %v, want it removed", err)
 	}
 	for i := 1; i <= 2; i++ {
-		if _, err := rundir.Acquire(ChainDir(dir, 2, i)); !errors.Is(err, rundir.ErrLocked) {
+		if _, err := rundir.Acquire(rundir.ChainDir(dir, 2, i)); !errors.Is(err, rundir.ErrLocked) {
 			t.Errorf("chain %d of the new run is not locked: %v", i, err)
 		}
 	}

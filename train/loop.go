@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -32,7 +34,7 @@ type Status struct {
 // rungs step in parallel or a gradient is split over parallel graphs); the
 // process's setting is restored when Train returns.
 func (r *Run) Train(ctx context.Context, progress func(Status)) error {
-	defer withBLASThreads(r.threads)()
+	defer evaluate.WithBLASThreads(r.threads)()
 	return r.train(ctx, progress)
 }
 
@@ -79,7 +81,7 @@ func (r *Run) beforeStep(pt *sampler.PT, st *sampler.PTState) error {
 func (r *Run) afterStep(progress func(Status)) error {
 	cfg := r.Cfg
 	step := r.state.Steps
-	if cfg.keepSampleAs(step, r.optimiser) {
+	if keepSampleAs(cfg, step, r.optimiser) {
 		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
 			return err
 		}
@@ -112,7 +114,7 @@ func (r *Run) Finish() error {
 	if step >= r.Cfg.Steps {
 		return nil
 	}
-	defer withBLASThreads(r.threads)()
+	defer evaluate.WithBLASThreads(r.threads)()
 	r.Cfg.Steps = step
 	if r.optimiser && step > 0 {
 		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
@@ -124,7 +126,7 @@ func (r *Run) Finish() error {
 			return err
 		}
 	}
-	if err := writeConfig(r.Dir, r.Cfg); err != nil {
+	if err := rundir.WriteConfig(r.Dir, r.Cfg); err != nil {
 		return err
 	}
 	return r.checkpoint()
@@ -143,14 +145,14 @@ func (r *Run) warmup() error {
 	case r.state.Steps < w:
 		c := r.Cfg
 		c.Sampler = "sgd"
-		k, err := c.kernel(r.Data.N, 1) // sgd, of sampler.Kernels
+		k, err := kernel(c, r.Data.N, 1) // sgd, of sampler.Kernels
 		if err != nil {
 			return err
 		}
 		r.pt.Kernel = k
 		return nil
 	}
-	k, err := r.Cfg.kernelFrom(r.kernels, r.Data.N, r.Cfg.stepScale(r.state.Steps+1))
+	k, err := kernelFrom(r.Cfg, r.kernels, r.Data.N, stepScale(r.Cfg, r.state.Steps+1))
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,10 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -24,7 +27,7 @@ func tinyCNN(name string, conv int) {
 	}
 }
 
-func cnnConfig(name string) Config {
+func cnnConfig(name string) runspec.Config {
 	cfg := smallConfig()
 	cfg.Model, cfg.Arch = name, ""
 	cfg.Replicas = 2
@@ -68,7 +71,7 @@ func testCNNResume(t *testing.T, engine, recorded string) {
 	want := append([]float64(nil), r.State().Rungs[0].Theta...)
 	r.Close()
 	ws, wm := readAll(t, ref)
-	saved, err := ReadRunConfig(ref)
+	saved, err := rundir.ReadRunConfig(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +82,7 @@ func testCNNResume(t *testing.T, engine, recorded string) {
 	if saved.Model != "test-cnn-resume" || saved.Shapes != shapes {
 		t.Fatalf("config.json records model %q shapes %q, want %q", saved.Model, saved.Shapes, shapes)
 	}
-	h, _, err := ReadSamples(filepath.Join(ref, SamplesFile), func(int, []float64) error { return nil })
+	h, _, err := rundir.ReadSamples(filepath.Join(ref, rundir.SamplesFile), func(int, []float64) error { return nil })
 	if err != nil || h.Arch != "test-cnn-resume "+shapes {
 		t.Fatalf("samples header %q (%v)", h.Arch, err)
 	}
@@ -129,7 +132,7 @@ func TestRunRefusesOtherModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	if _, err := Evaluate([]string{dir}, "", data); err != nil {
+	if _, err := evaluate.Evaluate([]string{dir}, "", data); err != nil {
 		t.Fatalf("evaluate the run's own model: %v", err)
 	}
 
@@ -137,7 +140,7 @@ func TestRunRefusesOtherModel(t *testing.T) {
 	if _, err := ResumeFromData(dir, data, 30); err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("resume with another model: %v, want a refusal", err)
 	}
-	if _, err := Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
+	if _, err := evaluate.Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("evaluate with another model: %v, want a refusal", err)
 	}
 	tinyCNN("test-cnn-other", 2)
@@ -153,17 +156,17 @@ func TestRunRefusesOtherModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	b, err := os.ReadFile(filepath.Join(mdir, SamplesFile))
+	b, err := os.ReadFile(filepath.Join(mdir, rundir.SamplesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, SamplesFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.SamplesFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
+	if _, err := evaluate.Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("evaluate an MLP's samples as the CNN's: %v, want a refusal", err)
 	}
-	if _, err := Evaluate([]string{dir, mdir}, "", data); err == nil {
+	if _, err := evaluate.Evaluate([]string{dir, mdir}, "", data); err == nil {
 		t.Fatal("pooled a CNN run with an MLP run")
 	}
 }
@@ -174,14 +177,14 @@ func TestRunRefusesOtherModel(t *testing.T) {
 func TestOldArchOnlyHeader(t *testing.T) {
 	dir := t.TempDir()
 	cfg := smallConfig()
-	if err := writeConfig(dir, cfg); err != nil {
+	if err := rundir.WriteConfig(dir, cfg); err != nil {
 		t.Fatal(err)
 	}
 	spec, err := cfg.Spec(16, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := CreateSamples(filepath.Join(dir, SamplesFile), SampleHeader{Arch: "16-12-3", Params: spec.NumParams(), DType: "float32"})
+	w, err := rundir.CreateSamples(filepath.Join(dir, rundir.SamplesFile), rundir.SampleHeader{Arch: "16-12-3", Params: spec.NumParams(), DType: "float32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +192,7 @@ func TestOldArchOnlyHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	_, m, err := RunModel(dir, smallData(t))
+	_, m, err := evaluate.RunModel(dir, smallData(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,15 +207,15 @@ func TestAutoShards(t *testing.T) {
 	cores := runtime.GOMAXPROCS(0)
 	for _, tc := range []struct {
 		name string
-		cfg  Config
+		cfg  runspec.Config
 		want int
 	}{
-		{"one chain", Config{Sampler: "sgnht", Replicas: 4, Chains: 1, Batch: 128}, min(cores, 4)},
-		{"4 rungs", Config{Sampler: "ptsghmc", Replicas: 4, Chains: 1, Batch: 128}, min(max(cores/4, 1), 4)},
-		{"2 rungs, 1 worker", Config{Sampler: "ptsghmc", Replicas: 2, Workers: 1, Chains: 1, Batch: 128}, min(cores, 4)},
-		{"3 chains", Config{Sampler: "sgld", Chains: 3, Batch: 128}, min(max(cores/3, 1), 4)},
-		{"chain task", Config{Sampler: "sgld", Chains: 3, Chain: 2, Batch: 128}, min(cores, 4)},
-		{"batch 1", Config{Sampler: "sgnht", Chains: 1, Batch: 1}, 1},
+		{"one chain", runspec.Config{Sampler: "sgnht", Replicas: 4, Chains: 1, Batch: 128}, min(cores, 4)},
+		{"4 rungs", runspec.Config{Sampler: "ptsghmc", Replicas: 4, Chains: 1, Batch: 128}, min(max(cores/4, 1), 4)},
+		{"2 rungs, 1 worker", runspec.Config{Sampler: "ptsghmc", Replicas: 2, Workers: 1, Chains: 1, Batch: 128}, min(cores, 4)},
+		{"3 chains", runspec.Config{Sampler: "sgld", Chains: 3, Batch: 128}, min(max(cores/3, 1), 4)},
+		{"chain task", runspec.Config{Sampler: "sgld", Chains: 3, Chain: 2, Batch: 128}, min(cores, 4)},
+		{"batch 1", runspec.Config{Sampler: "sgnht", Chains: 1, Batch: 1}, 1},
 	} {
 		if got := autoShards(tc.cfg); got != tc.want {
 			t.Errorf("%s: %d shards on %d cores, want %d", tc.name, got, cores, tc.want)
@@ -246,7 +249,7 @@ func TestRunEngine(t *testing.T) {
 		{"graph", cnn, autodiff.EngineGraph},
 		{"compiled", cnn, autodiff.EngineCompiled},
 	} {
-		if got := (Config{Engine: c.engine}).RunEngine(c.model); got != c.want {
+		if got := (runspec.Config{Engine: c.engine}).RunEngine(c.model); got != c.want {
 			t.Errorf("engine %q, model %s: %s, want %s", c.engine, c.model.Name, got, c.want)
 		}
 	}
@@ -320,11 +323,11 @@ func TestCompiledMLPRun(t *testing.T) {
 		}
 		final[engine] = append([]float64(nil), r.State().Rungs[0].Theta...)
 		r.Close()
-		saved, err := ReadRunConfig(dir)
+		saved, err := rundir.ReadRunConfig(dir)
 		if err != nil || saved.Engine != engine {
 			t.Fatalf("config records engine %q (%v), want %q", saved.Engine, err, engine)
 		}
-		if _, err := Evaluate([]string{dir}, "", data); err != nil {
+		if _, err := evaluate.Evaluate([]string{dir}, "", data); err != nil {
 			t.Fatalf("evaluate the %s run: %v", engine, err)
 		}
 	}

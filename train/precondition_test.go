@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -17,16 +19,16 @@ import (
 func TestPreconditionConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		mod  func(*Config)
+		mod  func(*runspec.Config)
 		ok   bool
 	}{
-		{"none", func(c *Config) { c.Precondition = "none" }, true},
-		{"unset", func(c *Config) { c.Precondition = "" }, true},
-		{"rmsprop", func(c *Config) { c.Precondition = "rmsprop" }, true},
-		{"variance sgld", func(c *Config) { c.Precondition, c.Sampler = "variance", "sgld" }, true},
-		{"unknown", func(c *Config) { c.Precondition = "adam" }, false},
-		{"sgd", func(c *Config) { c.Precondition, c.Sampler = "rmsprop", "sgd" }, false},
-		{"sgd warm-up", func(c *Config) { c.Precondition, c.Sampler, c.SGDWarmup = "rmsprop", "sgnht", 20 }, false},
+		{"none", func(c *runspec.Config) { c.Precondition = "none" }, true},
+		{"unset", func(c *runspec.Config) { c.Precondition = "" }, true},
+		{"rmsprop", func(c *runspec.Config) { c.Precondition = "rmsprop" }, true},
+		{"variance sgld", func(c *runspec.Config) { c.Precondition, c.Sampler = "variance", "sgld" }, true},
+		{"unknown", func(c *runspec.Config) { c.Precondition = "adam" }, false},
+		{"sgd", func(c *runspec.Config) { c.Precondition, c.Sampler = "rmsprop", "sgd" }, false},
+		{"sgd warm-up", func(c *runspec.Config) { c.Precondition, c.Sampler, c.SGDWarmup = "rmsprop", "sgnht", 20 }, false},
 	} {
 		c := smallConfig()
 		tc.mod(&c)
@@ -34,14 +36,14 @@ func TestPreconditionConfig(t *testing.T) {
 			t.Errorf("%s: validate error %v, want ok %v", tc.name, err, tc.ok)
 		}
 	}
-	var old Config
+	var old runspec.Config
 	if err := json.Unmarshal([]byte(`{"sampler":"sgnht"}`), &old); err != nil {
 		t.Fatal(err)
 	}
 	if old.PreconditionValue() != sampler.PrecondNone {
 		t.Errorf("a config without precondition: %v, want none", old.PreconditionValue())
 	}
-	if d := configDiff(Config{Precondition: ""}, Config{Precondition: "none"}); len(d) != 0 {
+	if d := configDiff(runspec.Config{Precondition: ""}, runspec.Config{Precondition: "none"}); len(d) != 0 {
 		t.Errorf("a saved run without precondition differs from a task with none: %v", d)
 	}
 
@@ -77,7 +79,7 @@ func TestPreconditionConfig(t *testing.T) {
 			t.Errorf("rung %d: estimate still running after burn-in (%d steps)", j+1, e.Count)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -24,45 +25,45 @@ func TestSetupRegistries(t *testing.T) {
 		New: func(p sampler.KernelParams) sampler.Kernel { return sampler.SGLD{StepSize: p.SGLDStep} }}
 	myopt := sampler.KernelInfo{Name: "myopt", Sampler: false, Minibatch: true,
 		New: func(p sampler.KernelParams) sampler.Kernel { return optimiserKernel{} }}
-	rule := ExchangeRule{Name: "always", New: func(Config) (sampler.ExchangeTest, error) { return nil, nil }}
-	withMine := Setup{Kernels: []sampler.KernelInfo{mine, myopt}, Exchanges: append(DefaultExchanges(), rule)}
+	rule := runspec.ExchangeRule{Name: "always", New: func(runspec.Config) (sampler.ExchangeTest, error) { return nil, nil }}
+	withMine := runspec.Setup{Kernels: []sampler.KernelInfo{mine, myopt}, Exchanges: append(runspec.DefaultExchanges(), rule)}
 	cases := []struct {
 		name string
-		s    Setup
-		set  func(*Config)
+		s    runspec.Setup
+		set  func(*runspec.Config)
 		want string // "" for valid
 	}{
-		{"defaults", Setup{}, func(*Config) {}, ""},
-		{"custom kernel, default registry", Setup{}, func(c *Config) { c.Sampler = "mykernel" }, `sampler "mykernel": expected one of ptsghmc, sgnht`},
-		{"custom kernel", withMine, func(c *Config) { c.Sampler = "mykernel" }, ""},
-		{"replica kernel", withMine, func(c *Config) { c.ReplicaKernel = "mykernel" }, ""},
-		{"sgnht is not in the setup's registry", withMine, func(*Config) {}, `replica_kernel "sgnht": expected a minibatch kernel of mykernel, myopt`},
-		{"replica kernel, default registry", Setup{}, func(c *Config) { c.ReplicaKernel = "mykernel" }, `replica_kernel "mykernel"`},
-		{"replica kernel of one chain", withMine, func(c *Config) { c.Sampler, c.ReplicaKernel = "mykernel", "mykernel" }, "needs sampler ptsghmc"},
-		{"custom optimiser has no burn-in", withMine, func(c *Config) { c.Sampler, c.BurnIn, c.Temperature = "myopt", c.Steps, 0.5 }, "temperature does not apply"},
-		{"custom rule, default registry", Setup{}, func(c *Config) { c.XTest = "always" }, `exchange_test "always": expected one of barker, resghmc`},
-		{"custom rule", withMine, func(c *Config) { c.XTest, c.ReplicaKernel = "always", "mykernel" }, ""},
-		{"empty rule is barker", Setup{}, func(c *Config) { c.XTest = "" }, ""},
+		{"defaults", runspec.Setup{}, func(*runspec.Config) {}, ""},
+		{"custom kernel, default registry", runspec.Setup{}, func(c *runspec.Config) { c.Sampler = "mykernel" }, `sampler "mykernel": expected one of ptsghmc, sgnht`},
+		{"custom kernel", withMine, func(c *runspec.Config) { c.Sampler = "mykernel" }, ""},
+		{"replica kernel", withMine, func(c *runspec.Config) { c.ReplicaKernel = "mykernel" }, ""},
+		{"sgnht is not in the setup's registry", withMine, func(*runspec.Config) {}, `replica_kernel "sgnht": expected a minibatch kernel of mykernel, myopt`},
+		{"replica kernel, default registry", runspec.Setup{}, func(c *runspec.Config) { c.ReplicaKernel = "mykernel" }, `replica_kernel "mykernel"`},
+		{"replica kernel of one chain", withMine, func(c *runspec.Config) { c.Sampler, c.ReplicaKernel = "mykernel", "mykernel" }, "needs sampler ptsghmc"},
+		{"custom optimiser has no burn-in", withMine, func(c *runspec.Config) { c.Sampler, c.BurnIn, c.Temperature = "myopt", c.Steps, 0.5 }, "temperature does not apply"},
+		{"custom rule, default registry", runspec.Setup{}, func(c *runspec.Config) { c.XTest = "always" }, `exchange_test "always": expected one of barker, resghmc`},
+		{"custom rule", withMine, func(c *runspec.Config) { c.XTest, c.ReplicaKernel = "always", "mykernel" }, ""},
+		{"empty rule is barker", runspec.Setup{}, func(c *runspec.Config) { c.XTest = "" }, ""},
 	}
 	for _, tc := range cases {
 		c := smallConfig()
 		tc.set(&c)
-		err := c.validateIn(tc.s)
+		err := c.ValidateIn(tc.s)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
 	c := smallConfig()
 	c.Sampler = "myopt"
-	if !c.optimiserIn(withMine.Kernels) || c.optimiser() {
+	if !c.OptimiserIn(withMine.Kernels) || c.Optimiser() {
 		t.Error("myopt is an optimiser in the setup's registry and unknown in the default one")
 	}
-	if _, err := c.kernelFrom(withMine.Kernels, 100, 1); err != nil {
+	if _, err := kernelFrom(c, withMine.Kernels, 100, 1); err != nil {
 		t.Errorf("kernel of the setup's registry: %v", err)
 	}
-	d := DefaultExchanges()
+	d := runspec.DefaultExchanges()
 	d[0].Name = "changed"
-	if DefaultExchanges()[0].Name != XTestBarker {
+	if runspec.DefaultExchanges()[0].Name != runspec.XTestBarker {
 		t.Error("changing one DefaultExchanges slice changed the next")
 	}
 }
@@ -90,7 +91,7 @@ func TestCheckpointKernelState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.restore(cfg, pt, 2, 4)
+	got, err := restore(c, cfg, pt, 2, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestCheckpointKernelState(t *testing.T) {
 		}
 	}
 	pt.Kernel = sampler.SGLD{}
-	if _, err := c.restore(cfg, pt, 2, 4); err == nil || !strings.Contains(err.Error(), "keeps no state") {
+	if _, err := restore(c, cfg, pt, 2, 4); err == nil || !strings.Contains(err.Error(), "keeps no state") {
 		t.Errorf("restore into a kernel without state: error %v", err)
 	}
 }

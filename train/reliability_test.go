@@ -10,10 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // TestWriteErrors injects a write error (ENOSPC, as on a full disk) into
@@ -51,21 +51,20 @@ func TestWriteErrors(t *testing.T) {
 		want   string // in the error
 	}{
 		{"checkpoint", func(t *testing.T, r *Run) func() {
-			old := checkpointWrite
-			checkpointWrite = func(f *os.File, b []byte) (int, error) {
-				n, _ := f.Write(b[:len(b)/2]) // half written, then the disk is full
-				return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+			// a directory where the temporary file goes: creating it fails
+			// (rundir's TestWriteCheckpointDiskFull injects ENOSPC itself)
+			if err := os.Mkdir(filepath.Join(r.Dir, rundir.CheckpointFile+".tmp"), 0o755); err != nil {
+				t.Fatal(err)
 			}
-			return func() { checkpointWrite = old }
-		}, "checkpoint.tmp: no space left on device"},
-		{"samples", func(t *testing.T, r *Run) func() {
-			r.samples.f.Close()
-			r.samples.f = readOnly(t, filepath.Join(r.Dir, SamplesFile))
 			return func() {}
-		}, filepath.Join("run", SamplesFile)},
+		}, "checkpoint.tmp: is a directory"},
+		{"samples", func(t *testing.T, r *Run) func() {
+			r.samples.Close() // writes and syncs fail, naming the file
+			return func() {}
+		}, filepath.Join("run", rundir.SamplesFile)},
 		{"metrics", func(t *testing.T, r *Run) func() {
 			r.metrics.Close()
-			r.metrics = readOnly(t, filepath.Join(r.Dir, MetricsFile))
+			r.metrics = readOnly(t, filepath.Join(r.Dir, rundir.MetricsFile))
 			return func() {}
 		}, "metrics"},
 	} {
@@ -79,7 +78,7 @@ func TestWriteErrors(t *testing.T) {
 			var good []byte
 			err = r.Train(context.Background(), func(s Status) {
 				if s.Step == 50 { // just after the checkpoint of step 50
-					good, _ = os.ReadFile(filepath.Join(dir, checkpointName))
+					good, _ = os.ReadFile(filepath.Join(dir, rundir.CheckpointFile))
 					restore = c.inject(t, r)
 				}
 			})
@@ -88,19 +87,19 @@ func TestWriteErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one naming %q", err, c.want)
 			}
-			if _, e := os.Stat(filepath.Join(dir, checkpointName+".tmp")); e == nil {
+			if _, e := os.Stat(filepath.Join(dir, rundir.CheckpointFile+".tmp")); e == nil {
 				t.Error("a partial checkpoint.tmp was left behind")
 			}
-			ck, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+			ck, err := rundir.ReadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
 			if err != nil {
 				t.Fatalf("last good checkpoint unreadable: %v", err)
 			}
 			if c.name == "checkpoint" {
-				if b, _ := os.ReadFile(filepath.Join(dir, checkpointName)); !bytes.Equal(b, good) {
+				if b, _ := os.ReadFile(filepath.Join(dir, rundir.CheckpointFile)); !bytes.Equal(b, good) {
 					t.Fatal("the checkpoint of step 50 was changed by the failed write")
 				}
 			}
-			sw, err := OpenSamplesAt(filepath.Join(dir, SamplesFile), ck.Samples)
+			sw, err := rundir.OpenSamplesAt(filepath.Join(dir, rundir.SamplesFile), ck.Samples)
 			if err != nil {
 				t.Fatalf("samples of the last checkpoint (%d): %v", ck.Samples, err)
 			}
@@ -123,14 +122,14 @@ func TestWriteErrors(t *testing.T) {
 
 // rewriteCheckpoint reads the checkpoint in dir, changes it and writes it
 // back (with a valid checksum).
-func rewriteCheckpoint(t *testing.T, dir string, change func(c *Checkpoint)) {
+func rewriteCheckpoint(t *testing.T, dir string, change func(c *rundir.Checkpoint)) {
 	t.Helper()
-	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+	c, err := rundir.ReadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	change(c)
-	if err := WriteCheckpoint(dir, c); err != nil {
+	if err := rundir.WriteCheckpoint(dir, c); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -156,7 +155,7 @@ func TestCheckpointMismatch(t *testing.T) {
 		}
 	})
 	r.Close()
-	files := []string{checkpointName, SamplesFile, MetricsFile, ConfigFile}
+	files := []string{rundir.CheckpointFile, rundir.SamplesFile, rundir.MetricsFile, rundir.ConfigFile}
 	fresh := func(t *testing.T) string {
 		dir := t.TempDir()
 		for _, f := range files {
@@ -170,24 +169,24 @@ func TestCheckpointMismatch(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		change func(c *Checkpoint)
+		change func(c *rundir.Checkpoint)
 		want   string
 	}{
-		{"batch position outside the data", func(c *Checkpoint) { c.Batches[1].Pos = -3 }, "rung 2's batch state is at position -3"},
-		{"batch order outside the data", func(c *Checkpoint) { c.Batches[0].Order[5] = 1 << 20 }, "rung 1's batch order is not a permutation"},
-		{"batch order repeats an example", func(c *Checkpoint) { c.Batches[2].Order[5] = c.Batches[2].Order[6] }, "rung 3's batch order is not a permutation"},
-		{"batch state of other data", func(c *Checkpoint) { c.Batches[0].N = 1000 }, "over 1000 examples"},
-		{"batch size not the run's", func(c *Checkpoint) { c.Batches[0].Size = 7 }, "in batches of 7"},
-		{"momenta of another model", func(c *Checkpoint) { c.Rungs[1].P = c.Rungs[1].P[:10] }, "rung 2 has 243 parameters and 10 momenta"},
-		{"parameters of another model", func(c *Checkpoint) { c.Rungs[0].Theta = append(c.Rungs[0].Theta, 1) }, "rung 1 has 244 parameters"},
-		{"non-finite state", func(c *Checkpoint) { c.Rungs[2].Theta[100] = math.NaN() }, "non-finite"},
-		{"missing random stream", func(c *Checkpoint) { c.Streams = c.Streams[:3] }, "3 streams"},
-		{"bad random stream", func(c *Checkpoint) { c.Streams[1] = []byte{1, 2} }, "random stream 2"},
-		{"more samples than steps", func(c *Checkpoint) { c.Samples = 1000 }, "1000 samples after 60 steps"},
-		{"steps beyond the run", func(c *Checkpoint) { c.Steps = 500 }, "500 steps done"},
-		{"ladder of other length", func(c *Checkpoint) { c.Temps = c.Temps[:2] }, "a ladder of 2 temperatures"},
-		{"walker labels not a permutation", func(c *Checkpoint) { c.Stats.Walker[0] = 7 }, "walker labels"},
-		{"invalid config", func(c *Checkpoint) { c.Config.Batch = -1 }, "batch must be positive"},
+		{"batch position outside the data", func(c *rundir.Checkpoint) { c.Batches[1].Pos = -3 }, "rung 2's batch state is at position -3"},
+		{"batch order outside the data", func(c *rundir.Checkpoint) { c.Batches[0].Order[5] = 1 << 20 }, "rung 1's batch order is not a permutation"},
+		{"batch order repeats an example", func(c *rundir.Checkpoint) { c.Batches[2].Order[5] = c.Batches[2].Order[6] }, "rung 3's batch order is not a permutation"},
+		{"batch state of other data", func(c *rundir.Checkpoint) { c.Batches[0].N = 1000 }, "over 1000 examples"},
+		{"batch size not the run's", func(c *rundir.Checkpoint) { c.Batches[0].Size = 7 }, "in batches of 7"},
+		{"momenta of another model", func(c *rundir.Checkpoint) { c.Rungs[1].P = c.Rungs[1].P[:10] }, "rung 2 has 243 parameters and 10 momenta"},
+		{"parameters of another model", func(c *rundir.Checkpoint) { c.Rungs[0].Theta = append(c.Rungs[0].Theta, 1) }, "rung 1 has 244 parameters"},
+		{"non-finite state", func(c *rundir.Checkpoint) { c.Rungs[2].Theta[100] = math.NaN() }, "non-finite"},
+		{"missing random stream", func(c *rundir.Checkpoint) { c.Streams = c.Streams[:3] }, "3 streams"},
+		{"bad random stream", func(c *rundir.Checkpoint) { c.Streams[1] = []byte{1, 2} }, "random stream 2"},
+		{"more samples than steps", func(c *rundir.Checkpoint) { c.Samples = 1000 }, "1000 samples after 60 steps"},
+		{"steps beyond the run", func(c *rundir.Checkpoint) { c.Steps = 500 }, "500 steps done"},
+		{"ladder of other length", func(c *rundir.Checkpoint) { c.Temps = c.Temps[:2] }, "a ladder of 2 temperatures"},
+		{"walker labels not a permutation", func(c *rundir.Checkpoint) { c.Stats.Walker[0] = 7 }, "walker labels"},
+		{"invalid config", func(c *rundir.Checkpoint) { c.Config.Batch = -1 }, "batch must be positive"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := fresh(t)
@@ -197,15 +196,15 @@ func TestCheckpointMismatch(t *testing.T) {
 				r.Close()
 				t.Fatal("resumed")
 			}
-			if !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), dir) {
+			if !errors.Is(err, rundir.ErrCheckpoint) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), dir) {
 				t.Fatalf("error %v, want one wrapping ErrCheckpoint naming %s and %q", err, dir, c.want)
 			}
 		})
 	}
 	// The samples the checkpoint covers must be intact: a corrupt record
 	// among them, or a file cut short, is refused (not built upon).
-	ck, _ := ReadCheckpoint(filepath.Join(base, checkpointName))
-	h, _ := os.ReadFile(filepath.Join(base, SamplesFile))
+	ck, _ := rundir.ReadCheckpoint(filepath.Join(base, rundir.CheckpointFile))
+	h, _ := os.ReadFile(filepath.Join(base, rundir.SamplesFile))
 	rec := 8 + 243*4 + 4
 	hlen := len(h) - ck.Samples*rec
 	for _, c := range []struct {
@@ -219,16 +218,16 @@ func TestCheckpointMismatch(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := fresh(t)
 			b := c.change(append([]byte(nil), h...))
-			os.WriteFile(filepath.Join(dir, SamplesFile), b, 0o644)
+			os.WriteFile(filepath.Join(dir, rundir.SamplesFile), b, 0o644)
 			r, err := ResumeFromData(dir, data, 0)
 			if err == nil {
 				r.Close()
 				t.Fatal("resumed")
 			}
-			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Join(dir, SamplesFile)) {
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Join(dir, rundir.SamplesFile)) {
 				t.Fatalf("error %v, want one naming the file and %q", err, c.want)
 			}
-			if after, _ := os.ReadFile(filepath.Join(dir, SamplesFile)); !bytes.Equal(after, b) {
+			if after, _ := os.ReadFile(filepath.Join(dir, rundir.SamplesFile)); !bytes.Equal(after, b) {
 				t.Fatal("the refused samples file was changed")
 			}
 		})
@@ -237,14 +236,14 @@ func TestCheckpointMismatch(t *testing.T) {
 		dir := fresh(t)
 		other, _ := datasets.SyntheticImages(200, 16, 3, rand.New(rand.NewPCG(2, 2)))
 		_, err := ResumeFromData(dir, other, 0)
-		if !errors.Is(err, ErrOtherData) || !strings.Contains(err.Error(), dir) || strings.Count(err.Error(), "170 examples x 16 features, 3 classes") != 2 {
+		if !errors.Is(err, rundir.ErrOtherData) || !strings.Contains(err.Error(), dir) || strings.Count(err.Error(), "170 examples x 16 features, 3 classes") != 2 {
 			t.Fatalf("error %v", err)
 		}
 	})
 	t.Run("run older than fingerprints", func(t *testing.T) {
 		dir := fresh(t)
-		rewriteCheckpoint(t, dir, func(c *Checkpoint) { c.Config.DataFingerprint = nil })
-		b, _ := os.ReadFile(filepath.Join(dir, ConfigFile))
+		rewriteCheckpoint(t, dir, func(c *rundir.Checkpoint) { c.Config.DataFingerprint = nil })
+		b, _ := os.ReadFile(filepath.Join(dir, rundir.ConfigFile))
 		var m map[string]any
 		json.Unmarshal(b, &m)
 		if _, ok := m["data_fingerprint"]; !ok {
@@ -252,13 +251,13 @@ func TestCheckpointMismatch(t *testing.T) {
 		}
 		delete(m, "data_fingerprint")
 		b, _ = json.Marshal(m)
-		os.WriteFile(filepath.Join(dir, ConfigFile), b, 0o644)
+		os.WriteFile(filepath.Join(dir, rundir.ConfigFile), b, 0o644)
 		ch, err := ResumeChainsFromData(dir, data, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ch.Close()
-		if err := CheckRunData(dir, "the same data", data); err != nil {
+		if err := rundir.CheckRunData(dir, "the same data", data); err != nil {
 			t.Fatal(err)
 		}
 	})

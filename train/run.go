@@ -12,16 +12,12 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
-)
-
-// File names inside a run directory.
-const (
-	ConfigFile  = "config.json"
-	SamplesFile = "samples"
-	MetricsFile = "metrics.jsonl"
 )
 
 // Run is one sampling chain of a Bayesian model (a PT ladder, or one
@@ -29,7 +25,7 @@ const (
 // rung's minibatch order, is plain data that its checkpoints write down.
 type Run struct {
 	Dir   string
-	Cfg   Config
+	Cfg   runspec.Config
 	Model nn.Model
 	Spec  nn.Spec           // the model's spec when it is an MLP (Model.MLP)
 	Data  *datasets.Dataset // training data (validation split removed)
@@ -39,14 +35,14 @@ type Run struct {
 	state   *sampler.PTState
 	pots    []*autodiff.Potential
 	batches []*datasets.Batches // rung j's minibatch order (state.Orders[j])
-	val     *predictor          // rung 1's fit to Val (nil without a validation set)
-	samples *SampleWriter
+	val     *evaluate.Predictor // rung 1's fit to Val (nil without a validation set)
+	samples *rundir.SampleWriter
 	metrics *os.File
-	mbytes  int64       // bytes of metrics written
-	last    MetricsLine // the last metrics line written
-	warned  []warnedAt  // per rung: the last health window warned about
+	mbytes  int64              // bytes of metrics written
+	last    rundir.MetricsLine // the last metrics line written
+	warned  []warnedAt         // per rung: the last health window warned about
 	// threads is how many threads one BLAS call may use while the run
-	// computes (0: the process's setting; see withBLASThreads).
+	// computes (0: the process's setting; see evaluate.WithBLASThreads).
 	threads int
 	lock    *rundir.Lock // the writer's lock of Dir, released by Close
 	// kernels is the registry the run's kernel is of (nil:
@@ -59,21 +55,21 @@ type Run struct {
 // overwrite false an existing run in dir is an error. The run holds the
 // directory's lock (rundir.Acquire) until Close: a run that another
 // process writes is refused, and never overwritten.
-func New(dir string, cfg Config, overwrite bool) (*Run, error) {
-	return newWith(dir, cfg, overwrite, Setup{})
+func New(dir string, cfg runspec.Config, overwrite bool) (*Run, error) {
+	return newWith(dir, cfg, overwrite, runspec.Setup{})
 }
 
 // newWith is New with the setup given: it validates cfg and builds its
 // model once, and with overwrite false refuses a directory that holds a
 // run.
-func newWith(dir string, cfg Config, overwrite bool, s Setup) (*Run, error) {
-	if err := cfg.validateIn(s); err != nil {
+func newWith(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Run, error) {
+	if err := cfg.ValidateIn(s); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(cfg) // before touching dir: bad data leaves no empty run behind
+	p, err := prepare(s, cfg) // before touching dir: bad data leaves no empty run behind
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +95,8 @@ func checkFree(dir string, overwrite bool) error {
 	if overwrite {
 		return nil
 	}
-	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*", checkpointName)) // any chain, as array tasks start in any order
-	for _, f := range append([]string{filepath.Join(dir, checkpointName)}, chains...) {
+	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*", rundir.CheckpointFile)) // any chain, as array tasks start in any order
+	for _, f := range append([]string{filepath.Join(dir, rundir.CheckpointFile)}, chains...) {
 		if _, err := os.Stat(f); err == nil {
 			return fmt.Errorf("run directory %s already holds a run: resume it with --resume, or pass --overwrite", dir)
 		}
@@ -114,12 +110,12 @@ func checkFree(dir string, overwrite bool) error {
 // the new run are emptied but kept, with their lock files; other chain
 // directories are removed.
 func clearRun(dir string, k int) error {
-	for _, f := range []string{checkpointName, checkpointName + ".prev", checkpointName + ".tmp", SamplesFile, MetricsFile, TimingFile} {
+	for _, f := range []string{rundir.CheckpointFile, rundir.CheckpointFile + ".prev", rundir.CheckpointFile + ".tmp", rundir.SamplesFile, rundir.MetricsFile, rundir.TimingFile} {
 		os.Remove(filepath.Join(dir, f))
 	}
 	keep := map[string]bool{}
 	for i := 1; i <= k; i++ {
-		keep[ChainDir(dir, k, i)] = true
+		keep[rundir.ChainDir(dir, k, i)] = true
 	}
 	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*"))
 	for _, c := range chains {
@@ -138,12 +134,12 @@ func clearRun(dir string, k int) error {
 
 // NewFromData is New with the data given (for tests and embedding); it
 // writes over the files of a run in dir (but not one another process holds).
-func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) {
-	s := Setup{Train: train}
-	if err := cfg.validateIn(s); err != nil {
+func NewFromData(dir string, cfg runspec.Config, train *datasets.Dataset) (*Run, error) {
+	s := runspec.Setup{Train: train}
+	if err := cfg.ValidateIn(s); err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(cfg)
+	p, err := prepare(s, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -160,12 +156,12 @@ func NewFromData(dir string, cfg Config, train *datasets.Dataset) (*Run, error) 
 // p's data and model, which the run was prepared with). Every path that
 // writes a run's config (one chain, the chains of one process, a chain
 // task) takes it from here, so their config.json files agree.
-func recordIdentity(cfg Config, p *prepared) (Config, error) {
+func recordIdentity(cfg runspec.Config, p *prepared) (runspec.Config, error) {
 	model, err := p.modelFor(cfg)
 	if err != nil {
 		return cfg, err
 	}
-	fp := DataFingerprint(p.tr)
+	fp := runspec.DataFingerprint(p.tr)
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
 	if model.MLP == nil && autodiff.Engine(cfg.Engine) == autodiff.EnginePlan {
 		// A new run of a graph model records that it runs compiled: runs
@@ -178,25 +174,9 @@ func recordIdentity(cfg Config, p *prepared) (Config, error) {
 	return cfg, nil
 }
 
-// RunEngine returns the engine the run's evaluators use for model: graph
-// (Gorgonia's VM) when the config says graph, and also for a graph model
-// whose config says plan (a run made before the graph compiler, which ran
-// on the VM and keeps it, so that it resumes and evaluates bit-exactly);
-// compiled for compiled; plan (the MLP's BLAS plan) for an MLP's plan.
-func (c Config) RunEngine(model nn.Model) autodiff.Engine {
-	switch e := autodiff.Engine(c.Engine); {
-	case e == autodiff.EnginePlan && model.MLP == nil:
-		return autodiff.EngineGraph
-	case e == "":
-		return autodiff.EnginePlan
-	default:
-		return e
-	}
-}
-
 // usesGraph reports whether the run's gradients run on a graph (compiled
 // or on the VM): every engine but an MLP's BLAS plan.
-func usesGraph(cfg Config, model nn.Model) bool {
+func usesGraph(cfg runspec.Config, model nn.Model) bool {
 	return cfg.RunEngine(model) != autodiff.EnginePlan
 }
 
@@ -220,17 +200,13 @@ func sayUnsupported(engine autodiff.Engine, model nn.Model) {
 	}
 }
 
-// maxShards bounds the graphs one batch is split over by default (gradient
-// and forward): smaller shards gain little (docs/models.md).
-const maxShards = 4
-
 // autoShards returns how many graphs one gradient is split over when the
 // config leaves it to the run: the cores each rung gets when every chain of
-// the process steps its rungs in parallel (at least 1, at most maxShards).
-func autoShards(cfg Config) int {
+// the process steps its rungs in parallel (at least 1, at most evaluate.MaxShards).
+func autoShards(cfg runspec.Config) int {
 	cores := runtime.GOMAXPROCS(0)
 	rungs := max(cfg.Replicas, 1)
-	if cfg.Sampler != PTSGHMC {
+	if cfg.Sampler != runspec.PTSGHMC {
 		rungs = 1
 	}
 	if cfg.Workers > 0 {
@@ -240,13 +216,13 @@ func autoShards(cfg Config) int {
 	if cfg.Chain > 0 { // one chain of a job array: its own process
 		chains = 1
 	}
-	return min(max(cores/(rungs*chains), 1), maxShards, cfg.Batch)
+	return min(max(cores/(rungs*chains), 1), evaluate.MaxShards, cfg.Batch)
 }
 
 // newRun writes a new run of cfg, prepared as p, into dir, whose lock lk
 // the caller holds: the run keeps it (Close releases it), or newRun
 // releases it on error.
-func newRun(dir string, cfg Config, p *prepared, lk *rundir.Lock) (_ *Run, err error) {
+func newRun(dir string, cfg runspec.Config, p *prepared, lk *rundir.Lock) (_ *Run, err error) {
 	defer func() {
 		if err != nil {
 			lk.Release()
@@ -261,12 +237,12 @@ func newRun(dir string, cfg Config, p *prepared, lk *rundir.Lock) (_ *Run, err e
 		return nil, err
 	}
 	r.lock = lk
-	if err := writeConfig(dir, r.Cfg); err != nil {
+	if err := rundir.WriteConfig(dir, r.Cfg); err != nil {
 		return nil, err
 	}
 	theta := make([]float64, r.Model.NumParams())
-	r.Model.Layout.Init(theta, rand.New(rand.NewPCG(cfg.chainSeed(), 0x1417)))
-	if r.state, err = r.pt.Init([][]float64{theta}, cfg.chainSeed()); err != nil {
+	r.Model.Layout.Init(theta, rand.New(rand.NewPCG(cfg.ChainSeed(), 0x1417)))
+	if r.state, err = r.pt.Init([][]float64{theta}, cfg.ChainSeed()); err != nil {
 		return nil, err
 	}
 	batches, err := newBatches(r.Data.N, cfg.Batch, r.state.Streams[:len(r.pots)])
@@ -274,10 +250,10 @@ func newRun(dir string, cfg Config, p *prepared, lk *rundir.Lock) (_ *Run, err e
 		return nil, err
 	}
 	r.setBatches(batches)
-	if r.samples, err = CreateSamples(filepath.Join(dir, SamplesFile), SampleHeader{Arch: samplesModel(r.Model), Params: r.Model.NumParams(), DType: "float32"}); err != nil {
+	if r.samples, err = rundir.CreateSamples(filepath.Join(dir, rundir.SamplesFile), rundir.SampleHeader{Arch: rundir.SamplesModel(r.Model), Params: r.Model.NumParams(), DType: "float32"}); err != nil {
 		return nil, err
 	}
-	if r.metrics, err = createMetrics(filepath.Join(dir, MetricsFile)); err != nil {
+	if r.metrics, err = rundir.CreateMetrics(filepath.Join(dir, rundir.MetricsFile)); err != nil {
 		r.samples.Close()
 		return nil, err
 	}
@@ -292,7 +268,7 @@ func newRun(dir string, cfg Config, p *prepared, lk *rundir.Lock) (_ *Run, err e
 // build sets up everything but the sampler state, with p's data and model
 // (the model is shared by every rung, and every chain, of the run: each
 // evaluator builds its own graph from it).
-func build(dir string, cfg Config, p *prepared) (*Run, error) {
+func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 	tr, val := p.tr, p.val
 	model, err := p.modelFor(cfg)
 	if err != nil {
@@ -307,12 +283,12 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 		r.Spec = *model.MLP
 	}
 	r.kernels = p.setup.Kernels
-	info, err := cfg.kernelIn(r.kernels)
+	info, err := cfg.KernelIn(r.kernels)
 	if err != nil {
 		return nil, err
 	}
 	r.optimiser = !info.Sampler
-	if r.pt, err = p.setup.PT(cfg, tr.N); err != nil {
+	if r.pt, err = NewPT(p.setup, cfg, tr.N); err != nil {
 		return nil, err
 	}
 	// Replicas step in parallel goroutines; each BLAS call then uses one
@@ -354,12 +330,12 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 		}
 	}
 	if val != nil {
-		ev, err := newPredictor(engine, model, cfg.DTypeValue())
+		ev, err := evaluate.NewLogitEvaluator(engine, model, cfg.DTypeValue())
 		if err != nil {
 			return nil, err
 		}
-		r.val = &predictor{eval: ev}
-		if predictorShards(model) > 1 {
+		r.val = &evaluate.Predictor{Eval: ev}
+		if evaluate.PredictorShards(model) > 1 {
 			r.threads = 1
 		}
 	}
@@ -369,20 +345,20 @@ func build(dir string, cfg Config, p *prepared) (*Run, error) {
 // Resume reopens the run in dir from its checkpoint. steps > 0 replaces the
 // run's target step count. The run holds the directory's lock until Close:
 // a run that another process writes is refused.
-func Resume(dir string, steps int) (*Run, error) { return resumeWith(dir, steps, Setup{}) }
+func Resume(dir string, steps int) (*Run, error) { return resumeWith(dir, steps, runspec.Setup{}) }
 
 // resumeWith is Resume with the setup given.
-func resumeWith(dir string, steps int, s Setup) (*Run, error) {
+func resumeWith(dir string, steps int, s runspec.Setup) (*Run, error) {
 	lk, err := rundir.Acquire(dir)
 	if err != nil {
 		return nil, err
 	}
-	c, err := ReadCheckpoint(filepath.Join(dir, checkpointName))
+	c, err := rundir.ReadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil {
 		lk.Release()
-		if errors.Is(err, ErrCheckpoint) {
-			if _, e := os.Stat(filepath.Join(dir, checkpointName+".prev")); e == nil {
-				err = fmt.Errorf("%w (the previous checkpoint is kept as %s; copy it over %s to resume from it)", err, checkpointName+".prev", checkpointName)
+		if errors.Is(err, rundir.ErrCheckpoint) {
+			if _, e := os.Stat(filepath.Join(dir, rundir.CheckpointFile+".prev")); e == nil {
+				err = fmt.Errorf("%w (the previous checkpoint is kept as %s; copy it over %s to resume from it)", err, rundir.CheckpointFile+".prev", rundir.CheckpointFile)
 			}
 		}
 		return nil, err
@@ -391,7 +367,7 @@ func resumeWith(dir string, steps int, s Setup) (*Run, error) {
 		lk.Release()
 		return nil, err
 	}
-	p, err := s.prepare(c.Config)
+	p, err := prepare(s, c.Config)
 	if err != nil {
 		lk.Release()
 		return nil, err
@@ -401,23 +377,23 @@ func resumeWith(dir string, steps int, s Setup) (*Run, error) {
 
 // checkpointConfigValid validates the config of the checkpoint in dir,
 // naming the checkpoint and wrapping ErrCheckpoint.
-func checkpointConfigValid(dir string, cfg Config, s Setup) error {
-	if err := cfg.validateIn(s); err != nil {
-		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, ErrCheckpoint)
+func checkpointConfigValid(dir string, cfg runspec.Config, s runspec.Setup) error {
+	if err := cfg.ValidateIn(s); err != nil {
+		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, rundir.ErrCheckpoint)
 	}
 	return nil
 }
 
 // ResumeFromData is Resume with the training data given.
 func ResumeFromData(dir string, train *datasets.Dataset, steps int) (*Run, error) {
-	return resumeWith(dir, steps, Setup{Train: train})
+	return resumeWith(dir, steps, runspec.Setup{Train: train})
 }
 
 // resume reopens the run in dir from its checkpoint c, whose config the
 // caller validated (checkpointConfigValid), with p's data and model; the
 // caller holds dir's lock lk, which the run keeps (Close releases it), or
 // resume releases on error.
-func resume(dir string, c *Checkpoint, p *prepared, steps int, lk *rundir.Lock) (_ *Run, err error) {
+func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir.Lock) (_ *Run, err error) {
 	defer func() {
 		if err != nil {
 			lk.Release()
@@ -436,29 +412,29 @@ func resume(dir string, c *Checkpoint, p *prepared, steps int, lk *rundir.Lock) 
 		return nil, err
 	}
 	r.lock = lk
-	if err := checkFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
+	if err := rundir.CheckFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
 		return nil, err
 	}
-	st, err := c.restore(cfg, r.pt, r.Model.NumParams(), tr.N)
+	st, err := restore(c, cfg, r.pt, r.Model.NumParams(), tr.N)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint in %s: %w", dir, err)
 	}
 	r.state = st
 	r.setBatches(restoreBatches(c.Batches))
-	if r.samples, err = openSamplesAt(filepath.Join(dir, SamplesFile), c.Samples, r.Model.NumParams()); err != nil {
+	if r.samples, err = rundir.ReopenSamples(filepath.Join(dir, rundir.SamplesFile), c.Samples, r.Model.NumParams()); err != nil {
 		return nil, fmt.Errorf("resume %s (model %s): %w", dir, cfg.ModelName(), err)
 	}
-	if err := checkSamplesModel(r.samples.path, r.samples.h, r.Model); err != nil {
+	if err := rundir.CheckSamplesModel(r.samples.Path(), r.samples.Header(), r.Model); err != nil {
 		r.samples.Close()
 		return nil, err
 	}
-	if r.metrics, err = openMetricsAt(filepath.Join(dir, MetricsFile), c.Metrics); err != nil {
+	if r.metrics, err = rundir.OpenMetricsAt(filepath.Join(dir, rundir.MetricsFile), c.Metrics); err != nil {
 		r.samples.Close()
 		return nil, err
 	}
 	r.mbytes = c.Metrics
 	if cfg.Steps != c.Config.Steps {
-		if err := writeConfig(dir, cfg); err != nil {
+		if err := rundir.WriteConfig(dir, cfg); err != nil {
 			r.Close()
 			return nil, err
 		}
@@ -480,7 +456,7 @@ func (r *Run) Close() error {
 }
 
 // Tempering returns the run's tempering figures (nil for a single chain).
-func (r *Run) Tempering() *Tempering { return TemperingOf(r.state, r.Cfg) }
+func (r *Run) Tempering() *diagnose.Tempering { return diagnose.TemperingOf(r.state, r.Cfg) }
 
 // LastMetrics returns the last metrics line written.
-func (r *Run) LastMetrics() MetricsLine { return r.last }
+func (r *Run) LastMetrics() rundir.MetricsLine { return r.last }

@@ -1,116 +1,17 @@
 package train
 
 import (
-	"fmt"
 	"math"
-	"strings"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
-
-// PTSGHMC is the sampler name of parallel tempering: PT-SGHMC (Luo, Zhang
-// and Liu 2018), replicas of the sgnht kernel on a ladder of temperatures
-// (Config.Replicas, TMax, Ladder) with minibatch exchange tests. It is a
-// run's choice rather than a kernel of sampler.Kernels: the run drives
-// sampler.PT with sgnht replicas. With one replica it is one sgnht chain.
-// Every other sampler name is a kernel of the registry, run as one chain.
-const PTSGHMC = "ptsghmc"
-
-// ptDoc describes PTSGHMC in help texts.
-const ptDoc = "parallel tempering of sgnht replicas with minibatch exchange tests (Luo et al. 2018)"
-
-// SamplerNames returns the names a run's Config.Sampler may hold: PTSGHMC,
-// then the minibatch kernels of sampler.Kernels in the registry's order.
-func SamplerNames() []string { return samplerNamesIn(sampler.Kernels) }
-
-// SamplerDoc returns a one-line description of the sampler named (PTSGHMC
-// or a kernel of sampler.Kernels), "" for an unknown name.
-func SamplerDoc(name string) string {
-	if name == PTSGHMC {
-		return ptDoc
-	}
-	k, _ := sampler.LookupKernel(name)
-	return k.Doc
-}
-
-// KernelOf returns the entry of sampler.Kernels of the kernel the sampler
-// named steps: sgnht for PTSGHMC, else the entry of that name.
-func KernelOf(name string) (sampler.KernelInfo, bool) {
-	if name == PTSGHMC {
-		name = sampler.SGNHT{}.Name()
-	}
-	return lookupKernel(sampler.Kernels, name)
-}
-
-// lookupKernel returns the entry of ks named name.
-func lookupKernel(ks []sampler.KernelInfo, name string) (sampler.KernelInfo, bool) {
-	for _, k := range ks {
-		if k.Name == name {
-			return k, true
-		}
-	}
-	return sampler.KernelInfo{}, false
-}
-
-// kernelIn returns the entry of the registry ks (nil: sampler.Kernels) of
-// the kernel the config's sampler steps: for PTSGHMC its ReplicaKernel
-// (sgnht when empty), else the sampler's own, or an error naming the
-// samplers a run accepts.
-func (c Config) kernelIn(ks []sampler.KernelInfo) (sampler.KernelInfo, error) {
-	if ks == nil {
-		ks = sampler.Kernels
-	}
-	name := c.Sampler
-	if name == PTSGHMC {
-		name = sampler.SGNHT{}.Name()
-		if c.ReplicaKernel != "" {
-			name = c.ReplicaKernel
-		}
-	}
-	k, ok := lookupKernel(ks, name)
-	if !ok || !k.Minibatch {
-		if c.Sampler == PTSGHMC {
-			return k, fmt.Errorf("replica_kernel %q: expected a minibatch kernel of %s", name, strings.Join(samplerNamesIn(ks)[1:], ", "))
-		}
-		return k, fmt.Errorf("sampler %q: expected one of %s", name, strings.Join(samplerNamesIn(ks), ", "))
-	}
-	return k, nil
-}
-
-// samplerNamesIn is SamplerNames for the kernel registry ks.
-func samplerNamesIn(ks []sampler.KernelInfo) []string {
-	names := []string{PTSGHMC}
-	for _, k := range ks {
-		if k.Minibatch {
-			names = append(names, k.Name)
-		}
-	}
-	return names
-}
-
-// runKernel returns the entry of sampler.Kernels of the kernel of a run's
-// sampler, or an error naming the samplers a run accepts.
-func runKernel(name string) (sampler.KernelInfo, error) {
-	return Config{Sampler: name}.kernelIn(nil)
-}
-
-// optimiser reports whether the config's kernel (of sampler.Kernels) is an
-// optimiser (sgd), whose run keeps its final state alone and has no
-// burn-in.
-func (c Config) optimiser() bool { return c.optimiserIn(nil) }
-
-// optimiserIn is optimiser with the kernel registry ks (nil:
-// sampler.Kernels).
-func (c Config) optimiserIn(ks []sampler.KernelInfo) bool {
-	k, err := c.kernelIn(ks)
-	return err == nil && !k.Sampler
-}
 
 // kernel returns the per-replica dynamics the config names (in
 // sampler.Kernels), for training data of n examples, with the learning
 // rate multiplied by scale: see kernelFrom.
-func (c Config) kernel(n int, scale float64) (sampler.Kernel, error) {
-	return c.kernelFrom(nil, n, scale)
+func kernel(c runspec.Config, n int, scale float64) (sampler.Kernel, error) {
+	return kernelFrom(c, nil, n, scale)
 }
 
 // kernelFrom returns the per-replica dynamics the config names in the
@@ -118,8 +19,8 @@ func (c Config) kernel(n int, scale float64) (sampler.Kernel, error) {
 // the learning rate multiplied by scale: the step h = sqrt(eps/n) of the
 // per-example learning rate eps, the diffusion (or friction) A = alpha/h of
 // the momentum decay per step alpha, and SGLD's step 2 eps/n.
-func (c Config) kernelFrom(ks []sampler.KernelInfo, n int, scale float64) (sampler.Kernel, error) {
-	k, err := c.kernelIn(ks)
+func kernelFrom(c runspec.Config, ks []sampler.KernelInfo, n int, scale float64) (sampler.Kernel, error) {
+	k, err := c.KernelIn(ks)
 	if err != nil {
 		return nil, err
 	}

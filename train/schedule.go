@@ -3,6 +3,7 @@ package train
 import (
 	"math"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -15,24 +16,24 @@ import (
 // u = ((k-1) mod Cycle)/Cycle of the step's cycle, so each cycle starts at
 // the full rate, explores, and ends with small steps that sample. Without a
 // cycle the multiplier is 1.
-func (c Config) stepScale(k int) float64 {
+func stepScale(c runspec.Config, k int) float64 {
 	if c.Cycle == 0 {
 		return 1
 	}
-	return (math.Cos(math.Pi*c.cyclePos(k)) + 1) / 2
+	return (math.Cos(math.Pi*cyclePos(c, k)) + 1) / 2
 }
 
 // cyclePos returns step k's position in its cycle, in [0, 1).
-func (c Config) cyclePos(k int) float64 {
+func cyclePos(c runspec.Config, k int) float64 {
 	return float64((k-1)%c.Cycle) / float64(c.Cycle)
 }
 
 // keepSample reports whether the rung-1 state after step k is kept.
-func (c Config) keepSample(k int) bool { return c.keepSampleAs(k, c.optimiser()) }
+func keepSample(c runspec.Config, k int) bool { return keepSampleAs(c, k, c.Optimiser()) }
 
 // keepSampleAs is keepSample for a run whose kernel is an optimiser or not
 // (a run knows which once, from its kernel registry).
-func (c Config) keepSampleAs(k int, optimiser bool) bool {
+func keepSampleAs(c runspec.Config, k int, optimiser bool) bool {
 	if optimiser || c.SGDWarmup >= c.Steps {
 		return k == c.Steps
 	}
@@ -53,15 +54,15 @@ func (c Config) keepSampleAs(k int, optimiser bool) bool {
 // returns nil and changes nothing. The Nose-Hoover xi settles near
 // A = alpha/h, so xi*h, the friction per step, is what must carry over
 // when h changes by sqrt(next/prev).
-func scheduledKernel(cfg Config, ks []sampler.KernelInfo, n int, st *sampler.PTState) (sampler.Kernel, error) {
+func scheduledKernel(cfg runspec.Config, ks []sampler.KernelInfo, n int, st *sampler.PTState) (sampler.Kernel, error) {
 	if cfg.Cycle == 0 {
 		return nil, nil
 	}
 	steps := st.Steps
-	prev, next := cfg.stepScale(max(steps, 1)), cfg.stepScale(steps+1)
+	prev, next := stepScale(cfg, max(steps, 1)), stepScale(cfg, steps+1)
 	f := math.Sqrt(prev / next)
 	for _, s := range st.Rungs {
 		s.Xi *= f
 	}
-	return cfg.kernelFrom(ks, n, next)
+	return kernelFrom(cfg, ks, n, next)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // TestModelBuiltOncePerRun counts the builds of a registered model, given
@@ -15,7 +16,7 @@ import (
 func TestModelBuiltOncePerRun(t *testing.T) {
 	data := smallData(t)
 	builds := 0
-	reg := ModelRegistry{"counted": func(p nn.PriorConfig) (nn.Model, error) {
+	reg := runspec.ModelRegistry{"counted": func(p nn.PriorConfig) (nn.Model, error) {
 		builds++
 		mlp := smallConfig()
 		mlp.Prior, mlp.PriorFanIn, mlp.PriorDF = p.Precision, p.FanIn, p.DF
@@ -25,24 +26,24 @@ func TestModelBuiltOncePerRun(t *testing.T) {
 		}
 		return spec.Model()
 	}}
-	s := Setup{Models: reg, Train: data}
+	s := runspec.Setup{Models: reg, Train: data}
 	cfg := smallConfig()
 	cfg.Model, cfg.Arch, cfg.Sampler, cfg.Steps = "counted", "", "sgnht", 60
 	for _, tc := range []struct {
 		name   string
 		chains int
-		create func(dir string, cfg Config) (*Chains, error)
-		reopen func(dir string, cfg Config) (*Chains, error)
+		create func(dir string, cfg runspec.Config) (*Chains, error)
+		reopen func(dir string, cfg runspec.Config) (*Chains, error)
 	}{
 		{"one chain", 1,
-			func(dir string, cfg Config) (*Chains, error) { return NewChainsWith(dir, cfg, false, s) },
-			func(dir string, cfg Config) (*Chains, error) { return ResumeChainsWith(dir, 0, s) }},
+			func(dir string, cfg runspec.Config) (*Chains, error) { return NewChainsWith(dir, cfg, false, s) },
+			func(dir string, cfg runspec.Config) (*Chains, error) { return ResumeChainsWith(dir, 0, s) }},
 		{"three chains", 3,
-			func(dir string, cfg Config) (*Chains, error) { return NewChainsWith(dir, cfg, false, s) },
-			func(dir string, cfg Config) (*Chains, error) { return ResumeChainsWith(dir, 0, s) }},
+			func(dir string, cfg runspec.Config) (*Chains, error) { return NewChainsWith(dir, cfg, false, s) },
+			func(dir string, cfg runspec.Config) (*Chains, error) { return ResumeChainsWith(dir, 0, s) }},
 		{"a chain task", 3,
-			func(dir string, cfg Config) (*Chains, error) { return OpenChainWith(dir, cfg, 2, s) },
-			func(dir string, cfg Config) (*Chains, error) { return OpenChainWith(dir, cfg, 2, s) }},
+			func(dir string, cfg runspec.Config) (*Chains, error) { return OpenChainWith(dir, cfg, 2, s) },
+			func(dir string, cfg runspec.Config) (*Chains, error) { return OpenChainWith(dir, cfg, 2, s) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
@@ -50,7 +51,7 @@ func TestModelBuiltOncePerRun(t *testing.T) {
 			c.Chains = tc.chains
 			for _, step := range []struct {
 				what string
-				open func(dir string, cfg Config) (*Chains, error)
+				open func(dir string, cfg runspec.Config) (*Chains, error)
 			}{{"create", tc.create}, {"resume", tc.reopen}} {
 				builds = 0
 				ch, err := step.open(dir, c)

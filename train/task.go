@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // ErrConfigMismatch is wrapped by the error of a chain task whose settings
@@ -36,18 +38,18 @@ var ErrConfigMismatch = errors.New("settings disagree with the run's config")
 // (Chains.Resumed is set): the same call starts a chain and continues it
 // after a preemption or requeue. A finished chain resumes with nothing
 // left to do.
-func OpenChain(dir string, cfg Config, i int) (*Chains, error) {
-	return OpenChainWith(dir, cfg, i, Setup{})
+func OpenChain(dir string, cfg runspec.Config, i int) (*Chains, error) {
+	return OpenChainWith(dir, cfg, i, runspec.Setup{})
 }
 
 // OpenChainFromData is OpenChain with the training data given.
-func OpenChainFromData(dir string, cfg Config, i int, train *datasets.Dataset) (*Chains, error) {
-	return OpenChainWith(dir, cfg, i, Setup{Train: train})
+func OpenChainFromData(dir string, cfg runspec.Config, i int, train *datasets.Dataset) (*Chains, error) {
+	return OpenChainWith(dir, cfg, i, runspec.Setup{Train: train})
 }
 
 // OpenChainWith is OpenChain with the setup given (the model registry, the
 // training data). It validates cfg and builds the model once.
-func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
+func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Chains, error) {
 	if cfg.Chains < 2 {
 		return nil, fmt.Errorf("chain %d: a chain task needs a run of at least 2 chains, got chains %d", i, cfg.Chains)
 	}
@@ -55,14 +57,14 @@ func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
 		return nil, fmt.Errorf("chain %d: not a chain of this run, whose chains are 1..%d", i, cfg.Chains)
 	}
 	cfg.Chain = 0
-	if err := cfg.validateIn(s); err != nil {
+	if err := cfg.ValidateIn(s); err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(cfg)
+	p, err := prepare(s, cfg)
 	if err != nil {
 		return nil, err
 	}
-	have, haveErr := ReadRunConfig(dir)
+	have, haveErr := rundir.ReadRunConfig(dir)
 	if haveErr == nil && cfg.GradShards == 0 {
 		// the first task chose the shards on its node; later tasks, maybe
 		// on nodes with other core counts, keep them
@@ -81,10 +83,10 @@ func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
 	if err := claimRunConfig(dir, cfg); err != nil {
 		return nil, err
 	}
-	cd := ChainDir(dir, cfg.Chains, i)
+	cd := rundir.ChainDir(dir, cfg.Chains, i)
 	cc := cfg
 	cc.Chain = i
-	ckPath := filepath.Join(cd, checkpointName)
+	ckPath := filepath.Join(cd, rundir.CheckpointFile)
 	c := &Chains{Dir: dir, Cfg: cfg, Only: i}
 	// The chain's lock, before its files are read: a second task of the
 	// same chain (a requeued task whose first copy still runs) is refused.
@@ -93,7 +95,7 @@ func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
 		return nil, fmt.Errorf("chain %d: %w", i, err)
 	}
 	if _, err := os.Stat(ckPath); err == nil {
-		ck, err := ReadCheckpoint(ckPath)
+		ck, err := rundir.ReadCheckpoint(ckPath)
 		if err != nil {
 			lk.Release()
 			return nil, fmt.Errorf("chain %d: %w", i, err)
@@ -112,7 +114,7 @@ func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
 	if _, err := os.Stat(ckPath + ".prev"); err == nil {
 		lk.Release()
 		return nil, fmt.Errorf("chain %d: %s has %s.prev but no %s: copy it over %s to resume from it, or remove the directory to start the chain again",
-			i, cd, checkpointName, checkpointName, checkpointName)
+			i, cd, rundir.CheckpointFile, rundir.CheckpointFile, rundir.CheckpointFile)
 	}
 	// Files of an attempt that died before its first checkpoint are
 	// replaced: newRun truncates samples and metrics.
@@ -127,16 +129,16 @@ func OpenChainWith(dir string, cfg Config, i int, s Setup) (*Chains, error) {
 // claimRunConfig writes cfg as dir's run config unless one exists, and
 // otherwise checks that the existing one has the same settings. Concurrent
 // callers are safe: exactly one link succeeds.
-func claimRunConfig(dir string, cfg Config) error {
+func claimRunConfig(dir string, cfg runspec.Config) error {
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return fmt.Errorf("run config: %w", err)
 	}
-	tmp, err := writeTemp(dir, append(b, '\n'))
+	tmp, err := rundir.WriteTemp(dir, append(b, '\n'))
 	if err != nil {
 		return fmt.Errorf("run config: %w", err)
 	}
-	path := filepath.Join(dir, ConfigFile)
+	path := filepath.Join(dir, rundir.ConfigFile)
 	err = os.Link(tmp, path)
 	os.Remove(tmp)
 	if err == nil {
@@ -149,7 +151,7 @@ func claimRunConfig(dir string, cfg Config) error {
 	if !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("run config: %w", err)
 	}
-	have, err := ReadRunConfig(dir)
+	have, err := rundir.ReadRunConfig(dir)
 	if err != nil {
 		return err
 	}
@@ -165,15 +167,15 @@ func claimRunConfig(dir string, cfg Config) error {
 // configDiff lists the settings (by their config-file names) in which
 // want, the saved config, and got, a task's, differ, as
 // "name saved (this task: value)"; the chain number is not compared.
-func configDiff(want, got Config) []string {
+func configDiff(want, got runspec.Config) []string {
 	want.Chain, got.Chain = 0, 0
 	// a run saved before the preconditioner existed ran with none
-	for _, c := range []*Config{&want, &got} {
+	for _, c := range []*runspec.Config{&want, &got} {
 		if c.Precondition == "" {
 			c.Precondition = "none"
 		}
 	}
-	w, g := fieldsOf(want), fieldsOf(got)
+	w, g := runspec.FieldsOf(want), runspec.FieldsOf(got)
 	// Settings a config file omits when zero are compared too when only one
 	// side has them: a run saved before xtolerance existed ran without it,
 	// and a task with it set differs.
@@ -216,11 +218,4 @@ func configDiff(want, got Config) []string {
 		return identity
 	}
 	return out
-}
-
-func fieldsOf(c Config) map[string]json.RawMessage {
-	b, _ := json.Marshal(c) // a Config always marshals
-	m := map[string]json.RawMessage{}
-	json.Unmarshal(b, &m)
-	return m
 }

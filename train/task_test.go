@@ -9,6 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // TestOpenChainConcurrent starts the 4 chains of a run as 4 goroutines at
@@ -57,43 +61,43 @@ func TestOpenChainConcurrent(t *testing.T) {
 		}
 	}
 	for i := 1; i <= cfg.Chains; i++ {
-		ws, wm := readAll(t, ChainDir(ref, cfg.Chains, i))
-		gs, gm := readAll(t, ChainDir(dir, cfg.Chains, i))
+		ws, wm := readAll(t, rundir.ChainDir(ref, cfg.Chains, i))
+		gs, gm := readAll(t, rundir.ChainDir(dir, cfg.Chains, i))
 		if !bytes.Equal(ws, gs) || !bytes.Equal(wm, gm) {
 			t.Errorf("chain %d: the task's samples or metrics differ from the one-process run's", i)
 		}
 	}
-	a, _ := os.ReadFile(filepath.Join(ref, ConfigFile))
-	b, _ := os.ReadFile(filepath.Join(dir, ConfigFile))
+	a, _ := os.ReadFile(filepath.Join(ref, rundir.ConfigFile))
+	b, _ := os.ReadFile(filepath.Join(dir, rundir.ConfigFile))
 	if !bytes.Equal(a, b) {
 		t.Errorf("run config differs:\n%s\n%s", a, b)
 	}
 	if tmp, _ := filepath.Glob(filepath.Join(dir, ".config.json-*")); len(tmp) > 0 {
 		t.Errorf("temporary config files left: %v", tmp)
 	}
-	st, err := RunStatus(dir)
+	st, err := rundir.RunStatus(dir)
 	if err != nil || len(st) != 4 {
 		t.Fatalf("RunStatus: %v %v", st, err)
 	}
 	for _, s := range st {
-		if s.State != ChainFinished || s.Steps != cfg.Steps || s.Samples != 4 {
+		if s.State != rundir.ChainFinished || s.Steps != cfg.Steps || s.Samples != 4 {
 			t.Errorf("chain %d: %+v, want finished with 4 samples", s.Chain, s)
 		}
 	}
-	rep, err := Evaluate([]string{dir}, "", data)
+	rep, err := evaluate.Evaluate([]string{dir}, "", data)
 	if err != nil || rep.Ensemble.Samples != 16 || len(rep.Runs) != 4 || !(rep.RHat > 0) {
 		t.Fatalf("Evaluate of the tasks' run: %v, %+v", err, rep)
 	}
 	// a chain directory named alone, its checkpoint gone, still evaluates
 	// (every intact record counts)
-	os.Remove(filepath.Join(ChainDir(dir, 4, 3), checkpointName))
-	rep, err = Evaluate([]string{ChainDir(dir, 4, 3)}, "", data)
+	os.Remove(filepath.Join(rundir.ChainDir(dir, 4, 3), rundir.CheckpointFile))
+	rep, err = evaluate.Evaluate([]string{rundir.ChainDir(dir, 4, 3)}, "", data)
 	if err != nil || rep.Ensemble.Samples != 4 {
 		t.Fatalf("Evaluate of a chain without its checkpoint: %v, %+v", err, rep)
 	}
 	// in the run, that chain now counts as missing and the others are pooled
-	rep, err = Evaluate([]string{dir}, "", data)
-	if err != nil || rep.Ensemble.Samples != 12 || rep.Chains[2].State != ChainMissing {
+	rep, err = evaluate.Evaluate([]string{dir}, "", data)
+	if err != nil || rep.Ensemble.Samples != 12 || rep.Chains[2].State != rundir.ChainMissing {
 		t.Fatalf("Evaluate with chain 3 missing: %v, %+v", err, rep)
 	}
 }
@@ -125,7 +129,7 @@ func TestOpenChainRefuses(t *testing.T) {
 	cases := []struct {
 		name string
 		dir  string
-		cfg  Config
+		cfg  runspec.Config
 		i    int
 		want string
 	}{
@@ -145,13 +149,13 @@ func TestOpenChainRefuses(t *testing.T) {
 		t.Errorf("other settings: %v does not wrap ErrConfigMismatch", err)
 	}
 	// a chain directory whose checkpoint has other settings than the run's
-	cd := ChainDir(dir, 2, 2)
-	ck, err := ReadCheckpoint(filepath.Join(cd, checkpointName))
+	cd := rundir.ChainDir(dir, 2, 2)
+	ck, err := rundir.ReadCheckpoint(filepath.Join(cd, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ck.Config.LR *= 2
-	if err := WriteCheckpoint(cd, ck); err != nil {
+	if err := rundir.WriteCheckpoint(cd, ck); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := OpenChainFromData(dir, cfg, 2, data); err == nil || !strings.Contains(err.Error(), "lr 0.04 (this task: 0.02)") {
@@ -160,14 +164,14 @@ func TestOpenChainRefuses(t *testing.T) {
 }
 
 func TestConfigDiff(t *testing.T) {
-	base := DefaultConfig()
+	base := runspec.DefaultConfig()
 	old := base
 	old.XTolerance = 0 // a run saved before xtolerance existed
 	withPrint := base
-	withPrint.DataFingerprint = &Fingerprint{}
+	withPrint.DataFingerprint = &runspec.Fingerprint{}
 	cases := []struct {
 		name      string
-		want, got Config
+		want, got runspec.Config
 		diff      string // "" for none
 	}{
 		{"same", base, base, ""},

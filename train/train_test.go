@@ -14,11 +14,14 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
-func smallConfig() Config {
-	c := DefaultConfig()
+func smallConfig() runspec.Config {
+	c := runspec.DefaultConfig()
 	c.Sampler = "ptsghmc"
 	c.Arch = "16-12-3"
 	c.Validation = 30
@@ -46,11 +49,11 @@ func smallData(t testing.TB) *datasets.Dataset {
 
 func readAll(t *testing.T, dir string) (samples, metrics []byte) {
 	t.Helper()
-	s, err := os.ReadFile(filepath.Join(dir, SamplesFile))
+	s, err := os.ReadFile(filepath.Join(dir, rundir.SamplesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+	m, err := os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,39 +73,39 @@ func readAll(t *testing.T, dir string) (samples, metrics []byte) {
 // restarted: it is stopped inside that round, at its end, inside the
 // restarted one and after tuning.
 func TestResumeEqualsUninterrupted(t *testing.T) {
-	adaptive := func(target float64) func(*Config) {
-		return func(c *Config) { c.Replicas, c.Ladder, c.SwapTarget = 4, "adaptive", target }
+	adaptive := func(target float64) func(*runspec.Config) {
+		return func(c *runspec.Config) { c.Replicas, c.Ladder, c.SwapTarget = 4, "adaptive", target }
 	}
 	for _, tc := range []struct {
 		sampler string
 		cycle   int
 		name    string
-		mod     func(*Config)
+		mod     func(*runspec.Config)
 		stops   []int
 	}{
 		{"ptsghmc", 0, "", nil, nil}, {"sgnht", 0, "", nil, nil}, {"sgd", 0, "", nil, nil}, {"ptsghmc", 45, "", nil, nil},
 		{"ptsghmc", 0, "adaptive", adaptive(0), []int{7, 22, 33, 97}},
 		{"ptsghmc", 0, "adaptive-free-top", adaptive(0.3), []int{7, 22, 33, 97}},
-		{"ptsghmc", 0, "adaptive-restart", func(c *Config) {
+		{"ptsghmc", 0, "adaptive-restart", func(c *runspec.Config) {
 			c.Replicas, c.Ladder, c.TMax, c.Exchange, c.Steps, c.BurnIn, c.Seed = 4, "adaptive", 10, 1, 260, 200, 2
 		}, []int{70, 126, 150, 230}},
-		{"ptsghmc", 0, "resghmc", func(c *Config) { c.XTest, c.XF = "resghmc", 1 }, nil},
-		{"ptsghmc", 0, "noise-aware", func(c *Config) { c.NoiseTarget, c.LR = 0.05, 0.5 }, nil},
+		{"ptsghmc", 0, "resghmc", func(c *runspec.Config) { c.XTest, c.XF = "resghmc", 1 }, nil},
+		{"ptsghmc", 0, "noise-aware", func(c *runspec.Config) { c.NoiseTarget, c.LR = 0.05, 0.5 }, nil},
 		// a posterior temperature, with stops mid-cycle (cycles of 45 steps)
-		{"ptsghmc", 45, "cold", func(c *Config) { c.Temperature = 0.1 }, []int{20, 61, 97}},
-		{"sgnht", 45, "cold", func(c *Config) { c.Temperature = 0.3 }, []int{20, 61, 97}},
-		{"sgld", 0, "cold", func(c *Config) { c.Temperature = 0.3 }, nil},
+		{"ptsghmc", 45, "cold", func(c *runspec.Config) { c.Temperature = 0.1 }, []int{20, 61, 97}},
+		{"sgnht", 45, "cold", func(c *runspec.Config) { c.Temperature = 0.3 }, []int{20, 61, 97}},
+		{"sgld", 0, "cold", func(c *runspec.Config) { c.Temperature = 0.3 }, nil},
 		// SGD warm-up to step 30, stopped before, at and after the switch
-		{"sgnht", 0, "sgd-warmup", func(c *Config) { c.SGDWarmup = 30 }, []int{17, 30, 31, 61}},
+		{"sgnht", 0, "sgd-warmup", func(c *runspec.Config) { c.SGDWarmup = 30 }, []int{17, 30, 31, 61}},
 		// preconditioners: burn-in 40 re-estimates the masses at steps 4,
 		// 8, 16 and 32; stopped inside windows, at an end and after
-		{"ptsghmc", 0, "rmsprop", func(c *Config) { c.Precondition = "rmsprop" }, []int{3, 8, 11, 32, 61}},
-		{"sgnht", 0, "variance", func(c *Config) { c.Precondition = "variance" }, []int{3, 8, 11, 32, 33, 61}},
-		{"sgld", 0, "rmsprop", func(c *Config) { c.Precondition = "rmsprop" }, []int{3, 11, 61}},
+		{"ptsghmc", 0, "rmsprop", func(c *runspec.Config) { c.Precondition = "rmsprop" }, []int{3, 8, 11, 32, 61}},
+		{"sgnht", 0, "variance", func(c *runspec.Config) { c.Precondition = "variance" }, []int{3, 8, 11, 32, 33, 61}},
+		{"sgld", 0, "rmsprop", func(c *runspec.Config) { c.Precondition = "rmsprop" }, []int{3, 11, 61}},
 		// the noise correction estimates over steps 33-40 (after the last
 		// mass window) and applies from step 40
-		{"ptsghmc", 0, "noise-correction", func(c *Config) { c.Precondition, c.NoiseCorrection = "rmsprop", true }, []int{35, 40, 61}},
-		{"sghmc", 0, "noise-correction", func(c *Config) { c.NoiseCorrection = true }, []int{25, 61}},
+		{"ptsghmc", 0, "noise-correction", func(c *runspec.Config) { c.Precondition, c.NoiseCorrection = "rmsprop", true }, []int{35, 40, 61}},
+		{"sghmc", 0, "noise-correction", func(c *runspec.Config) { c.NoiseCorrection = true }, []int{25, 61}},
 	} {
 		t.Run(fmt.Sprintf("%s/cycle%d/%s", tc.sampler, tc.cycle, tc.name), func(t *testing.T) {
 			cfg := smallConfig()
@@ -137,7 +140,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 				interruptAt(t, r, stopAt)
 				// Simulate a crash after the checkpoint: garbage appended to
 				// the samples and metrics files must be dropped on resume.
-				f, _ := os.OpenFile(filepath.Join(dir, SamplesFile), os.O_APPEND|os.O_WRONLY, 0)
+				f, _ := os.OpenFile(filepath.Join(dir, rundir.SamplesFile), os.O_APPEND|os.O_WRONLY, 0)
 				f.Write([]byte("torn record"))
 				f.Close()
 				if r, err = ResumeFromData(dir, data, 0); err != nil {
@@ -206,15 +209,15 @@ func TestCyclicalSchedule(t *testing.T) {
 		{18, 0.5 * (math.Cos(0.7*math.Pi) + 1), true},
 		{20, 0.5 * (math.Cos(0.9*math.Pi) + 1), true},
 	} {
-		if got := c.stepScale(tc.step); math.Abs(got-tc.scale) > 1e-15 {
+		if got := stepScale(c, tc.step); math.Abs(got-tc.scale) > 1e-15 {
 			t.Errorf("step %d: scale %v, want %v", tc.step, got, tc.scale)
 		}
-		if got := c.keepSample(tc.step); got != tc.keep {
+		if got := keepSample(c, tc.step); got != tc.keep {
 			t.Errorf("step %d: keep %v, want %v", tc.step, got, tc.keep)
 		}
 	}
 	c.Cycle = 0
-	if c.stepScale(17) != 1 || !c.keepSample(17) {
+	if stepScale(c, 17) != 1 || !keepSample(c, 17) {
 		t.Error("without a cycle every step runs at the full rate and thinning alone decides")
 	}
 }
@@ -233,20 +236,20 @@ func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	path := filepath.Join(dir, checkpointName)
+	path := filepath.Join(dir, rundir.CheckpointFile)
 	good, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadCheckpoint(path); err != nil {
+	if _, err := rundir.ReadCheckpoint(path); err != nil {
 		t.Fatalf("good checkpoint rejected: %v", err)
 	}
 	bad := filepath.Join(t.TempDir(), "ckpt")
 	from := max(0, len(good)-4096)
 	for n := from; n < len(good); n++ {
 		os.WriteFile(bad, good[:n], 0o644)
-		_, err := ReadCheckpoint(bad)
-		if err == nil || !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), bad) {
+		_, err := rundir.ReadCheckpoint(bad)
+		if err == nil || !errors.Is(err, rundir.ErrCheckpoint) || !strings.Contains(err.Error(), bad) {
 			t.Fatalf("truncated to %d of %d bytes: error %v", n, len(good), err)
 		}
 	}
@@ -254,7 +257,7 @@ func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
 		b := append([]byte(nil), good...)
 		b[off] ^= 0x40
 		os.WriteFile(bad, b, 0o644)
-		if _, err := ReadCheckpoint(bad); err == nil {
+		if _, err := rundir.ReadCheckpoint(bad); err == nil {
 			t.Fatalf("byte %d flipped: accepted", off)
 		}
 	}
@@ -273,33 +276,9 @@ func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
 	}
 }
 
-// TestScoreByHand checks the metrics on three examples computed by hand.
-func TestScoreByHand(t *testing.T) {
-	probs := []float64{
-		0.7, 0.2, 0.1, // label 0: correct, confidence 0.7
-		0.1, 0.3, 0.6, // label 1: wrong, confidence 0.6
-		0.05, 0.05, 0.9, // label 2: correct, confidence 0.9
-	}
-	m := Score(probs, []int{0, 1, 2}, 3)
-	acc := 2.0 / 3
-	nll := -(math.Log(0.7) + math.Log(0.3) + math.Log(0.9)) / 3
-	brier := ((0.09 + 0.04 + 0.01) + (0.01 + 0.49 + 0.36) + (0.0025 + 0.0025 + 0.01)) / 3
-	// 15 bins of width 1/15: 0.6 -> bin 9 (0.6, 0.6667], 0.7 -> bin 10, 0.9 -> bin 13;
-	// each bin holds one example: ECE = (|1-0.7| + |0-0.6| + |1-0.9|)/3
-	ece := (0.3 + 0.6 + 0.1) / 3
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{{"accuracy", m.Accuracy, acc}, {"nll", m.NLL, nll}, {"brier", m.Brier, brier}, {"ece", m.ECE, ece}} {
-		if math.Abs(c.got-c.want) > 1e-12 {
-			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
-		}
-	}
-}
-
 func TestSamplesTornRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s")
-	w, err := CreateSamples(path, SampleHeader{Arch: "2-2", Params: 3, DType: "float64"})
+	w, err := rundir.CreateSamples(path, rundir.SampleHeader{Arch: "2-2", Params: 3, DType: "float64"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +292,7 @@ func TestSamplesTornRecord(t *testing.T) {
 	for cut := 1; cut < rec; cut++ {
 		os.WriteFile(path, full[:len(full)-cut], 0o644)
 		var steps []int
-		_, dropped, err := ReadSamples(path, func(s int, th []float64) error { steps = append(steps, s); return nil })
+		_, dropped, err := rundir.ReadSamples(path, func(s int, th []float64) error { steps = append(steps, s); return nil })
 		if err != nil || !dropped || len(steps) != 2 || steps[1] != 10 {
 			t.Fatalf("cut %d: steps %v dropped %v err %v", cut, steps, dropped, err)
 		}
@@ -325,25 +304,25 @@ func TestSamplesTornRecord(t *testing.T) {
 	b[len(b)-rec-5] ^= 1
 	os.WriteFile(path, b, 0o644)
 	n := 0
-	_, _, err = ReadSamples(path, func(int, []float64) error { n++; return nil })
-	if !errors.Is(err, ErrCorruptSamples) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "record #2 (counting from 1; step field 10") {
+	_, _, err = rundir.ReadSamples(path, func(int, []float64) error { n++; return nil })
+	if !errors.Is(err, rundir.ErrCorruptSamples) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "record #2 (counting from 1; step field 10") {
 		t.Fatalf("corrupt record: read %d, error %v", n, err)
 	}
 	var steps []int
-	sc, err := ScanSamples(path, true, func(s int, _ []float64) error { steps = append(steps, s); return nil })
-	if err != nil || len(steps) != 2 || steps[0] != 0 || steps[1] != 20 || len(sc.Corrupt) != 1 || sc.Corrupt[0] != (BadRecord{Index: 1, Step: 10}) || sc.Dropped() {
+	sc, err := rundir.ScanSamples(path, true, func(s int, _ []float64) error { steps = append(steps, s); return nil })
+	if err != nil || len(steps) != 2 || steps[0] != 0 || steps[1] != 20 || len(sc.Corrupt) != 1 || sc.Corrupt[0] != (rundir.BadRecord{Index: 1, Step: 10}) || sc.Dropped() {
 		t.Fatalf("skip corrupt: steps %v, scan %+v, error %v", steps, sc, err)
 	}
 	// the same damage in the last record is a torn end: dropped, no error
 	b = append([]byte(nil), full...)
 	b[len(b)-5] ^= 1
 	os.WriteFile(path, b, 0o644)
-	sc, err = ScanSamples(path, false, nil)
+	sc, err = rundir.ScanSamples(path, false, nil)
 	if err != nil || sc.Intact != 2 || sc.Torn != 1 || sc.TornBytes != 0 {
 		t.Fatalf("bad last record: scan %+v, error %v", sc, err)
 	}
 	os.WriteFile(path, []byte("not a samples file at all"), 0o644)
-	if _, _, err := ReadSamples(path, func(int, []float64) error { return nil }); err == nil || !strings.Contains(err.Error(), "bad magic") {
+	if _, _, err := rundir.ReadSamples(path, func(int, []float64) error { return nil }); err == nil || !strings.Contains(err.Error(), "bad magic") {
 		t.Fatalf("bad file: %v", err)
 	}
 }
@@ -356,34 +335,34 @@ func TestConfigFiles(t *testing.T) {
 	os.WriteFile(yml, []byte("arch: 784-50-10\nreplicas: 6\nlr: 0.01\n"), 0o644)
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("arhc: 784-50-10\n"), 0o644)
-	c := DefaultConfig()
-	if err := LoadConfigFile(js, &c); err != nil || c.Arch != "784-100-10" || c.Steps != 77 || c.Batch != 128 {
+	c := runspec.DefaultConfig()
+	if err := runspec.LoadConfigFile(js, &c); err != nil || c.Arch != "784-100-10" || c.Steps != 77 || c.Batch != 128 {
 		t.Fatalf("json: %v %+v", err, c)
 	}
-	if err := LoadConfigFile(yml, &c); err != nil || c.Arch != "784-50-10" || c.Replicas != 6 || c.LR != 0.01 {
+	if err := runspec.LoadConfigFile(yml, &c); err != nil || c.Arch != "784-50-10" || c.Replicas != 6 || c.LR != 0.01 {
 		t.Fatalf("yaml: %v %+v", err, c)
 	}
-	if err := LoadConfigFile(bad, &c); err == nil || !strings.Contains(err.Error(), "arhc") {
+	if err := runspec.LoadConfigFile(bad, &c); err == nil || !strings.Contains(err.Error(), "arhc") {
 		t.Fatalf("unknown field: %v", err)
 	}
-	c = DefaultConfig()
+	c = runspec.DefaultConfig()
 	c.Friction = 2
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "friction") {
 		t.Fatalf("bad friction: %v", err)
 	}
 	for _, tol := range []float64{-1e-8, 1} {
-		c = DefaultConfig()
+		c = runspec.DefaultConfig()
 		c.XTolerance = tol
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "xtolerance") {
 			t.Fatalf("xtolerance %v: %v", tol, err)
 		}
 	}
-	c = DefaultConfig()
+	c = runspec.DefaultConfig()
 	c.XMargin = -1
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "xmargin") {
 		t.Fatalf("bad xmargin: %v", err)
 	}
-	c = DefaultConfig()
+	c = runspec.DefaultConfig()
 	c.PriorDF = -2
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "prior_df") {
 		t.Fatalf("bad prior_df: %v", err)
@@ -395,69 +374,35 @@ func TestConfigFiles(t *testing.T) {
 	}
 }
 
-func TestRHatESS(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	iid := make([][]float64, 4)
-	shifted := make([][]float64, 4)
-	for c := range iid {
-		for i := 0; i < 400; i++ {
-			v := rng.NormFloat64()
-			iid[c] = append(iid[c], v)
-			shifted[c] = append(shifted[c], v+float64(c))
-		}
-	}
-	if r := SplitRHat(iid); r > 1.02 {
-		t.Errorf("iid chains: R-hat %v", r)
-	}
-	if r := SplitRHat(shifted); r < 1.5 {
-		t.Errorf("shifted chains: R-hat %v", r)
-	}
-	if e := BulkESS(iid); e < 1200 || e > 2000 {
-		t.Errorf("iid chains: ESS %v of 1600 draws", e)
-	}
-	// AR(1) with rho 0.9: ESS about n (1-rho)/(1+rho) = 1600/19 = 84
-	ar := make([][]float64, 4)
-	for c := range ar {
-		x := 0.0
-		for i := 0; i < 400; i++ {
-			x = 0.9*x + math.Sqrt(1-0.81)*rng.NormFloat64()
-			ar[c] = append(ar[c], x)
-		}
-	}
-	if e := BulkESS(ar); e < 40 || e > 170 {
-		t.Errorf("AR(1) chains: ESS %v, expected about 84", e)
-	}
-}
-
 // TestConfigTempering checks that bad tempering settings are refused with
 // an error naming the setting.
 func TestConfigTempering(t *testing.T) {
 	cases := []struct {
 		name string
-		mod  func(*Config)
+		mod  func(*runspec.Config)
 		want string // "" : valid
 	}{
-		{"adaptive fixed ends", func(c *Config) { c.Ladder = "adaptive" }, ""},
-		{"adaptive free top", func(c *Config) { c.Ladder, c.SwapTarget = "adaptive", 0.3 }, ""},
-		{"swap target without adaptive", func(c *Config) { c.SwapTarget = 0.3 }, "swap_target needs ladder adaptive"},
-		{"swap target above Barker's 1/2", func(c *Config) { c.Ladder, c.SwapTarget = "adaptive", 0.6 }, "(0, 0.5)"},
-		{"adaptive with 2 rungs", func(c *Config) { c.Ladder, c.Replicas = "adaptive", 2 }, "at least 3 replicas"},
-		{"adaptive, burn-in too short", func(c *Config) { c.Ladder, c.BurnIn = "adaptive", 900 }, "burnin 900 must be at least 2 x exchange"},
-		{"adaptive, first-rung scheme", func(c *Config) { c.Ladder, c.Scheme = "adaptive", "first" }, "scheme alternate"},
-		{"swap target with resghmc", func(c *Config) { c.Ladder, c.SwapTarget, c.XTest = "adaptive", 0.3, "resghmc" }, "swap_target is a Barker"},
-		{"unknown exchange test", func(c *Config) { c.XTest = "metropolis" }, "exchange_test"},
-		{"no chains", func(c *Config) { c.Chains = 0 }, "chains must be at least 1"},
-		{"cold posterior", func(c *Config) { c.Temperature = 0.1 }, ""},
-		{"negative temperature", func(c *Config) { c.Temperature = -1 }, "temperature must be positive"},
-		{"unknown tempering", func(c *Config) { c.Tempering = "likelihood" }, "tempering must be noise or gradient"},
-		{"temperature of sgd", func(c *Config) { c.Sampler, c.Temperature = "sgd", 0.1 }, "does not apply to sgd"},
-		{"sgd warm-up of PT", func(c *Config) { c.SGDWarmup = 1000 }, "single-chain sampler"},
-		{"sgd warm-up of sgnht", func(c *Config) { c.Sampler, c.SGDWarmup = "sgnht", 1000 }, ""},
-		{"sgd warm-up past burn-in", func(c *Config) { c.Sampler, c.SGDWarmup = "sgnht", 9000 }, "burnin must be at least sgd_warmup"},
+		{"adaptive fixed ends", func(c *runspec.Config) { c.Ladder = "adaptive" }, ""},
+		{"adaptive free top", func(c *runspec.Config) { c.Ladder, c.SwapTarget = "adaptive", 0.3 }, ""},
+		{"swap target without adaptive", func(c *runspec.Config) { c.SwapTarget = 0.3 }, "swap_target needs ladder adaptive"},
+		{"swap target above Barker's 1/2", func(c *runspec.Config) { c.Ladder, c.SwapTarget = "adaptive", 0.6 }, "(0, 0.5)"},
+		{"adaptive with 2 rungs", func(c *runspec.Config) { c.Ladder, c.Replicas = "adaptive", 2 }, "at least 3 replicas"},
+		{"adaptive, burn-in too short", func(c *runspec.Config) { c.Ladder, c.BurnIn = "adaptive", 900 }, "burnin 900 must be at least 2 x exchange"},
+		{"adaptive, first-rung scheme", func(c *runspec.Config) { c.Ladder, c.Scheme = "adaptive", "first" }, "scheme alternate"},
+		{"swap target with resghmc", func(c *runspec.Config) { c.Ladder, c.SwapTarget, c.XTest = "adaptive", 0.3, "resghmc" }, "swap_target is a Barker"},
+		{"unknown exchange test", func(c *runspec.Config) { c.XTest = "metropolis" }, "exchange_test"},
+		{"no chains", func(c *runspec.Config) { c.Chains = 0 }, "chains must be at least 1"},
+		{"cold posterior", func(c *runspec.Config) { c.Temperature = 0.1 }, ""},
+		{"negative temperature", func(c *runspec.Config) { c.Temperature = -1 }, "temperature must be positive"},
+		{"unknown tempering", func(c *runspec.Config) { c.Tempering = "likelihood" }, "tempering must be noise or gradient"},
+		{"temperature of sgd", func(c *runspec.Config) { c.Sampler, c.Temperature = "sgd", 0.1 }, "does not apply to sgd"},
+		{"sgd warm-up of PT", func(c *runspec.Config) { c.SGDWarmup = 1000 }, "single-chain sampler"},
+		{"sgd warm-up of sgnht", func(c *runspec.Config) { c.Sampler, c.SGDWarmup = "sgnht", 1000 }, ""},
+		{"sgd warm-up past burn-in", func(c *runspec.Config) { c.Sampler, c.SGDWarmup = "sgnht", 9000 }, "burnin must be at least sgd_warmup"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := runspec.DefaultConfig()
 			c.Sampler, c.Replicas, c.Exchange, c.BurnIn = "ptsghmc", 4, 500, 8000
 			tc.mod(&c)
 			err := c.Validate()
@@ -508,14 +453,14 @@ func TestPosteriorTemperatureWired(t *testing.T) {
 	if l := r.Cfg.TemperatureLabel(); l != "tempered posterior, T = 0.1" {
 		t.Errorf("label %q", l)
 	}
-	var old Config
+	var old runspec.Config
 	if err := json.Unmarshal([]byte(`{"sampler":"ptsghmc"}`), &old); err != nil {
 		t.Fatal(err)
 	}
 	if old.TemperingValue() != sampler.TemperGradient || old.PosteriorTemperature() != 1 || old.TemperatureLabel() != "" {
 		t.Errorf("a config without tempering: %v, T %v, label %q; want gradient, 1, none", old.TemperingValue(), old.PosteriorTemperature(), old.TemperatureLabel())
 	}
-	if DefaultConfig().TemperingValue() != sampler.TemperNoise {
+	if runspec.DefaultConfig().TemperingValue() != sampler.TemperNoise {
 		t.Errorf("new runs temper the noise")
 	}
 }
@@ -535,8 +480,8 @@ func TestLadderLength(t *testing.T) {
 		{"1,1.2,1.5,2,3", "lists 5 temperatures for 4 replicas: give --replicas 5"},
 		{"geometric", ""},
 	} {
-		c := DefaultConfig()
-		c.Sampler, c.Replicas, c.Ladder = PTSGHMC, 4, tc.ladder
+		c := runspec.DefaultConfig()
+		c.Sampler, c.Replicas, c.Ladder = runspec.PTSGHMC, 4, tc.ladder
 		_, err := c.CheckSettings(all)
 		if tc.want == "" && err != nil && strings.Contains(err.Error(), "temperatures for") {
 			t.Errorf("ladder %s: refused: %v", tc.ladder, err)

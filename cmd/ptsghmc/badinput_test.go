@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // copyDir copies the regular files of src into a new directory.
@@ -88,11 +88,11 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(badYAML, []byte("lr: [0.1]\n"), 0o644)
 	// a run directory holding another model's samples
 	mixed := copyDir(t, rd)
-	b, _ := os.ReadFile(filepath.Join(other, train.SamplesFile))
-	os.WriteFile(filepath.Join(mixed, train.SamplesFile), b, 0o644)
+	b, _ := os.ReadFile(filepath.Join(other, rundir.SamplesFile))
+	os.WriteFile(filepath.Join(mixed, rundir.SamplesFile), b, 0o644)
 	// a run whose samples file has a corrupt record inside
 	corrupt := copyDir(t, rd)
-	sp := filepath.Join(corrupt, train.SamplesFile)
+	sp := filepath.Join(corrupt, rundir.SamplesFile)
 	s, _ := os.ReadFile(sp)
 	s[len(s)/2] ^= 0xff
 	os.WriteFile(sp, s, 0o644)
@@ -121,9 +121,9 @@ func TestBadInput(t *testing.T) {
 		{"config of wrong type (YAML)", []string{"train", "--config", badYAML, "--out", out},
 			[]string{badYAML, "float64"}, false},
 		{"run directory of another model (eval)", []string{"eval", "--run", mixed, "--data", data},
-			[]string{filepath.Join(mixed, train.SamplesFile), "the run's model is \"16-8-10\""}, false},
+			[]string{filepath.Join(mixed, rundir.SamplesFile), "the run's model is \"16-8-10\""}, false},
 		{"run directory of another model (resume)", []string{"train", "--resume", mixed, "--quiet"},
-			[]string{filepath.Join(mixed, train.SamplesFile), "16-5-10", "16-8-10", "different runs"}, false},
+			[]string{filepath.Join(mixed, rundir.SamplesFile), "16-5-10", "16-8-10", "different runs"}, false},
 		{"--resume with contradicting flags", []string{"train", "--resume", rd, "--lr", "0.5", "--arch", "16-3-10", "--steps", "50"},
 			[]string{"--lr 0.5 (the run has 0.02)", "--arch 16-3-10 (the run has 16-8-10)", "only --steps"}, false},
 		{"--resume with --config", []string{"train", "--resume", rd, "--config", goodJSON},
@@ -159,7 +159,7 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	if after, _ := os.ReadFile(filepath.Join(mixed, train.SamplesFile)); !bytes.Equal(after, b) {
+	if after, _ := os.ReadFile(filepath.Join(mixed, rundir.SamplesFile)); !bytes.Equal(after, b) {
 		t.Error("a refused resume changed the other model's samples file")
 	}
 	if _, err := os.Stat(out); err == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/gonum/blas"
@@ -209,15 +210,15 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 	if err != nil {
 		return res, err
 	}
-	// the sampler a training run of these settings steps (train.Setup.PT):
+	// the sampler a training run of these settings steps (train.NewPT):
 	// sgnht replicas on a geometric ladder to T = 10, train's exchange test
-	cfg := train.DefaultConfig()
+	cfg := runspec.DefaultConfig()
 	cfg.Arch, cfg.Batch, cfg.Exchange, cfg.TMax = c.arch, c.batch, c.every, 10
 	cfg.Sampler, cfg.Replicas = "sgnht", 1
 	if c.replicas > 1 {
-		cfg.Sampler, cfg.Replicas = train.PTSGHMC, c.replicas
+		cfg.Sampler, cfg.Replicas = runspec.PTSGHMC, c.replicas
 	}
-	pt, err := train.Setup{}.PT(cfg, data.N)
+	pt, err := train.NewPT(runspec.Setup{}, cfg, data.N)
 	if err != nil {
 		return res, fmt.Errorf("bench: %w", err)
 	}
@@ -550,9 +551,9 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 	}
 	var gradNS atomic.Int64
 	pots := []sampler.Potential{timedPotential{p, &gradNS}}
-	cfg := train.DefaultConfig() // the sampler of a training run: one sgnht chain
+	cfg := runspec.DefaultConfig() // the sampler of a training run: one sgnht chain
 	cfg.Sampler, cfg.Replicas, cfg.Batch = "sgnht", 1, c.batch
-	pt, err := train.Setup{}.PT(cfg, data.N)
+	pt, err := train.NewPT(runspec.Setup{}, cfg, data.N)
 	if err != nil {
 		return res, fmt.Errorf("bench: %w", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // exitRequeue is train's exit status after SIGINT or SIGTERM once every
@@ -68,8 +68,8 @@ func chainIndex(arg string, k int, getenv func(string) string) (int, string, err
 
 // printChains prints the state of every chain eval found, when there is
 // more than one or one is not finished, and a table header's blank line.
-func printChains(w io.Writer, chains []train.ChainStatus) {
-	if len(chains) == 1 && chains[0].State == train.ChainFinished {
+func printChains(w io.Writer, chains []rundir.ChainStatus) {
+	if len(chains) == 1 && chains[0].State == rundir.ChainFinished {
 		return
 	}
 	count := map[string]int{}
@@ -77,10 +77,10 @@ func printChains(w io.Writer, chains []train.ChainStatus) {
 		count[c.State]++
 	}
 	fmt.Fprintf(w, "chains: %d finished, %d running, %d missing (pooled: the samples each chain's last checkpoint vouches for)\n",
-		count[train.ChainFinished], count[train.ChainRunning], count[train.ChainMissing])
+		count[rundir.ChainFinished], count[rundir.ChainRunning], count[rundir.ChainMissing])
 	for _, c := range chains {
 		switch c.State {
-		case train.ChainMissing:
+		case rundir.ChainMissing:
 			note := "no checkpoint yet"
 			if c.Note != "" {
 				note = c.Note

@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // TestMain lets a test run the command in a child process (the test binary
@@ -25,17 +26,17 @@ func TestMain(m *testing.M) {
 
 // chainFiles are the files of a chain directory that must be identical
 // however the chain was run.
-var chainFiles = []string{train.SamplesFile, train.MetricsFile, train.ConfigFile}
+var chainFiles = []string{rundir.SamplesFile, rundir.MetricsFile, rundir.ConfigFile}
 
 func sameChains(t *testing.T, want, got string, k int, chains ...int) {
 	t.Helper()
 	for _, i := range chains {
 		for _, f := range chainFiles {
-			a, err := os.ReadFile(filepath.Join(train.ChainDir(want, k, i), f))
+			a, err := os.ReadFile(filepath.Join(rundir.ChainDir(want, k, i), f))
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(filepath.Join(train.ChainDir(got, k, i), f))
+			b, err := os.ReadFile(filepath.Join(rundir.ChainDir(got, k, i), f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,8 +76,8 @@ func TestChainTasks(t *testing.T) {
 		t.Fatalf("chain 2 from Kubernetes: code %d, %s", code, stderr)
 	}
 	sameChains(t, one, tasks, 3, 1, 2, 3)
-	a, _ := os.ReadFile(filepath.Join(one, train.ConfigFile))
-	b, _ := os.ReadFile(filepath.Join(tasks, train.ConfigFile))
+	a, _ := os.ReadFile(filepath.Join(one, rundir.ConfigFile))
+	b, _ := os.ReadFile(filepath.Join(tasks, rundir.ConfigFile))
 	if !bytes.Equal(a, b) {
 		t.Errorf("the run's config.json differs:\n%s\n%s", a, b)
 	}
@@ -138,7 +139,7 @@ func TestChainSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	// wait for some metrics lines (the signal handler is in place by then)
-	metrics := filepath.Join(train.ChainDir(tasks, 2, 2), train.MetricsFile)
+	metrics := filepath.Join(rundir.ChainDir(tasks, 2, 2), rundir.MetricsFile)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		b, _ := os.ReadFile(metrics)
@@ -158,12 +159,12 @@ func TestChainSIGTERM(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != exitRequeue {
 		t.Fatalf("after SIGTERM: exit status %d (%v), want %d\n%s", code, err, exitRequeue, stderr.String())
 	}
-	st, err := train.RunStatus(tasks)
+	st, err := rundir.RunStatus(tasks)
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := st[1].Steps
-	if st[1].State != train.ChainRunning || at <= 0 || at >= steps || st[0].State != train.ChainMissing {
+	if st[1].State != rundir.ChainRunning || at <= 0 || at >= steps || st[0].State != rundir.ChainMissing {
 		t.Fatalf("after SIGTERM: %+v, want chain 2 checkpointed mid-run and chain 1 missing", st)
 	}
 	if at%1000 == 0 {
@@ -171,19 +172,19 @@ func TestChainSIGTERM(t *testing.T) {
 	}
 	// eval pools what is there while a chain is missing and one stopped,
 	// and reads no record past the checkpoint, such as one being written
-	cd := train.ChainDir(tasks, 2, 2)
-	h, _, err := train.ReadSamples(filepath.Join(cd, train.SamplesFile), func(int, []float64) error { return nil })
+	cd := rundir.ChainDir(tasks, 2, 2)
+	h, _, err := rundir.ReadSamples(filepath.Join(cd, rundir.SamplesFile), func(int, []float64) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, _ := os.ReadFile(filepath.Join(cd, train.SamplesFile))
+	sb, _ := os.ReadFile(filepath.Join(cd, rundir.SamplesFile))
 	last := sb[len(sb)-(8+4*h.Params+4):] // a whole record past the checkpoint, then half of one
-	for _, f := range []string{train.SamplesFile, train.MetricsFile} {
+	for _, f := range []string{rundir.SamplesFile, rundir.MetricsFile} {
 		fh, err := os.OpenFile(filepath.Join(cd, f), os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f == train.SamplesFile {
+		if f == rundir.SamplesFile {
 			fh.Write(last)
 			fh.Write(last[:100])
 		} else {
@@ -195,11 +196,11 @@ func TestChainSIGTERM(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("eval while running: %s", serr)
 	}
-	var rep train.Report
+	var rep evaluate.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Runs) != 1 || rep.Ensemble.Samples != st[1].Samples || rep.Dropped != 0 || len(rep.Chains) != 2 || rep.Chains[1].State != train.ChainRunning {
+	if len(rep.Runs) != 1 || rep.Ensemble.Samples != st[1].Samples || rep.Dropped != 0 || len(rep.Chains) != 2 || rep.Chains[1].State != rundir.ChainRunning {
 		t.Fatalf("eval while running pooled %v (%d samples, %d dropped), chains %+v; want chain 2's %d checkpointed samples",
 			rep.Runs, rep.Ensemble.Samples, rep.Dropped, rep.Chains, st[1].Samples)
 	}

@@ -11,7 +11,9 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // multiFlag collects a repeated string flag.
@@ -53,7 +55,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	dir := *data
 	if dir == "" {
-		cfg, err := train.ReadRunConfig(runs[0])
+		cfg, err := rundir.ReadRunConfig(runs[0])
 		if err != nil {
 			return err
 		}
@@ -69,7 +71,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		// A multi-chain run's own config records the fingerprint its
 		// chains share, so chains missing or still starting are no obstacle.
 		for _, d := range check {
-			if err := train.CheckRunData(d, dir, full); err != nil {
+			if err := rundir.CheckRunData(d, dir, full); err != nil {
 				return fmt.Errorf("%w (--other-data evaluates anyway)", err)
 			}
 		}
@@ -86,7 +88,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("eval: --split %q: expected test or validation", *split)
 	}
-	opt := train.EvalOptions{SkipCorrupt: *skipCorrupt, FromStep: *fromStep, Baselines: baselines, Seed: *seed}
+	opt := evaluate.EvalOptions{SkipCorrupt: *skipCorrupt, FromStep: *fromStep, Baselines: baselines, Seed: *seed}
 	for _, o := range oods {
 		if o == "builtin" {
 			opt.BuiltinOOD = true
@@ -96,17 +98,17 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		opt.OOD = append(opt.OOD, train.OODSet{Name: o, Data: d})
+		opt.OOD = append(opt.OOD, evaluate.OODSet{Name: o, Data: d})
 	}
 	if *shift != "" {
 		for _, k := range strings.Split(*shift, ",") {
-			if k = strings.TrimSpace(k); k != train.ShiftRotate && k != train.ShiftNoise {
+			if k = strings.TrimSpace(k); k != evaluate.ShiftRotate && k != evaluate.ShiftNoise {
 				return fmt.Errorf("eval: --shift %s: %q is not a shift (want rotate, noise or rotate,noise)", *shift, k)
 			}
 			opt.Shifts = append(opt.Shifts, strings.TrimSpace(k))
 		}
 	}
-	rep, err := train.EvaluateWith(runs, "", test, opt)
+	rep, err := evaluate.EvaluateWith(runs, "", test, opt)
 	if err != nil {
 		return err
 	}
@@ -137,7 +139,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func printReport(w io.Writer, rep *train.Report) {
+func printReport(w io.Writer, rep *evaluate.Report) {
 	set := "test"
 	if rep.Split != "" {
 		set = rep.Split
@@ -151,7 +153,7 @@ func printReport(w io.Writer, rep *train.Report) {
 		fmt.Fprintf(w, "samples taken before step %d left out (--from-step)\n\n", rep.FromStep)
 	}
 	fmt.Fprintf(w, "%-22s %8s %9s %8s %8s %8s\n", "predictor", "samples", "accuracy", "nll", "ece", "brier")
-	row := func(name string, m train.Metrics) {
+	row := func(name string, m evaluate.Metrics) {
 		fmt.Fprintf(w, "%-22s %8d %9.4f %8.4f %8.4f %8.4f\n", name, m.Samples, m.Accuracy, m.NLL, m.ECE, m.Brier)
 	}
 	row("ensemble (posterior)", rep.Ensemble)
@@ -216,7 +218,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	for i, v := range img.Data {
 		data.X[i] = float32(v / 255)
 	}
-	cfg, err := train.ReadRunConfig(*run)
+	cfg, err := rundir.ReadRunConfig(*run)
 	if err != nil {
 		return err
 	}
@@ -226,25 +228,25 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	data.Classes = m.Outputs
 	data.Labels = make([]int, n)
-	_, model, err := train.RunModel(*run, data)
+	_, model, err := evaluate.RunModel(*run, data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *images, err)
 	}
-	ens, err := train.NewModelEnsembleOn(cfg.RunEngine(model), model, data)
+	ens, err := evaluate.NewModelEnsembleOn(cfg.RunEngine(model), model, data)
 	if err != nil {
 		return err
 	}
-	dirs, err := train.RunDirs([]string{*run}) // every chain of a multi-chain run
+	dirs, err := rundir.RunDirs([]string{*run}) // every chain of a multi-chain run
 	if err != nil {
 		return err
 	}
 	skipped, dropped, read := 0, 0, 0
 	for _, d := range dirs {
-		if _, _, err := train.RunModel(d, data); err != nil {
+		if _, _, err := evaluate.RunModel(d, data); err != nil {
 			return err
 		}
-		spath := filepath.Join(d, train.SamplesFile)
-		sc, err := train.ScanSamples(spath, *skipCorrupt, func(step int, theta []float64) error {
+		spath := filepath.Join(d, rundir.SamplesFile)
+		sc, err := rundir.ScanSamples(spath, *skipCorrupt, func(step int, theta []float64) error {
 			read++
 			if step < *fromStep {
 				return nil
@@ -338,20 +340,20 @@ func outName(path string) string {
 // out of full, refusing runs that did not hold out the same ones.
 func validationSet(runs, baselines []string, full *datasets.Dataset) (*datasets.Dataset, error) {
 	dirs := append(append([]string(nil), runs...), baselines...)
-	first, err := train.ReadRunConfig(dirs[0])
+	first, err := rundir.ReadRunConfig(dirs[0])
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range dirs[1:] {
-		c, err := train.ReadRunConfig(d)
+		c, err := rundir.ReadRunConfig(d)
 		if err != nil {
 			return nil, err
 		}
-		if err := train.SameSplit(dirs[0], first, d, c); err != nil {
+		if err := runspec.SameSplit(dirs[0], first, d, c); err != nil {
 			return nil, err
 		}
 	}
-	val, err := train.ValidationSet(first, full)
+	val, err := runspec.ValidationSet(first, full)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dirs[0], err)
 	}

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/export"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 func runExport(args []string, stdout, stderr io.Writer) error {
@@ -50,17 +52,17 @@ flags:`)
 			return err
 		}
 		// a run on a subset of classes is scored on the test images of those
-		cfg, err := train.ReadRunConfig(runs[0])
+		cfg, err := rundir.ReadRunConfig(runs[0])
 		if err != nil {
 			return err
 		}
 		if len(cfg.Classes) > 0 {
-			if test, _, err = train.SelectClasses(test, cfg.Classes); err != nil {
+			if test, _, err = runspec.SelectClasses(test, cfg.Classes); err != nil {
 				return fmt.Errorf("export --data %s: %w", *data, err)
 			}
 		}
 	}
-	sum, err := train.ExportNPZ(*out, runs, test)
+	sum, err := export.NPZ(*out, runs, test)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // TestSecondTrainRefused is issue 31's reproduction: while one train
@@ -30,9 +30,9 @@ func TestSecondTrainRefused(t *testing.T) {
 	cmd, stderr := child(t, append([]string{"train", "--out", dir}, args...)...)
 	defer cmd.Process.Kill()
 	// wait for the first checkpoint that covers samples: the child is in its loop
-	var ck *train.Checkpoint
+	var ck *rundir.Checkpoint
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if c, err := train.ReadCheckpoint(filepath.Join(dir, "checkpoint")); err == nil && c.Samples > 0 {
+		if c, err := rundir.ReadCheckpoint(filepath.Join(dir, "checkpoint")); err == nil && c.Samples > 0 {
 			ck = c
 			break
 		}
@@ -60,7 +60,7 @@ func TestSecondTrainRefused(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != exitRequeue {
 		t.Fatalf("the first run after SIGINT: %v, want exit %d\n%s", err, exitRequeue, stderr)
 	}
-	last, err := train.ReadCheckpoint(filepath.Join(dir, "checkpoint"))
+	last, err := rundir.ReadCheckpoint(filepath.Join(dir, "checkpoint"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestSecondTrainRefused(t *testing.T) {
 			last.Config.Seed, last.Steps, last.Samples, ck.Steps, ck.Samples)
 	}
 	n := 0
-	if _, _, err := train.ReadSamples(filepath.Join(dir, train.SamplesFile), func(int, []float64) error { n++; return nil }); err != nil || n < last.Samples {
+	if _, _, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(int, []float64) error { n++; return nil }); err != nil || n < last.Samples {
 		t.Fatalf("the first run's samples: %d records (%v), its checkpoint covers %d", n, err, last.Samples)
 	}
 
@@ -78,7 +78,7 @@ func TestSecondTrainRefused(t *testing.T) {
 	cmd, stderr = child(t, "train", "--resume", dir, "--quiet")
 	defer cmd.Process.Kill()
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if c, err := train.ReadCheckpoint(filepath.Join(dir, "checkpoint")); err == nil && c.Steps > last.Steps {
+		if c, err := rundir.ReadCheckpoint(filepath.Join(dir, "checkpoint")); err == nil && c.Steps > last.Steps {
 			last = c
 			break
 		}
@@ -88,7 +88,7 @@ func TestSecondTrainRefused(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if last, err = train.ReadCheckpoint(filepath.Join(dir, "checkpoint")); err != nil { // where the killed writer got to
+	if last, err = rundir.ReadCheckpoint(filepath.Join(dir, "checkpoint")); err != nil { // where the killed writer got to
 		t.Fatal(err)
 	}
 	if out, errText, code := run(t, "train", "--resume", dir, "--quiet", "--steps", fmt.Sprint(last.Steps+200)); code != 0 || !strings.Contains(out, "trained") {

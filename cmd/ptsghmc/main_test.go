@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/diagnose"
 )
 
 func run(t *testing.T, args ...string) (string, string, int) {
@@ -102,7 +102,7 @@ func TestTrainEvalPredict(t *testing.T) {
 	if len(rep.HeldOut) != 2 || len(rep.HeldOut[0]) != 7 || len(rep.HeldOut[1]) != 7 || slices.Equal(rep.HeldOut[0], rep.HeldOut[1]) {
 		t.Fatalf("held-out traces %v", rep.HeldOut)
 	}
-	if want := train.SplitRHat(rep.HeldOut); rep.RHat != want || !(rep.RHat > 0) || rep.ESS <= 0 {
+	if want := diagnose.SplitRHat(rep.HeldOut); rep.RHat != want || !(rep.RHat > 0) || rep.ESS <= 0 {
 		t.Fatalf("R-hat %v (of the traces: %v), ESS %v", rep.RHat, want, rep.ESS)
 	}
 	// --from-step leaves out the samples taken before it: the traces that

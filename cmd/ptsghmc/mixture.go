@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
@@ -41,7 +41,7 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mixture", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("target", "gauss1d4", "gauss1d4 or gauss2d5")
-	samplerName := fs.String("sampler", train.PTSGHMC, samplerHelp(mixtureSamplers()))
+	samplerName := fs.String("sampler", runspec.PTSGHMC, samplerHelp(mixtureSamplers()))
 	steps := fs.Int("steps", 2000000, "steps")
 	burn := fs.Int("burnin", 20000, "steps before the first kept sample")
 	thin := fs.Int("thin", 5, "keep every this many steps")
@@ -71,13 +71,13 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 	if *steps <= *burn || *thin <= 0 {
 		return fmt.Errorf("need steps > burnin and thin > 0")
 	}
-	info, ok := train.KernelOf(*samplerName)
+	info, ok := runspec.KernelOf(*samplerName)
 	if !ok || !info.Sampler {
 		return fmt.Errorf("unknown sampler %q: expected one of %s", *samplerName, strings.Join(mixtureSamplers(), ", "))
 	}
 	k := info.New(sampler.KernelParams{StepSize: *h, Diffusion: *diff, SGLDStep: *sgldEps, Leapfrog: *leap})
 	temps := []float64{1}
-	if *samplerName == train.PTSGHMC {
+	if *samplerName == runspec.PTSGHMC {
 		if temps, err = sampler.GeometricLadder(*replicas, *tmax); err != nil {
 			return err
 		}

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -27,7 +27,7 @@ type figure struct {
 // heldout.png (each chain's held-out log-likelihood per kept sample) and,
 // for PT runs, tempering.png (local barrier against beta, and the index
 // process).
-func writePlots(dir string, rep *train.Report) error {
+func writePlots(dir string, rep *evaluate.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
@@ -44,7 +44,7 @@ func writePlots(dir string, rep *train.Report) error {
 }
 
 // renderPlots draws the figures of writePlots in memory.
-func renderPlots(rep *train.Report) ([]figure, error) {
+func renderPlots(rep *evaluate.Report) ([]figure, error) {
 	var figs []figure
 	// Reliability diagram.
 	p := plot.New()
@@ -161,7 +161,7 @@ func renderPlots(rep *train.Report) ([]figure, error) {
 		}
 		figs = append(figs, figure{"risk-coverage.png", "Selective prediction: risk (error rate) against coverage, refusing the most uncertain test images first by each score", b})
 	}
-	for _, kind := range []string{train.ShiftRotate, train.ShiftNoise} {
+	for _, kind := range []string{evaluate.ShiftRotate, evaluate.ShiftNoise} {
 		b, err := plotShift(rep, kind)
 		if err != nil {
 			return nil, err
@@ -181,9 +181,9 @@ func renderPlots(rep *train.Report) ([]figure, error) {
 
 // plotRiskCoverage draws one panel per uncertainty score: each
 // predictor's risk against coverage.
-func plotRiskCoverage(rep *train.Report) ([]byte, error) {
+func plotRiskCoverage(rep *evaluate.Report) ([]byte, error) {
 	var ps []*plot.Plot
-	for _, sc := range train.ScoreNames {
+	for _, sc := range evaluate.ScoreNames {
 		p := plot.New()
 		p.Title.Text = "refused by " + sc
 		p.X.Label.Text, p.Y.Label.Text = "coverage", "risk (error rate)"
@@ -192,7 +192,7 @@ func plotRiskCoverage(rep *train.Report) ([]byte, error) {
 			if r.Score != sc || r.AURC == nil {
 				continue
 			}
-			i := map[string]int{train.PredEnsemble: 0, train.PredSingle: 1, train.PredBaseline: 2}[r.Predictor] // a predictor's colour in every panel
+			i := map[string]int{evaluate.PredEnsemble: 0, evaluate.PredSingle: 1, evaluate.PredBaseline: 2}[r.Predictor] // a predictor's colour in every panel
 			xy := make(plotter.XYs, len(r.Curve.Risk))
 			for j := range xy {
 				xy[j] = plotter.XY{X: r.Curve.Coverage[j], Y: r.Curve.Risk[j]}
@@ -211,8 +211,8 @@ func plotRiskCoverage(rep *train.Report) ([]byte, error) {
 // plotShift draws accuracy, NLL, ECE and Brier against the level of one
 // kind of shift, a line per predictor (Ovadia et al.'s rotated-MNIST
 // figure); nil when the report has no such shift.
-func plotShift(rep *train.Report, kind string) ([]byte, error) {
-	byPred := map[string][]train.ShiftResult{}
+func plotShift(rep *evaluate.Report, kind string) ([]byte, error) {
+	byPred := map[string][]evaluate.ShiftResult{}
 	var preds []string
 	for _, r := range rep.Shift {
 		if r.Kind != kind {
@@ -227,17 +227,17 @@ func plotShift(rep *train.Report, kind string) ([]byte, error) {
 		return nil, nil
 	}
 	xlabel := "rotation (degrees)"
-	if kind == train.ShiftNoise {
+	if kind == evaluate.ShiftNoise {
 		xlabel = "noise sd"
 	}
 	figs := []struct {
 		name string
-		get  func(train.ShiftResult) float64
+		get  func(evaluate.ShiftResult) float64
 	}{
-		{"accuracy", func(r train.ShiftResult) float64 { return r.Accuracy }},
-		{"NLL", func(r train.ShiftResult) float64 { return r.NLL }},
-		{"ECE", func(r train.ShiftResult) float64 { return r.ECE }},
-		{"Brier", func(r train.ShiftResult) float64 { return r.Brier }},
+		{"accuracy", func(r evaluate.ShiftResult) float64 { return r.Accuracy }},
+		{"NLL", func(r evaluate.ShiftResult) float64 { return r.NLL }},
+		{"ECE", func(r evaluate.ShiftResult) float64 { return r.ECE }},
+		{"Brier", func(r evaluate.ShiftResult) float64 { return r.Brier }},
 	}
 	var ps []*plot.Plot
 	for _, f := range figs {
@@ -262,7 +262,7 @@ func plotShift(rep *train.Report, kind string) ([]byte, error) {
 // at its rungs against beta = 1/T, and the first PT chain's index process:
 // the rung each replica occupies over the steps, from the metrics lines
 // (every exchange round when --log-every divides --exchange).
-func plotTempering(rep *train.Report) ([]byte, error) {
+func plotTempering(rep *evaluate.Report) ([]byte, error) {
 	lb, ix := plot.New(), plot.New()
 	lb.Title.Text, ix.Title.Text = "Local communication barrier", "Index process (rung of each replica)"
 	lb.X.Label.Text, lb.Y.Label.Text = "beta = 1/T", "lambda(beta)"

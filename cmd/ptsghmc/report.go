@@ -9,13 +9,14 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // writeReportFile writes the evaluation as one self-contained HTML page:
 // tables and the plots of writePlots embedded as base64 PNG data URIs, no
 // reference to anything outside the file.
-func writeReportFile(path string, rep *train.Report) error {
+func writeReportFile(path string, rep *evaluate.Report) error {
 	figs, err := renderPlots(rep)
 	if err != nil {
 		return err
@@ -33,7 +34,7 @@ func writeReportFile(path string, rep *train.Report) error {
 // reportRow is one predictor's row of the metrics table.
 type reportRow struct {
 	Name string
-	train.Metrics
+	evaluate.Metrics
 }
 
 // reportChain is one chain's row of the chains table.
@@ -50,7 +51,7 @@ type reportImage struct {
 }
 
 // writeHTMLReport writes the page for rep and its figures to w.
-func writeHTMLReport(w io.Writer, rep *train.Report, figs []figure) error {
+func writeHTMLReport(w io.Writer, rep *evaluate.Report, figs []figure) error {
 	rows := []reportRow{{"ensemble (posterior)", rep.Ensemble}, {"single sample", rep.Single}}
 	if rep.Baseline != nil {
 		rows = append(rows, reportRow{baselineLabel(rep), *rep.Baseline})
@@ -79,7 +80,7 @@ func writeHTMLReport(w io.Writer, rep *train.Report, figs []figure) error {
 		"Chains":  chains,
 		"Pooled":  len(rep.Runs) > 1,
 		"Images":  imgs,
-		"Bins":    train.ECEBins,
+		"Bins":    evaluate.ECEBins,
 		"EnsInfo": infoText(rep.EnsembleInfo),
 		"BaseInfo": func() string {
 			if rep.BaselineInfo == nil {
@@ -88,7 +89,7 @@ func writeHTMLReport(w io.Writer, rep *train.Report, figs []figure) error {
 			return infoText(*rep.BaselineInfo)
 		}(),
 		"BaseLabel": baselineLabel(rep),
-		"Classes":   train.FormatClasses(rep.Classes),
+		"Classes":   runspec.FormatClasses(rep.Classes),
 	})
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // resumeFlagsApply are the train flags that act on a resumed run.
@@ -16,9 +16,9 @@ var resumeFlagsApply = map[string]bool{"resume": true, "steps": true, "time-limi
 // its checkpoint. A flag that repeats the run's own value is accepted.
 func checkResumeFlags(fs *flag.FlagSet, args []string, dir string) error {
 	if configArg(args) != "" {
-		return fmt.Errorf("--config with --resume %s: a resumed run keeps the configuration saved in %s/%s (only --steps, --time-limit and --quiet apply)", dir, dir, train.ConfigFile)
+		return fmt.Errorf("--config with --resume %s: a resumed run keeps the configuration saved in %s/%s (only --steps, --time-limit and --quiet apply)", dir, dir, rundir.ConfigFile)
 	}
-	run, err := train.ReadRunConfig(dir)
+	run, err := rundir.ReadRunConfig(dir)
 	if err != nil {
 		return fmt.Errorf("--resume: %w", err)
 	}

@@ -4,17 +4,17 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/train"
 )
 
 // samplerHelp returns the help text of a --sampler flag offering names:
-// one line each, with its description (train.SamplerDoc).
+// one line each, with its description (runspec.SamplerDoc).
 func samplerHelp(names []string) string {
 	var b strings.Builder
 	b.WriteString("the sampler, one of:")
 	for _, n := range names {
-		fmt.Fprintf(&b, "\n  %-8s %s", n, train.SamplerDoc(n))
+		fmt.Fprintf(&b, "\n  %-8s %s", n, runspec.SamplerDoc(n))
 	}
 	return b.String()
 }
@@ -24,7 +24,7 @@ func samplerHelp(names []string) string {
 // its samples' mode weights, so sgd, an optimiser, is not offered; hmc,
 // the paper's baseline, is).
 func mixtureSamplers() []string {
-	names := []string{train.PTSGHMC}
+	names := []string{runspec.PTSGHMC}
 	for _, k := range sampler.Kernels {
 		if k.Sampler {
 			names = append(names, k.Name)

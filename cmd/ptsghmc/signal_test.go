@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // TestHelperProcess is the ptsghmc command run as a child process by the
@@ -70,7 +70,7 @@ func TestSignalsDuringCheckpoint(t *testing.T) {
 				// moment; a signal during setup, before there is anything to
 				// save, ends the process by default
 				size := func() int64 {
-					st, err := os.Stat(filepath.Join(dir, train.MetricsFile))
+					st, err := os.Stat(filepath.Join(dir, rundir.MetricsFile))
 					if err != nil {
 						return -1
 					}
@@ -96,7 +96,7 @@ func TestSignalsDuringCheckpoint(t *testing.T) {
 				} else if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := train.ReadCheckpoint(filepath.Join(dir, "checkpoint")); err != nil {
+				if _, err := rundir.ReadCheckpoint(filepath.Join(dir, "checkpoint")); err != nil {
 					t.Fatalf("after %s: %v\n%s", sig.name, err, stderr)
 				}
 				if cmd.ProcessState.ExitCode() == 0 {
@@ -118,7 +118,7 @@ func TestSignalsDuringCheckpoint(t *testing.T) {
 			if interrupts == 0 {
 				t.Fatal("no signal arrived before the run ended: the test did not test")
 			}
-			for _, f := range []string{train.SamplesFile, train.MetricsFile} {
+			for _, f := range []string{rundir.SamplesFile, rundir.MetricsFile} {
 				a, _ := os.ReadFile(filepath.Join(ref, f))
 				b, _ := os.ReadFile(filepath.Join(dir, f))
 				if !bytes.Equal(a, b) {

@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // SlurmJob is what an array job script for a run needs.
@@ -141,7 +141,7 @@ func runSlurm(args []string, stdout, stderr io.Writer) error {
 	// the train flags: those given, except the ones the script sets
 	names := map[string]bool{"config": true}
 	probe := flag.NewFlagSet("", flag.ContinueOnError)
-	bindConfig(probe, new(train.Config))
+	bindConfig(probe, new(runspec.Config))
 	probe.VisitAll(func(f *flag.Flag) { names[f.Name] = true })
 	var targs []string
 	fs.Visit(func(f *flag.Flag) {

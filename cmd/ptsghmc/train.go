@@ -13,7 +13,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -21,7 +24,7 @@ import (
 
 // bindConfig registers one flag per Config field, with c's values as
 // defaults.
-func bindConfig(fs *flag.FlagSet, c *train.Config) {
+func bindConfig(fs *flag.FlagSet, c *runspec.Config) {
 	fs.StringVar(&c.Data, "data", c.Data, "directory holding the four MNIST-style IDX files (optionally .gz)")
 	fs.IntVar(&c.TrainSize, "train-size", c.TrainSize, "use a random subset of this many training examples (0: all)")
 	fs.IntVar(&c.Validation, "validation", c.Validation, "training examples held out for the validation log-likelihood trace")
@@ -34,7 +37,7 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 	fs.Float64Var(&c.Temperature, "temperature", c.Temperature, "posterior temperature T: sample the tempered posterior exp(-U/T) (T < 1: a \"cold posterior\"; PT's ladder multiplies it; 0 or 1: the Bayes posterior)")
 	fs.StringVar(&c.Tempering, "tempering", c.Tempering, "how T enters the kernels: noise (injected noise and thermostat target scale with T, so --lr keeps its meaning) or gradient (gradient divided by T at the same step; see docs/sampler.md)")
 	fs.BoolVar(&c.PriorFanIn, "prior-fan-in", c.PriorFanIn, "scale each layer's prior precision by its fan-in")
-	fs.StringVar(&c.Sampler, "sampler", c.Sampler, samplerHelp(train.SamplerNames()))
+	fs.StringVar(&c.Sampler, "sampler", c.Sampler, samplerHelp(runspec.SamplerNames()))
 	fs.Var((*replicasValue)(&c.Replicas), "replicas", "PT-SGHMC replicas (rungs), or auto: a pilot of 4 rungs tunes an adaptive ladder over the burn-in, measures the barrier Lambda and picks Lambda/r(A)+1 rungs for --swap-target A, else about 2 Lambda (at most --max-replicas)")
 	fs.IntVar(&c.MaxReplicas, "max-replicas", c.MaxReplicas, "with --replicas auto: at most this many rungs (0: 16)")
 	fs.Float64Var(&c.TMax, "tmax", c.TMax, "top temperature of the ladder")
@@ -75,9 +78,9 @@ func bindConfig(fs *flag.FlagSet, c *train.Config) {
 // classesFlag is the --classes list of a Config.
 type classesFlag []int
 
-func (c *classesFlag) String() string { return train.FormatClasses(*c) }
+func (c *classesFlag) String() string { return runspec.FormatClasses(*c) }
 func (c *classesFlag) Set(v string) error {
-	cl, err := train.ParseClasses(v)
+	cl, err := runspec.ParseClasses(v)
 	if err != nil {
 		return err
 	}
@@ -102,10 +105,10 @@ func configArg(args []string) string {
 // configFlags returns the flag set of a command that takes a run's
 // settings (train, slurm): train's defaults, overridden by the --config file
 // in args if any, bound to flags that override both, and the --config flag.
-func configFlags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *train.Config, error) {
-	cfg := train.DefaultConfig()
+func configFlags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *runspec.Config, error) {
+	cfg := runspec.DefaultConfig()
 	if path := configArg(args); path != "" {
-		if err := train.LoadConfigFile(path, &cfg); err != nil {
+		if err := runspec.LoadConfigFile(path, &cfg); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -119,12 +122,12 @@ func configFlags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *
 // checkSettings refuses the settings given (flags, or fields of the
 // --config file other than the defaults) that do not apply to the run cfg
 // describes and would change what it samples, and reports on stderr those
-// that only change its speed, ignored (train.Config.CheckSettings).
-func checkSettings(fs *flag.FlagSet, args []string, cfg train.Config, stderr io.Writer) error {
+// that only change its speed, ignored (runspec.Config.CheckSettings).
+func checkSettings(fs *flag.FlagSet, args []string, cfg runspec.Config, stderr io.Writer) error {
 	set := map[string]bool{}
 	if path := configArg(args); path != "" {
 		var err error
-		if set, err = train.SetInFile(path); err != nil {
+		if set, err = runspec.SetInFile(path); err != nil {
 			return err
 		}
 	}
@@ -277,7 +280,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	progress.finish()
 	// The wall-clock goes to a file of its own (config.json and
 	// metrics.jsonl hold no times, so reruns write them byte for byte).
-	if terr := train.RecordTiming(dest, time.Since(start), ch.Steps()); terr != nil {
+	if terr := rundir.RecordTiming(dest, time.Since(start), ch.Steps()); terr != nil {
 		fmt.Fprintf(stderr, "WARNING: %v\n", terr)
 	}
 	if errors.Is(err, train.ErrInterrupted) && sigCtx.Err() == nil && ctx.Err() != nil { // the time limit
@@ -343,7 +346,7 @@ func ladderText(run *train.Run) string {
 
 // printTempering prints what a PT ladder did after burn-in, and in words
 // what to change when it does not pay for itself.
-func printTempering(w io.Writer, tp *train.Tempering) {
+func printTempering(w io.Writer, tp *diagnose.Tempering) {
 	when := "after burn-in"
 	if !tp.AfterBurnIn {
 		when = "in the last tuning round (burn-in not over)"
@@ -378,7 +381,7 @@ func printTempering(w io.Writer, tp *train.Tempering) {
 // tuningVerdict says whether the adaptive ladder's tuning converged by the
 // end of burn-in: the rejection per pair it was placed for against the one
 // measured since.
-func tuningVerdict(tp *train.Tempering) string {
+func tuningVerdict(tp *diagnose.Tempering) string {
 	pred := make([]string, len(tp.Predicted))
 	for p, v := range tp.Predicted {
 		pred[p] = fmt.Sprintf("%.2f", v)

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // TestTuningVerdict checks the line train and eval print about an adaptive
@@ -15,12 +16,12 @@ import (
 func TestTuningVerdict(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		tp   train.Tempering
+		tp   diagnose.Tempering
 		want []string
 	}{
-		{"converged", train.Tempering{TuningOver: true, TuningConverged: true, Predicted: []float64{0.56, 0.56}, Rejection: []float64{0.5, 0.6}},
+		{"converged", diagnose.Tempering{TuningOver: true, TuningConverged: true, Predicted: []float64{0.56, 0.56}, Rejection: []float64{0.5, 0.6}},
 			[]string{"converged by burn-in", "placed for 0.56/0.56", "measured since 0.50/0.60"}},
-		{"not converged", train.Tempering{TuningOver: true, TuningRestarts: 3, NeededBurnIn: 8560, Predicted: []float64{0.56}, Rejection: []float64{0.9}},
+		{"not converged", diagnose.Tempering{TuningOver: true, TuningRestarts: 3, NeededBurnIn: 8560, Predicted: []float64{0.56}, Rejection: []float64{0.9}},
 			[]string{"did NOT converge", "3 rounds restarted", "--burnin 8560"}},
 	} {
 		got := tuningVerdict(&c.tp)
@@ -51,7 +52,7 @@ func TestReplicasAuto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg train.Config
+	var cfg runspec.Config
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // loadOODImages reads the images of eval --ood: a data directory's test
@@ -48,7 +49,7 @@ func loadOODImages(path string) (*datasets.Dataset, error) {
 
 // baselineLabel is the metrics table's label of the baseline row: never
 // one of the labels scripts/check_readme.sh matches.
-func baselineLabel(rep *train.Report) string {
+func baselineLabel(rep *evaluate.Report) string {
 	if rep.BaselineInfo != nil && rep.BaselineInfo.Sampler == "sgd" {
 		if rep.BaselineInfo.Networks > 1 {
 			return "sgd deep ensemble"
@@ -59,7 +60,7 @@ func baselineLabel(rep *train.Report) string {
 }
 
 // infoText describes what a predictor averages.
-func infoText(in train.PredictorInfo) string {
+func infoText(in evaluate.PredictorInfo) string {
 	nets := "networks"
 	if in.Networks == 1 {
 		nets = "network"
@@ -93,13 +94,13 @@ func fmtPtr(v *float64) string {
 // asked for: what the predictors average (with a baseline), out-of-distribution
 // detection, dataset shift, and with selective the selective-prediction and
 // per-class tables.
-func printUncertainty(w io.Writer, rep *train.Report, selective bool) {
+func printUncertainty(w io.Writer, rep *evaluate.Report, selective bool) {
 	if rep.BaselineInfo != nil {
 		fmt.Fprintf(w, "\nensemble: %s\n", infoText(rep.EnsembleInfo))
 		fmt.Fprintf(w, "%s: %s (%s)\n", baselineLabel(rep), infoText(*rep.BaselineInfo), strings.Join(rep.BaselineInfo.Runs, ", "))
 	}
 	if len(rep.Classes) > 0 {
-		fmt.Fprintf(w, "\ntrained on classes %s (outputs 0..%d)\n", train.FormatClasses(rep.Classes), len(rep.Classes)-1)
+		fmt.Fprintf(w, "\ntrained on classes %s (outputs 0..%d)\n", runspec.FormatClasses(rep.Classes), len(rep.Classes)-1)
 	}
 	if len(rep.OOD) > 0 {
 		fmt.Fprintf(w, "\nout-of-distribution detection (OOD positive; score higher = more uncertain; - : undefined for one network)\n")

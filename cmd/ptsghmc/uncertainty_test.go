@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/train"
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // writeImages8 writes a synthetic MNIST-like data set of 8x8 images in 6
@@ -33,14 +34,14 @@ func writeImages8(t *testing.T) string {
 
 // evalJSON is what TestClassesOOD reads of eval --json.
 type evalJSON struct {
-	Ensemble train.Metrics
+	Ensemble evaluate.Metrics
 	Classes  []int
-	OOD      []train.OODResult
-	Select   []train.SelectiveResult `json:"selective"`
-	Shift    []train.ShiftResult
-	PerClass []train.ClassResult  `json:"per_class"`
-	EnsInfo  train.PredictorInfo  `json:"ensemble_info"`
-	BaseInfo *train.PredictorInfo `json:"baseline_info"`
+	OOD      []evaluate.OODResult
+	Select   []evaluate.SelectiveResult `json:"selective"`
+	Shift    []evaluate.ShiftResult
+	PerClass []evaluate.ClassResult  `json:"per_class"`
+	EnsInfo  evaluate.PredictorInfo  `json:"ensemble_info"`
+	BaseInfo *evaluate.PredictorInfo `json:"baseline_info"`
 }
 
 // TestClassesOOD trains on 4 of 6 classes and checks that eval scores the
@@ -71,15 +72,15 @@ func TestClassesOOD(t *testing.T) {
 	if _, stderr, code = run(t, "train", "--resume", rd, "--classes", "0,2,3,5", "--steps", "420", "--quiet"); code != 0 {
 		t.Fatalf("resume: %s", stderr)
 	}
-	if tm, _, _ := train.ReadTiming(rd); tm.Sessions != 2 || tm.Steps != 420 {
+	if tm, _, _ := rundir.ReadTiming(rd); tm.Sessions != 2 || tm.Steps != 420 {
 		t.Errorf("timing after a resume: %+v, want 2 sessions to step 420", tm)
 	}
-	cfg, err := os.ReadFile(filepath.Join(rd, train.ConfigFile))
+	cfg, err := os.ReadFile(filepath.Join(rd, rundir.ConfigFile))
 	if err != nil || !strings.Contains(string(cfg), `"classes": [`) || strings.Contains(string(cfg), "wall") {
 		t.Fatalf("config.json records the classes and no times: %v\n%s", err, cfg)
 	}
-	if _, ok, err := train.ReadTiming(rd); !ok || err != nil {
-		t.Fatalf("no %s in %s: %v", train.TimingFile, rd, err)
+	if _, ok, err := rundir.ReadTiming(rd); !ok || err != nil {
+		t.Fatalf("no %s in %s: %v", rundir.TimingFile, rd, err)
 	}
 	out, stderr, code := run(t, "eval", "--run", rd, "--baseline", sgd, "--ood", "builtin", "--shift", "rotate,noise", "--json")
 	if code != 0 {
@@ -97,11 +98,11 @@ func TestClassesOOD(t *testing.T) {
 		t.Fatalf("%d OOD rows, want 36", len(rep.OOD))
 	}
 	for _, r := range rep.OOD {
-		undefined := r.Score == train.ScoreMutualInfo && r.Predictor == train.PredSingle
+		undefined := r.Score == evaluate.ScoreMutualInfo && r.Predictor == evaluate.PredSingle
 		if undefined != (r.AUROC == nil) {
 			t.Errorf("%+v: AUROC null only for a single network's mutual information", r)
 		}
-		if r.Set == train.OODHeldOut && r.Predictor == train.PredEnsemble && r.Score == train.ScoreEntropy {
+		if r.Set == evaluate.OODHeldOut && r.Predictor == evaluate.PredEnsemble && r.Score == evaluate.ScoreEntropy {
 			t.Logf("held-out classes, ensemble entropy: AUROC %.3f AUPR %.3f", *r.AUROC, *r.AUPR)
 			if *r.AUROC <= 0.5 {
 				t.Errorf("held-out classes score AUROC %.3f: want above 0.5", *r.AUROC)
@@ -112,16 +113,16 @@ func TestClassesOOD(t *testing.T) {
 		t.Errorf("%d selective rows, want 9", len(rep.Select))
 	}
 	// rotation by 0 is the test set itself
-	var rot0 *train.ShiftResult
+	var rot0 *evaluate.ShiftResult
 	for i, s := range rep.Shift {
-		if s.Kind == train.ShiftRotate && s.Level == 0 && s.Predictor == train.PredEnsemble {
+		if s.Kind == evaluate.ShiftRotate && s.Level == 0 && s.Predictor == evaluate.PredEnsemble {
 			rot0 = &rep.Shift[i]
 		}
 	}
 	if rot0 == nil || rot0.Accuracy != rep.Ensemble.Accuracy || rot0.NLL != rep.Ensemble.NLL || rot0.ECE != rep.Ensemble.ECE || rot0.Brier != rep.Ensemble.Brier {
 		t.Errorf("rotation 0: %+v, unshifted %+v", rot0, rep.Ensemble)
 	}
-	if len(rep.Shift) != 2*(len(train.RotateLevels)+len(train.NoiseLevels)) {
+	if len(rep.Shift) != 2*(len(evaluate.RotateLevels)+len(evaluate.NoiseLevels)) {
 		t.Errorf("%d shift rows", len(rep.Shift))
 	}
 	if len(rep.PerClass) != 8 {

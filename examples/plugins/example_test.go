@@ -10,15 +10,17 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/examples/plugins"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
 // config is a small PT run of the plug-ins: three rungs of PSGLD with
 // exact Metropolis swaps every 10 steps, on the tiny model.
-func config() train.Config {
-	cfg := train.DefaultConfig()
+func config() runspec.Config {
+	cfg := runspec.DefaultConfig()
 	cfg.Model, cfg.Arch = plugins.ModelName, ""
-	cfg.Sampler, cfg.ReplicaKernel, cfg.XTest = train.PTSGHMC, plugins.KernelName, plugins.ExchangeName
+	cfg.Sampler, cfg.ReplicaKernel, cfg.XTest = runspec.PTSGHMC, plugins.KernelName, plugins.ExchangeName
 	cfg.Replicas, cfg.TMax, cfg.Exchange = 3, 2, 10
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.Validation = 120, 40, 10, 32, 50
 	cfg.CkptEvery, cfg.LogEvery = 1000, 20
@@ -37,7 +39,7 @@ type outcome struct {
 	samples, metrics []byte
 	theta            []float64
 	swaps            int
-	last             train.MetricsLine
+	last             rundir.MetricsLine
 }
 
 // trainPlugins trains config() in dir with the plug-ins' Setup. With stop
@@ -52,7 +54,7 @@ func trainPlugins(dir string, stop int) (outcome, error) {
 }
 
 // trainWith is trainPlugins with the setup s.
-func trainWith(dir string, stop int, s train.Setup) (outcome, error) {
+func trainWith(dir string, stop int, s runspec.Setup) (outcome, error) {
 	run, err := train.NewChainsWith(dir, config(), false, s)
 	if err != nil {
 		return outcome{}, err
@@ -84,15 +86,15 @@ func trainWith(dir string, stop int, s train.Setup) (outcome, error) {
 		o.swaps += a
 	}
 	o.last = r.LastMetrics()
-	if o.samples, err = os.ReadFile(filepath.Join(dir, train.SamplesFile)); err != nil {
+	if o.samples, err = os.ReadFile(filepath.Join(dir, rundir.SamplesFile)); err != nil {
 		return o, err
 	}
-	o.metrics, err = os.ReadFile(filepath.Join(dir, train.MetricsFile))
+	o.metrics, err = os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 	return o, err
 }
 
 // Example trains a PT run of a model, a kernel and an exchange rule that
-// package train does not know, given to it in a train.Setup: the pSGLD
+// package train does not know, given to it in a runspec.Setup: the pSGLD
 // kernel's adapted moment is saved in the checkpoint, so a run interrupted
 // at step 50 and resumed ends where an uninterrupted one does, bit for bit.
 func Example() {

@@ -3,7 +3,7 @@
 // a name of its own), a kernel with state of its own (PSGLD, whose adapted
 // moment a checkpoint saves, so the run resumes bit for bit) and an
 // exchange rule (ExactMetropolis). Setup gathers them into the
-// train.Setup a run is created and resumed with; the run's config names
+// runspec.Setup a run is created and resumed with; the run's config names
 // them (Config.Model, Config.ReplicaKernel, Config.XTest).
 package plugins
 
@@ -17,8 +17,8 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/train"
 )
 
 // Names the plug-ins are registered under in Setup.
@@ -184,17 +184,17 @@ func (x *ExactMetropolis) Test(tp sampler.TermPotential, thetaJ, thetaK []float6
 	return sampler.ExchangeResult{Accepted: rng.Float64() < math.Exp(dE), DeltaE: dE, N: n, Exact: true}, nil
 }
 
-// Setup returns the train.Setup of a run that may name the plug-ins: the
+// Setup returns the runspec.Setup of a run that may name the plug-ins: the
 // built-in kernels and exchange rules plus PSGLD and ExactMetropolis, a
 // model registry holding TinyModel, and the training data data.
-func Setup(data *datasets.Dataset) train.Setup {
+func Setup(data *datasets.Dataset) runspec.Setup {
 	kernels := append(slices.Clone(sampler.Kernels), sampler.KernelInfo{
 		Name: KernelName, Doc: "preconditioned SGLD with an adapted moment (Li et al. 2016)", Sampler: true, Minibatch: true,
 		New: func(p sampler.KernelParams) sampler.Kernel {
 			return PSGLD{StepSize: p.StepSize, Decay: 0.99, Lambda: 1, Tempering: p.Tempering}
 		}})
-	exchanges := append(train.DefaultExchanges(), train.ExchangeRule{
+	exchanges := append(runspec.DefaultExchanges(), runspec.ExchangeRule{
 		Name: ExchangeName, Doc: "Metropolis test on exact energies (small data sets)",
-		New: func(train.Config) (sampler.ExchangeTest, error) { return &ExactMetropolis{}, nil }})
-	return train.Setup{Models: train.ModelRegistry{ModelName: TinyModel}, Kernels: kernels, Exchanges: exchanges, Train: data}
+		New: func(runspec.Config) (sampler.ExchangeTest, error) { return &ExactMetropolis{}, nil }})
+	return runspec.Setup{Models: runspec.ModelRegistry{ModelName: TinyModel}, Kernels: kernels, Exchanges: exchanges, Train: data}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/examples/plugins"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/train"
 )
@@ -75,15 +77,15 @@ func TestPluginsNeedTheirSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := train.Setup{Models: train.ModelRegistry{plugins.ModelName: plugins.TinyModel}, Train: d}
+	base := runspec.Setup{Models: runspec.ModelRegistry{plugins.ModelName: plugins.TinyModel}, Train: d}
 	cases := []struct {
 		name string
-		set  func(*train.Config)
+		set  func(*runspec.Config)
 		want string
 	}{
-		{"kernel", func(c *train.Config) { c.XTest = "barker" }, `replica_kernel "psgld"`},
-		{"exchange rule", func(c *train.Config) { c.ReplicaKernel = "" }, `exchange_test "metropolis-exact": expected one of barker, resghmc`},
-		{"replica kernel of one chain", func(c *train.Config) { c.Sampler = "sgld" }, "replica_kernel \"psgld\" needs sampler ptsghmc"},
+		{"kernel", func(c *runspec.Config) { c.XTest = "barker" }, `replica_kernel "psgld"`},
+		{"exchange rule", func(c *runspec.Config) { c.ReplicaKernel = "" }, `exchange_test "metropolis-exact": expected one of barker, resghmc`},
+		{"replica kernel of one chain", func(c *runspec.Config) { c.Sampler = "sgld" }, "replica_kernel \"psgld\" needs sampler ptsghmc"},
 	}
 	for _, c := range cases {
 		cfg := config()
@@ -98,7 +100,7 @@ func TestPluginsNeedTheirSetup(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = train.ResumeChainsWith(dir, 0, base)
-	if !errors.Is(err, train.ErrCheckpoint) || !strings.Contains(err.Error(), "psgld") {
+	if !errors.Is(err, rundir.ErrCheckpoint) || !strings.Contains(err.Error(), "psgld") {
 		t.Errorf("resume without the plug-ins: error %v, want an unusable checkpoint naming psgld", err)
 	}
 }

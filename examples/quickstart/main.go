@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/export"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
@@ -26,7 +29,7 @@ func main() {
 }
 
 func run(data, out, arch string, steps int) error {
-	cfg := train.DefaultConfig() // one SGNHT chain, lr 0.02, batch 128, Gaussian prior
+	cfg := runspec.DefaultConfig() // one SGNHT chain, lr 0.02, batch 128, Gaussian prior
 	cfg.Data, cfg.Arch, cfg.Validation = data, arch, 0
 	cfg.Steps, cfg.BurnIn, cfg.Thin = steps, steps/4, max(steps/100, 1)
 	r, err := train.New(out, cfg, true) // loads the training images; checkpoints as it goes
@@ -45,7 +48,7 @@ func run(data, out, arch string, steps int) error {
 	if err != nil {
 		return err
 	}
-	rep, err := train.Evaluate([]string{out}, "", test) // the ensemble of the kept samples
+	rep, err := evaluate.Evaluate([]string{out}, "", test) // the ensemble of the kept samples
 	if err != nil {
 		return err
 	}
@@ -53,7 +56,7 @@ func run(data, out, arch string, steps int) error {
 	fmt.Printf("%d samples: accuracy %.4f, NLL %.4f, ECE %.4f, Brier %.4f\n", e.Samples, e.Accuracy, e.NLL, e.ECE, e.Brier)
 
 	npz := filepath.Join(out, "posterior.npz")
-	if _, err := train.ExportNPZ(npz, []string{out}, test); err != nil {
+	if _, err := export.NPZ(npz, []string{out}, test); err != nil {
 		return err
 	}
 	fmt.Println("samples and test log-likelihoods written to", npz)

@@ -1,0 +1,215 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// HealthMetricsOf returns st's health figures for a metrics line.
+func HealthMetricsOf(st *sampler.PTState) rundir.HealthMetrics {
+	var m rundir.HealthMetrics
+	for _, hl := range st.Stats.Health {
+		if hl.Windows == 0 {
+			return rundir.HealthMetrics{}
+		}
+		f := hl.Last
+		m.Health = append(m.Health, f.Status.String())
+		m.KinWindow = append(m.KinWindow, f.Kinetic)
+		m.Friction = append(m.Friction, f.Friction)
+		m.XiTrend = append(m.XiTrend, f.XiTrend)
+		m.GradNoise = append(m.GradNoise, f.GradNoise)
+		m.IntError = append(m.IntError, f.Integration)
+		m.NoiseShare = append(m.NoiseShare, f.Share)
+		m.Budget = append(m.Budget, f.Budget)
+		sc := hl.StepScale
+		if sc == 0 {
+			sc = 1
+		}
+		m.StepScale = append(m.StepScale, sc)
+	}
+	return m
+}
+
+// HealthReport is a run's verdict on its dynamics: whether the kept
+// samples can be called posterior samples, and if not, what to change.
+type HealthReport struct {
+	Run         string       `json:"run,omitempty"` // the run directory (eval)
+	Watched     bool         `json:"watched"`       // the kernel has friction (sgnht, sghmc, ptsghmc)
+	AfterBurnIn bool         `json:"after_burn_in"` // windows after burn-in exist (else the last window of burn-in is judged)
+	Rungs       []RungHealth `json:"rungs"`
+	// Posterior is false when a rung left its regime (a failed window
+	// after burn-in, or, with none yet, a failed last window).
+	Posterior bool   `json:"posterior"`
+	Warn      bool   `json:"warn"`   // some window warned: the spread may be biased by a few percent
+	Reason    string `json:"reason"` // the worst window's problems, in words
+	// Cause is the worst window's main cause: gradient noise, integration
+	// error or thermostat (sampler.HealthFigures.Cause; empty when ok).
+	Cause  string `json:"cause,omitempty"`
+	Advice string `json:"advice"` // what to change, by roughly how much
+}
+
+// RungHealth is one rung's health over the run.
+type RungHealth struct {
+	Temp           float64               `json:"temp"`
+	Windows, After int                   // complete windows, those after burn-in
+	Bad, Warned    int                   // failed and warned windows after burn-in
+	Worst          string                `json:"worst"`
+	StepScale      float64               `json:"step_scale"`
+	Last           sampler.HealthFigures `json:"last"`
+	WorstWindow    sampler.HealthFigures `json:"worst_window"` // after burn-in
+}
+
+// HealthOf returns the health verdict of state st of a run configured by
+// cfg.
+func HealthOf(st *sampler.PTState, cfg runspec.Config) *HealthReport {
+	rep := &HealthReport{Posterior: true}
+	worst := -1
+	var worstFig sampler.HealthFigures
+	for j, hl := range st.Stats.Health {
+		if hl.Windows == 0 {
+			continue
+		}
+		rep.Watched = true
+		sc := hl.StepScale
+		if sc == 0 {
+			sc = 1
+		}
+		rh := RungHealth{Temp: st.Temps[j], Windows: hl.Windows, After: hl.After, Bad: hl.Bad, Warned: hl.Warned, Worst: hl.Worst.String(), StepScale: sc, Last: hl.Last, WorstWindow: hl.WorstWindow}
+		rep.Rungs = append(rep.Rungs, rh)
+		status, fig := hl.Worst, hl.WorstWindow
+		if fig.Steps == 0 { // a checkpoint from before WorstWindow
+			fig = hl.Last
+		}
+		if hl.After > 0 {
+			rep.AfterBurnIn = true
+		} else {
+			status, fig = hl.Last.Status, hl.Last
+		}
+		if status == sampler.HealthFail {
+			rep.Posterior = false
+		}
+		if status == sampler.HealthWarn {
+			rep.Warn = true
+		}
+		if int(status) > worst || int(status) == worst && fig.Share > worstFig.Share {
+			worst, worstFig = int(status), fig
+		}
+	}
+	if !rep.Watched || worst == int(sampler.HealthOK) {
+		return rep
+	}
+	rep.Reason = strings.Join(worstFig.Problems(), "; ")
+	rep.Cause = string(worstFig.Cause())
+	rep.Advice = HealthAdvice(worstFig, cfg)
+	return rep
+}
+
+// HealthAdvice says what to change for fig's problems under cfg, by their
+// cause (HealthFigures.Cause): for gradient noise, a preconditioner (when
+// the run has none) or the learning rate or batch that brings the noise
+// to half the warning share (the noise per step grows as lr and falls as
+// 1/batch at a fixed friction per step); for integration error, the
+// learning rate that brings the sds' widening to half its warning level
+// (it grows about as lr) or a preconditioner. When the other cause is also
+// beyond its warning level the advice says so and what it needs besides
+// (a larger batch for the noise left at the smaller lr). Else the
+// thermostat's settling.
+func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
+	precond := ""
+	if cfg.PreconditionValue() == sampler.PrecondNone {
+		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
+	}
+	switch fig.Cause() {
+	case sampler.CauseNoise:
+		target := sampler.WarnShare / 2
+		r := fig.NoiseReduction(target)
+		if fig.Budget >= sampler.FailBudget && r >= 1 { // the budget alone
+			r = math.Min(r, sampler.FailBudget/2/fig.Budget)
+		}
+		b := int(math.Ceil(float64(cfg.Batch) / r))
+		auto := fmt.Sprintf("or pass --noise-target %g to let burn-in shrink the step itself", target)
+		if cfg.NoiseTarget > 0 {
+			auto = "or a longer --burnin, so that --noise-target can shrink the step further (by at most 4x per health window)"
+		}
+		also := ""
+		if fig.IntSDError > sampler.WarnIntSD {
+			also = fmt.Sprintf(" (integration error also widens the sds by about %.0f%%: a larger --batch alone will not remove that, a smaller --lr does)", 100*fig.IntSDError)
+		}
+		return fmt.Sprintf("cause: gradient noise%s. %sreduce the gradient noise per step about %.3g-fold: a smaller --lr (about %.3g instead of %g) or a larger --batch (about %d instead of %d), or both; %s",
+			also, precond, 1/r, cfg.LR*r, cfg.LR, b, cfg.Batch, auto)
+	case sampler.CauseIntegration:
+		r := math.Min(sampler.WarnIntSD/2/fig.IntSDError, 1)
+		batch := "; a larger --batch will not help"
+		if fig.Share > sampler.WarnShare {
+			// the smaller lr also cuts the noise per step by r; the
+			// batch takes the rest
+			q := fig.NoiseReduction(sampler.WarnShare / 2)
+			batch = fmt.Sprintf("; gradient noise is also %.0f%% of the momentum's diffusion: at that --lr, a larger --batch (about %d instead of %d) as well",
+				100*fig.Share, int(math.Ceil(float64(cfg.Batch)*math.Max(r/q, 1))), cfg.Batch)
+		}
+		return fmt.Sprintf("cause: integration error (the step is too large for the stiffest directions). %sa smaller --lr (about %.3g instead of %g: the widening grows about as the learning rate)%s",
+			precond, cfg.LR*r, cfg.LR, batch)
+	}
+	if fig.Kinetic < 1 {
+		return "cause: the thermostat. The kinetic temperature is below 1 with little gradient noise or integration error: the thermostat has not settled (a longer --burnin, or the default --thermostat-inertia 0, which scales with the friction)"
+	}
+	return "cause: the thermostat. The kinetic temperature is off with little gradient noise or integration error: a longer --burnin"
+}
+
+// String returns the verdict in words, one line per fact.
+func (h *HealthReport) String() string {
+	if !h.Watched {
+		return "posterior check: no health window yet (or a kernel without friction: sgld, sgd)"
+	}
+	var b strings.Builder
+	for j, r := range h.Rungs {
+		scale := ""
+		if r.StepScale != 1 {
+			scale = fmt.Sprintf(", step x%.3g (noise-aware)", r.StepScale)
+		}
+		fmt.Fprintf(&b, "  rung %d (T=%.4g): %d health windows of %d steps, %d after burn-in (%d failed, %d warned)%s; last: %s\n",
+			j+1, r.Temp, r.Windows, r.Last.Steps, r.After, r.Bad, r.Warned, scale, r.Last)
+		if r.After > 0 && r.WorstWindow.Status != sampler.HealthOK && r.WorstWindow.Step != r.Last.Step {
+			fmt.Fprintf(&b, "    worst window after burn-in (to step %d): %s\n", r.WorstWindow.Step, r.WorstWindow)
+		}
+	}
+	switch {
+	case !h.Posterior:
+		fmt.Fprintf(&b, "NOT A POSTERIOR (%s): the dynamics left their regime (%s); the kept samples are not samples of the posterior.\n  what to change: %s", h.Cause, h.Reason, h.Advice)
+	case h.Warn:
+		fmt.Fprintf(&b, "WARNING: %s; the posterior's spread may be biased by a few percent.\n  what to change: %s", h.Reason, h.Advice)
+	default:
+		b.WriteString("posterior check: ok (kinetic temperature at 1, gradient noise a small share of the diffusion, integration error small)")
+	}
+	return b.String()
+}
+
+// RunHealth returns the health verdict of the run in dir from the
+// statistics of its last checkpoint, st (nil without a checkpoint, when the
+// checkpoint predates health watching or its kernel has no friction).
+func RunHealth(dir string, st *sampler.PTState, cfg runspec.Config) (*HealthReport, error) {
+	if st == nil {
+		return nil, nil
+	}
+	temps := st.Temps
+	if temps == nil {
+		var err error
+		if temps, err = cfg.Temps(); err != nil {
+			return nil, err
+		}
+	}
+	if len(st.Stats.Health) != len(temps) {
+		return nil, nil
+	}
+	hr := HealthOf(&sampler.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps}, cfg)
+	if !hr.Watched {
+		return nil, nil
+	}
+	hr.Run = dir
+	return hr, nil
+}

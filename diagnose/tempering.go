@@ -1,0 +1,184 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ptsghmc/ptsghmc/runspec"
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// Tempering is what a PT run's ladder did in its window: after burn-in
+// (during burn-in, in the current tuning round). Pigeons.jl reports the same
+// figures (Syed et al. 2021): the global communication barrier Lambda, the
+// local barrier along the ladder, the swap acceptance per pair and the round
+// trips, and from them the number of rungs the target needs.
+type Tempering struct {
+	Run              string    `json:"run,omitempty"`              // the run directory, in eval reports
+	Temps            []float64 `json:"temps"`                      // the ladder in use
+	SwapAcceptance   []float64 `json:"swap_acceptance"`            // per adjacent pair, the test's own acceptance in the window
+	Rejection        []float64 `json:"rejection"`                  // per pair, Metropolis-equivalent rejection 1 - min(1, exp(deltaE)) in the window
+	Barrier          float64   `json:"barrier"`                    // Lambda: the sum of the pairs' rejections
+	LocalBarrier     []float64 `json:"local_barrier"`              // lambda(beta) at each rung, beta = 1/T
+	RecommendedRungs int       `json:"recommended_rungs"`          // about 2 Lambda (non-reversible PT)
+	RoundTrips       int       `json:"round_trips"`                // in the window
+	RoundTripsPer1k  float64   `json:"round_trips_per_1000_steps"` // in the window
+	WindowSteps      int       `json:"window_steps"`               // steps in the window
+	AfterBurnIn      bool      `json:"after_burnin"`               // the window is the sampling phase
+	TuningRounds     int       `json:"tuning_rounds"`              // ladder tuning rounds done
+	Complete         bool      `json:"complete"`                   // every pair was tried in the window (else no barrier estimate)
+	Every            int       `json:"exchange_every"`             // steps between exchange rounds
+	Communicates     bool      `json:"communicates"`               // swaps accepted at every pair, and 2 Lambda <= rungs
+	// Ladder tuning's verdict, once it is over (adaptive ladders): whether
+	// the last round verified the ladder (its pairs' rejection agreed with
+	// the prediction), the rejection per pair the ladder was placed for,
+	// the rounds restarted because the replicas were still moving, and the
+	// burn-in an unverified ladder would at least have needed.
+	TuningOver      bool      `json:"tuning_over,omitempty"`
+	TuningConverged bool      `json:"tuning_converged,omitempty"`
+	Predicted       []float64 `json:"predicted_rejection,omitempty"`
+	TuningRestarts  int       `json:"tuning_restarts,omitempty"`
+	NeededBurnIn    int       `json:"needed_burnin,omitempty"`
+	Advice          string    `json:"advice,omitempty"` // what to do when it does not communicate
+}
+
+// MinSwapAcceptance is the pair acceptance below which Advice suggests a
+// narrower ladder.
+const MinSwapAcceptance = 0.2
+
+// TemperingOf computes the tempering figures of a PT state (nil for a
+// single chain, or for the first-rung exchange scheme, whose pairs are not
+// adjacent). cfg supplies the burn-in and the exchange interval.
+func TemperingOf(st *sampler.PTState, cfg runspec.Config) *Tempering {
+	r := len(st.Temps)
+	s := &st.Stats
+	if r < 2 || cfg.Scheme == string(sampler.SchemeToFirst) || len(s.WinProposed) != r-1 || len(s.WinAccepted) != r-1 || len(s.WinReject) != r-1 {
+		return nil
+	}
+	t := &Tempering{Temps: append([]float64(nil), st.Temps...), RoundTrips: s.WinRoundTrips,
+		WindowSteps: st.Steps - s.WinStart, AfterBurnIn: st.Steps > cfg.BurnIn, TuningRounds: len(st.Tuning.Rounds),
+		Complete: true, Every: cfg.Exchange}
+	if tu := st.Tuning; len(tu.Rounds) > 0 && tu.NextRound == 0 && tu.Judged {
+		t.TuningOver, t.TuningConverged, t.TuningRestarts, t.NeededBurnIn = true, tu.Converged, tu.Restarts, tu.NeededBurnIn
+		t.Predicted = append([]float64(nil), tu.Predicted...)
+	}
+	floored := make([]float64, r-1)
+	for p := 0; p < r-1; p++ {
+		if s.WinProposed[p] == 0 {
+			t.Complete = false
+			t.SwapAcceptance = append(t.SwapAcceptance, 0)
+			t.Rejection = append(t.Rejection, 0)
+		} else {
+			t.SwapAcceptance = append(t.SwapAcceptance, s.WindowAcceptance(p))
+			t.Rejection = append(t.Rejection, s.WindowRejection(p))
+		}
+		floored[p] = math.Min(math.Max(t.Rejection[p], 1e-6), 1)
+		t.Barrier += t.Rejection[p]
+	}
+	if !t.Complete {
+		t.Advice = "not every pair has been tried since the window began (the end of burn-in or of a tuning round): no barrier estimate yet"
+		return t
+	}
+	if b, err := sampler.NewBarrier(st.Temps, floored); err == nil {
+		for _, temp := range st.Temps {
+			t.LocalBarrier = append(t.LocalBarrier, b.Local(1/temp))
+		}
+	}
+	t.RecommendedRungs = sampler.RecommendedRungs(t.Barrier)
+	if t.WindowSteps > 0 {
+		t.RoundTripsPer1k = 1000 * float64(t.RoundTrips) / float64(t.WindowSteps)
+	}
+	t.Communicates = t.RecommendedRungs <= r
+	for _, a := range t.SwapAcceptance {
+		t.Communicates = t.Communicates && a > 0
+	}
+	t.Advice = t.advice()
+	return t
+}
+
+// roundTripBound returns the round trips per 1,000 steps that
+// non-reversible PT makes at best with this barrier and exchange interval:
+// 1/(2 + 2 Lambda) per exchange round (Syed et al. 2021).
+func (t *Tempering) roundTripBound() float64 {
+	if t.Every <= 0 {
+		return 0
+	}
+	return 1000 / float64(t.Every) / (2 + 2*t.Barrier)
+}
+
+// advice says in words what is wrong with a ladder that does not
+// communicate, with the numbers, and what to do instead; "" when it does.
+func (t *Tempering) advice() string {
+	r := len(t.Temps)
+	lowAcc, noSwap := false, false
+	for _, a := range t.SwapAcceptance {
+		lowAcc = lowAcc || a < MinSwapAcceptance
+		noSwap = noSwap || a == 0
+	}
+	tooFew := t.RecommendedRungs > r
+	slow := t.RoundTripsPer1k < 0.5*t.roundTripBound()
+	if !noSwap && !tooFew && !lowAcc && !slow {
+		return ""
+	}
+	acc := make([]string, len(t.SwapAcceptance))
+	for p, a := range t.SwapAcceptance {
+		acc[p] = fmt.Sprintf("%.2f", a)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the ladder T = %.4g..%.4g (%d rungs) ", t.Temps[0], t.Temps[r-1], r)
+	switch {
+	case noSwap:
+		b.WriteString("does not communicate: ")
+	case tooFew:
+		b.WriteString("barely communicates: ")
+	default:
+		b.WriteString("communicates slowly: ")
+	}
+	fmt.Fprintf(&b, "swap acceptance per pair %s, communication barrier Lambda = %.3g, %d round trips in %d steps (%.2f per 1,000; at best %.2f with this barrier and --exchange %d). ",
+		strings.Join(acc, "/"), t.Barrier, t.RoundTrips, t.WindowSteps, t.RoundTripsPer1k, t.roundTripBound(), t.Every)
+	if noSwap || tooFew {
+		fmt.Fprintf(&b, "Rung 1 is then close to an independent chain that costs %d times the gradients. ", r)
+	}
+	fmt.Fprintf(&b, "This target needs about 2 Lambda = %d rungs for this temperature range. Instead: ", t.RecommendedRungs)
+	var opts []string
+	if t.RecommendedRungs > r {
+		opts = append(opts, fmt.Sprintf("--replicas %d", t.RecommendedRungs))
+	}
+	if top, ok := t.narrowerTop(); ok {
+		how := fmt.Sprintf("--ladder adaptive --swap-target %.2g finds it during burn-in", 0.3)
+		switch {
+		case t.TuningOver && !t.TuningConverged && t.NeededBurnIn > 0:
+			how = fmt.Sprintf("the ladder tuned in %d rounds during burn-in (%d restarted: the chains were still moving) was not verified by its end; --burnin %d at least lets it converge", t.TuningRounds, t.TuningRestarts, t.NeededBurnIn)
+		case t.TuningRounds > 0:
+			how = fmt.Sprintf("the ladder was tuned in %d rounds during burn-in, but the barrier measured since is different: the chains were still moving, so a longer --burnin tunes on a later stretch", t.TuningRounds)
+		}
+		opts = append(opts, fmt.Sprintf("a lower top temperature (--tmax %.4g or lower, where the measured barrier puts %d rungs near %.0f%% acceptance per pair; %s)", top, r, 100*0.3, how))
+	}
+	chains := fmt.Sprintf("independent chains for the same cost (--sampler sgnht --chains %d)", r)
+	if len(opts) > 0 {
+		chains = "or " + chains
+	}
+	opts = append(opts, chains)
+	b.WriteString(strings.Join(opts, "; "))
+	return b.String()
+}
+
+// narrowerTop returns the top temperature at which this ladder's rungs would
+// each reach a Barker acceptance of about 0.3, from the measured barrier.
+func (t *Tempering) narrowerTop() (float64, bool) {
+	floored := make([]float64, len(t.Rejection))
+	for p, v := range t.Rejection {
+		floored[p] = math.Min(math.Max(v, 1e-6), 1)
+	}
+	b, err := sampler.NewBarrier(t.Temps, floored)
+	if err != nil {
+		return 0, false
+	}
+	rej, _ := sampler.BarkerToMetropolisRejection(0.3)
+	want := float64(len(t.Temps)-1) * rej
+	if want >= b.Global() {
+		return 0, false
+	}
+	return 1 / b.Inverse(b.Global()-want), true
+}

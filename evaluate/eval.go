@@ -1,0 +1,214 @@
+package evaluate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+)
+
+// Metrics are the figures of a predictive distribution on labelled data.
+type Metrics struct {
+	Accuracy float64 `json:"accuracy"` // fraction whose most probable class is the label
+	NLL      float64 `json:"nll"`      // mean -log p(label)
+	ECE      float64 `json:"ece"`      // expected calibration error, 15 equal-width confidence bins
+	Brier    float64 `json:"brier"`    // mean sum over classes of (p_c - 1[c = label])^2
+	Samples  int     `json:"samples"`  // weight samples averaged
+}
+
+// ECEBins is the number of confidence bins of Metrics.ECE.
+const ECEBins = 15
+
+// confidenceBin returns the ECE bin of a confidence in [0, 1]: bins are
+// (b/15, (b+1)/15], with 0 in the first.
+func confidenceBin(conf float64) int {
+	return min(max(int(math.Ceil(conf*ECEBins))-1, 0), ECEBins-1)
+}
+
+// Score computes Metrics for predictive probabilities probs (n rows of k
+// classes, row-major) against labels.
+func Score(probs []float64, labels []int, k int) Metrics {
+	n := len(labels)
+	var m Metrics
+	var binN [ECEBins]int
+	var binConf, binAcc [ECEBins]float64
+	for i, y := range labels {
+		p := probs[i*k : (i+1)*k]
+		best := argmax(p)
+		correct := 0.0
+		if best == y {
+			correct = 1
+		}
+		m.Accuracy += correct
+		m.NLL -= math.Log(math.Max(p[y], 1e-300))
+		for c, v := range p {
+			t := 0.0
+			if c == y {
+				t = 1
+			}
+			m.Brier += (v - t) * (v - t)
+		}
+		conf := p[best]
+		b := confidenceBin(conf)
+		binN[b]++
+		binConf[b] += conf
+		binAcc[b] += correct
+	}
+	for b := range binN {
+		if binN[b] > 0 {
+			m.ECE += math.Abs(binAcc[b]-binConf[b]) / float64(n)
+		}
+	}
+	m.Accuracy /= float64(n)
+	m.NLL /= float64(n)
+	m.Brier /= float64(n)
+	return m
+}
+
+// Reliability returns, per confidence bin, the number of examples, their
+// mean confidence and their accuracy: the data of a reliability diagram.
+func Reliability(probs []float64, labels []int, k int) (count []int, conf, acc []float64) {
+	count = make([]int, ECEBins)
+	conf = make([]float64, ECEBins)
+	acc = make([]float64, ECEBins)
+	for i, y := range labels {
+		p := probs[i*k : (i+1)*k]
+		best := argmax(p)
+		b := confidenceBin(p[best])
+		count[b]++
+		conf[b] += p[best]
+		if best == y {
+			acc[b]++
+		}
+	}
+	for b := range count {
+		if count[b] > 0 {
+			conf[b] /= float64(count[b])
+			acc[b] /= float64(count[b])
+		}
+	}
+	return count, conf, acc
+}
+
+// Ensemble accumulates the posterior-predictive distribution of weight
+// samples on a data set: the mean of the samples' softmax probabilities.
+type Ensemble struct {
+	Data  *datasets.Dataset
+	Model nn.Model
+	Spec  nn.Spec   // the model's spec when it is an MLP
+	Sum   []float64 // sum over samples of p(c | x_i, theta_s), row-major
+	Ent   []float64 // sum over samples of the entropy of p(. | x_i, theta_s)
+	Count int
+	Last  []float64 // the last sample's probabilities
+
+	pred    *Predictor
+	threads int // BLAS threads per call while Add runs (0: the process's setting)
+}
+
+// NewEnsemble returns an empty ensemble of an MLP spec on data.
+func NewEnsemble(spec nn.Spec, data *datasets.Dataset) (*Ensemble, error) {
+	if data.Classes != spec.Sizes[len(spec.Sizes)-1] || data.D != spec.Sizes[0] {
+		return nil, fmt.Errorf("ensemble: model %s does not fit data of %d features and %d classes", spec.Arch(), data.D, data.Classes)
+	}
+	m, err := spec.Model()
+	if err != nil {
+		return nil, err
+	}
+	return NewModelEnsemble(m, data)
+}
+
+// NewModelEnsemble returns an empty ensemble of a classifier model on data:
+// the BLAS plan computes an MLP's logits, the compiled graph any other
+// model's (NewModelEnsembleOn with engine plan).
+func NewModelEnsemble(model nn.Model, data *datasets.Dataset) (*Ensemble, error) {
+	return NewModelEnsembleOn(autodiff.EnginePlan, model, data)
+}
+
+// NewModelEnsembleOn is NewModelEnsemble with the logits computed on
+// engine (a run's Config.RunEngine, so that a run made on the VM is
+// evaluated on it).
+func NewModelEnsembleOn(engine autodiff.Engine, model nn.Model, data *datasets.Dataset) (*Ensemble, error) {
+	if data.Classes != model.Outputs || data.D != model.Inputs || !model.Logits {
+		return nil, fmt.Errorf("ensemble: model %s (%d inputs, %d outputs, logits %v) does not fit data of %d features and %d classes", model.Name, model.Inputs, model.Outputs, model.Logits, data.D, data.Classes)
+	}
+	ev, err := NewLogitEvaluator(engine, model, autodiff.Float32)
+	if err != nil {
+		return nil, err
+	}
+	k := data.Classes
+	e := &Ensemble{Data: data, Model: model, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
+		Last: make([]float64, data.N*k), pred: &Predictor{Eval: ev}}
+	if PredictorShards(model) > 1 {
+		e.threads = 1 // the shards run in parallel
+	}
+	if model.MLP != nil {
+		e.Spec = *model.MLP
+	}
+	return e, nil
+}
+
+// Add adds one weight sample.
+func (e *Ensemble) Add(theta []float64) error {
+	if n := e.Model.NumParams(); len(theta) != n {
+		return fmt.Errorf("ensemble: sample of %d values, model %s has %d parameters (samples of another model?)", len(theta), e.Model.Name, n)
+	}
+	defer WithBLASThreads(e.threads)()
+	k := e.Data.Classes
+	err := e.pred.each(theta, e.Data, func(i int, z []float64) {
+		lse := logSumExp(z)
+		h := 0.0
+		for c, v := range z {
+			p := math.Exp(v - lse)
+			e.Last[i*k+c] = p
+			e.Sum[i*k+c] += p
+			if p > 0 {
+				h -= p * (v - lse)
+			}
+		}
+		e.Ent[i] += h
+	})
+	if err != nil {
+		return err
+	}
+	e.Count++
+	return nil
+}
+
+// Reset empties the ensemble.
+func (e *Ensemble) Reset() {
+	clear(e.Sum)
+	clear(e.Ent)
+	e.Count = 0
+}
+
+// Probs returns the ensemble's mean probabilities (a new slice).
+func (e *Ensemble) Probs() []float64 {
+	p := make([]float64, len(e.Sum))
+	for i, v := range e.Sum {
+		p[i] = v / float64(e.Count)
+	}
+	return p
+}
+
+// Metrics scores the ensemble.
+func (e *Ensemble) Metrics() Metrics {
+	m := Score(e.Probs(), e.Data.Labels, e.Data.Classes)
+	m.Samples = e.Count
+	return m
+}
+
+// Uncertainty returns example i's predictive entropy H[mean_s p_s] and the
+// mutual information between its label and the weights,
+// H[mean_s p_s] - mean_s H[p_s] (the epistemic part).
+func (e *Ensemble) Uncertainty(i int) (entropy, mutualInfo float64) {
+	k := e.Data.Classes
+	for c := 0; c < k; c++ {
+		p := e.Sum[i*k+c] / float64(e.Count)
+		if p > 0 {
+			entropy -= p * math.Log(p)
+		}
+	}
+	return entropy, math.Max(0, entropy-e.Ent[i]/float64(e.Count))
+}

@@ -1,0 +1,527 @@
+package evaluate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// Report is the evaluation of one or more runs' pooled samples on a test set.
+type Report struct {
+	Runs []string `json:"runs"`
+	// Temperature is the posterior temperature T the runs sampled,
+	// exp(-U/T) (omitted for T = 1; runs of different T are not pooled).
+	Temperature float64   `json:"temperature,omitempty"`
+	Ensemble    Metrics   `json:"ensemble"`           // all pooled samples
+	Single      Metrics   `json:"single"`             // the last sample of the first run
+	Baseline    *Metrics  `json:"baseline,omitempty"` // the sgd run given as baseline
+	Curve       []CurvePt `json:"curve"`              // ensemble figures against the number of samples
+	Dropped     int       `json:"dropped_records"`    // torn records at the ends of samples files (a crash mid-write), dropped
+	Skipped     int       `json:"skipped_records"`    // corrupt records inside samples files, skipped (EvalOptions.SkipCorrupt)
+	RHat        float64   `json:"rhat,omitempty"`     // split R-hat of the chains' held-out log-likelihood traces (several chains; else 0)
+	ESS         float64   `json:"ess,omitempty"`      // bulk ESS of the same
+	// HeldOut[c][s] is the mean log-likelihood of kept sample s of chain c
+	// on the evaluation data: the trace R-hat and ESS are computed from.
+	HeldOut   [][]float64           `json:"heldout_loglik"`
+	Tempering []*diagnose.Tempering `json:"tempering,omitempty"` // per chain, for PT runs (from its checkpoint)
+	// Chains is the state of every chain of the runs given, pooled or not
+	// (a chain is pooled when it has samples at its last checkpoint; only
+	// those samples and metrics are read).
+	Chains    []rundir.ChainStatus `json:"chains"`
+	Reliab    Reliab               `json:"reliability"`
+	Traces    []RunTraces          `json:"-"`
+	TestCount int                  `json:"test_examples"`
+	// Split names the examples scored when they are not the test images
+	// ("validation": the runs' held-out examples); empty for the test set.
+	Split string `json:"split,omitempty"`
+	// FromStep is EvalOptions.FromStep: samples before this step were left out.
+	FromStep int `json:"from_step,omitempty"`
+
+	// Health is each chain's dynamics verdict (from its checkpoint).
+	Health []*diagnose.HealthReport `json:"health,omitempty"`
+
+	// Classes are the classes the runs were trained on, in the order of
+	// their outputs (Config.Classes; nil: all of the data's).
+	Classes []int `json:"classes,omitempty"`
+	// EnsembleInfo and BaselineInfo say how many networks and samples the
+	// ensemble and the baseline average, and the wall-clock their runs took.
+	EnsembleInfo PredictorInfo  `json:"ensemble_info"`
+	BaselineInfo *PredictorInfo `json:"baseline_info,omitempty"`
+	// BaselineReliab is the baseline's reliability diagram.
+	BaselineReliab *Reliab `json:"baseline_reliability,omitempty"`
+	// OOD is out-of-distribution detection: every set, predictor and score
+	// (EvalOptions.OOD, BuiltinOOD; a run on a subset of classes adds its
+	// held-out classes by itself).
+	OOD []OODResult `json:"ood,omitempty"`
+	// Selective is selective prediction on the test set by every predictor
+	// and score.
+	Selective []SelectiveResult `json:"selective,omitempty"`
+	// Shift is accuracy, NLL, ECE and Brier under dataset shift
+	// (EvalOptions.Shifts), per kind, level and predictor.
+	Shift []ShiftResult `json:"shift,omitempty"`
+	// PerClass is the accuracy and ECE of each class, for the ensemble and
+	// the baseline.
+	PerClass []ClassResult `json:"per_class,omitempty"`
+}
+
+// CurvePt is the ensemble's accuracy and NLL after its first Samples samples.
+type CurvePt struct {
+	Samples  int     `json:"samples"`
+	Accuracy float64 `json:"accuracy"`
+	NLL      float64 `json:"nll"`
+}
+
+// Reliab is a reliability diagram's data.
+type Reliab struct {
+	Count []int     `json:"count"`
+	Conf  []float64 `json:"confidence"`
+	Acc   []float64 `json:"accuracy"`
+}
+
+// RunTraces are a run's metrics traces.
+type RunTraces struct {
+	Dir   string
+	Lines []rundir.MetricsLine
+}
+
+// runTempering returns the tempering figures of a PT run from the ladder
+// and statistics of its last checkpoint, st (nil for single-chain samplers,
+// a run without a checkpoint, or statistics older than windows).
+func runTempering(dir string, st *sampler.PTState, cfg runspec.Config) (*diagnose.Tempering, error) {
+	temps, err := cfg.Temps()
+	if err != nil || len(temps) < 2 || st == nil {
+		return nil, err
+	}
+	if st.Temps != nil {
+		temps = st.Temps
+	}
+	if st.Stats.WinProposed == nil { // a checkpoint older than window statistics
+		return nil, nil
+	}
+	tp := diagnose.TemperingOf(&sampler.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps, Tuning: st.Tuning}, cfg)
+	if tp != nil {
+		tp.Run = dir
+	}
+	return tp, nil
+}
+
+// RunModel returns the config and model of a run directory for data,
+// rebuilt from the config (an MLP's widths or a registered model's name)
+// and checked against the parameter shapes the run recorded in its config
+// and its samples header (if dir has a samples file; a run of several
+// chains keeps them in its chain directories): samples are never scored with
+// another model.
+func RunModel(dir string, data *datasets.Dataset) (runspec.Config, nn.Model, error) {
+	cfg, err := rundir.ReadRunConfig(dir)
+	if err != nil {
+		return cfg, nn.Model{}, err
+	}
+	m, err := cfg.NNModel(data.D, data.Classes)
+	if err != nil {
+		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, rundir.SamplesFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return cfg, m, nil
+	}
+	if err != nil {
+		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
+	}
+	defer f.Close()
+	h, _, err := rundir.ReadSampleHeader(f)
+	if err != nil {
+		return cfg, m, fmt.Errorf("samples %s: %w", path, err)
+	}
+	if err := rundir.CheckSamplesModel(path, h, m); err != nil {
+		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
+	}
+	return cfg, m, nil
+}
+
+// Evaluate pools the samples of runs and scores them on test; baseline, if
+// not empty, is an sgd run scored alongside.
+//
+// A run directory of several chains stands for all of them. With more than
+// one chain, R-hat and ESS are those of the held-out log-likelihood of each
+// kept sample on test (so runs without a validation split get them too).
+func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, error) {
+	return EvaluateWith(runs, baseline, test, EvalOptions{})
+}
+
+// EvalOptions are the options of EvaluateWith.
+type EvalOptions struct {
+	// SkipCorrupt skips sample records that fail their checksum inside a
+	// samples file (counted in Report.Skipped) instead of stopping with an
+	// error wrapping ErrCorruptSamples.
+	SkipCorrupt bool
+	// FromStep, when positive, keeps only the samples taken at step FromStep
+	// or later: a longer burn-in chosen after the run (for instance the
+	// first half of every chain, the usual convention for MCMC output).
+	// Earlier samples are read and ignored; a run with none left is an error.
+	FromStep int
+
+	// OOD are sets of images scored as out-of-distribution against the
+	// test set (Report.OOD), each of the test images' shape. A run trained
+	// on a subset of classes (Config.Classes) adds the test images of the
+	// other classes as OODHeldOut by itself.
+	OOD []OODSet
+	// BuiltinOOD adds the sets of BuiltinOOD, made from the test images.
+	BuiltinOOD bool
+	// Shifts are the dataset shifts to score (Report.Shift): ShiftRotate,
+	// ShiftNoise.
+	Shifts []string
+	// Baselines are further baseline runs, pooled with the baseline
+	// argument of EvaluateWith into one predictor (Report.BaselineInfo says
+	// how many networks and samples it averages).
+	Baselines []string
+	// Seed seeds the streams of the built-in sets and the noise shift (0: 1).
+	Seed uint64
+}
+
+// evalSet is a data set scored beside the test set: an out-of-distribution
+// set or a shifted copy of the test set.
+type evalSet struct {
+	name   string
+	data   *datasets.Dataset
+	shift  *shiftLevel // nil for an OOD set
+	ens    *Ensemble   // the runs' pooled samples
+	single []float64   // the first run's last sample
+	base   *Ensemble   // the baselines
+}
+
+// EvaluateWith is Evaluate with options.
+func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt EvalOptions) (*Report, error) {
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("evaluate: no runs")
+	}
+	pool, status, err := rundir.PoolDirs(runs)
+	if err != nil {
+		return nil, err
+	}
+	runs = runs[:0:0]
+	for _, s := range pool {
+		runs = append(runs, s.Dir)
+	}
+	var baselines []string
+	if baseline != "" {
+		baselines = append(baselines, baseline)
+	}
+	baselines = append(baselines, opt.Baselines...)
+	if opt.Seed == 0 {
+		opt.Seed = 1
+	}
+	// A run on a subset of classes is scored on the test images of those
+	// classes; the others are its near out-of-distribution set.
+	first, err := rundir.ReadRunConfig(runs[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range append(runs[1:len(runs):len(runs)], baselines...) {
+		c, err := rundir.ReadRunConfig(d)
+		if err != nil {
+			return nil, err
+		}
+		if err := runspec.CheckSameClasses(runs[0], first.Classes, d, c.Classes); err != nil {
+			return nil, err
+		}
+	}
+	var extras []*evalSet
+	// A test set of as many classes as the run's is taken as selected
+	// already (the runs' validation split, eval --split validation).
+	if len(first.Classes) > 0 && test.Classes > len(first.Classes) {
+		var held *datasets.Dataset
+		if test, held, err = runspec.SelectClasses(test, first.Classes); err != nil {
+			return nil, fmt.Errorf("run %s: test set: %w", runs[0], err)
+		}
+		if held != nil {
+			extras = append(extras, &evalSet{name: OODHeldOut, data: held})
+		}
+	}
+	sets := opt.OOD
+	if opt.BuiltinOOD {
+		sets = append(sets[:len(sets):len(sets)], BuiltinOOD(test, opt.Seed)...)
+	}
+	for _, s := range sets {
+		d, err := asOOD(s, test.D, test.Classes)
+		if err != nil {
+			return nil, err
+		}
+		extras = append(extras, &evalSet{name: s.Name, data: d})
+	}
+	levels, err := shiftLevels(opt.Shifts, test, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	for i := range levels {
+		extras = append(extras, &evalSet{name: levels[i].name(), data: levels[i].data, shift: &levels[i]})
+	}
+
+	rep := &Report{Runs: runs, TestCount: test.N, Chains: status, FromStep: opt.FromStep, Classes: first.Classes}
+	var ens *Ensemble
+	var firstModel nn.Model
+	var firstT float64
+	var single []float64
+	for ri, dir := range runs {
+		cfg, model, err := RunModel(dir, test)
+		if err != nil {
+			return nil, err
+		}
+		if t := cfg.PosteriorTemperature(); ri == 0 {
+			firstT = t
+			if t != 1 {
+				rep.Temperature = t
+			}
+		} else if t != firstT {
+			return nil, fmt.Errorf("run %s sampled at temperature %g, run %s at %g: cannot pool posteriors of different temperatures", dir, t, runs[0], firstT)
+		}
+		if ri == 0 {
+			firstModel = model
+			if ens, err = NewModelEnsembleOn(cfg.RunEngine(model), model, test); err != nil {
+				return nil, err
+			}
+			for _, x := range extras {
+				x.ens = ens.sibling(x.data)
+			}
+		} else if rundir.SamplesModel(model) != rundir.SamplesModel(firstModel) {
+			return nil, fmt.Errorf("run %s has model %s (%s), run %s has %s (%s): cannot pool", dir, model.Name, model.Layout, runs[0], firstModel.Name, firstModel.Layout)
+		}
+		n, used, lastStep := 0, 0, -1
+		var trace []float64
+		spath := filepath.Join(dir, rundir.SamplesFile)
+		sc, err := rundir.ScanSamples(spath, opt.SkipCorrupt, func(step int, theta []float64) error {
+			if n == pool[ri].Samples { // the rest is not checkpointed yet (a running chain)
+				return errCommitted
+			}
+			n++
+			lastStep = step
+			if step < opt.FromStep {
+				return nil
+			}
+			used++
+			if err := ens.Add(theta); err != nil {
+				return fmt.Errorf("%s: %w", spath, err)
+			}
+			for _, x := range extras {
+				if err := x.ens.Add(theta); err != nil {
+					return fmt.Errorf("%s on %s: %w", spath, x.name, err)
+				}
+				if ri == 0 {
+					x.single = append(x.single[:0], x.ens.Last...)
+				}
+			}
+			ll := 0.0
+			for i, y := range test.Labels {
+				ll += math.Log(math.Max(ens.Last[i*test.Classes+y], 1e-300))
+			}
+			trace = append(trace, ll/float64(test.N))
+			if ri == 0 {
+				single = append(single[:0], ens.Last...)
+			}
+			m := Score(ens.Probs(), test.Labels, test.Classes)
+			rep.Curve = append(rep.Curve, CurvePt{Samples: ens.Count, Accuracy: m.Accuracy, NLL: m.NLL})
+			return nil
+		})
+		if errors.Is(err, errCommitted) {
+			err = nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Torn records past the checkpointed count are being written (a
+		// running chain); before it, or in a run read whole, they are samples lost.
+		if pool[ri].Samples < 0 || n < pool[ri].Samples {
+			rep.Dropped += sc.Torn
+			if sc.TornBytes > 0 {
+				rep.Dropped++
+			}
+		}
+		rep.Skipped += len(sc.Corrupt)
+		if n == 0 {
+			return nil, fmt.Errorf("run %s has no samples yet (burn-in not over?)", dir)
+		}
+		if used == 0 {
+			return nil, fmt.Errorf("run %s has no samples at step %d or later (%d samples, the last at step %d)", dir, opt.FromStep, n, lastStep)
+		}
+		rep.HeldOut = append(rep.HeldOut, trace)
+		lines, err := rundir.ReadMetricsUpTo(dir, pool[ri].MetricsBytes)
+		if err != nil {
+			return nil, err
+		}
+		rep.Traces = append(rep.Traces, RunTraces{Dir: dir, Lines: lines})
+		tp, err := runTempering(dir, pool[ri].Stats, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if tp != nil {
+			rep.Tempering = append(rep.Tempering, tp)
+		}
+		hr, err := diagnose.RunHealth(dir, pool[ri].Stats, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if hr != nil {
+			rep.Health = append(rep.Health, hr)
+		}
+	}
+	rep.Ensemble = ens.Metrics()
+	rep.Single = Score(single, test.Labels, test.Classes)
+	rep.Single.Samples = 1
+	probs := ens.Probs()
+	rep.Reliab.Count, rep.Reliab.Conf, rep.Reliab.Acc = Reliability(probs, test.Labels, test.Classes)
+	if len(runs) > 1 {
+		rep.RHat, rep.ESS = diagnose.SplitRHat(rep.HeldOut), diagnose.BulkESS(rep.HeldOut)
+		if math.IsNaN(rep.RHat) {
+			rep.RHat, rep.ESS = 0, 0 // chains too short
+		}
+	}
+	rep.EnsembleInfo, err = predictorInfo(runs, ens.Count)
+	if err != nil {
+		return nil, err
+	}
+	var base *Ensemble
+	if len(baselines) > 0 {
+		if base, err = scoreBaselines(rep, baselines, test, extras, opt); err != nil {
+			return nil, err
+		}
+		m := base.Metrics()
+		rep.Baseline = &m
+		rep.BaselineReliab = &Reliab{}
+		rep.BaselineReliab.Count, rep.BaselineReliab.Conf, rep.BaselineReliab.Acc = Reliability(base.Probs(), test.Labels, test.Classes)
+	}
+	uncertaintyTables(rep, test, ens, single, base, extras)
+	return rep, nil
+}
+
+// sibling returns an empty ensemble of e's model on another data set of
+// the same shape and classes, sharing e's predictor (used one at a time).
+func (e *Ensemble) sibling(data *datasets.Dataset) *Ensemble {
+	k := data.Classes
+	return &Ensemble{Data: data, Model: e.Model, Spec: e.Spec, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
+		Last: make([]float64, data.N*k), pred: e.pred, threads: e.threads}
+}
+
+// scoreBaselines pools the baseline runs (each a run directory or a run of
+// several chains) into one ensemble on test and on each extra set, and
+// records what it averages in rep.BaselineInfo. An sgd run contributes its
+// final weights; a sampler's run every kept sample.
+func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, extras []*evalSet, opt EvalOptions) (*Ensemble, error) {
+	dirs, err := rundir.RunDirs(baselines)
+	if err != nil {
+		return nil, err
+	}
+	var be *Ensemble
+	var first nn.Model
+	for bi, dir := range dirs {
+		cfg, model, err := RunModel(dir, test)
+		if err != nil {
+			return nil, err
+		}
+		if bi == 0 {
+			first = model
+			if be, err = NewModelEnsembleOn(cfg.RunEngine(model), model, test); err != nil {
+				return nil, err
+			}
+			for _, x := range extras {
+				x.base = be.sibling(x.data)
+			}
+		} else if rundir.SamplesModel(model) != rundir.SamplesModel(first) {
+			return nil, fmt.Errorf("baseline %s has model %s (%s), baseline %s has %s (%s): cannot pool", dir, model.Name, model.Layout, dirs[0], first.Name, first.Layout)
+		}
+		add := func(theta []float64) error {
+			if err := be.Add(theta); err != nil {
+				return err
+			}
+			for _, x := range extras {
+				if err := x.base.Add(theta); err != nil {
+					return fmt.Errorf("on %s: %w", x.name, err)
+				}
+			}
+			return nil
+		}
+		final := cfg.Optimiser()
+		var last []float64
+		n := 0
+		spath := filepath.Join(dir, rundir.SamplesFile)
+		bs, err := rundir.ScanSamples(spath, opt.SkipCorrupt, func(_ int, theta []float64) error {
+			n++
+			if final { // an optimiser's prediction is its final weights alone
+				last = append(last[:0], theta...)
+				return nil
+			}
+			return add(theta)
+		})
+		if err != nil {
+			return nil, err
+		}
+		rep.Skipped += len(bs.Corrupt)
+		if n == 0 {
+			return nil, fmt.Errorf("baseline %s has no saved weights (unfinished?)", dir)
+		}
+		if final {
+			if err := add(last); err != nil {
+				return nil, fmt.Errorf("%s: %w", spath, err)
+			}
+		}
+	}
+	info, err := predictorInfo(dirs, be.Count)
+	if err != nil {
+		return nil, err
+	}
+	info.Runs = baselines
+	rep.BaselineInfo = &info
+	return be, nil
+}
+
+// uncertaintyTables fills rep's OOD, selective-prediction, shift and
+// per-class tables from the predictors' probabilities.
+func uncertaintyTables(rep *Report, test *datasets.Dataset, ens *Ensemble, single []float64, base *Ensemble, extras []*evalSet) {
+	k := test.Classes
+	preds := []predictorScores{
+		{Name: PredEnsemble, Probs: ens.Probs(), Test: ens.Scores()},
+		{Name: PredSingle, Probs: single, Test: scoresOf(single, nil, k)},
+	}
+	if base != nil {
+		preds = append(preds, predictorScores{Name: PredBaseline, Probs: base.Probs(), Test: base.Scores()})
+	}
+	var oodNames []string
+	for _, x := range extras {
+		if x.shift != nil {
+			continue
+		}
+		oodNames = append(oodNames, x.name)
+		preds[0].Others = append(preds[0].Others, x.ens.Scores())
+		preds[1].Others = append(preds[1].Others, scoresOf(x.single, nil, k))
+		if base != nil {
+			preds[2].Others = append(preds[2].Others, x.base.Scores())
+		}
+	}
+	rep.OOD = oodResults(oodNames, preds)
+	rep.Selective = selectiveResults(test.Labels, k, preds)
+	for _, x := range extras {
+		if x.shift == nil {
+			continue
+		}
+		rep.Shift = append(rep.Shift, shiftResult(x.shift, PredEnsemble, x.ens.Metrics()))
+		if base != nil {
+			rep.Shift = append(rep.Shift, shiftResult(x.shift, PredBaseline, x.base.Metrics()))
+		}
+	}
+	rep.PerClass = perClass(PredEnsemble, preds[0].Probs, test.Labels, k, rep.Classes)
+	if base != nil {
+		rep.PerClass = append(rep.PerClass, perClass(PredBaseline, preds[2].Probs, test.Labels, k, rep.Classes)...)
+	}
+}
+
+// errCommitted stops reading a file at the end of what its checkpoint
+// vouches for.
+var errCommitted = errors.New("end of checkpointed records")

@@ -1,0 +1,30 @@
+package evaluate
+
+import (
+	"math"
+	"testing"
+)
+
+// TestScoreByHand checks the metrics on three examples computed by hand.
+func TestScoreByHand(t *testing.T) {
+	probs := []float64{
+		0.7, 0.2, 0.1, // label 0: correct, confidence 0.7
+		0.1, 0.3, 0.6, // label 1: wrong, confidence 0.6
+		0.05, 0.05, 0.9, // label 2: correct, confidence 0.9
+	}
+	m := Score(probs, []int{0, 1, 2}, 3)
+	acc := 2.0 / 3
+	nll := -(math.Log(0.7) + math.Log(0.3) + math.Log(0.9)) / 3
+	brier := ((0.09 + 0.04 + 0.01) + (0.01 + 0.49 + 0.36) + (0.0025 + 0.0025 + 0.01)) / 3
+	// 15 bins of width 1/15: 0.6 -> bin 9 (0.6, 0.6667], 0.7 -> bin 10, 0.9 -> bin 13;
+	// each bin holds one example: ECE = (|1-0.7| + |0-0.6| + |1-0.9|)/3
+	ece := (0.3 + 0.6 + 0.1) / 3
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"accuracy", m.Accuracy, acc}, {"nll", m.NLL, nll}, {"brier", m.Brier, brier}, {"ece", m.ECE, ece}} {
+		if math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package export
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"codeberg.org/sbinet/npyio/npz"
+	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/rundir"
+)
+
+// Export file entries besides the learnables.
+const (
+	// Step is the step each sample was taken at, int64 [samples].
+	Step = "step"
+	// Chain is the chain each sample came from, int64 [samples]: an
+	// index into ChainDirs.
+	Chain = "chain"
+	// ChainDirs are the chains' run directories, in order.
+	ChainDirs = "chain_dirs"
+	// LogLik is the per-example log-likelihood log p(y_i | x_i, theta)
+	// of each chain's draws, float64 [chains, draws, examples].
+	LogLik = "log_likelihood"
+	// LogLikStep is the step of each draw of LogLik, int64
+	// [chains, draws].
+	LogLikStep = "log_likelihood_step"
+)
+
+// Summary describes what NPZ wrote.
+type Summary struct {
+	Chains     []string  // the chains' run directories
+	Draws      []int     // samples per chain
+	Learnables nn.Layout // the parameter arrays (the model's learnables), each with a leading sample axis
+	DType      string    // float32 or float64, as stored in the samples files
+	// LogLikDraws is the number of draws per chain in LogLik (the
+	// shortest chain's count; 0 without data).
+	LogLikDraws int
+	Dropped     int // chains whose samples file ended in a torn record (ignored)
+}
+
+// NPZ writes the rung-1 samples of runs (a run of several chains
+// stands for all of them) to path as a NumPy .npz archive:
+//
+//   - one array per learnable (the Layout of the runs' model), named after
+//     it, of shape [samples, shape...], in the stored precision;
+//   - Step and Chain, [samples], and ChainDirs;
+//   - with data not nil, LogLik [chains, draws, examples] and
+//     LogLikStep [chains, draws], the input of ArviZ's LOO and WAIC.
+//     ArviZ needs the same number of draws in every chain: chains with more
+//     samples than the shortest contribute their first draws only (so draw d
+//     is at the same step in chains of the same configuration); the weight
+//     arrays keep every sample.
+//
+// The samples are held in memory (the size of the samples files; the peak
+// resident memory was about twice that for a 383 MB samples file). The
+// archive is written to a temporary file renamed to path once complete.
+func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("export: no runs")
+	}
+	dirs, err := rundir.RunDirs(runs)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Chains: dirs}
+	var model nn.Model
+	var engine autodiff.Engine
+	total := 0
+	for i, dir := range dirs {
+		cfg, err := rundir.ReadRunConfig(dir)
+		if err != nil {
+			return nil, err
+		}
+		m, err := cfg.BuildModel()
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", dir, err)
+		}
+		path := filepath.Join(dir, rundir.SamplesFile)
+		sc, err := rundir.ScanSamples(path, false, nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := rundir.CheckSamplesModel(path, sc.Header, m); err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			model, sum.DType, engine = m, sc.Header.DType, cfg.RunEngine(m)
+		} else if rundir.SamplesModel(m) != rundir.SamplesModel(model) {
+			return nil, fmt.Errorf("export: run %s has model %s (%s), run %s has %s (%s): cannot export together", dir, m.Name, m.Layout, dirs[0], model.Name, model.Layout)
+		} else if sc.Header.DType != sum.DType {
+			return nil, fmt.Errorf("export: run %s stores %s samples, run %s %s: cannot export together", dir, sc.Header.DType, dirs[0], sum.DType)
+		}
+		if sc.Intact == 0 {
+			return nil, fmt.Errorf("export: run %s has no samples yet (burn-in not over?)", dir)
+		}
+		sum.Draws = append(sum.Draws, sc.Intact)
+		total += sc.Intact
+	}
+	sum.Learnables = model.Layout
+
+	var ens *evaluate.Ensemble
+	var loglik [][][]float64
+	var llStep [][]int64
+	if data != nil {
+		if ens, err = evaluate.NewModelEnsembleOn(engine, model, data); err != nil {
+			return nil, err
+		}
+		sum.LogLikDraws = sum.Draws[0]
+		for _, n := range sum.Draws {
+			sum.LogLikDraws = min(sum.LogLikDraws, n)
+		}
+		loglik = make([][][]float64, len(dirs))
+		llStep = make([][]int64, len(dirs))
+	}
+
+	f32 := sum.DType == "float32"
+	bufs32 := make([][]float32, len(sum.Learnables))
+	bufs64 := make([][]float64, len(sum.Learnables))
+	for i, l := range sum.Learnables {
+		if f32 {
+			bufs32[i] = make([]float32, 0, total*l.Size())
+		} else {
+			bufs64[i] = make([]float64, 0, total*l.Size())
+		}
+	}
+	steps := make([]int64, 0, total)
+	chains := make([]int64, 0, total)
+	for c, dir := range dirs {
+		draw := 0
+		_, dropped, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(step int, theta []float64) error {
+			if draw == sum.Draws[c] { // records appended after the count (a run still going)
+				return nil
+			}
+			for i, l := range sum.Learnables {
+				v := theta[l.Offset : l.Offset+l.Size()]
+				if f32 {
+					for _, x := range v {
+						bufs32[i] = append(bufs32[i], float32(x))
+					}
+				} else {
+					bufs64[i] = append(bufs64[i], v...)
+				}
+			}
+			steps = append(steps, int64(step))
+			chains = append(chains, int64(c))
+			if ens != nil && draw < sum.LogLikDraws {
+				ll, err := exampleLogLik(ens, theta)
+				if err != nil {
+					return fmt.Errorf("run %s, sample at step %d: %w", dir, step, err)
+				}
+				loglik[c] = append(loglik[c], ll)
+				llStep[c] = append(llStep[c], int64(step))
+			}
+			draw++
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if dropped {
+			sum.Dropped++
+		}
+	}
+
+	tmp := path + ".tmp"
+	w, err := npz.Create(tmp)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	fail := func(err error) (*Summary, error) {
+		w.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("export %s: %w", path, err)
+	}
+	for i, l := range sum.Learnables {
+		var v any
+		if f32 {
+			v = withSampleAxis(bufs32[i], total, l.Shape)
+		} else {
+			v = withSampleAxis(bufs64[i], total, l.Shape)
+		}
+		if err := w.Write(l.Name+".npy", v); err != nil {
+			return fail(err)
+		}
+	}
+	entries := []struct {
+		name string
+		v    any
+	}{{Step, steps}, {Chain, chains}, {ChainDirs, dirs}}
+	if ens != nil {
+		entries = append(entries, struct {
+			name string
+			v    any
+		}{LogLik, loglik}, struct {
+			name string
+			v    any
+		}{LogLikStep, llStep})
+	}
+	for _, e := range entries {
+		if err := w.Write(e.name+".npy", e.v); err != nil {
+			return fail(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("export %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	return sum, nil
+}
+
+// exampleLogLik returns log p(y_i | x_i, theta) for every example of the
+// ensemble's data.
+func exampleLogLik(ens *evaluate.Ensemble, theta []float64) ([]float64, error) {
+	// The ensemble computes each sample's probabilities into Last; its
+	// running sums are not used here.
+	if err := ens.Add(theta); err != nil {
+		return nil, err
+	}
+	d := ens.Data
+	ll := make([]float64, d.N)
+	for i, y := range d.Labels {
+		ll[i] = math.Log(math.Max(ens.Last[i*d.Classes+y], 1e-300))
+	}
+	return ll, nil
+}
+
+// withSampleAxis returns flat (n samples of row-major arrays of shape) as
+// nested slices of shape [n, shape...] sharing flat's memory: the form
+// npyio writes as an n-dimensional array.
+func withSampleAxis[T float32 | float64](flat []T, n int, shape []int) any {
+	return nest(reflect.ValueOf(flat), append([]int{n}, shape...)).Interface()
+}
+
+// nest returns the row-major flat slice as nested slices of shape.
+func nest(flat reflect.Value, shape []int) reflect.Value {
+	if len(shape) <= 1 {
+		return flat
+	}
+	inner := 1
+	typ := flat.Type()
+	for _, d := range shape[1:] {
+		inner *= d
+		typ = reflect.SliceOf(typ)
+	}
+	out := reflect.MakeSlice(typ, shape[0], shape[0])
+	for i := 0; i < shape[0]; i++ {
+		out.Index(i).Set(nest(flat.Slice(i*inner, (i+1)*inner), shape[1:]))
+	}
+	return out
+}

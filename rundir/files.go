@@ -1,0 +1,142 @@
+package rundir
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/ptsghmc/ptsghmc/runspec"
+)
+
+// ReadRunConfig reads the config saved in a run directory.
+func ReadRunConfig(dir string) (runspec.Config, error) {
+	var c runspec.Config
+	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return c, fmt.Errorf("run %s: %w", dir, err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("run %s: %s: %w", dir, ConfigFile, err)
+	}
+	return c, nil
+}
+
+// ReadMetrics reads a run's metrics.jsonl.
+func ReadMetrics(dir string) ([]MetricsLine, error) {
+	path := filepath.Join(dir, MetricsFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	defer f.Close()
+	return scanMetrics(path, f)
+}
+
+// scanMetrics reads metrics lines from r (the file at path).
+func scanMetrics(path string, r io.Reader) ([]MetricsLine, error) {
+	var out []MetricsLine
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		var m MetricsLine
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, m)
+	}
+	return out, sc.Err()
+}
+
+// File names inside a run directory.
+const (
+	ConfigFile  = "config.json"
+	SamplesFile = "samples"
+	MetricsFile = "metrics.jsonl"
+)
+
+// ChainDir returns the directory of chain i (1-based) of a run in dir with k
+// chains: dir itself when k = 1, dir/chain-i otherwise. Each chain directory
+// is a complete run directory (config, checkpoint, samples, metrics) that
+// eval and predict read on their own; the run directory's config.json has
+// chain 0.
+func ChainDir(dir string, k, i int) string {
+	if k <= 1 {
+		return dir
+	}
+	return filepath.Join(dir, fmt.Sprintf("chain-%d", i))
+}
+
+// WriteConfig writes cfg to dir/config.json atomically (a temporary file
+// renamed over it), so a reader such as eval never sees half a file.
+func WriteConfig(dir string, cfg runspec.Config) error {
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save config: %w", err)
+	}
+	// temporary file and rename: a crash mid-write leaves the old config
+	path := filepath.Join(dir, ConfigFile)
+	if err := writeSynced(path+".tmp", append(b, '\n')); err != nil {
+		os.Remove(path + ".tmp")
+		return fmt.Errorf("save config: %w", err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		return fmt.Errorf("save config: %w", err)
+	}
+	return nil
+}
+
+// WriteTemp writes b to a new temporary file in dir, synced to stable
+// storage, and returns its path.
+func WriteTemp(dir string, b []byte) (string, error) {
+	f, err := os.CreateTemp(dir, "."+ConfigFile+"-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	if err := f.Chmod(0o644); err != nil { // as os.WriteFile made it (CreateTemp makes 0600)
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// RunDirs expands run directories for evaluation: a run of several chains
+// becomes its chain directories, in order; other directories stay.
+func RunDirs(dirs []string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		cfg, err := ReadRunConfig(d)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Chains <= 1 || cfg.Chain != 0 {
+			out = append(out, d)
+			continue
+		}
+		for i := 1; i <= cfg.Chains; i++ {
+			cd := ChainDir(d, cfg.Chains, i)
+			if _, err := os.Stat(filepath.Join(cd, ConfigFile)); err != nil {
+				return nil, fmt.Errorf("run %s has %d chains but chain %d is missing: %w", d, cfg.Chains, i, err)
+			}
+			out = append(out, cd)
+		}
+	}
+	return out, nil
+}

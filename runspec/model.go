@@ -1,0 +1,124 @@
+package runspec
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/nn"
+)
+
+// ModelName returns the name of the config's model: a registered model's
+// name (nn.Models), or the MLP's widths when Model is empty.
+func (c Config) ModelName() string {
+	if c.Model != "" {
+		return c.Model
+	}
+	return c.Arch
+}
+
+// ModelRegistry maps the names Config.Model may hold to the functions that
+// build those models with a prior. nn.Models is the process's registry; a
+// run built with a Setup of its own registry uses that one alone.
+type ModelRegistry = map[string]func(nn.PriorConfig) (nn.Model, error)
+
+// validateModel checks the model fields of the config against nn.Models.
+func (c Config) validateModel() error { return c.validateModelIn(nn.Models) }
+
+// validateModelIn checks the model fields of the config against reg.
+func (c Config) validateModelIn(reg ModelRegistry) error {
+	if c.Model == "" {
+		if _, err := nn.ParseArch(c.Arch); err != nil {
+			return fmt.Errorf("arch: %w", err)
+		}
+		return nil
+	}
+	if _, ok := reg[c.Model]; !ok {
+		names := make([]string, 0, len(reg))
+		for n := range reg {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return fmt.Errorf("model %q is not registered: expected one of %s, or no model and an MLP --arch", c.Model, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// NNModel returns the model the config describes, checked against data
+// with the given number of features and classes: the MLP of Arch (with
+// Activation and the prior), or the registered model named Model with the
+// config's prior (see BuildModel).
+func (c Config) NNModel(features, classes int) (nn.Model, error) {
+	return c.NnModelIn(nn.Models, features, classes)
+}
+
+// NnModelIn is NNModel with the model registry given.
+func (c Config) NnModelIn(reg ModelRegistry, features, classes int) (nn.Model, error) {
+	m, err := c.buildModelIn(reg)
+	if err != nil {
+		return m, err
+	}
+	if m.Inputs != features {
+		return m, fmt.Errorf("model %s takes %d inputs, data has %d features", m.Name, m.Inputs, features)
+	}
+	if len(c.Classes) > 0 && m.Outputs != classes && c.Model == "" {
+		sizes, _ := nn.ParseArch(c.Arch)
+		sizes[len(sizes)-1] = classes
+		return m, fmt.Errorf("arch %s has %d outputs, but --classes %s trains %d classes: the last width must be %d (--arch %s)", c.Arch, m.Outputs, FormatClasses(c.Classes), classes, classes, nn.Spec{Sizes: sizes}.Arch())
+	}
+	if !m.OneHot || !m.Logits || m.Outputs != classes {
+		return m, fmt.Errorf("model %s is not a classifier of the data's %d classes (%d outputs)", m.Name, classes, m.Outputs)
+	}
+	return m, nil
+}
+
+// BuildModel returns the model the config describes. When the config
+// records parameter shapes (a run's config does) the model must have exactly
+// those: a run is never resumed or evaluated with a model other than the
+// one that made it.
+func (c Config) BuildModel() (nn.Model, error) { return c.buildModelIn(nn.Models) }
+
+// buildModelIn is BuildModel with the model registry given.
+func (c Config) buildModelIn(reg ModelRegistry) (nn.Model, error) {
+	var m nn.Model
+	if err := c.validateModelIn(reg); err != nil {
+		return m, err
+	}
+	if c.Model == "" {
+		sizes, _ := nn.ParseArch(c.Arch)
+		spec, err := c.Spec(sizes[0], sizes[len(sizes)-1])
+		if err != nil {
+			return m, err
+		}
+		if m, err = spec.Model(); err != nil {
+			return m, err
+		}
+	} else {
+		var err error
+		if m, err = reg[c.Model](nn.PriorConfig{Precision: c.Prior, FanIn: c.PriorFanIn, DF: c.PriorDF, Classes: len(c.Classes)}); err != nil {
+			return m, err
+		}
+		m.Name = c.Model
+	}
+	if c.Shapes != "" && c.Shapes != m.Layout.String() {
+		return m, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", c.ModelName(), c.Shapes, m.Layout)
+	}
+	return m, nil
+}
+
+// RunEngine returns the engine the run's evaluators use for model: graph
+// (Gorgonia's VM) when the config says graph, and also for a graph model
+// whose config says plan (a run made before the graph compiler, which ran
+// on the VM and keeps it, so that it resumes and evaluates bit-exactly);
+// compiled for compiled; plan (the MLP's BLAS plan) for an MLP's plan.
+func (c Config) RunEngine(model nn.Model) autodiff.Engine {
+	switch e := autodiff.Engine(c.Engine); {
+	case e == autodiff.EnginePlan && model.MLP == nil:
+		return autodiff.EngineGraph
+	case e == "":
+		return autodiff.EnginePlan
+	default:
+		return e
+	}
+}

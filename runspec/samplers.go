@@ -1,0 +1,106 @@
+package runspec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// PTSGHMC is the sampler name of parallel tempering: PT-SGHMC (Luo, Zhang
+// and Liu 2018), replicas of the sgnht kernel on a ladder of temperatures
+// (Config.Replicas, TMax, Ladder) with minibatch exchange tests. It is a
+// run's choice rather than a kernel of sampler.Kernels: the run drives
+// sampler.PT with sgnht replicas. With one replica it is one sgnht chain.
+// Every other sampler name is a kernel of the registry, run as one chain.
+const PTSGHMC = "ptsghmc"
+
+// ptDoc describes PTSGHMC in help texts.
+const ptDoc = "parallel tempering of sgnht replicas with minibatch exchange tests (Luo et al. 2018)"
+
+// SamplerNames returns the names a run's Config.Sampler may hold: PTSGHMC,
+// then the minibatch kernels of sampler.Kernels in the registry's order.
+func SamplerNames() []string { return samplerNamesIn(sampler.Kernels) }
+
+// SamplerDoc returns a one-line description of the sampler named (PTSGHMC
+// or a kernel of sampler.Kernels), "" for an unknown name.
+func SamplerDoc(name string) string {
+	if name == PTSGHMC {
+		return ptDoc
+	}
+	k, _ := sampler.LookupKernel(name)
+	return k.Doc
+}
+
+// KernelOf returns the entry of sampler.Kernels of the kernel the sampler
+// named steps: sgnht for PTSGHMC, else the entry of that name.
+func KernelOf(name string) (sampler.KernelInfo, bool) {
+	if name == PTSGHMC {
+		name = sampler.SGNHT{}.Name()
+	}
+	return lookupKernel(sampler.Kernels, name)
+}
+
+// lookupKernel returns the entry of ks named name.
+func lookupKernel(ks []sampler.KernelInfo, name string) (sampler.KernelInfo, bool) {
+	for _, k := range ks {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return sampler.KernelInfo{}, false
+}
+
+// KernelIn returns the entry of the registry ks (nil: sampler.Kernels) of
+// the kernel the config's sampler steps: for PTSGHMC its ReplicaKernel
+// (sgnht when empty), else the sampler's own, or an error naming the
+// samplers a run accepts.
+func (c Config) KernelIn(ks []sampler.KernelInfo) (sampler.KernelInfo, error) {
+	if ks == nil {
+		ks = sampler.Kernels
+	}
+	name := c.Sampler
+	if name == PTSGHMC {
+		name = sampler.SGNHT{}.Name()
+		if c.ReplicaKernel != "" {
+			name = c.ReplicaKernel
+		}
+	}
+	k, ok := lookupKernel(ks, name)
+	if !ok || !k.Minibatch {
+		if c.Sampler == PTSGHMC {
+			return k, fmt.Errorf("replica_kernel %q: expected a minibatch kernel of %s", name, strings.Join(samplerNamesIn(ks)[1:], ", "))
+		}
+		return k, fmt.Errorf("sampler %q: expected one of %s", name, strings.Join(samplerNamesIn(ks), ", "))
+	}
+	return k, nil
+}
+
+// samplerNamesIn is SamplerNames for the kernel registry ks.
+func samplerNamesIn(ks []sampler.KernelInfo) []string {
+	names := []string{PTSGHMC}
+	for _, k := range ks {
+		if k.Minibatch {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
+
+// runKernel returns the entry of sampler.Kernels of the kernel of a run's
+// sampler, or an error naming the samplers a run accepts.
+func runKernel(name string) (sampler.KernelInfo, error) {
+	return Config{Sampler: name}.KernelIn(nil)
+}
+
+// Optimiser reports whether the config's kernel (of sampler.Kernels) is an
+// optimiser (sgd), whose run keeps its final state alone and has no
+// burn-in.
+func (c Config) Optimiser() bool { return c.OptimiserIn(nil) }
+
+// OptimiserIn is optimiser with the kernel registry ks (nil:
+// sampler.Kernels).
+func (c Config) OptimiserIn(ks []sampler.KernelInfo) bool {
+	k, err := c.KernelIn(ks)
+	return err == nil && !k.Sampler
+}
