@@ -84,7 +84,7 @@ cluster-test: build
 	scripts/cluster-test.sh $(BIN) $(DATA)
 
 bench: deps
-	$(GO) test -run XXX -bench . -benchtime 2s ./autodiff/ ./sampler/
+	$(GO) test -run XXX -bench . -benchtime 2s ./autodiff/ ./sampler/ ./tempering/
 
 # bench-lenet times one gradient of the LeNet CNN at batch 128 on Gorgonia's
 # VM and compiled (wall and CPU ms per gradient; docs/models.md) and writes

@@ -10,6 +10,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/gonum/mat"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -100,20 +101,20 @@ func sampleLinear(d *datasets.Dataset, steps int, seed uint64) (mean, sd []float
 	if err != nil {
 		return nil, nil, err
 	}
-	temps, err := sampler.GeometricLadder(3, 2)
+	temps, err := tempering.GeometricLadder(3, 2)
 	if err != nil {
 		return nil, nil, err
 	}
-	corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{})
+	corr, err := tempering.NewCorrection(1, tempering.CorrectionOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
 	h := math.Sqrt(0.002 / float64(d.N)) // per-example learning rate 0.002, friction 0.1 (train's definitions)
-	pt := &sampler.PT{
+	pt := &tempering.PT{
 		Kernel:   sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h, Inertia: 0.01},
 		Temps:    temps,
 		Every:    10,
-		Exchange: &sampler.Exchanger{Batch: 40, Correction: corr},
+		Exchange: &tempering.Exchanger{Batch: 40, Correction: corr},
 	}
 	rng := rand.New(rand.NewPCG(seed, 1))
 	theta0 := make([]float64, model.NumParams())
@@ -141,7 +142,7 @@ func sampleLinear(d *datasets.Dataset, steps int, seed uint64) (mean, sd []float
 	burn := steps / 5
 	sum, sq := make([]float64, model.NumParams()), make([]float64, model.NumParams())
 	n := 0
-	err = pt.Run(pots, first, state, steps, func(s *sampler.PTState) error {
+	err = pt.Run(pots, first, state, steps, func(s *tempering.PTState) error {
 		if s.Steps <= burn {
 			return nil
 		}

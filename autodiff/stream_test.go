@@ -9,6 +9,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // unstreamed hides a potential's GradientStream, so kernels take Gradient.
@@ -32,7 +33,7 @@ func TestStreamedGradientSameChain(t *testing.T) {
 	for _, dt := range []autodiff.DType{autodiff.Float32, autodiff.Float64} {
 		for _, k := range []sampler.Kernel{sampler.SGNHT{StepSize: 0.01, Diffusion: 1}, sampler.SGHMC{StepSize: 0.01, Friction: 1}} {
 			t.Run(fmt.Sprintf("%s/%s", dt, k.Name()), func(t *testing.T) {
-				var states [2]*sampler.PTState
+				var states [2]*tempering.PTState
 				for i, stream := range []bool{false, true} {
 					ev, err := autodiff.NewPlan(spec, 16, dt)
 					if err != nil {
@@ -49,7 +50,7 @@ func TestStreamedGradientSameChain(t *testing.T) {
 					if stream {
 						pot = p
 					}
-					pt := &sampler.PT{Kernel: k, Temps: []float64{1}}
+					pt := &tempering.PT{Kernel: k, Temps: []float64{1}}
 					theta := make([]float64, spec.NumParams())
 					spec.Init(theta, rand.New(rand.NewPCG(3, 3)))
 					if states[i], err = pt.Init([][]float64{theta}, 4); err != nil {
@@ -132,7 +133,7 @@ func BenchmarkStreamedStep(b *testing.B) {
 			if stream {
 				pot = p
 			}
-			pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: []float64{1}}
+			pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: []float64{1}}
 			theta := make([]float64, spec.NumParams())
 			spec.Init(theta, rand.New(rand.NewPCG(5, 6)))
 			st, err := pt.Init([][]float64{theta}, 1)

@@ -8,10 +8,11 @@ import (
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // HealthMetricsOf returns st's health figures for a metrics line.
-func HealthMetricsOf(st *sampler.PTState) rundir.HealthMetrics {
+func HealthMetricsOf(st *tempering.PTState) rundir.HealthMetrics {
 	var m rundir.HealthMetrics
 	for _, hl := range st.Stats.Health {
 		if hl.Windows == 0 {
@@ -66,7 +67,7 @@ type RungHealth struct {
 
 // HealthOf returns the health verdict of state st of a run configured by
 // cfg.
-func HealthOf(st *sampler.PTState, cfg runspec.Config) *HealthReport {
+func HealthOf(st *tempering.PTState, cfg runspec.Config) *HealthReport {
 	rep := &HealthReport{Posterior: true}
 	worst := -1
 	var worstFig sampler.HealthFigures
@@ -121,7 +122,7 @@ func HealthOf(st *sampler.PTState, cfg runspec.Config) *HealthReport {
 // thermostat's settling.
 func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 	precond := ""
-	if cfg.PreconditionValue() == sampler.PrecondNone {
+	if cfg.PreconditionValue() == tempering.PrecondNone {
 		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
 	}
 	switch fig.Cause() {
@@ -192,7 +193,7 @@ func (h *HealthReport) String() string {
 // RunHealth returns the health verdict of the run in dir from the
 // statistics of its last checkpoint, st (nil without a checkpoint, when the
 // checkpoint predates health watching or its kernel has no friction).
-func RunHealth(dir string, st *sampler.PTState, cfg runspec.Config) (*HealthReport, error) {
+func RunHealth(dir string, st *tempering.PTState, cfg runspec.Config) (*HealthReport, error) {
 	if st == nil {
 		return nil, nil
 	}
@@ -206,7 +207,7 @@ func RunHealth(dir string, st *sampler.PTState, cfg runspec.Config) (*HealthRepo
 	if len(st.Stats.Health) != len(temps) {
 		return nil, nil
 	}
-	hr := HealthOf(&sampler.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps}, cfg)
+	hr := HealthOf(&tempering.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps}, cfg)
 	if !hr.Watched {
 		return nil, nil
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // Tempering is what a PT run's ladder did in its window: after burn-in
@@ -50,10 +50,10 @@ const MinSwapAcceptance = 0.2
 // TemperingOf computes the tempering figures of a PT state (nil for a
 // single chain, or for the first-rung exchange scheme, whose pairs are not
 // adjacent). cfg supplies the burn-in and the exchange interval.
-func TemperingOf(st *sampler.PTState, cfg runspec.Config) *Tempering {
+func TemperingOf(st *tempering.PTState, cfg runspec.Config) *Tempering {
 	r := len(st.Temps)
 	s := &st.Stats
-	if r < 2 || cfg.Scheme == string(sampler.SchemeToFirst) || len(s.WinProposed) != r-1 || len(s.WinAccepted) != r-1 || len(s.WinReject) != r-1 {
+	if r < 2 || cfg.Scheme == string(tempering.SchemeToFirst) || len(s.WinProposed) != r-1 || len(s.WinAccepted) != r-1 || len(s.WinReject) != r-1 {
 		return nil
 	}
 	t := &Tempering{Temps: append([]float64(nil), st.Temps...), RoundTrips: s.WinRoundTrips,
@@ -80,12 +80,12 @@ func TemperingOf(st *sampler.PTState, cfg runspec.Config) *Tempering {
 		t.Advice = "not every pair has been tried since the window began (the end of burn-in or of a tuning round): no barrier estimate yet"
 		return t
 	}
-	if b, err := sampler.NewBarrier(st.Temps, floored); err == nil {
+	if b, err := tempering.NewBarrier(st.Temps, floored); err == nil {
 		for _, temp := range st.Temps {
 			t.LocalBarrier = append(t.LocalBarrier, b.Local(1/temp))
 		}
 	}
-	t.RecommendedRungs = sampler.RecommendedRungs(t.Barrier)
+	t.RecommendedRungs = tempering.RecommendedRungs(t.Barrier)
 	if t.WindowSteps > 0 {
 		t.RoundTripsPer1k = 1000 * float64(t.RoundTrips) / float64(t.WindowSteps)
 	}
@@ -171,11 +171,11 @@ func (t *Tempering) narrowerTop() (float64, bool) {
 	for p, v := range t.Rejection {
 		floored[p] = math.Min(math.Max(v, 1e-6), 1)
 	}
-	b, err := sampler.NewBarrier(t.Temps, floored)
+	b, err := tempering.NewBarrier(t.Temps, floored)
 	if err != nil {
 		return 0, false
 	}
-	rej, _ := sampler.BarkerToMetropolisRejection(0.3)
+	rej, _ := tempering.BarkerToMetropolisRejection(0.3)
 	want := float64(len(t.Temps)-1) * rej
 	if want >= b.Global() {
 		return 0, false

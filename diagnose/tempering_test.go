@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // TestTemperingOf checks the tempering figures and the advice on states
@@ -17,8 +17,8 @@ import (
 func TestTemperingOf(t *testing.T) {
 	cfg := runspec.DefaultConfig()
 	cfg.Exchange, cfg.BurnIn = 10, 1000
-	state := func(proposed, accepted []int, reject []float64, trips int) *sampler.PTState {
-		st := &sampler.PTState{Temps: []float64{1, 1.2, 1.5, 2}, Steps: 11000}
+	state := func(proposed, accepted []int, reject []float64, trips int) *tempering.PTState {
+		st := &tempering.PTState{Temps: []float64{1, 1.2, 1.5, 2}, Steps: 11000}
 		st.Stats.WinStart, st.Stats.WinRoundTrips = 1000, trips
 		st.Stats.WinProposed, st.Stats.WinAccepted = proposed, accepted
 		for p := range reject {
@@ -28,7 +28,7 @@ func TestTemperingOf(t *testing.T) {
 	}
 	cases := []struct {
 		name        string
-		st          *sampler.PTState
+		st          *tempering.PTState
 		scheme      string
 		lambda      float64
 		rungs       int

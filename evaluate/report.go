@@ -12,7 +12,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // Report is the evaluation of one or more runs' pooled samples on a test set.
@@ -96,7 +96,7 @@ type RunTraces struct {
 // runTempering returns the tempering figures of a PT run from the ladder
 // and statistics of its last checkpoint, st (nil for single-chain samplers,
 // a run without a checkpoint, or statistics older than windows).
-func runTempering(dir string, st *sampler.PTState, cfg runspec.Config) (*diagnose.Tempering, error) {
+func runTempering(dir string, st *tempering.PTState, cfg runspec.Config) (*diagnose.Tempering, error) {
 	temps, err := cfg.Temps()
 	if err != nil || len(temps) < 2 || st == nil {
 		return nil, err
@@ -107,7 +107,7 @@ func runTempering(dir string, st *sampler.PTState, cfg runspec.Config) (*diagnos
 	if st.Stats.WinProposed == nil { // a checkpoint older than window statistics
 		return nil, nil
 	}
-	tp := diagnose.TemperingOf(&sampler.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps, Tuning: st.Tuning}, cfg)
+	tp := diagnose.TemperingOf(&tempering.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps, Tuning: st.Tuning}, cfg)
 	if tp != nil {
 		tp.Run = dir
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // Checkpoint file format, RUNDIR/checkpoint:
@@ -36,17 +36,17 @@ type Checkpoint struct {
 	Rungs   []RungState
 	Streams [][]byte // per rung, then the exchange stream
 	Batches []datasets.Batches
-	Stats   sampler.PTStats
-	Temps   []float64           // the current ladder (absent in checkpoints of older versions: the config's)
-	Tuning  sampler.TuningState // ladder tuning progress and history
-	Samples int                 // samples in the samples file
-	Metrics int64               // bytes of metrics.jsonl
+	Stats   tempering.PTStats
+	Temps   []float64             // the current ladder (absent in checkpoints of older versions: the config's)
+	Tuning  tempering.TuningState // ladder tuning progress and history
+	Samples int                   // samples in the samples file
+	Metrics int64                 // bytes of metrics.jsonl
 	// Mass holds each rung's preconditioner estimate while burn-in
 	// estimates one (absent otherwise, and in checkpoints older than it).
-	Mass []sampler.MassEstimate
+	Mass []tempering.MassEstimate
 	// Noise holds each rung's gradient-noise estimate while burn-in
 	// estimates one (Config.NoiseCorrection).
-	Noise []sampler.NoiseEstimate
+	Noise []tempering.NoiseEstimate
 }
 
 // RungState is one rung's saved state. Mass is its diagonal mass matrix

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // States of a chain in ChainStatus.
@@ -35,7 +35,7 @@ type ChainStatus struct {
 	// Stats are the last checkpoint's ladder and statistics (no weights),
 	// which the tempering figures and the health verdict are computed from;
 	// nil without a checkpoint.
-	Stats *sampler.PTState `json:"-"`
+	Stats *tempering.PTState `json:"-"`
 }
 
 // RunStatus returns the state of every chain of the run in dir: chains
@@ -67,7 +67,7 @@ func chainStatus(dir string, i, target int) ChainStatus {
 		return s
 	}
 	s.Steps, s.Target, s.Samples, s.MetricsBytes = ck.Steps, ck.Config.Steps, ck.Samples, ck.Metrics
-	s.Stats = &sampler.PTState{Temps: ck.Temps, Stats: ck.Stats, Steps: ck.Steps, Tuning: ck.Tuning}
+	s.Stats = &tempering.PTState{Temps: ck.Temps, Stats: ck.Stats, Steps: ck.Steps, Tuning: ck.Tuning}
 	s.State = ChainRunning
 	if ck.Steps >= ck.Config.Steps {
 		s.State = ChainFinished

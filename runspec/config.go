@@ -13,6 +13,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 	"gopkg.in/yaml.v3"
 )
 
@@ -74,11 +75,11 @@ type Config struct {
 	// estimates during burn-in and then freezes: "none" (unit mass, the
 	// default), "rmsprop" (from the squared minibatch gradients) or
 	// "variance" (from the positions' variances); see
-	// sampler.Preconditioner. Runs that do not record it ran with none.
+	// tempering.Preconditioner. Runs that do not record it ran with none.
 	Precondition string `json:"precondition,omitempty" yaml:"precondition,omitempty"`
 	// NoiseCorrection estimates each chain's gradient noise per
 	// coordinate at the end of burn-in and from then on injects less noise
-	// where the gradient brings more (sampler.PT.NoiseCorrection), so that
+	// where the gradient brings more (tempering.PT.NoiseCorrection), so that
 	// no coordinate runs hot or cold under the one thermostat (false in
 	// runs older than it).
 	NoiseCorrection bool `json:"noise_correction,omitempty" yaml:"noise_correction,omitempty"`
@@ -92,7 +93,7 @@ type Config struct {
 	XMargin   float64 `json:"xmargin" yaml:"xmargin"`       // decisive early exchange decisions (0: off)
 	// XTolerance: an exchange test stops early once the full-data test's
 	// chance of the other decision is at most this per look (0: off; absent,
-	// so off, in runs older than it). See sampler.Exchanger.Tolerance.
+	// so off, in runs older than it). See tempering.Exchanger.Tolerance.
 	XTolerance float64 `json:"xtolerance,omitempty" yaml:"xtolerance,omitempty"`
 	XTest      string  `json:"exchange_test" yaml:"exchange_test"` // barker (corrected minibatch Barker test) or resghmc (approximate)
 	XF         float64 `json:"resghmc_f" yaml:"resghmc_f"`         // resghmc: correction divisor F (1: penalty method)
@@ -226,14 +227,14 @@ func (c Config) ValidateIn(s Setup) error {
 		{c.Inertia >= 0 && !math.IsInf(c.Inertia, 0), "thermostat_inertia must be non-negative (0: 1/A^2)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
 		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
-		{c.PreconditionValue() == sampler.PrecondNone || !opt && c.SGDWarmup == 0, "precondition needs a sampler without sgd_warmup (sgd steps have no mass to estimate)"},
+		{c.PreconditionValue() == tempering.PrecondNone || !opt && c.SGDWarmup == 0, "precondition needs a sampler without sgd_warmup (sgd steps have no mass to estimate)"},
 		{c.SGDWarmup == 0 || !opt, "sgd_warmup applies to samplers (sgd is already an optimiser)"},
 		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup || c.Steps == c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
 		{c.SGDWarmup == 0 || c.Sampler != PTSGHMC || c.Replicas == 1, "sgd_warmup needs a single-chain sampler (one replica)"},
 		{c.Cycle == 0 || c.Cycle >= 2, "cycle must be 0 (constant step size) or at least 2 steps"},
 		{c.Cycle == 0 || c.CycleKeep > 0 && c.CycleKeep <= 1, "cycle_keep must be in (0, 1]"},
 		{c.Replicas >= 1, "replicas must be at least 1 (auto is resolved by ChooseReplicas before a run is created)"},
-		{c.MaxReplicas == 0 || c.MaxReplicas >= sampler.MinAutoRungs, "max_replicas must be 0 (16) or at least 3"},
+		{c.MaxReplicas == 0 || c.MaxReplicas >= tempering.MinAutoRungs, "max_replicas must be 0 (16) or at least 3"},
 		{c.Exchange >= 0, "exchange must be non-negative"},
 		{c.XBatch >= 2, "xbatch must be at least 2"},
 		{c.XMargin >= 0, "xmargin must be non-negative"},
@@ -280,7 +281,7 @@ func (c Config) ValidateIn(s Setup) error {
 			return fmt.Errorf("config: swap_target is a Barker test's acceptance; with exchange_test %s keep the ladder's ends fixed (swap_target 0)", c.XTest)
 		}
 		if c.SwapTarget != 0 {
-			if _, err := sampler.BarkerToMetropolisRejection(c.SwapTarget); err != nil {
+			if _, err := tempering.BarkerToMetropolisRejection(c.SwapTarget); err != nil {
 				return fmt.Errorf("config: swap_target: %w", err)
 			}
 		}
@@ -299,14 +300,14 @@ func (c Config) PosteriorTemperature() float64 {
 
 // validPrecondition reports whether name is a preconditioner ("" is none).
 func validPrecondition(name string) bool {
-	_, err := sampler.ParsePreconditioner(name)
+	_, err := tempering.ParsePreconditioner(name)
 	return err == nil
 }
 
 // PreconditionValue returns the run's preconditioner (none for runs that
 // do not record one; an invalid name, which Validate refuses, is none).
-func (c Config) PreconditionValue() sampler.Preconditioner {
-	p, _ := sampler.ParsePreconditioner(c.Precondition)
+func (c Config) PreconditionValue() tempering.Preconditioner {
+	p, _ := tempering.ParsePreconditioner(c.Precondition)
 	return p
 }
 
@@ -375,9 +376,9 @@ func (c Config) Temps() ([]float64, error) {
 		return []float64{1}, nil
 	}
 	if c.Ladder == "adaptive" {
-		return sampler.GeometricLadder(c.Replicas, c.TMax)
+		return tempering.GeometricLadder(c.Replicas, c.TMax)
 	}
-	return sampler.Ladder(c.Ladder, c.Replicas, c.TMax)
+	return tempering.Ladder(c.Ladder, c.Replicas, c.TMax)
 }
 
 // checkLadderLength refuses a listed ladder whose length is not the
@@ -392,7 +393,7 @@ func (c Config) checkLadderLength() error {
 	case "geometric", "linear", "adaptive", "":
 		return nil
 	}
-	t, err := sampler.Ladder(c.Ladder, c.Replicas, c.TMax)
+	t, err := tempering.Ladder(c.Ladder, c.Replicas, c.TMax)
 	if err == nil && len(t) != c.Replicas {
 		return fmt.Errorf("config: ladder %q lists %d temperatures for %d replicas: give --replicas %d, or list %d temperatures", c.Ladder, len(t), c.Replicas, len(t), c.Replicas)
 	}

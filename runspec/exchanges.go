@@ -1,6 +1,6 @@
 package runspec
 
-import "github.com/ptsghmc/ptsghmc/sampler"
+import "github.com/ptsghmc/ptsghmc/tempering"
 
 // ExchangeRule is an exchange test a run can name in Config.XTest: the
 // decision whether two rungs of a PT run swap their configurations.
@@ -9,7 +9,7 @@ type ExchangeRule struct {
 	Doc  string // one line for help texts
 	// New returns the test for a run of cfg (its XBatch, and the rule's
 	// own settings).
-	New func(cfg Config) (sampler.ExchangeTest, error)
+	New func(cfg Config) (tempering.ExchangeTest, error)
 }
 
 // Exchange rule names of DefaultExchanges.
@@ -29,16 +29,16 @@ const (
 func DefaultExchanges() []ExchangeRule {
 	return []ExchangeRule{
 		{Name: XTestBarker, Doc: "the corrected minibatch Barker test (exact up to its correction table)",
-			New: func(cfg Config) (sampler.ExchangeTest, error) {
-				corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{Method: sampler.CorrectionMethod(cfg.Corr)})
+			New: func(cfg Config) (tempering.ExchangeTest, error) {
+				corr, err := tempering.NewCorrection(1, tempering.CorrectionOptions{Method: tempering.CorrectionMethod(cfg.Corr)})
 				if err != nil {
 					return nil, err
 				}
-				return &sampler.Exchanger{Batch: cfg.XBatch, Correction: corr, Margin: cfg.XMargin, Tolerance: cfg.XTolerance}, nil
+				return &tempering.Exchanger{Batch: cfg.XBatch, Correction: corr, Margin: cfg.XMargin, Tolerance: cfg.XTolerance}, nil
 			}},
 		{Name: XTestResghmc, Doc: "reSGHMC's approximate bias-corrected Metropolis swap on one minibatch",
-			New: func(cfg Config) (sampler.ExchangeTest, error) {
-				return &sampler.BiasCorrectedExchange{Batch: cfg.XBatch, F: cfg.XF}, nil
+			New: func(cfg Config) (tempering.ExchangeTest, error) {
+				return &tempering.BiasCorrectedExchange{Batch: cfg.XBatch, F: cfg.XF}, nil
 			}},
 	}
 }

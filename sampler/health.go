@@ -30,8 +30,9 @@ const DefaultHealthWindow = 1000
 // they are in their regime), the thermostat's level and trend, and the
 // gradient noise that enters the momentum each step, h^2 Var[grad U~]/T^2
 // per coordinate, estimated from the momentum's own energy balance (see
-// MomentumNoise). It is plain data: a PT run keeps one per rung in PTStats
-// (and so in checkpoints), and a resumed run continues it exactly.
+// MomentumNoise). It is plain data: a tempering.PT run keeps one per rung
+// in tempering.PTStats (and so in checkpoints), and a resumed run
+// continues it exactly.
 type Health struct {
 	// Sums over the current window.
 	Steps          int
@@ -54,7 +55,7 @@ type Health struct {
 	// (the first of the worst status).
 	WorstWindow HealthFigures
 	// StepScale multiplies the kernel's step (0 means 1): a noise-aware
-	// run shrinks it during burn-in (see PT.NoiseTarget).
+	// run shrinks it during burn-in (see tempering.PT.NoiseTarget).
 	StepScale float64
 	// IntSum sums IntegrationError over the window's IntSteps steps;
 	// PrevWork is the last observed step's kick terms (its Valid is false
@@ -284,9 +285,9 @@ func intSDTol(m, sum, sq float64, n int, f float64) float64 {
 }
 
 // Start sets the kinetic temperature p'p/D of the chain's initial momentum,
-// which the first step's noise estimate needs (PT.Init calls it). Without
-// it the first observed step only records its momentum and the first
-// window is one step late.
+// which the first step's noise estimate needs (tempering.PT.Init calls
+// it). Without it the first observed step only records its momentum and
+// the first window is one step late.
 func (hl *Health) Start(kin float64) { hl.PrevKin, hl.Started = kin, true }
 
 // Observe records one step of kernel k: xiBefore is the thermostat the step
@@ -310,6 +311,16 @@ func (hl *Health) Observe(k Frictional, xiBefore, kinEnd, kinMid float64, dim, s
 // the gradient noise (IntegrationError).
 func (hl *Health) ObserveState(k Frictional, xiBefore float64, s *State, step, window int, afterBurnIn bool) bool {
 	return hl.observe(k, xiBefore, s.kineticAfterStep(), s.Kinetic, s.Work, len(s.P), step, window, afterBurnIn)
+}
+
+// ObserveStep records one step of kernel k as Observe does, with the
+// step's kick terms w (not Valid: none), which measure the integration
+// error separately from the gradient noise. kinEnd is p'p/D after the step
+// (State.KineticAfterStep), kinMid the mid-step kinetic temperature
+// (State.Kinetic) and dim the dimension. It returns true at the end of a
+// window.
+func (hl *Health) ObserveStep(k Frictional, xiBefore, kinEnd, kinMid float64, w StepWork, dim, step, window int, afterBurnIn bool) bool {
+	return hl.observe(k, xiBefore, kinEnd, kinMid, w, dim, step, window, afterBurnIn)
 }
 
 // observe is Observe with the step's kick terms w (not Valid: none).
@@ -512,13 +523,19 @@ func (hl *Health) stepScale() float64 {
 	return hl.StepScale
 }
 
-// adaptStep moves the step after a window toward the one whose noise
+// Multiplier returns the multiplier of the kernel's step: StepScale, or
+// 1 when it is 0.
+func (hl *Health) Multiplier() float64 { return hl.stepScale() }
+
+// AdaptStep moves the step after a window toward the one whose noise
 // share is target: when the share exceeds target, or falls below target/2
 // while the step is below the configured one, the multiplier changes by
 // the square root of the noise ratio (the gradient noise per step goes as
 // h^2 at a fixed friction per step), by at most a factor 4 down or 2 up per
-// window, and stays within [1/64, 1]. It returns the factor applied.
-func (hl *Health) adaptStep(target float64) float64 {
+// window, and stays within [1/64, 1]. It returns the factor applied. A
+// noise-aware run (tempering.PT.NoiseTarget) calls it at the end of every
+// burn-in window.
+func (hl *Health) AdaptStep(target float64) float64 {
 	f := hl.Last
 	if f.GradNoise <= 0 || f.Share <= target && (f.Share >= target/2 || hl.stepScale() >= 1) {
 		return 1

@@ -1,14 +1,15 @@
-// Package sampler implements stochastic-gradient MCMC samplers on any
-// differentiable stochastic potential: SGLD, SGHMC, SGNHT and HMC kernels
-// (and SGD, the optimiser baseline) for single chains, and PT-SGHMC (parallel tempering of SGNHT replicas with the
-// corrected minibatch Barker exchange test of Seita et al. 2017, as in Luo,
-// Zhang and Liu 2018).
+// Package sampler implements the kernels of stochastic-gradient MCMC on
+// any differentiable stochastic potential: SGLD, SGHMC, SGNHT and HMC
+// transitions of one chain (and SGD, the optimiser baseline), their State,
+// the Potential they sample, the random Streams they draw from, the
+// registry of kernels by name, and the Health of a chain's dynamics.
 //
 // The package is organised after BlackJAX: each file holds one algorithm's
-// update equations (the integrator) and its Kernel (one transition), and PT
-// drives a ladder of kernels. States are plain data; all randomness comes
-// from Streams passed in, so a run is reproducible bit for bit from its seed
-// and can be checkpointed by saving states and streams.
+// update equations (the integrator) and its Kernel (one transition);
+// package tempering drives ladders of them. States are plain data; all
+// randomness comes from Streams passed in, so a run is reproducible bit
+// for bit from its seed and can be checkpointed by saving states and
+// streams.
 //
 // # The model contract
 //
@@ -24,7 +25,8 @@
 // A Kernel is one transition of one chain at a temperature T, targeting
 // exp(-U/T). Its Step takes the chain's State, the Potential, the step's
 // Minibatch and its Hyper (step size, temperature) as arguments, in the
-// manner of BlackJAX; PT draws each rung's minibatch from its BatchOrder.
+// manner of BlackJAX; tempering.PT draws each rung's minibatch from its
+// BatchOrder.
 // The kernels: SGNHT (the default of runs), SGHMC, SGLD, HMC, and SGD, momentum
 // SGD, which is an optimiser (the MAP baseline) rather than a sampler.
 // Kernels is the registry of them by name, each with a constructor from
@@ -35,19 +37,18 @@
 // moment, a counter) is a StatefulKernel: it keeps it in State.Extra and
 // says how to save it, so that a checkpoint resumes it.
 //
-// # Ladder and exchange
+// # Drivers
 //
-// PT steps one replica of its Kernel per rung of a temperature ladder
-// (Ladder, GeometricLadder, LinearLadder; CheckLadder) and every Every
-// steps tries to swap the configurations of pairs of rungs (Scheme) with an
-// ExchangeTest: Exchanger, the corrected minibatch Barker test (its
-// Correction distribution is NewCorrection's), or BiasCorrectedExchange, an
-// approximate Metropolis swap. LadderAdaptation tunes the ladder during
-// burn-in to equalise the communication Barrier between rungs. PT.Step is
-// one step of every rung (and an exchange round when due); PT.Run loops it.
-// The whole state is a PTState: the rungs' States, one Stream per rung plus
-// one for exchanges, the step count, the current ladder and the statistics
-// (PTStats, TuningState, one Health per rung).
+// A kernel steps one chain; what steps many is package tempering: its PT
+// runs one replica of a Kernel per rung of a temperature ladder, draws
+// each rung's Minibatch from its BatchOrder, exchanges configurations
+// between rungs, tunes the ladder and the step during burn-in, and is the
+// one loop that training runs and benchmarks drive. What PT reads of a
+// kernel's chain is here: the State's kinetic temperature after a step
+// (KineticAfterStep), the sums its preconditioner and noise correction
+// estimate from (SumGradSq, SumNoise), and each rung's Health. A single
+// chain is PT with one rung, or a Kernel stepped by hand (see the
+// examples).
 package sampler
 
 import (
@@ -81,10 +82,10 @@ type Minibatch struct {
 	Scale float64
 }
 
-// BatchOrder chooses the minibatches of one chain, one per step: PT draws
-// rung j's from PTState.Orders[j] with rung j's stream, before the rung's
-// kernel draws its noise from the same stream (datasets.Batches is one:
-// epochs of fresh random permutations).
+// BatchOrder chooses the minibatches of one chain, one per step:
+// tempering.PT draws rung j's from PTState.Orders[j] with rung j's
+// stream, before the rung's kernel draws its noise from the same stream
+// (datasets.Batches is one: epochs of fresh random permutations).
 type BatchOrder interface {
 	// Next returns the next minibatch's example positions, a view valid
 	// until the next call, drawing any randomness from rng.
@@ -182,7 +183,7 @@ type State struct {
 	Mass []float64
 	// InjScale multiplies the injected noise's sd per coordinate in SGNHT
 	// and SGHMC (nil: 1): sqrt(1 - B_i/inj) after a gradient-noise
-	// correction (PT.NoiseCorrection), so that injected and gradient noise
+	// correction (tempering.PT.NoiseCorrection), so that injected and gradient noise
 	// add up to the same diffusion in every coordinate.
 	InjScale []float64
 	// Work holds the last step's kick terms, from which Health separates
@@ -205,7 +206,7 @@ type State struct {
 	Extra any `json:"-"`
 
 	// kinAfter is p'p/D after the last step when the kernel summed it in
-	// its update loop (hasKinAfter), saving PT a pass over p.
+	// its update loop (hasKinAfter), saving the driver a pass over p.
 	kinAfter    float64
 	hasKinAfter bool
 
@@ -240,8 +241,8 @@ type StepWork struct {
 // SetMass sets the diagonal mass matrix M = diag(m) of the momentum (nil:
 // unit mass), copying m. Every value must be positive and finite. The
 // momentum P is in units of its sd and does not change. SGNHT, SGHMC and
-// SGLD use the mass; HMC and SGD ignore it. PT.Precondition estimates and
-// sets it during burn-in.
+// SGLD use the mass; HMC and SGD ignore it. tempering.PT.Precondition
+// estimates and sets it during burn-in.
 func (s *State) SetMass(m []float64) error {
 	if m == nil {
 		s.Mass, s.invSqrtMass = nil, nil
@@ -275,6 +276,29 @@ func (s *State) kineticAfterStep() float64 {
 	}
 	return s.KineticTemperature()
 }
+
+// BeginStep forgets the kinetic temperature the last step's kernel summed
+// in its update loop, so that KineticAfterStep after the next step reads
+// that step's (a kernel that does not sum it leaves KineticAfterStep to a
+// pass over p). A driver calls it before each kernel step.
+func (s *State) BeginStep() { s.hasKinAfter = false }
+
+// KineticAfterStep returns p'p/D after the last step: the sum the kernel
+// made in its update loop when it made one since BeginStep (the same sum
+// in the same order), else KineticTemperature's pass over p.
+func (s *State) KineticAfterStep() float64 { return s.kineticAfterStep() }
+
+// SumGradSq makes each step of an SGNHT, SGHMC or SGLD kernel add its
+// squared stochastic gradient per coordinate to sums (the rmsprop
+// preconditioner's window sums; nil: no sums). The state keeps sums, not
+// a copy; sums must have the state's dimension.
+func (s *State) SumGradSq(sums []float64) { s.gradSq = sums }
+
+// SumNoise makes each step of an SGNHT or SGHMC kernel add its
+// per-coordinate estimate of the gradient noise that entered the momentum
+// to sums (the noise correction's window sums; nil: no sums). The state
+// keeps sums, not a copy; sums must have the state's dimension.
+func (s *State) SumNoise(sums []float64) { s.noiseAcc = sums }
 
 // KineticTemperature returns p'p/D, which the thermostat drives to 1.
 func (s *State) KineticTemperature() float64 {

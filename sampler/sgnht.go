@@ -142,7 +142,7 @@ func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *ra
 const normalChunk = 256
 
 // sgnhtUpdate is SGNHTUpdate; it also returns p'p/D after the update (the
-// kinetic temperature PT records), summed in the same pass over p.
+// kinetic temperature tempering.PT records), summed in the same pass over p.
 func sgnhtUpdate(theta, p, grad []float64, xi, h, a float64, tc temperCoef, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64) {
 	var u sgnhtStepper
 	u.reset(xi, h, a, tc, rng)
@@ -224,7 +224,7 @@ type sgnhtStepper struct {
 	wb, wa, wk float64
 	// nsc, when not nil, scales the injected noise's sd per coordinate
 	// (State.InjScale) and nacc, when not nil, sums each coordinate's
-	// gradient-noise estimate (NoiseEstimate)
+	// gradient-noise estimate (tempering.NoiseEstimate)
 	nsc, nacc []float64
 	ones      [normalChunk]float64
 }

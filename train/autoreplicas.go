@@ -7,7 +7,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // PilotReplicas is the number of rungs of the pilot run that --replicas auto
@@ -23,7 +23,7 @@ const DefaultMaxReplicas = 16
 // config's burn-in (its swap target, or fixed ends from 1 to TMax) and
 // measures the communication barrier Lambda from its last stationary
 // round; the run then gets the rungs that barrier needs
-// (sampler.RungsFor: Lambda/r(A) + 1 with a swap target A, else about
+// (tempering.RungsFor: Lambda/r(A) + 1 with a swap target A, else about
 // 2 Lambda; at most MaxReplicas). The returned config records the choice
 // and why in ReplicasChoice, and config.json then holds the chosen
 // Replicas, so a resume uses it. The pilot costs PilotReplicas x BurnIn
@@ -89,7 +89,7 @@ func chooseReplicas(ctx context.Context, cfg runspec.Config, data *datasets.Data
 	if cfg.Ladder == "adaptive" {
 		target = cfg.SwapTarget
 	}
-	n, why, err := sampler.RungsFor(lambda, target, maxR)
+	n, why, err := tempering.RungsFor(lambda, target, maxR)
 	if err != nil {
 		return cfg, fmt.Errorf("replicas auto: %w", err)
 	}

@@ -50,7 +50,7 @@ func restoreBatches(saved []datasets.Batches) []*datasets.Batches {
 }
 
 // setBatches makes b the run's minibatch orders: the sampler's state draws
-// rung j's minibatches from b[j] (sampler.PTState.Orders), and the
+// rung j's minibatches from b[j] (tempering.PTState.Orders), and the
 // checkpoint saves them.
 func (r *Run) setBatches(b []*datasets.Batches) {
 	r.batches = b

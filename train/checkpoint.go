@@ -8,13 +8,14 @@ import (
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // checkpointOf assembles the checkpoint of a run from plain state: its
 // config, the sampler state st (with what its kernel k keeps of its own), each rung's minibatch order, and the
 // lengths of its samples file (records) and metrics file (bytes). The
 // checkpoint shares st's slices; write it before stepping on.
-func checkpointOf(cfg runspec.Config, k sampler.Kernel, st *sampler.PTState, batches []datasets.Batches, samples int, metrics int64) (*rundir.Checkpoint, error) {
+func checkpointOf(cfg runspec.Config, k sampler.Kernel, st *tempering.PTState, batches []datasets.Batches, samples int, metrics int64) (*rundir.Checkpoint, error) {
 	c := &rundir.Checkpoint{Config: cfg, Steps: st.Steps, Rounds: st.Rounds, Stats: st.Stats,
 		Temps: st.Temps, Tuning: st.Tuning, Samples: samples, Metrics: metrics, Batches: batches, Mass: st.Mass, Noise: st.Noise}
 	for j, s := range st.Rungs {
@@ -116,11 +117,11 @@ func finiteAll(x []float64) bool {
 // restore validates c against the run it is restored into (pt, a model of
 // dim parameters, n training examples) and returns its sampler state.
 // Every error wraps ErrCheckpoint.
-func restore(c *rundir.Checkpoint, cfg runspec.Config, pt *sampler.PT, dim, n int) (*sampler.PTState, error) {
+func restore(c *rundir.Checkpoint, cfg runspec.Config, pt *tempering.PT, dim, n int) (*tempering.PTState, error) {
 	if err := validateFor(c, cfg, dim, len(pt.Temps), n); err != nil {
 		return nil, err
 	}
-	st := &sampler.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning, Mass: c.Mass, Noise: c.Noise}
+	st := &tempering.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning, Mass: c.Mass, Noise: c.Noise}
 	if st.Temps == nil { // written before the ladder was state
 		st.Temps = append([]float64(nil), pt.Temps...)
 	}

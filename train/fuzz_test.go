@@ -15,7 +15,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // fuzzRun is a finished small run whose files the checkpoint fuzzer
@@ -134,7 +134,7 @@ func FuzzCheckpoint(f *testing.F) {
 			return
 		}
 		n := tr.N
-		st, err := restore(c, cfg, &sampler.PT{Temps: temps}, spec.NumParams(), n)
+		st, err := restore(c, cfg, &tempering.PT{Temps: temps}, spec.NumParams(), n)
 		if err != nil {
 			if !errors.Is(err, rundir.ErrCheckpoint) {
 				t.Fatalf("error does not wrap ErrCheckpoint: %v", err)

@@ -7,6 +7,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // ErrInterrupted is returned by Run.Train when its context is cancelled; the
@@ -40,7 +41,7 @@ func (r *Run) Train(ctx context.Context, progress func(Status)) error {
 
 // train is Train under the caller's BLAS setting: Chains.Train sets it
 // once for all the chains it steps in parallel. The loop is the sampler's
-// one loop, sampler.PT.RunUntil; the run's jobs are its hooks: before each
+// one loop, tempering.PT.RunUntil; the run's jobs are its hooks: before each
 // step the cyclical schedule's kernel and the SGD warm-up (beforeStep),
 // after it the kept sample, the metrics line, the checkpoint and the
 // progress report (afterStep).
@@ -49,7 +50,7 @@ func (r *Run) train(ctx context.Context, progress func(Status)) error {
 	for j, p := range r.pots {
 		pots[j] = p
 	}
-	hooks := sampler.Hooks{Before: r.beforeStep, After: func(*sampler.PTState) error { return r.afterStep(progress) }}
+	hooks := tempering.Hooks{Before: r.beforeStep, After: func(*tempering.PTState) error { return r.afterStep(progress) }}
 	err := r.pt.RunUntil(ctx, pots, r.pots[0], r.state, r.Cfg.Steps, hooks)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		if cerr := r.checkpoint(); cerr != nil {
@@ -63,7 +64,7 @@ func (r *Run) train(ctx context.Context, progress func(Status)) error {
 // beforeStep sets the kernel of the next step: the cyclical schedule's
 // (scheduledKernel, which also rescales the thermostats) and the SGD
 // warm-up's (warmup).
-func (r *Run) beforeStep(pt *sampler.PT, st *sampler.PTState) error {
+func (r *Run) beforeStep(pt *tempering.PT, st *tempering.PTState) error {
 	k, err := scheduledKernel(r.Cfg, r.kernels, r.Data.N, st)
 	if err != nil {
 		return err

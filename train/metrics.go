@@ -4,13 +4,13 @@ import (
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // stateMetrics returns the metrics line of a run's sampler state st after
 // its last step, with samples kept so far: every figure but those that
 // need the model and the data (LogLik, ValLogLik, ValAcc).
-func stateMetrics(st *sampler.PTState, cfg runspec.Config, samples int) rundir.MetricsLine {
+func stateMetrics(st *tempering.PTState, cfg runspec.Config, samples int) rundir.MetricsLine {
 	rung := st.Rungs[0]
 	m := rundir.MetricsLine{Step: st.Steps, U: rung.U, SwapRate: swapRates(st.Stats), RoundTrips: st.Stats.RoundTrips,
 		Grown: st.Stats.Grown, Exact: st.Stats.Exact, Early: st.Stats.Early, Samples: samples}
@@ -30,7 +30,7 @@ func stateMetrics(st *sampler.PTState, cfg runspec.Config, samples int) rundir.M
 }
 
 // swapRates returns each pair's swap acceptance so far (0 before a try).
-func swapRates(s sampler.PTStats) []float64 {
+func swapRates(s tempering.PTStats) []float64 {
 	out := make([]float64, len(s.Proposed))
 	for p := range out {
 		if s.Proposed[p] > 0 {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // Preconditioning returns what the run's preconditioner and noise
@@ -36,7 +36,7 @@ func (r *Run) Preconditioning() string {
 	if r.Cfg.NoiseCorrection {
 		head += ", per-coordinate noise correction"
 	}
-	if ends := sampler.MassWindowEnds(r.Cfg.BurnIn); r.Cfg.PreconditionValue() != sampler.PrecondNone && len(ends) > 0 {
+	if ends := tempering.MassWindowEnds(r.Cfg.BurnIn); r.Cfg.PreconditionValue() != tempering.PrecondNone && len(ends) > 0 {
 		head += fmt.Sprintf(" (masses frozen from step %d)", ends[len(ends)-1])
 	}
 	return head + ":\n" + strings.TrimRight(b.String(), "\n")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // TestPreconditionConfig checks the precondition setting: validation, the
@@ -40,7 +40,7 @@ func TestPreconditionConfig(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"sampler":"sgnht"}`), &old); err != nil {
 		t.Fatal(err)
 	}
-	if old.PreconditionValue() != sampler.PrecondNone {
+	if old.PreconditionValue() != tempering.PrecondNone {
 		t.Errorf("a config without precondition: %v, want none", old.PreconditionValue())
 	}
 	if d := configDiff(runspec.Config{Precondition: ""}, runspec.Config{Precondition: "none"}); len(d) != 0 {

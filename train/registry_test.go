@@ -9,6 +9,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // optimiserKernel is a custom kernel that declares itself an optimiser.
@@ -25,7 +26,7 @@ func TestSetupRegistries(t *testing.T) {
 		New: func(p sampler.KernelParams) sampler.Kernel { return sampler.SGLD{StepSize: p.SGLDStep} }}
 	myopt := sampler.KernelInfo{Name: "myopt", Sampler: false, Minibatch: true,
 		New: func(p sampler.KernelParams) sampler.Kernel { return optimiserKernel{} }}
-	rule := runspec.ExchangeRule{Name: "always", New: func(runspec.Config) (sampler.ExchangeTest, error) { return nil, nil }}
+	rule := runspec.ExchangeRule{Name: "always", New: func(runspec.Config) (tempering.ExchangeTest, error) { return nil, nil }}
 	withMine := runspec.Setup{Kernels: []sampler.KernelInfo{mine, myopt}, Exchanges: append(runspec.DefaultExchanges(), rule)}
 	cases := []struct {
 		name string
@@ -74,7 +75,7 @@ func TestSetupRegistries(t *testing.T) {
 func TestCheckpointKernelState(t *testing.T) {
 	cfg := smallConfig()
 	k := countKernel{}
-	pt := &sampler.PT{Kernel: k, Temps: []float64{1, 2, 3}}
+	pt := &tempering.PT{Kernel: k, Temps: []float64{1, 2, 3}}
 	st, err := pt.Init([][]float64{{1, 2}}, 3)
 	if err != nil {
 		t.Fatal(err)

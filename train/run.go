@@ -18,6 +18,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // Run is one sampling chain of a Bayesian model (a PT ladder, or one
@@ -31,8 +32,8 @@ type Run struct {
 	Data  *datasets.Dataset // training data (validation split removed)
 	Val   *datasets.Dataset
 
-	pt      *sampler.PT
-	state   *sampler.PTState
+	pt      *tempering.PT
+	state   *tempering.PTState
 	pots    []*autodiff.Potential
 	batches []*datasets.Batches // rung j's minibatch order (state.Orders[j])
 	val     *evaluate.Predictor // rung 1's fit to Val (nil without a validation set)
@@ -446,7 +447,7 @@ func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir
 func (r *Run) Steps() int { return r.state.Steps }
 
 // State returns the sampler state (read-only use).
-func (r *Run) State() *sampler.PTState { return r.state }
+func (r *Run) State() *tempering.PTState { return r.state }
 
 // Close closes the run's files and releases its directory's lock.
 func (r *Run) Close() error {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // The cyclical step-size schedule (Zhang et al. 2020, Config.Cycle) and
@@ -54,7 +55,7 @@ func keepSampleAs(c runspec.Config, k int, optimiser bool) bool {
 // returns nil and changes nothing. The Nose-Hoover xi settles near
 // A = alpha/h, so xi*h, the friction per step, is what must carry over
 // when h changes by sqrt(next/prev).
-func scheduledKernel(cfg runspec.Config, ks []sampler.KernelInfo, n int, st *sampler.PTState) (sampler.Kernel, error) {
+func scheduledKernel(cfg runspec.Config, ks []sampler.KernelInfo, n int, st *tempering.PTState) (sampler.Kernel, error) {
 	if cfg.Cycle == 0 {
 		return nil, nil
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // prepared is what creating or resuming a run computes once and shares
@@ -64,7 +64,7 @@ func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
 // the preconditioner and noise correction, and with more than one rung the
 // exchange rule, its pairing and the ladder's adaptation. Runs build their
 // sampler here, and so does ptsghmc bench, so both step the same sampler.
-func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*sampler.PT, error) {
+func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
 	temps, err := cfg.Temps()
 	if err != nil {
 		return nil, err
@@ -73,12 +73,12 @@ func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*sampler.PT, error) {
 	if err != nil {
 		return nil, err
 	}
-	pt := &sampler.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
+	pt := &tempering.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
 		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(),
 		NoiseCorrection: cfg.NoiseCorrection}
 	if len(temps) > 1 {
 		pt.Every = cfg.Exchange
-		pt.Scheme = sampler.Scheme(cfg.Scheme)
+		pt.Scheme = tempering.Scheme(cfg.Scheme)
 		rule, ok := runspec.LookupExchange(s.ExchangeRules(), cfg.XTest)
 		if !ok {
 			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(runspec.ExchangeNames(s.ExchangeRules()), ", "))
@@ -87,7 +87,7 @@ func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*sampler.PT, error) {
 			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)
 		}
 		if cfg.Ladder == "adaptive" {
-			pt.Adapt = &sampler.LadderAdaptation{SwapTarget: cfg.SwapTarget}
+			pt.Adapt = &tempering.LadderAdaptation{SwapTarget: cfg.SwapTarget}
 		}
 	}
 	return pt, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 	"github.com/ptsghmc/ptsghmc/train"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -270,12 +271,12 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 	var exNS int64
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	// train's loop, sampler.PT.RunUntil, with timers for hooks: a step
+	// train's loop, tempering.PT.RunUntil, with timers for hooks: a step
 	// that ends in an exchange round adds its time to exNS
 	var t0 time.Time
-	timer := sampler.Hooks{
-		Before: func(pt *sampler.PT, st *sampler.PTState) error { t0 = time.Now(); return nil },
-		After: func(st *sampler.PTState) error {
+	timer := tempering.Hooks{
+		Before: func(pt *tempering.PT, st *tempering.PTState) error { t0 = time.Now(); return nil },
+		After: func(st *tempering.PTState) error {
 			if pt.Every > 0 && st.Steps%pt.Every == 0 {
 				exNS += int64(time.Since(t0))
 			}

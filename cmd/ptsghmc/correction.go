@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 func runCorrection(args []string, stdout, stderr io.Writer) error {
@@ -27,7 +27,7 @@ func runCorrection(args []string, stdout, stderr io.Writer) error {
 	if !(*step > 0) {
 		return fmt.Errorf("--step must be positive")
 	}
-	c, err := sampler.NewCorrection(*sigma, sampler.CorrectionOptions{Method: sampler.CorrectionMethod(*method), Gamma: *gamma, Terms: *terms})
+	c, err := tempering.NewCorrection(*sigma, tempering.CorrectionOptions{Method: tempering.CorrectionMethod(*method), Gamma: *gamma, Terms: *terms})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
@@ -78,18 +79,18 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 	k := info.New(sampler.KernelParams{StepSize: *h, Diffusion: *diff, SGLDStep: *sgldEps, Leapfrog: *leap})
 	temps := []float64{1}
 	if *samplerName == runspec.PTSGHMC {
-		if temps, err = sampler.GeometricLadder(*replicas, *tmax); err != nil {
+		if temps, err = tempering.GeometricLadder(*replicas, *tmax); err != nil {
 			return err
 		}
 	}
-	pt := &sampler.PT{Kernel: k, Temps: temps, Workers: 1}
+	pt := &tempering.PT{Kernel: k, Temps: temps, Workers: 1}
 	if len(temps) > 1 {
-		c, err := sampler.NewCorrection(1, sampler.CorrectionOptions{Method: sampler.CorrectionMethod(*corr)})
+		c, err := tempering.NewCorrection(1, tempering.CorrectionOptions{Method: tempering.CorrectionMethod(*corr)})
 		if err != nil {
 			return err
 		}
-		pt.Every, pt.Scheme = *every, sampler.Scheme(*scheme)
-		pt.Exchange = &sampler.Exchanger{Batch: 16, Correction: c}
+		pt.Every, pt.Scheme = *every, tempering.Scheme(*scheme)
+		pt.Exchange = &tempering.Exchanger{Batch: 16, Correction: c}
 	}
 	st, err := pt.Init([][]float64{m.Start()}, *seed)
 	if err != nil {
@@ -102,7 +103,7 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 	var xs [][]float64
 	var trace []float64
 	start := time.Now()
-	err = pt.Run(pots, m, st, *steps, func(s *sampler.PTState) error {
+	err = pt.Run(pots, m, st, *steps, func(s *tempering.PTState) error {
 		if s.Steps%*thin == 0 {
 			trace = append(trace, s.Rungs[0].Theta[0])
 			if s.Steps > *burn {

@@ -19,6 +19,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // Names the plug-ins are registered under in Setup.
@@ -163,10 +164,10 @@ type ExactMetropolis struct {
 
 // Test decides the swap of thetaJ (at temperature tj) and thetaK (at tk)
 // on the whole data set of tp, drawing the acceptance from rng.
-func (x *ExactMetropolis) Test(tp sampler.TermPotential, thetaJ, thetaK []float64, tj, tk float64, rng *rand.Rand) (sampler.ExchangeResult, error) {
+func (x *ExactMetropolis) Test(tp sampler.TermPotential, thetaJ, thetaK []float64, tj, tk float64, rng *rand.Rand) (tempering.ExchangeResult, error) {
 	n := tp.Size()
 	if n <= 0 {
-		return sampler.ExchangeResult{}, errors.New("exact Metropolis exchange: the potential has no finite data set")
+		return tempering.ExchangeResult{}, errors.New("exact Metropolis exchange: the potential has no finite data set")
 	}
 	for t := range x.buf {
 		if len(x.buf[t]) < n {
@@ -174,14 +175,14 @@ func (x *ExactMetropolis) Test(tp sampler.TermPotential, thetaJ, thetaK []float6
 		}
 	}
 	if err := tp.Terms([][]float64{thetaJ, thetaK}, 0, n, rng, [][]float64{x.buf[0][:n], x.buf[1][:n]}); err != nil {
-		return sampler.ExchangeResult{}, fmt.Errorf("exact Metropolis exchange: %w", err)
+		return tempering.ExchangeResult{}, fmt.Errorf("exact Metropolis exchange: %w", err)
 	}
 	d := 0.0
 	for i := range n {
 		d += x.buf[0][i] - x.buf[1][i]
 	}
 	dE := (1/tj - 1/tk) * d / float64(n)
-	return sampler.ExchangeResult{Accepted: rng.Float64() < math.Exp(dE), DeltaE: dE, N: n, Exact: true}, nil
+	return tempering.ExchangeResult{Accepted: rng.Float64() < math.Exp(dE), DeltaE: dE, N: n, Exact: true}, nil
 }
 
 // Setup returns the runspec.Setup of a run that may name the plug-ins: the
@@ -195,6 +196,6 @@ func Setup(data *datasets.Dataset) runspec.Setup {
 		}})
 	exchanges := append(runspec.DefaultExchanges(), runspec.ExchangeRule{
 		Name: ExchangeName, Doc: "Metropolis test on exact energies (small data sets)",
-		New: func(runspec.Config) (sampler.ExchangeTest, error) { return &ExactMetropolis{}, nil }})
+		New: func(runspec.Config) (tempering.ExchangeTest, error) { return &ExactMetropolis{}, nil }})
 	return runspec.Setup{Models: runspec.ModelRegistry{ModelName: TinyModel}, Kernels: kernels, Exchanges: exchanges, Train: data}
 }

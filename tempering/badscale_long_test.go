@@ -1,6 +1,6 @@
 //go:build long
 
-package sampler_test
+package tempering_test
 
 // With -tags=long TestBadScaleHealth checks its verdicts on three draws of
 // the bad-scale case.

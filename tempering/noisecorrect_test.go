@@ -1,9 +1,11 @@
-package sampler
+package tempering
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // coordNoiseGauss is a standard Gaussian whose gradient carries white noise
@@ -12,7 +14,7 @@ type coordNoiseGauss struct{ NoiseVar []float64 }
 
 func (g coordNoiseGauss) Dim() int { return len(g.NoiseVar) }
 
-func (g coordNoiseGauss) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
+func (g coordNoiseGauss) Gradient(theta, grad []float64, _ sampler.Minibatch, rng *rand.Rand) (float64, error) {
 	u := 0.0
 	for i, x := range theta {
 		u += x * x / 2
@@ -39,14 +41,14 @@ func TestNoiseCorrectionHotCold(t *testing.T) {
 	}
 	pot := coordNoiseGauss{NoiseVar: nv}
 	for _, correct := range []bool{false, true} {
-		pt := &PT{Kernel: SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: 40000, HealthWindow: 10000, NoiseCorrection: correct}
+		pt := &PT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: 40000, HealthWindow: 10000, NoiseCorrection: correct}
 		st, err := pt.Init([][]float64{make([]float64, d)}, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
 		v := make([]float64, d)
 		n := 0
-		err = pt.Run([]Potential{pot}, nil, st, 240000, func(s *PTState) error {
+		err = pt.Run([]sampler.Potential{pot}, nil, st, 240000, func(s *PTState) error {
 			if s.Steps > pt.BurnIn {
 				for i, x := range s.Rungs[0].Theta {
 					v[i] += x * x

@@ -1,4 +1,4 @@
-package sampler_test
+package tempering_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -61,7 +62,7 @@ func TestTemperedPosterior(t *testing.T) {
 			if ladder == nil {
 				ladder = []float64{1}
 			}
-			pt := &sampler.PT{Kernel: c.kernel, Temperature: c.temp, Temps: ladder, Workers: 1, BurnIn: 5000}
+			pt := &tempering.PT{Kernel: c.kernel, Temperature: c.temp, Temps: ladder, Workers: 1, BurnIn: 5000}
 			pots := make([]sampler.Potential, len(ladder))
 			for j := range pots {
 				p, err := lr.potential(50, uint64(10+j))
@@ -72,18 +73,18 @@ func TestTemperedPosterior(t *testing.T) {
 			}
 			var tp sampler.TermPotential = pots[0].(sampler.TermPotential)
 			if len(ladder) > 1 {
-				corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{})
+				corr, err := tempering.NewCorrection(1, tempering.CorrectionOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				pt.Every, pt.Exchange = 25, &sampler.Exchanger{Batch: 50, Correction: corr}
+				pt.Every, pt.Exchange = 25, &tempering.Exchanger{Batch: 50, Correction: corr}
 			}
 			st, err := pt.Init([][]float64{lr.init(1)}, 7)
 			if err != nil {
 				t.Fatal(err)
 			}
 			xs := make([][][]float64, len(ladder))
-			err = pt.Run(pots, tp, st, 80000, func(s *sampler.PTState) error {
+			err = pt.Run(pots, tp, st, 80000, func(s *tempering.PTState) error {
 				if s.Steps > 5000 && s.Steps%5 == 0 {
 					for j, r := range s.Rungs {
 						xs[j] = append(xs[j], append([]float64(nil), r.Theta...))

@@ -1,4 +1,4 @@
-package sampler
+package tempering
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // Scheme chooses which pairs of rungs attempt exchanges.
@@ -32,7 +34,7 @@ const (
 // at the right kinetic temperature, which keeps the rung's dynamics in
 // equilibrium).
 type PT struct {
-	Kernel Kernel
+	Kernel sampler.Kernel
 	// Temperature is the posterior temperature T0 that rung 1 samples,
 	// exp(-U/T0) (0 means 1): rung j runs at T0 Temps[j], so the ladder
 	// multiplies it, and the exchange tests use those temperatures.
@@ -73,15 +75,15 @@ type PT struct {
 
 // ExchangeTest decides a swap between the configurations of two rungs.
 type ExchangeTest interface {
-	Test(tp TermPotential, thetaJ, thetaK []float64, tj, tk float64, rng *rand.Rand) (ExchangeResult, error)
+	Test(tp sampler.TermPotential, thetaJ, thetaK []float64, tj, tk float64, rng *rand.Rand) (ExchangeResult, error)
 }
 
 // PTState is the whole state of a PT run: the rungs' states, one random
 // stream per rung plus one for exchanges (the last), the step counter and
 // the statistics.
 type PTState struct {
-	Rungs   []*State
-	Streams []*Stream
+	Rungs   []*sampler.State
+	Streams []*sampler.Stream
 	Steps   int
 	Rounds  int       // exchange rounds so far (its parity picks the pairs)
 	Temps   []float64 // the current ladder (tuning changes it)
@@ -100,14 +102,14 @@ type PTState struct {
 	// draws its noise. The orders are plain data for a checkpoint to save
 	// (train's runs save datasets.Batches); they are not part of the
 	// state's JSON.
-	Orders []BatchOrder `json:"-"`
+	Orders []sampler.BatchOrder `json:"-"`
 
 	kin []float64 // scratch: each rung's kinetic temperature after a step
 	xi0 []float64 // scratch: each rung's thermostat before a step
 	// scratch: each rung's step settings, and its kernel as it steps at
 	// them (the step-scaled kernel of a noise-aware run, which Health reads)
-	hypers  []Hyper
-	kernels []Kernel
+	hypers  []sampler.Hyper
+	kernels []sampler.Kernel
 }
 
 // PTStats are exchange and thermostat statistics of a PT run.
@@ -133,7 +135,7 @@ type PTStats struct {
 	WinReject                []float64
 	WinRoundTrips            int
 	// Health watches each rung's dynamics (Frictional kernels only).
-	Health []Health
+	Health []sampler.Health
 }
 
 // resetWindow restarts the window statistics at step.
@@ -210,7 +212,7 @@ func (pt *PT) Validate() error {
 	case PrecondNone:
 	case PrecondRMSprop, PrecondVariance:
 		switch pt.Kernel.(type) {
-		case SGNHT, SGHMC, SGLD:
+		case sampler.SGNHT, sampler.SGHMC, sampler.SGLD:
 		default:
 			return fmt.Errorf("pt: preconditioner %v needs an sgnht, sghmc or sgld kernel, not %s", pt.Precondition, pt.Kernel.Name())
 		}
@@ -218,7 +220,7 @@ func (pt *PT) Validate() error {
 		return fmt.Errorf("pt: unknown preconditioner %v", pt.Precondition)
 	}
 	if pt.NoiseCorrection {
-		if _, ok := pt.Kernel.(Frictional); !ok {
+		if _, ok := pt.Kernel.(sampler.Frictional); !ok {
 			return fmt.Errorf("pt: noise correction needs an sgnht or sghmc kernel, not %s", pt.Kernel.Name())
 		}
 		if pt.NoiseTarget > 0 {
@@ -229,7 +231,7 @@ func (pt *PT) Validate() error {
 		}
 	}
 	if pt.HealthWindow < 0 {
-		return fmt.Errorf("pt: health window %d must be >= 0 (0: %d steps)", pt.HealthWindow, DefaultHealthWindow)
+		return fmt.Errorf("pt: health window %d must be >= 0 (0: %d steps)", pt.HealthWindow, sampler.DefaultHealthWindow)
 	}
 	if pt.Adapt != nil {
 		if err := pt.Adapt.validate(pt); err != nil {
@@ -251,14 +253,14 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 	}
 	st := &PTState{Temps: append([]float64(nil), pt.Temps...)}
 	for j := 0; j <= r; j++ {
-		st.Streams = append(st.Streams, NewStream(seed, uint64(j)))
+		st.Streams = append(st.Streams, sampler.NewStream(seed, uint64(j)))
 	}
 	for j := 0; j < r; j++ {
 		th := theta0[0]
 		if len(theta0) == r {
 			th = theta0[j]
 		}
-		s := NewState(th)
+		s := sampler.NewState(th)
 		pt.Kernel.Init(s, st.Streams[j].Rand)
 		st.Rungs = append(st.Rungs, s)
 	}
@@ -272,7 +274,7 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 	for j := range st.Stats.Walker {
 		st.Stats.Walker[j] = j
 	}
-	st.Stats.Health = make([]Health, r)
+	st.Stats.Health = make([]sampler.Health, r)
 	for j, s := range st.Rungs {
 		st.Stats.Health[j].Start(s.KineticTemperature())
 	}
@@ -367,7 +369,7 @@ func (pt *PT) Check(st *PTState, dim int) error {
 // Step advances every rung by one kernel step (in parallel; rung j uses
 // pots[j] and stream j), then runs an exchange round when the step count is
 // a multiple of Every. tp supplies the energy terms for exchange tests.
-func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
+func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTState) error {
 	r := len(pt.Temps)
 	if len(pots) != r || len(st.Rungs) != r {
 		return fmt.Errorf("pt: %d potentials and %d states for %d rungs", len(pots), len(st.Rungs), r)
@@ -381,38 +383,38 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 		st.kin, st.xi0 = make([]float64, r), make([]float64, r)
 	}
 	if len(st.Stats.Health) != r { // a state from before health watching
-		st.Stats.Health = make([]Health, r)
+		st.Stats.Health = make([]sampler.Health, r)
 	}
-	fk, watched := pt.Kernel.(Frictional)
+	fk, watched := pt.Kernel.(sampler.Frictional)
 	if st.Orders != nil && len(st.Orders) != r {
 		return fmt.Errorf("pt: %d minibatch orders for %d rungs", len(st.Orders), r)
 	}
 	if len(st.kernels) != r {
-		st.kernels, st.hypers = make([]Kernel, r), make([]Hyper, r)
+		st.kernels, st.hypers = make([]sampler.Kernel, r), make([]sampler.Hyper, r)
 	}
 	kernels, hypers := st.kernels, st.hypers
 	pt.armMass(st)
 	pt.armNoise(st)
 	for j := range kernels {
-		kernels[j], hypers[j] = pt.Kernel, Hyper{Temp: pt.RungTemperature(st, j)}
-		if sc := st.Stats.Health[j].stepScale(); watched && sc != 1 {
+		kernels[j], hypers[j] = pt.Kernel, sampler.Hyper{Temp: pt.RungTemperature(st, j)}
+		if sc := st.Stats.Health[j].Multiplier(); watched && sc != 1 {
 			// the noise-aware step: the kernel steps at sc h (Hyper), and
 			// Health reads the dynamics of the kernel stepping there
 			kernels[j] = fk.Scaled(sc)
-			hypers[j].StepSize, _ = kernels[j].(Frictional).Dynamics()
+			hypers[j].StepSize, _ = kernels[j].(sampler.Frictional).Dynamics()
 		}
 	}
 	step := func(j int) {
 		s := st.Rungs[j]
 		st.xi0[j] = s.Xi
-		s.hasKinAfter = false
+		s.BeginStep()
 		rng := st.Streams[j].Rand
-		var mb Minibatch
+		var mb sampler.Minibatch
 		if st.Orders != nil {
-			mb = NextMinibatch(st.Orders[j], rng)
+			mb = sampler.NextMinibatch(st.Orders[j], rng)
 		}
 		errs[j] = pt.Kernel.Step(s, pots[j], mb, hypers[j], rng)
-		st.kin[j] = s.kineticAfterStep() // summed in the update, or a pass over p in parallel too
+		st.kin[j] = s.KineticAfterStep() // summed in the update, or a pass over p in parallel too
 	}
 	if workers == 1 || r == 1 {
 		for j := 0; j < r; j++ {
@@ -447,9 +449,9 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 			continue
 		}
 		hl := &st.Stats.Health[j]
-		ended := hl.observe(kernels[j].(Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
+		ended := hl.ObserveStep(kernels[j].(sampler.Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
 		if ended && pt.NoiseTarget > 0 && st.Steps <= pt.BurnIn {
-			if g := hl.adaptStep(pt.NoiseTarget); g != 1 {
+			if g := hl.AdaptStep(pt.NoiseTarget); g != 1 {
 				s.Xi /= g // the same friction per step
 				hl.PrevWork.Valid = false
 			}
@@ -477,7 +479,7 @@ func (pt *PT) Step(pots []Potential, tp TermPotential, st *PTState) error {
 	return nil
 }
 
-func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
+func (pt *PT) exchangeRound(tp sampler.TermPotential, st *PTState) error {
 	r := len(pt.Temps)
 	rng := st.Streams[r].Rand
 	try := func(pair, j, k int) error {
@@ -540,6 +542,6 @@ func (pt *PT) exchangeRound(tp TermPotential, st *PTState) error {
 // Run calls Step n times, then returns; sample, if not nil, is called after
 // every step with the state (to record rung-1 samples). It is RunUntil
 // with sample as the recorder.
-func (pt *PT) Run(pots []Potential, tp TermPotential, st *PTState, n int, sample func(*PTState) error) error {
+func (pt *PT) Run(pots []sampler.Potential, tp sampler.TermPotential, st *PTState, n int, sample func(*PTState) error) error {
 	return pt.RunUntil(context.Background(), pots, tp, st, st.Steps+n, Hooks{After: sample})
 }

@@ -1,9 +1,11 @@
-package sampler
+package tempering
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // noisyTerms is exactTerms with independent N(0, sd^2) noise on every
@@ -13,7 +15,7 @@ type noisyTerms struct{ sd float64 }
 
 func (e noisyTerms) Dim() int  { return 1 }
 func (e noisyTerms) Size() int { return 0 }
-func (e noisyTerms) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
+func (e noisyTerms) Gradient(theta, grad []float64, _ sampler.Minibatch, rng *rand.Rand) (float64, error) {
 	grad[0] = theta[0]
 	return 0.5 * theta[0] * theta[0], nil
 }
@@ -36,8 +38,8 @@ func TestBiasCorrectedExchange(t *testing.T) {
 	cases := []struct {
 		name string
 		pot  interface {
-			Potential
-			TermPotential
+			sampler.Potential
+			sampler.TermPotential
 		}
 		f       float64
 		correct bool
@@ -48,7 +50,7 @@ func TestBiasCorrectedExchange(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			pt := &PT{Kernel: SGLD{StepSize: 0.02}, Temps: []float64{1, 6}, Every: 1,
+			pt := &PT{Kernel: sampler.SGLD{StepSize: 0.02}, Temps: []float64{1, 6}, Every: 1,
 				Exchange: &BiasCorrectedExchange{Batch: 64, F: c.f}, Workers: 1}
 			st, err := pt.Init([][]float64{{0}}, 9)
 			if err != nil {

@@ -1,8 +1,10 @@
-package sampler
+package tempering
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // Hooks are what a driver attaches to the one loop of PT runs, RunUntil:
@@ -26,7 +28,7 @@ type Hooks struct {
 // ctx is done, returns ctx's error with st between steps (whole, to be
 // checkpointed and resumed). An error of a step or a hook ends the loop
 // and is returned, wrapped with the step it happened at.
-func (pt *PT) RunUntil(ctx context.Context, pots []Potential, tp TermPotential, st *PTState, steps int, h Hooks) error {
+func (pt *PT) RunUntil(ctx context.Context, pots []sampler.Potential, tp sampler.TermPotential, st *PTState, steps int, h Hooks) error {
 	for st.Steps < steps {
 		if err := ctx.Err(); err != nil {
 			return err

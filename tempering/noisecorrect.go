@@ -1,8 +1,10 @@
-package sampler
+package tempering
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // NoiseEstimate is one rung's running per-coordinate estimate of the
@@ -52,9 +54,9 @@ func (pt *PT) armNoise(st *PTState) {
 	}
 	start, end := pt.noiseWindow()
 	for j, s := range st.Rungs {
-		s.noiseAcc = nil
+		s.SumNoise(nil)
 		if st.Steps >= start && st.Steps < end && j < len(st.Noise) && len(st.Noise[j].Sum) == len(s.Theta) {
-			s.noiseAcc = st.Noise[j].Sum
+			s.SumNoise(st.Noise[j].Sum)
 		}
 	}
 }
@@ -62,7 +64,7 @@ func (pt *PT) armNoise(st *PTState) {
 // correctNoise counts the step just taken into the noise estimates, and at
 // the end of burn-in sets each rung's InjScale from its estimate (with the
 // rung's kernel's injected variance inj[j]) and ends the estimation.
-func (pt *PT) correctNoise(st *PTState, kernels []Kernel) error {
+func (pt *PT) correctNoise(st *PTState, kernels []sampler.Kernel) error {
 	if !pt.NoiseCorrection {
 		return nil
 	}
@@ -76,7 +78,7 @@ func (pt *PT) correctNoise(st *PTState, kernels []Kernel) error {
 		if st.Steps < end {
 			continue
 		}
-		fk, ok := kernels[j].(Frictional)
+		fk, ok := kernels[j].(sampler.Frictional)
 		if !ok {
 			return fmt.Errorf("rung %d: noise correction needs a kernel with friction, not %s", j, kernels[j].Name())
 		}
@@ -85,8 +87,8 @@ func (pt *PT) correctNoise(st *PTState, kernels []Kernel) error {
 		for i, v := range e.Sum {
 			b[i] = v / float64(e.Count)
 		}
-		s.InjScale = InjectionScale(b, InjectedVariance(a, h))
-		s.noiseAcc = nil
+		s.InjScale = InjectionScale(b, sampler.InjectedVariance(a, h))
+		s.SumNoise(nil)
 		*e = NoiseEstimate{}
 		st.Stats.Health[j].PrevWork.Valid = false
 	}

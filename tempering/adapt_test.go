@@ -1,9 +1,11 @@
-package sampler
+package tempering
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // relaxingGaussianKernel draws every rung of StdGaussian afresh at every
@@ -20,9 +22,9 @@ type relaxingGaussianKernel struct {
 	calls *int
 }
 
-func (relaxingGaussianKernel) Name() string                  { return "relaxing" }
-func (relaxingGaussianKernel) Init(s *State, rng *rand.Rand) {}
-func (k relaxingGaussianKernel) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Rand) error {
+func (relaxingGaussianKernel) Name() string                          { return "relaxing" }
+func (relaxingGaussianKernel) Init(s *sampler.State, rng *rand.Rand) {}
+func (k relaxingGaussianKernel) Step(s *sampler.State, pot sampler.Potential, mb sampler.Minibatch, hp sampler.Hyper, rng *rand.Rand) error {
 	temp := hp.Temp
 	if temp == 0 {
 		temp = 1
@@ -43,7 +45,7 @@ func (k relaxingGaussianKernel) Step(s *State, pot Potential, mb Minibatch, hp H
 // returns the state, and the ladder at the end of burn-in.
 func adaptCase(t *testing.T, d int, relax float64, adapt *LadderAdaptation, temps []float64, burn, sample int, seed uint64) (*PTState, []float64) {
 	t.Helper()
-	g := StdGaussian{D: d}
+	g := sampler.StdGaussian{D: d}
 	corr, _ := NewCorrection(1, CorrectionOptions{})
 	pt := &PT{Kernel: relaxingGaussianKernel{Relax: relax, Rungs: len(temps), calls: new(int)}, Temps: temps, Every: 1, Exchange: &Exchanger{Batch: 2, Correction: corr},
 		Workers: 1, BurnIn: burn, Adapt: adapt}
@@ -51,7 +53,7 @@ func adaptCase(t *testing.T, d int, relax float64, adapt *LadderAdaptation, temp
 	if err != nil {
 		t.Fatal(err)
 	}
-	pots := make([]Potential, len(temps))
+	pots := make([]sampler.Potential, len(temps))
 	for i := range pots {
 		pots[i] = g
 	}
@@ -148,7 +150,7 @@ func TestAdaptationMeetsTarget(t *testing.T) {
 // 8 rungs for d = 100.)
 func TestAutoRungs(t *testing.T) {
 	for _, d := range []int{20, 100, 400} {
-		g := StdGaussian{D: d}
+		g := sampler.StdGaussian{D: d}
 		temps, _ := GeometricLadder(5, 10)
 		corr, _ := NewCorrection(1, CorrectionOptions{})
 		pt := &PT{Kernel: exactGaussianKernel{}, Temps: temps, Every: 1, Exchange: &Exchanger{Batch: 2, Correction: corr},
@@ -157,7 +159,7 @@ func TestAutoRungs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pots := make([]Potential, len(temps))
+		pots := make([]sampler.Potential, len(temps))
 		for i := range pots {
 			pots[i] = g
 		}

@@ -1,9 +1,11 @@
-package sampler
+package tempering
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // exactGaussianKernel draws theta ~ N(0, T I) afresh at every step: a
@@ -11,9 +13,9 @@ import (
 // ladder and the barrier is not also a test of some dynamics.
 type exactGaussianKernel struct{}
 
-func (exactGaussianKernel) Name() string                  { return "exact" }
-func (exactGaussianKernel) Init(s *State, rng *rand.Rand) {}
-func (exactGaussianKernel) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Rand) error {
+func (exactGaussianKernel) Name() string                          { return "exact" }
+func (exactGaussianKernel) Init(s *sampler.State, rng *rand.Rand) {}
+func (exactGaussianKernel) Step(s *sampler.State, pot sampler.Potential, mb sampler.Minibatch, hp sampler.Hyper, rng *rand.Rand) error {
 	temp := hp.Temp
 	if temp == 0 {
 		temp = 1
@@ -38,7 +40,7 @@ func (exactGaussianKernel) Step(s *State, pot Potential, mb Minibatch, hp Hyper,
 // of the Metropolis-equivalent rate gives Lambda 12.2 and fails.)
 func TestGaussianBarrier(t *testing.T) {
 	const d, r = 100, 20
-	g := StdGaussian{D: d}
+	g := sampler.StdGaussian{D: d}
 	temps, _ := LinearLadder(r, 10)
 	corr, _ := NewCorrection(1, CorrectionOptions{})
 	burn := 0
@@ -51,7 +53,7 @@ func TestGaussianBarrier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pots := make([]Potential, r)
+	pots := make([]sampler.Potential, r)
 	for i := range pots {
 		pots[i] = g
 	}
@@ -109,10 +111,10 @@ func TestAdaptedLadderRoundTrips(t *testing.T) {
 	trips := map[bool]int{}
 	for seed := uint64(1); seed <= 3; seed++ {
 		for _, adapt := range []bool{false, true} {
-			m := Gauss1D4()
+			m := sampler.Gauss1D4()
 			temps, _ := GeometricLadder(r, tmax)
 			corr, _ := NewCorrection(1, CorrectionOptions{})
-			pt := &PT{Kernel: SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2,
+			pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2,
 				Exchange: &Exchanger{Batch: 16, Correction: corr}, Workers: 1, BurnIn: burn}
 			if adapt {
 				pt.Adapt = &LadderAdaptation{}
@@ -121,7 +123,7 @@ func TestAdaptedLadderRoundTrips(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pots := []Potential{m, m, m, m}
+			pots := []sampler.Potential{m, m, m, m}
 			if err := pt.Run(pots, m, st, steps, nil); err != nil {
 				t.Fatal(err)
 			}

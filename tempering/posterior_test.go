@@ -1,4 +1,4 @@
-package sampler_test
+package tempering_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -214,7 +215,7 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 	if temps == nil {
 		temps = []float64{1}
 	}
-	pt := &sampler.PT{Kernel: c.kernel, Temps: temps, Workers: 1, BurnIn: c.burn, HealthWindow: c.healthWin, NoiseTarget: c.target}
+	pt := &tempering.PT{Kernel: c.kernel, Temps: temps, Workers: 1, BurnIn: c.burn, HealthWindow: c.healthWin, NoiseTarget: c.target}
 	var tp sampler.TermPotential
 	pots := make([]sampler.Potential, len(temps))
 	for j := range pots {
@@ -228,18 +229,18 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 		}
 	}
 	if len(temps) > 1 {
-		corr, err := sampler.NewCorrection(1, sampler.CorrectionOptions{})
+		corr, err := tempering.NewCorrection(1, tempering.CorrectionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		pt.Every, pt.Exchange = 25, &sampler.Exchanger{Batch: 100, Correction: corr}
+		pt.Every, pt.Exchange = 25, &tempering.Exchanger{Batch: 100, Correction: corr}
 	}
 	st, err := pt.Init([][]float64{lr.init(1)}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	xs := make([][][]float64, len(temps))
-	err = pt.Run(pots, tp, st, c.steps, func(s *sampler.PTState) error {
+	err = pt.Run(pots, tp, st, c.steps, func(s *tempering.PTState) error {
 		if s.Steps > c.burn && s.Steps%5 == 0 {
 			for j, r := range s.Rungs {
 				xs[j] = append(xs[j], append([]float64(nil), r.Theta...))

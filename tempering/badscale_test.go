@@ -1,4 +1,4 @@
-package sampler_test
+package tempering_test
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -350,7 +351,7 @@ type badScaleRun struct {
 	Thin         int
 	Window       int // health window (0: 5,000 steps)
 	Seed         uint64
-	Precond      sampler.Preconditioner
+	Precond      tempering.Preconditioner
 }
 
 // run returns every Thin-th position after burn-in and the rung's health.
@@ -362,7 +363,7 @@ func (r badScaleRun) run(t testing.TB, bs *badScale) ([][]float64, sampler.Healt
 	if win == 0 {
 		win = 5000
 	}
-	pt := &sampler.PT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: r.Burn, HealthWindow: win, Precondition: r.Precond}
+	pt := &tempering.PT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: r.Burn, HealthWindow: win, Precondition: r.Precond}
 	st, err := pt.Init([][]float64{bs.start()}, r.Seed)
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +371,7 @@ func (r badScaleRun) run(t testing.TB, bs *badScale) ([][]float64, sampler.Healt
 	pot := bs.withBatch(r.Batch, r.Seed)
 	thin := max(r.Thin, 1)
 	var xs [][]float64
-	err = pt.Run([]sampler.Potential{pot}, nil, st, r.Steps, func(s *sampler.PTState) error {
+	err = pt.Run([]sampler.Potential{pot}, nil, st, r.Steps, func(s *tempering.PTState) error {
 		if s.Steps > r.Burn && s.Steps%thin == 0 {
 			xs = append(xs, append([]float64(nil), s.Rungs[0].Theta...))
 		}
@@ -551,14 +552,14 @@ func TestBadScalePreconditioned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []sampler.Preconditioner{sampler.PrecondRMSprop, sampler.PrecondVariance} {
+		for _, p := range []tempering.Preconditioner{tempering.PrecondRMSprop, tempering.PrecondVariance} {
 			runPreconditioned(t, bs, mo, p, sd)
 		}
 	}
 }
 
 // runPreconditioned is one case of TestBadScalePreconditioned.
-func runPreconditioned(t *testing.T, bs *badScale, mo badScaleMoments, p sampler.Preconditioner, sd float64) {
+func runPreconditioned(t *testing.T, bs *badScale, mo badScaleMoments, p tempering.Preconditioner, sd float64) {
 	t.Run(fmt.Sprintf("%v/sd%g", p, sd), func(t *testing.T) {
 		xs, hl := badScaleRun{LR: 3e-5, Friction: 0.1, Batch: 20, Steps: 1200000, Burn: 200000, Thin: 10, Seed: 1, Precond: p}.run(t, bs)
 		c := mo.check(xs)
@@ -593,15 +594,15 @@ func BenchmarkBadScaleESS(b *testing.B) {
 		name    string
 		lr      float64
 		batch   int
-		precond sampler.Preconditioner
+		precond tempering.Preconditioner
 	}{
-		{"identity_full_lr3e-5", 3e-5, 100, sampler.PrecondNone},
-		{"identity_b20_lr3e-5", 3e-5, 20, sampler.PrecondNone},
-		{"rmsprop_b20_lr3e-5", 3e-5, 20, sampler.PrecondRMSprop},
-		{"variance_b20_lr3e-5", 3e-5, 20, sampler.PrecondVariance},
-		{"rmsprop_b20_lr3e-4", 3e-4, 20, sampler.PrecondRMSprop},
-		{"rmsprop_b20_lr1e-3", 1e-3, 20, sampler.PrecondRMSprop},
-		{"rmsprop_full_lr3e-3", 3e-3, 100, sampler.PrecondRMSprop},
+		{"identity_full_lr3e-5", 3e-5, 100, tempering.PrecondNone},
+		{"identity_b20_lr3e-5", 3e-5, 20, tempering.PrecondNone},
+		{"rmsprop_b20_lr3e-5", 3e-5, 20, tempering.PrecondRMSprop},
+		{"variance_b20_lr3e-5", 3e-5, 20, tempering.PrecondVariance},
+		{"rmsprop_b20_lr3e-4", 3e-4, 20, tempering.PrecondRMSprop},
+		{"rmsprop_b20_lr1e-3", 1e-3, 20, tempering.PrecondRMSprop},
+		{"rmsprop_full_lr3e-3", 3e-3, 100, tempering.PrecondRMSprop},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
@@ -644,20 +645,20 @@ func BenchmarkSuiteESS(b *testing.B) {
 		b.Fatal(err)
 	}
 	const h, steps, burn = 2.2e-3, 110000, 10000
-	for _, p := range []sampler.Preconditioner{sampler.PrecondNone, sampler.PrecondRMSprop, sampler.PrecondVariance} {
+	for _, p := range []tempering.Preconditioner{tempering.PrecondNone, tempering.PrecondRMSprop, tempering.PrecondVariance} {
 		b.Run(p.String(), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				pot, err := lr.potential(100, 100)
 				if err != nil {
 					b.Fatal(err)
 				}
-				pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn, Precondition: p}
+				pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn, Precondition: p}
 				st, err := pt.Init([][]float64{lr.init(1)}, 1)
 				if err != nil {
 					b.Fatal(err)
 				}
 				var xs [][]float64
-				err = pt.Run([]sampler.Potential{pot}, nil, st, steps, func(s *sampler.PTState) error {
+				err = pt.Run([]sampler.Potential{pot}, nil, st, steps, func(s *tempering.PTState) error {
 					if s.Steps > burn && s.Steps%5 == 0 {
 						xs = append(xs, append([]float64(nil), s.Rungs[0].Theta...))
 					}

@@ -1,10 +1,11 @@
-package sampler_test
+package tempering_test
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // ExampleMassFromPrecision turns per-coordinate curvature estimates (here
@@ -12,7 +13,7 @@ import (
 // into a diagonal mass: the widest keeps unit mass, the others are slowed
 // to its pace.
 func ExampleMassFromPrecision() {
-	fmt.Println(sampler.MassFromPrecision([]float64{4e6, 2e4, 200}))
+	fmt.Println(tempering.MassFromPrecision([]float64{4e6, 2e4, 200}))
 	// Output:
 	// [20000 100 1]
 }
@@ -21,7 +22,7 @@ func ExampleMassFromPrecision() {
 // whose gradients bring 0, half and all of the injected variance per step.
 func ExampleInjectionScale() {
 	inj := sampler.InjectedVariance(1, 0.1) // friction 0.1 per step
-	fmt.Printf("%.3f\n", sampler.InjectionScale([]float64{0, inj / 2, inj}, inj))
+	fmt.Printf("%.3f\n", tempering.InjectionScale([]float64{0, inj / 2, inj}, inj))
 	// Output:
 	// [1.000 0.707 0.000]
 }
@@ -31,8 +32,8 @@ func ExampleInjectionScale() {
 // masses are frozen at the end of the last estimation window.
 func ExamplePT_precondition() {
 	g := &sampler.Gaussian{Mean: []float64{0, 0}, Var: []float64{1e-4, 1}}
-	pt := &sampler.PT{Kernel: sampler.SGNHT{StepSize: 0.005, Diffusion: 20}, Temps: []float64{1}, Workers: 1,
-		BurnIn: 20000, Precondition: sampler.PrecondVariance}
+	pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: 0.005, Diffusion: 20}, Temps: []float64{1}, Workers: 1,
+		BurnIn: 20000, Precondition: tempering.PrecondVariance}
 	st, err := pt.Init([][]float64{{0, 0}}, 1)
 	if err != nil {
 		fmt.Println(err)
@@ -43,7 +44,7 @@ func ExamplePT_precondition() {
 		return
 	}
 	m := st.Rungs[0].Mass
-	fmt.Printf("mass ratio about 10^%.0f, windows ending at %v\n", math.Log10(m[0]/m[1]), sampler.MassWindowEnds(pt.BurnIn))
+	fmt.Printf("mass ratio about 10^%.0f, windows ending at %v\n", math.Log10(m[0]/m[1]), tempering.MassWindowEnds(pt.BurnIn))
 	// Output:
 	// mass ratio about 10^4, windows ending at [2000 4000 8000 16000]
 }

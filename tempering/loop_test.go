@@ -1,10 +1,12 @@
-package sampler
+package tempering
 
 import (
 	"context"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // TestRunUntil checks the one loop: hooks before and after every step in
@@ -24,8 +26,8 @@ func TestRunUntil(t *testing.T) {
 		{"hook fails", 0, 4, 4, "after step 4: boom"},
 	}
 	for _, c := range cases {
-		pt := &PT{Kernel: SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: []float64{1}}
-		g := StdGaussian{D: 3}
+		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: []float64{1}}
+		g := sampler.StdGaussian{D: 3}
 		st, err := pt.Init([][]float64{{1, 2, 3}}, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -51,7 +53,7 @@ func TestRunUntil(t *testing.T) {
 				return nil
 			},
 		}
-		err = pt.RunUntil(ctx, []Potential{g}, g, st, 7, h)
+		err = pt.RunUntil(ctx, []sampler.Potential{g}, g, st, 7, h)
 		cancel()
 		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.wantErr)

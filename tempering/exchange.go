@@ -1,9 +1,11 @@
-package sampler
+package tempering
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // DeltaE returns the log of the detailed-balance ratio of swapping the
@@ -76,7 +78,7 @@ type ExchangeResult struct {
 
 // Test decides the exchange of thetaJ (rung at temperature tj) and thetaK
 // (at tk) on potential tp, using rng for batches and test noise.
-func (x *Exchanger) Test(tp TermPotential, thetaJ, thetaK []float64, tj, tk float64, rng *rand.Rand) (ExchangeResult, error) {
+func (x *Exchanger) Test(tp sampler.TermPotential, thetaJ, thetaK []float64, tj, tk float64, rng *rand.Rand) (ExchangeResult, error) {
 	if x.Correction == nil {
 		return ExchangeResult{}, fmt.Errorf("exchange: no correction table")
 	}

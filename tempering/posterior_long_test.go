@@ -1,6 +1,6 @@
 //go:build long
 
-package sampler_test
+package tempering_test
 
 import (
 	"math"
@@ -11,6 +11,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // TestPosteriorSuiteLong runs the suite on the problem, 2,000
@@ -29,7 +30,7 @@ func TestPosteriorSuiteLong(t *testing.T) {
 		t.Fatal(err)
 	}
 	const h, a = 1.5e-4, 180.0
-	ladder, _ := sampler.GeometricLadder(4, 2)
+	ladder, _ := tempering.GeometricLadder(4, 2)
 	cases := []suiteCase{
 		{name: "sgld", kernel: sampler.SGLD{StepSize: 2e-6}, steps: 600000, burn: 50000, wantOK: true},
 		{name: "sghmc", kernel: sampler.SGHMC{StepSize: h, Friction: a}, steps: 600000, burn: 50000, wantOK: true},

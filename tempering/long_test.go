@@ -1,10 +1,12 @@
 //go:build long
 
-package sampler
+package tempering
 
 import (
 	"math"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // TestMixtureModesSeedsLong repeats the mixture experiment over several
@@ -14,13 +16,13 @@ func TestMixtureModesSeedsLong(t *testing.T) {
 		for _, scheme := range []Scheme{SchemeAlternate, SchemeToFirst} {
 			for _, method := range []CorrectionMethod{CorrectionNNLS, CorrectionHermite} {
 				for seed := uint64(2); seed <= 4; seed++ {
-					m, _ := Target(name)
+					m, _ := sampler.Target(name)
 					temps, _ := GeometricLadder(10, 10)
 					corr, _ := NewCorrection(1, CorrectionOptions{Method: method})
-					pt := &PT{Kernel: SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2, Scheme: scheme,
+					pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2, Scheme: scheme,
 						Exchange: &Exchanger{Batch: 16, Correction: corr}, Workers: 1}
 					st, _ := pt.Init([][]float64{m.Start()}, seed)
-					pots := make([]Potential, len(temps))
+					pots := make([]sampler.Potential, len(temps))
 					for i := range pots {
 						pots[i] = m
 					}

@@ -1,9 +1,11 @@
-package sampler
+package tempering
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // BiasCorrectedExchange is the APPROXIMATE swap test of reSGHMC (Deng, Feng,
@@ -31,7 +33,7 @@ type BiasCorrectedExchange struct {
 }
 
 // Test decides the exchange of thetaJ (at temperature tj) and thetaK (at tk).
-func (x *BiasCorrectedExchange) Test(tp TermPotential, thetaJ, thetaK []float64, tj, tk float64, rng *rand.Rand) (ExchangeResult, error) {
+func (x *BiasCorrectedExchange) Test(tp sampler.TermPotential, thetaJ, thetaK []float64, tj, tk float64, rng *rand.Rand) (ExchangeResult, error) {
 	if !(x.F > 0) || x.Batch < 2 {
 		return ExchangeResult{}, fmt.Errorf("bias-corrected exchange: F %v must be positive and batch %d at least 2", x.F, x.Batch)
 	}

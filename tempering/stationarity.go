@@ -1,8 +1,10 @@
-package sampler
+package tempering
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // TrendBlocks is the number of equal blocks of steps a tuning round is cut
@@ -72,7 +74,7 @@ func (t *RoundTrend) block(step int) int {
 
 // observeStep adds the rungs' energies after a step at inverse
 // temperatures betas.
-func (t *RoundTrend) observeStep(step int, betas []float64, rungs []*State) {
+func (t *RoundTrend) observeStep(step int, betas []float64, rungs []*sampler.State) {
 	b := t.block(step)
 	if b < 0 {
 		return

@@ -1,8 +1,10 @@
-package sampler
+package tempering
 
 import (
 	"math"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // TestSwapsOffAblation runs the paper's gauss1d4 experiment twice on the
@@ -17,9 +19,9 @@ func TestSwapsOffAblation(t *testing.T) {
 	const steps, burn = 300000, 20000
 	tv := map[int]float64{}
 	for _, every := range []int{2, 0} {
-		m := Gauss1D4()
+		m := sampler.Gauss1D4()
 		temps, _ := GeometricLadder(10, 10)
-		pt := &PT{Kernel: SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: every, Workers: 1}
+		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: every, Workers: 1}
 		if every > 0 {
 			corr, _ := NewCorrection(1, CorrectionOptions{})
 			pt.Exchange = &Exchanger{Batch: 16, Correction: corr}
@@ -28,7 +30,7 @@ func TestSwapsOffAblation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pots := make([]Potential, len(temps))
+		pots := make([]sampler.Potential, len(temps))
 		for i := range pots {
 			pots[i] = m
 		}

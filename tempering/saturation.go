@@ -1,4 +1,4 @@
-package sampler
+package tempering
 
 import "math"
 

@@ -1,12 +1,14 @@
-package sampler
+package tempering
 
 import (
 	"math"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // modeWeights returns the fraction of samples nearest each component.
-func modeWeights(m *Mixture, xs [][]float64) []float64 { return m.ModeWeights(xs) }
+func modeWeights(m *sampler.Mixture, xs [][]float64) []float64 { return m.ModeWeights(xs) }
 
 // TestMixtureModes reproduces the paper's experiment: from the lowest-weight
 // mode, PT-SGHMC (10 rungs from 1 to 10) recovers every mode's weight within
@@ -22,16 +24,16 @@ func TestMixtureModes(t *testing.T) {
 		t.Skip("long")
 	}
 	for _, name := range []string{"gauss1d4", "gauss2d5"} {
-		m, _ := Target(name)
+		m, _ := sampler.Target(name)
 		temps, _ := GeometricLadder(10, 10)
 		corr, _ := NewCorrection(1, CorrectionOptions{})
-		pt := &PT{Kernel: SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2,
+		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2,
 			Exchange: &Exchanger{Batch: 16, Correction: corr}, Workers: 1}
 		st, err := pt.Init([][]float64{m.Start()}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pots := make([]Potential, len(temps))
+		pots := make([]sampler.Potential, len(temps))
 		for i := range pots {
 			pots[i] = m
 		}
@@ -52,9 +54,9 @@ func TestMixtureModes(t *testing.T) {
 				t.Errorf("%s: PT-SGHMC weight of mode %d is %.3f, true %.3f", name, c, w[c], m.Weights[c])
 			}
 		}
-		for _, k := range []Kernel{SGNHT{StepSize: 0.2, Diffusion: 1}, HMC{StepSize: 0.2, Leapfrog: 10}} {
+		for _, k := range []sampler.Kernel{sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, sampler.HMC{StepSize: 0.2, Leapfrog: 10}} {
 			n := 400000
-			if _, ok := k.(HMC); ok {
+			if _, ok := k.(sampler.HMC); ok {
 				n = 40000
 			}
 			xs := runChain(t, k, m, m.Start(), 1, n, 1000, 5, 1)

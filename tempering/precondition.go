@@ -1,4 +1,4 @@
-package sampler
+package tempering
 
 import (
 	"fmt"
@@ -202,7 +202,7 @@ func (pt *PT) adaptMass(st *PTState) error {
 		st.Stats.Health[j].PrevWork.Valid = false
 		if st.Steps == last {
 			*e = MassEstimate{}
-			s.gradSq = nil
+			s.SumGradSq(nil)
 		} else {
 			e.reset(pt.Precondition, len(s.Theta))
 		}
@@ -218,9 +218,9 @@ func (pt *PT) armMass(st *PTState) {
 	}
 	for j, s := range st.Rungs {
 		if j < len(st.Mass) && st.Mass[j].SumSq != nil && len(st.Mass[j].SumSq) == len(s.Theta) {
-			s.gradSq = st.Mass[j].SumSq
+			s.SumGradSq(st.Mass[j].SumSq)
 		} else {
-			s.gradSq = nil
+			s.SumGradSq(nil)
 		}
 	}
 }

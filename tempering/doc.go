@@ -1,0 +1,39 @@
+// Package tempering runs the chains of package sampler's kernels as
+// parallel tempering: PT-SGHMC (parallel tempering of SGNHT replicas with
+// the corrected minibatch Barker exchange test of Seita et al. 2017, as in
+// Luo, Zhang and Liu 2018), and a single chain as its one-rung case.
+//
+// # The loop
+//
+// PT steps one replica of its sampler.Kernel per rung of a temperature
+// ladder; PT.Step is one step of every rung (each rung's minibatch drawn
+// from its sampler.BatchOrder with the rung's stream, then the kernel's
+// step) and an exchange round when one is due. PT.RunUntil is the one loop
+// of every run: training runs and benchmarks attach Hooks to it (adapters
+// before a step, recorders after it), and PT.Run is RunUntil with a
+// recorder. The whole state is a PTState: the rungs' sampler.States, one
+// sampler.Stream per rung plus one for exchanges, the step count, the
+// current ladder and the statistics (PTStats, TuningState, one
+// sampler.Health per rung), plain data for a checkpoint.
+//
+// # Ladders and exchanges
+//
+// Ladders are Ladder, GeometricLadder and LinearLadder (CheckLadder checks
+// one). Every PT.Every steps pairs of rungs, chosen by the Scheme, try to
+// swap their configurations with an ExchangeTest: Exchanger, the corrected
+// minibatch Barker test (its Correction distribution is NewCorrection's),
+// or BiasCorrectedExchange, an approximate Metropolis swap. DeltaE is the
+// energy difference both decide on.
+//
+// # Adaptation
+//
+// During burn-in PT adapts and then freezes: LadderAdaptation tunes the
+// ladder in rounds to equalise the communication Barrier between rungs
+// (RungsFor and RecommendedRungs size it, RoundTrend checks that a round
+// was stationary); a noise target (PT.NoiseTarget) shrinks each rung's
+// step until the gradient noise's share falls to it; a Preconditioner
+// estimates each rung's diagonal mass (MassEstimate, MassFromPrecision);
+// and the noise correction (PT.NoiseCorrection) estimates the gradient
+// noise per coordinate and injects less noise where it is larger
+// (NoiseEstimate, InjectionScale).
+package tempering
