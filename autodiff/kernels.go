@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
+	gonumblas "gonum.org/v1/gonum/blas/gonum"
 )
 
 // runs walks a tensor of some shape, in row-major order, together with
@@ -657,6 +658,10 @@ func maxPoolForward[T float](mp *maxPool, in, out []T, args []int32, planes int)
 // padding (the windows never leave the plane): the same comparisons in the
 // same order.
 func maxPool2x2[T float](mp *maxPool, in, out []T, args []int32, planes int, lowest T) {
+	if in32, ok := any(in).([]float32); ok && referenceKernels&fastPooling == 0 {
+		maxPool2x2F32(mp, in32, any(out).([]float32), args, planes, float32(lowest), false)
+		return
+	}
 	for p := 0; p < planes; p++ {
 		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
@@ -690,6 +695,10 @@ func maxPool2x2[T float](mp *maxPool, in, out []T, args []int32, planes int, low
 // stride 2 that tile the plane: each input gets its window's adjoint if it
 // is the argmax and 0 otherwise, with no separate clearing pass.
 func maxPool2x2Backward[T float](mp *maxPool, dout, din []T, args []int32, planes int) {
+	if g32, ok := any(dout).([]float32); ok && referenceKernels&fastPooling == 0 {
+		maxPool2x2BackwardF32(mp, g32, any(din).([]float32), args, planes)
+		return
+	}
 	for p := 0; p < planes; p++ {
 		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
@@ -755,40 +764,42 @@ type conv[T float] struct {
 
 // im2colImage writes one image's [c, h, w] columns into col, laid out
 // [c*kh*kw, oh*ow] (the row index running over channel, kernel row, kernel
-// column, as Gorgonia's column index does).
+// column, as Gorgonia's column index does). With unit strides and as many
+// output columns as input columns (a "same" convolution, LeNet's), each row
+// of col is the plane shifted by a constant: one copy of the row's valid
+// rows, then the few wrapped-around entries at its edges cleared.
+// Otherwise it runs im2colImageRef.
 func im2colImage[T float](ic *im2col, img, col []T) {
-	ohw := ic.oh * ic.ow
+	if referenceKernels&fastColumns != 0 || ic.strideH != 1 || ic.strideW != 1 || ic.ow != ic.w {
+		im2colImageRef(ic, img, col)
+		return
+	}
+	ohw, hw := ic.oh*ic.ow, ic.h*ic.w
 	row := 0
 	for ch := 0; ch < ic.c; ch++ {
-		plane := img[ch*ic.h*ic.w : (ch+1)*ic.h*ic.w]
+		plane := img[ch*hw : (ch+1)*hw]
 		for kr := 0; kr < ic.kh; kr++ {
+			dr := kr*ic.dilH - ic.padH // input row = output row + dr
+			or0, or1 := min(max(-dr, 0), ic.oh), min(max(ic.h-dr, 0), ic.oh)
 			for kc := 0; kc < ic.kw; kc++ {
 				dst := col[row*ohw : (row+1)*ohw]
 				row++
-				for or := 0; or < ic.oh; or++ {
-					d := dst[or*ic.ow : (or+1)*ic.ow]
-					ir := or*ic.strideH - ic.padH + kr*ic.dilH
-					if ir < 0 || ir >= ic.h {
-						clear(d)
-						continue
-					}
-					src := plane[ir*ic.w : (ir+1)*ic.w]
-					off := kc*ic.dilW - ic.padW // icol = oc*strideW + off
-					if ic.strideW == 1 {
-						lo, hi := min(max(-off, 0), ic.ow), min(max(ic.w-off, 0), ic.ow)
-						clear(d[:lo])
-						if lo < hi {
-							copy(d[lo:hi], src[lo+off:hi+off])
+				s := shiftOf(ic, dr, or0, or1, kc)
+				if s.d0 >= s.d1 {
+					clear(dst)
+					continue
+				}
+				clear(dst[:s.d0])
+				copy(dst[s.d0:s.d1], plane[s.d0+s.base:s.d1+s.base])
+				clear(dst[s.d1:])
+				if s.lo > 0 || s.hi < ic.ow {
+					for or := or0; or < or1; or++ { // a few entries: stores, not clear's calls
+						r := dst[or*ic.ow : (or+1)*ic.ow]
+						for i := 0; i < s.lo; i++ {
+							r[i] = 0
 						}
-						clear(d[max(hi, lo):])
-						continue
-					}
-					for oc := range d {
-						icol := oc*ic.strideW + off
-						if icol < 0 || icol >= ic.w {
-							d[oc] = 0
-						} else {
-							d[oc] = src[icol]
+						for i := max(s.hi, s.lo); i < len(r); i++ {
+							r[i] = 0
 						}
 					}
 				}
@@ -797,38 +808,62 @@ func im2colImage[T float](ic *im2col, img, col []T) {
 	}
 }
 
+// shift is one row of a same convolution's columns as a shifted copy of
+// its input plane: column entry i (i in [d0, d1)) reads pixel i+base, the
+// entries of output rows [or0, or1) outside output columns [lo, hi) being
+// padding (wrapped-around pixels), and every entry outside [d0, d1) too.
+type shift struct {
+	base, d0, d1, lo, hi int
+}
+
+// shiftOf returns the shift of column row (kernel row with input row
+// offset dr and valid output rows [or0, or1), kernel column kc), for
+// unit strides and ow == w.
+func shiftOf(ic *im2col, dr, or0, or1, kc int) shift {
+	off := kc*ic.dilW - ic.padW // input column = output column + off
+	s := shift{base: dr*ic.w + off, lo: min(max(-off, 0), ic.ow), hi: min(max(ic.w-off, 0), ic.ow)}
+	s.d0, s.d1 = max(or0*ic.ow, -s.base), min(or1*ic.ow, ic.h*ic.w-s.base)
+	return s
+}
+
 // col2imImage adds one image's column adjoints (im2colImage's layout) into
-// the image's adjoint.
+// the image's adjoint. For a same convolution with unit strides it adds
+// each column row to its plane in one run (addTo), its padding entries
+// first overwritten with -0, which adds nothing to any value (x + -0 == x
+// for every x, -0 included), so each pixel receives the same additions in
+// the same order as in col2imImageRef. It overwrites those entries of col.
 func col2imImage[T float](ic *im2col, col, img []T) {
-	ohw := ic.oh * ic.ow
+	if referenceKernels&fastColumns != 0 || ic.strideH != 1 || ic.strideW != 1 || ic.ow != ic.w {
+		col2imImageRef(ic, col, img)
+		return
+	}
+	ohw, hw := ic.oh*ic.ow, ic.h*ic.w
+	negZero := T(math.Copysign(0, -1))
 	row := 0
 	for ch := 0; ch < ic.c; ch++ {
-		plane := img[ch*ic.h*ic.w : (ch+1)*ic.h*ic.w]
+		plane := img[ch*hw : (ch+1)*hw]
 		for kr := 0; kr < ic.kh; kr++ {
+			dr := kr*ic.dilH - ic.padH
+			or0, or1 := min(max(-dr, 0), ic.oh), min(max(ic.h-dr, 0), ic.oh)
 			for kc := 0; kc < ic.kw; kc++ {
 				src := col[row*ohw : (row+1)*ohw]
 				row++
-				for or := 0; or < ic.oh; or++ {
-					ir := or*ic.strideH - ic.padH + kr*ic.dilH
-					if ir < 0 || ir >= ic.h {
-						continue
-					}
-					d := plane[ir*ic.w : (ir+1)*ic.w]
-					s := src[or*ic.ow : (or+1)*ic.ow]
-					off := kc*ic.dilW - ic.padW
-					if ic.strideW == 1 {
-						lo, hi := min(max(-off, 0), ic.ow), min(max(ic.w-off, 0), ic.ow)
-						if lo < hi {
-							addTo(d[lo+off:hi+off], s[lo:hi])
+				s := shiftOf(ic, dr, or0, or1, kc)
+				if s.d0 >= s.d1 {
+					continue
+				}
+				if s.lo > 0 || s.hi < ic.ow {
+					for or := or0; or < or1; or++ {
+						r := src[or*ic.ow : (or+1)*ic.ow]
+						for i := range r[:s.lo] {
+							r[i] = negZero
 						}
-						continue
-					}
-					for oc, v := range s {
-						if icol := oc*ic.strideW + off; icol >= 0 && icol < ic.w {
-							d[icol] += v
+						for i := max(s.hi, s.lo); i < len(r); i++ {
+							r[i] = negZero
 						}
 					}
 				}
+				addTo(plane[s.d0+s.base:s.d1+s.base], src[s.d0:s.d1])
 			}
 		}
 	}
@@ -875,20 +910,21 @@ func (cv *conv[T]) imageGrads(b int, x, w, g, dw, dx, dcol []T, accW bool) {
 	}
 }
 
-// addTo adds src to dst, four at a time.
+// addTo adds src to dst: runs of 16 or more through gonum's assembly axpy
+// with alpha 1 (x*1 is exact, so the sums are addToRef's bit for bit),
+// shorter ones four at a time.
 func addTo[T float](dst, src []T) {
-	dst = dst[:len(src)]
-	i := 0
-	for ; i+4 <= len(src); i += 4 {
-		d, s := dst[i:i+4:i+4], src[i:i+4:i+4]
-		d[0] += s[0]
-		d[1] += s[1]
-		d[2] += s[2]
-		d[3] += s[3]
+	if len(src) >= 16 && referenceKernels&fastColumns == 0 {
+		switch s := any(src).(type) {
+		case []float32:
+			gonumblas.Implementation{}.Saxpy(len(s), 1, s, 1, any(dst).([]float32), 1)
+			return
+		case []float64:
+			gonumblas.Implementation{}.Daxpy(len(s), 1, s, 1, any(dst).([]float64), 1)
+			return
+		}
 	}
-	for ; i < len(src); i++ {
-		dst[i] += src[i]
-	}
+	addToRef(dst, src)
 }
 
 // convBlockKernel runs a convolution block image by image: the convolution
@@ -916,6 +952,19 @@ func (cb *convBlockKernel[T]) forward(x, w, bias, pre, post, pooled []T) {
 		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
 		z := pre[b*cv.o*ohw : (b+1)*cv.o*ohw]
 		cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, z, ohw)
+		if mp := cb.pool; mp != nil && fuseReluPool(mp, z) {
+			// The ReLU applied as the pooling reads z: no ReLU output
+			// written (no one else reads it).
+			for o := 0; o < cv.o; o++ {
+				zr, bo := z[o*ohw:(o+1)*ohw], bias[o]
+				for i, v := range zr {
+					zr[i] = v + bo
+				}
+			}
+			po := mp.oh * mp.ow * mp.c
+			maxPool2x2F32(mp, any(z).([]float32), any(pooled[b*po:(b+1)*po]).([]float32), mp.arg[b*po:(b+1)*po], mp.c, float32(lowest), true)
+			continue
+		}
 		y := post[b*cv.o*ohw : (b+1)*cv.o*ohw]
 		for o := 0; o < cv.o; o++ {
 			zr, yr, bo := z[o*ohw:(o+1)*ohw], y[o*ohw:(o+1)*ohw], bias[o]
@@ -948,13 +997,19 @@ func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, a
 	}
 	g := cb.scratch
 	for b := 0; b < ic.b; b++ {
-		if mp := cb.pool; mp != nil {
+		z := pre[b*cv.o*ohw : (b+1)*cv.o*ohw]
+		switch mp := cb.pool; {
+		case mp != nil && fusePoolRelu(mp, g):
+			po := mp.oh * mp.ow * mp.c
+			maxPool2x2ReluBackwardF32(mp, any(dlast[b*po:(b+1)*po]).([]float32), any(g).([]float32), mp.arg[b*po:(b+1)*po], mp.c, any(z).([]float32))
+		case mp != nil:
 			po := mp.oh * mp.ow * mp.c
 			maxPoolBackward(mp, dlast[b*po:(b+1)*po], g, mp.arg[b*po:(b+1)*po], mp.c, false)
-		} else {
+			reluMask(z, g)
+		default:
 			copy(g, dlast[b*cv.o*ohw:(b+1)*cv.o*ohw])
+			reluMask(z, g)
 		}
-		reluMask(pre[b*cv.o*ohw:(b+1)*cv.o*ohw], g)
 		if db != nil {
 			for o := 0; o < cv.o; o++ {
 				var s T
@@ -980,13 +1035,7 @@ func reluMask[T float](z, g []T) {
 	case []float32:
 		g := any(g).([]float32)[:len(z)]
 		for i, v := range z {
-			bits := math.Float32bits(v)
-			abs := bits & 0x7fffffff
-			zero := (abs - 1) >> 31               // 1 for +-0
-			pos := ^bits >> 31                    // 1 when the sign is clear
-			num := ((0x7f800000 - abs) >> 31) ^ 1 // 1 unless NaN
-			keep := -(zero | (pos & num))         // all ones or zero
-			g[i] = math.Float32frombits(math.Float32bits(g[i]) & keep)
+			g[i] = math.Float32frombits(math.Float32bits(g[i]) & reluKeep32(v))
 		}
 	case []float64:
 		g := any(g).([]float64)[:len(z)]
@@ -998,6 +1047,137 @@ func reluMask[T float](z, g []T) {
 			num := ((0x7ff0000000000000 - abs) >> 63) ^ 1
 			keep := -(zero | (pos & num))
 			g[i] = math.Float64frombits(math.Float64bits(g[i]) & keep)
+		}
+	}
+}
+
+// maxPool2x2F32 is maxPool2x2 for float32 without data-dependent branches
+// (on post-ReLU activations which of a window's four is largest is a coin
+// toss, and a branch per comparison mispredicts often): each comparison
+// selects the value's bits and index with conditional moves. The same
+// comparisons in the same order, so the same maxima and argmaxes. With
+// relu it pools max(in, 0), the ReLU's output, from the ReLU's input.
+func maxPool2x2F32(mp *maxPool, in, out []float32, args []int32, planes int, lowest float32, relu bool) {
+	low := math.Float32bits(lowest)
+	for p := 0; p < planes; p++ {
+		plane := in[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			i0, i1 := int32(2*ph*mp.w), int32((2*ph+1)*mp.w)
+			r0 := plane[i0 : int(i0)+mp.w]
+			r1 := plane[i1 : int(i1)+mp.w]
+			oo, aa := o[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			for pw := range oo {
+				w := 2 * pw
+				v0, v1, v2, v3 := r0[w], r0[w+1], r1[w], r1[w+1]
+				if relu {
+					v0, v1, v2, v3 = max(v0, 0), max(v1, 0), max(v2, 0), max(v3, 0)
+				}
+				bits, at := low, int32(-1)
+				bits, at = selectGreater(v0, bits, i0+int32(w), at)
+				bits, at = selectGreater(v1, bits, i0+int32(w)+1, at)
+				bits, at = selectGreater(v2, bits, i1+int32(w), at)
+				bits, at = selectGreater(v3, bits, i1+int32(w)+1, at)
+				oo[pw], aa[pw] = math.Float32frombits(bits), at
+			}
+		}
+	}
+}
+
+// selectGreater returns v's bits and index i if v > the float32 of bits
+// best, else best and at, with conditional moves.
+func selectGreater(v float32, best uint32, i, at int32) (uint32, int32) {
+	b := math.Float32bits(v)
+	if v > math.Float32frombits(best) {
+		best = b
+		at = i
+	}
+	return best, at
+}
+
+// maxPool2x2BackwardF32 is maxPool2x2Backward for float32 without
+// data-dependent branches: each input of a window gets the window's
+// adjoint's bits masked by whether it is the argmax (v or +0, as the
+// reference writes).
+func maxPool2x2BackwardF32(mp *maxPool, dout, din []float32, args []int32, planes int) {
+	for p := 0; p < planes; p++ {
+		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			i0, i1 := 2*ph*mp.w, (2*ph+1)*mp.w
+			r0, r1 := d[i0:i0+mp.w], d[i1:i1+mp.w]
+			gg, aa := g[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			for pw, v := range gg {
+				w := 2 * pw
+				b, a := math.Float32bits(v), int(aa[pw])
+				r0[w] = math.Float32frombits(b & eqMask(a, i0+w))
+				r0[w+1] = math.Float32frombits(b & eqMask(a, i0+w+1))
+				r1[w] = math.Float32frombits(b & eqMask(a, i1+w))
+				r1[w+1] = math.Float32frombits(b & eqMask(a, i1+w+1))
+			}
+		}
+	}
+}
+
+// eqMask returns all ones if a == b, else 0, without a branch.
+func eqMask(a, b int) uint32 {
+	x := uint64(a ^ b)            // 0 exactly when equal
+	return uint32((x|-x)>>63) - 1 // (x|-x) has its top bit set unless x == 0
+}
+
+// reluKeep32 returns all ones if z >= 0 (a zero of either sign, or
+// positive and not NaN), else 0, without branches.
+func reluKeep32(z float32) uint32 {
+	bits := math.Float32bits(z)
+	abs := bits & 0x7fffffff
+	zero := (abs - 1) >> 31               // 1 for +-0
+	pos := ^bits >> 31                    // 1 when the sign is clear
+	num := ((0x7f800000 - abs) >> 31) ^ 1 // 1 unless NaN
+	return -(zero | (pos & num))
+}
+
+// fuseReluPool reports whether a convolution block's forward pass pools
+// its ReLU's output straight from the ReLU's float32 input
+// (maxPool2x2F32 with relu): 2x2 windows of stride 2 without padding.
+func fuseReluPool[T float](mp *maxPool, z []T) bool {
+	_, f32 := any(z).([]float32)
+	return f32 && referenceKernels&fastReluPool == 0 && mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 &&
+		mp.padH == 0 && mp.padW == 0
+}
+
+// fusePoolRelu reports whether a convolution block's backward pass runs
+// the pooling's adjoint and the ReLU's mask as one float32 pass
+// (maxPool2x2ReluBackwardF32): 2x2 windows of stride 2 tiling the plane.
+func fusePoolRelu[T float](mp *maxPool, g []T) bool {
+	_, f32 := any(g).([]float32)
+	return f32 && referenceKernels&fastPoolRelu == 0 && mp.kh == 2 && mp.kw == 2 && mp.strideH == 2 && mp.strideW == 2 &&
+		mp.padH == 0 && mp.padW == 0 && mp.h == 2*mp.oh && mp.w == 2*mp.ow
+}
+
+// maxPool2x2ReluBackwardF32 is maxPool2x2Backward followed by reluMask
+// with the ReLU's input z, in one pass: each window's four inputs are
+// cleared and its argmax (if any) gets the window's adjoint masked by
+// z >= 0 there. Only the argmax can be nonzero after the pooling's adjoint,
+// so the values are the two passes' bit for bit.
+func maxPool2x2ReluBackwardF32(mp *maxPool, dout, din []float32, args []int32, planes int, z []float32) {
+	for p := 0; p < planes; p++ {
+		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		zp := z[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			i0, i1 := 2*ph*mp.w, (2*ph+1)*mp.w
+			r0, r1 := d[i0:i0+mp.w], d[i1:i1+mp.w]
+			gg, aa := g[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			for pw, v := range gg {
+				w := 2 * pw
+				r0[w], r0[w+1], r1[w], r1[w+1] = 0, 0, 0, 0
+				if a := aa[pw]; a >= 0 { // -1 only for a window of NaNs
+					d[a] = math.Float32frombits(math.Float32bits(v) & reluKeep32(zp[a]))
+				}
+			}
 		}
 	}
 }

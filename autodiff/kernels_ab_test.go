@@ -1,0 +1,325 @@
+package autodiff
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// convShapes are the column kernels' test shapes: LeNet's two
+// convolutions, CNN3's 3x3 ones, a dilated same convolution, and shapes
+// the fast paths leave to the reference (a valid convolution, stride 2).
+var convShapes = []im2col{
+	{b: 1, c: 1, h: 28, w: 28, oh: 28, ow: 28, kh: 5, kw: 5, padH: 2, padW: 2, strideH: 1, strideW: 1, dilH: 1, dilW: 1},
+	{b: 1, c: 32, h: 14, w: 14, oh: 14, ow: 14, kh: 5, kw: 5, padH: 2, padW: 2, strideH: 1, strideW: 1, dilH: 1, dilW: 1},
+	{b: 1, c: 3, h: 7, w: 7, oh: 7, ow: 7, kh: 3, kw: 3, padH: 1, padW: 1, strideH: 1, strideW: 1, dilH: 1, dilW: 1},
+	{b: 1, c: 2, h: 3, w: 3, oh: 3, ow: 3, kh: 3, kw: 3, padH: 1, padW: 1, strideH: 1, strideW: 1, dilH: 1, dilW: 1},
+	{b: 1, c: 2, h: 9, w: 9, oh: 9, ow: 9, kh: 3, kw: 3, padH: 2, padW: 2, strideH: 1, strideW: 1, dilH: 2, dilW: 2},
+	{b: 1, c: 2, h: 4, w: 4, oh: 4, ow: 4, kh: 5, kw: 5, padH: 2, padW: 2, strideH: 1, strideW: 1, dilH: 1, dilW: 1},
+	{b: 1, c: 2, h: 8, w: 8, oh: 6, ow: 6, kh: 3, kw: 3, padH: 0, padW: 0, strideH: 1, strideW: 1, dilH: 1, dilW: 1},
+	{b: 1, c: 2, h: 8, w: 8, oh: 4, ow: 4, kh: 3, kw: 3, padH: 1, padW: 1, strideH: 2, strideW: 2, dilH: 1, dilW: 1},
+}
+
+// randomWithZeros fills a slice with normal values, a tenth of them -0 and
+// a tenth +0.
+func randomWithZeros[T float](n int, rng *rand.Rand) []T {
+	out := make([]T, n)
+	for i := range out {
+		switch rng.IntN(10) {
+		case 0:
+			out[i] = T(math.Copysign(0, -1))
+		case 1:
+		default:
+			out[i] = T(rng.NormFloat64())
+		}
+	}
+	return out
+}
+
+func sameBits[T float](a, b []T) int {
+	for i := range a {
+		if math.Float64bits(float64(a[i])) != math.Float64bits(float64(b[i])) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestColumnKernelsMatchReference checks the fast im2col, col2im and
+// addTo against the reference kernels bit for bit (signs of zero
+// included), in float32 and float64, over same, dilated, valid and strided
+// convolutions.
+func TestColumnKernelsMatchReference(t *testing.T) {
+	t.Run("float32", func(t *testing.T) { testColumnKernels[float32](t) })
+	t.Run("float64", func(t *testing.T) { testColumnKernels[float64](t) })
+}
+
+func testColumnKernels[T float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, ic := range convShapes {
+		name := fmt.Sprintf("c%d_%dx%d_k%d_pad%d_stride%d_dil%d", ic.c, ic.h, ic.w, ic.kh, ic.padH, ic.strideH, ic.dilH)
+		img := randomWithZeros[T](ic.c*ic.h*ic.w, rng)
+		ncol := ic.c * ic.kh * ic.kw * ic.oh * ic.ow
+		got, want := randomWithZeros[T](ncol, rng), randomWithZeros[T](ncol, rng) // stale contents must be overwritten
+		im2colImage(&ic, img, got)
+		im2colImageRef(&ic, img, want)
+		if i := sameBits(got, want); i >= 0 {
+			t.Errorf("%s: im2col entry %d: %v, reference %v", name, i, got[i], want[i])
+		}
+		dcol := randomWithZeros[T](ncol, rng)
+		dcolRef := append([]T(nil), dcol...)
+		dimg := randomWithZeros[T](len(img), rng)
+		dimgRef := append([]T(nil), dimg...)
+		col2imImage(&ic, dcol, dimg)
+		col2imImageRef(&ic, dcolRef, dimgRef)
+		if i := sameBits(dimg, dimgRef); i >= 0 {
+			t.Errorf("%s: col2im pixel %d: %v, reference %v", name, i, dimg[i], dimgRef[i])
+		}
+		// All -0: every sum stays -0 only if the padding entries add -0.
+		negZero := T(math.Copysign(0, -1))
+		for i := range dcol {
+			dcol[i], dcolRef[i] = negZero, negZero
+		}
+		for i := range dimg {
+			dimg[i], dimgRef[i] = negZero, negZero
+		}
+		col2imImage(&ic, dcol, dimg)
+		col2imImageRef(&ic, dcolRef, dimgRef)
+		if i := sameBits(dimg, dimgRef); i >= 0 {
+			t.Errorf("%s: col2im of -0s: pixel %d: %v, reference %v", name, i, dimg[i], dimgRef[i])
+		}
+	}
+	for _, n := range []int{3, 16, 17, 100, 1000} {
+		x, y := randomWithZeros[T](n, rng), randomWithZeros[T](n, rng)
+		yRef := append([]T(nil), y...)
+		addTo(y, x)
+		addToRef(yRef, x)
+		if i := sameBits(y, yRef); i >= 0 {
+			t.Errorf("addTo of %d: entry %d: %v, reference %v", n, i, y[i], yRef[i])
+		}
+	}
+}
+
+// lenetSetup is a compiled LeNet evaluator's inputs for the A/B tests.
+func lenetSetup(tb testing.TB, batch int) (nn.Model, *datasets.Dataset, []float64, []int) {
+	model, err := nn.LeNet(nn.PriorConfig{Precision: 1}).Model("lenet")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	data, err := datasets.SyntheticImages(4*batch, 784, 10, rng)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	theta := make([]float64, model.NumParams())
+	model.Layout.Init(theta, rng)
+	return model, data, theta, rng.Perm(4 * batch)[:batch]
+}
+
+// TestLeNetKernelsBitExact checks a compiled LeNet gradient (float32 and
+// float64) is the same bit for bit with the fast kernels as with the
+// reference ones, so that runs resume bit-exactly across the change.
+func TestLeNetKernelsBitExact(t *testing.T) {
+	model, data, theta, idx := lenetSetup(t, 8)
+	for _, dt := range []DType{Float32, Float64} {
+		ev, err := Compile(model, 8, dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eval := func(ref kernelSet) (float64, []float64) {
+			referenceKernels = ref
+			defer func() { referenceKernels = 0 }()
+			grad := make([]float64, len(theta))
+			u, err := ev.Eval(theta, data, idx, 100, grad, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return u, grad
+		}
+		u0, g0 := eval(allFast)
+		u1, g1 := eval(0)
+		if u0 != u1 {
+			t.Errorf("%s: potential %v with the fast kernels, %v with the reference", dt, u1, u0)
+		}
+		if i := sameBits(g1, g0); i >= 0 {
+			t.Errorf("%s: gradient %d: %v with the fast kernels, %v with the reference", dt, i, g1[i], g0[i])
+		}
+	}
+}
+
+// TestLeNetKernelsAB times a compiled LeNet float32 gradient at batch 128
+// (two shards on one BLAS thread each, as train runs them) with the
+// reference kernels (A) and the current ones (B), alternating one gradient
+// of each (ABBA order), and prints the ratio of their total wall-clock and
+// process CPU times and the median of the pairs' wall-clock ratios: an A/B
+// within one process, the figure that means something on a shared machine.
+// Set LENET_AB=pairs to run it (about pairs * 0.2 s on an idle machine);
+// LENET_AB_REF=columns, pooling, poolrelu or relupool runs only those
+// kernels as the reference (default: all of them); LENET_AB_STEP=1 times
+// whole SGNHT steps instead.
+func TestLeNetKernelsAB(t *testing.T) {
+	pairs := 0
+	fmt.Sscan(os.Getenv("LENET_AB"), &pairs)
+	if pairs <= 0 {
+		t.Skip("set LENET_AB=pairs to run the A/B timing")
+	}
+	model, data, theta, idx := lenetSetup(t, 128)
+	threads := BLASThreads()
+	SetBLASThreads(1)
+	defer SetBLASThreads(threads)
+	ev, err := NewShardedFor(EngineCompiled, model, 128, Float32, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grad := make([]float64, len(theta))
+	ref := allFast
+	switch os.Getenv("LENET_AB_REF") {
+	case "columns":
+		ref = fastColumns
+	case "pooling":
+		ref = fastPooling
+	case "poolrelu":
+		ref = fastPoolRelu
+	case "relupool":
+		ref = fastReluPool
+	}
+	// With LENET_AB_STEP=1, a whole SGNHT step (the gradient, the prior and
+	// the update with its noise) rather than the gradient alone.
+	wholeStep := os.Getenv("LENET_AB_STEP") == "1"
+	pot := &Potential{Model: model, Data: data, Eval: ev}
+	stream := sampler.NewStream(9, 1)
+	kernel := sampler.SGNHT{StepSize: 1e-5, Diffusion: 10}
+	state := sampler.NewState(append([]float64(nil), theta...))
+	kernel.Init(state, stream.Rand)
+	mb := sampler.Minibatch{Index: idx, Scale: 60000.0 / 128}
+	timeIt := func(ref kernelSet) (wall, cpu time.Duration) {
+		referenceKernels = ref
+		defer func() { referenceKernels = 0 }()
+		start, cpu0 := time.Now(), cpuTime()
+		if wholeStep {
+			if err := kernel.Step(state, pot, mb, sampler.Hyper{StepSize: 1e-5, Temp: 1}, stream.Rand); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := ev.Eval(theta, data, idx, 60000.0/128, grad, nil); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start), cpuTime() - cpu0
+	}
+	for i := 0; i < 3; i++ {
+		timeIt(ref)
+		timeIt(0)
+	}
+	var wallA, wallB, cpuA, cpuB time.Duration
+	var ratios []float64
+	for r := 0; r < pairs; r++ {
+		var wa, ca, wb, cb time.Duration
+		if r%2 == 0 {
+			wa, ca = timeIt(ref)
+			wb, cb = timeIt(0)
+		} else {
+			wb, cb = timeIt(0)
+			wa, ca = timeIt(ref)
+		}
+		wallA, wallB, cpuA, cpuB = wallA+wa, wallB+wb, cpuA+ca, cpuB+cb
+		ratios = append(ratios, wb.Seconds()/wa.Seconds())
+	}
+	what := "gradient"
+	if wholeStep {
+		what = "SGNHT step"
+	}
+	fmt.Printf("LeNet %s, batch 128, float32, 2 shards, reference %s, %d A/B pairs (contended machine, A/B ratio): "+
+		"current/reference wall %.3f (median of pairs %.3f), CPU %.3f\n",
+		what, os.Getenv("LENET_AB_REF"), pairs, wallB.Seconds()/wallA.Seconds(), median(ratios), cpuB.Seconds()/cpuA.Seconds())
+}
+
+func median(x []float64) float64 {
+	s := append([]float64(nil), x...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// TestMaxPoolF32MatchesReference checks the branch-free float32 2x2 max
+// pooling, forward (maxima and argmaxes; on its input and on a ReLU's
+// input) and backward, and the fused pooling and ReLU adjoint, against the reference kernels bit for bit, on values with ties, zeros of both signs,
+// NaNs, infinities and the starting lowest value.
+func TestMaxPoolF32MatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	mp := &maxPool{b: 1, c: 3, h: 6, w: 8, oh: 3, ow: 4, kh: 2, kw: 2, strideH: 2, strideW: 2}
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		-math.MaxFloat32, 1, 1, -1}
+	for trial := 0; trial < 50; trial++ {
+		in := make([]float32, mp.c*mp.h*mp.w)
+		for i := range in {
+			if rng.IntN(3) == 0 {
+				in[i] = special[rng.IntN(len(special))]
+			} else {
+				in[i] = float32(rng.NormFloat64())
+			}
+		}
+		n := mp.c * mp.oh * mp.ow
+		out, outRef := make([]float32, n), make([]float32, n)
+		arg, argRef := make([]int32, n), make([]int32, n)
+		maxPool2x2(mp, in, out, arg, mp.c, -math.MaxFloat32)
+		referenceKernels = allFast
+		maxPool2x2(mp, in, outRef, argRef, mp.c, -math.MaxFloat32)
+		referenceKernels = 0
+		for i := range out {
+			if math.Float32bits(out[i]) != math.Float32bits(outRef[i]) || arg[i] != argRef[i] {
+				t.Fatalf("trial %d window %d: max %v at %d, reference %v at %d", trial, i, out[i], arg[i], outRef[i], argRef[i])
+			}
+		}
+		// Pooling the ReLU's output straight from its input.
+		post := make([]float32, len(in))
+		for i, v := range in {
+			post[i] = max(v, 0)
+		}
+		maxPool2x2F32(mp, in, out, arg, mp.c, -math.MaxFloat32, true)
+		referenceKernels = allFast
+		maxPool2x2(mp, post, outRef, argRef, mp.c, -math.MaxFloat32)
+		referenceKernels = 0
+		for i := range out {
+			if math.Float32bits(out[i]) != math.Float32bits(outRef[i]) || arg[i] != argRef[i] {
+				t.Fatalf("trial %d window %d: max of the ReLU %v at %d, reference %v at %d", trial, i, out[i], arg[i], outRef[i], argRef[i])
+			}
+		}
+		g := randomWithZeros[float32](n, rng)
+		din, dinRef := randomWithZeros[float32](len(in), rng), randomWithZeros[float32](len(in), rng)
+		maxPool2x2Backward(mp, g, din, arg, mp.c)
+		referenceKernels = allFast
+		maxPool2x2Backward(mp, g, dinRef, arg, mp.c)
+		referenceKernels = 0
+		if i := sameBits(din, dinRef); i >= 0 {
+			t.Fatalf("trial %d: input adjoint %d: %v, reference %v", trial, i, din[i], dinRef[i])
+		}
+		// The fused pooling and ReLU adjoint, with the ReLU's input z
+		// (signed zeros, NaNs, negatives), against the two passes.
+		z := randomWithZeros[float32](len(in), rng)
+		for i := range z {
+			if rng.IntN(8) == 0 {
+				z[i] = special[rng.IntN(len(special))]
+			}
+		}
+		maxPool2x2ReluBackwardF32(mp, g, din, arg, mp.c, z)
+		maxPoolBackward(mp, g, dinRef, arg, mp.c, false)
+		reluMask(z, dinRef)
+		if i := sameBits(din, dinRef); i >= 0 {
+			t.Fatalf("trial %d: fused pooling and ReLU adjoint %d: %v, two passes %v", trial, i, din[i], dinRef[i])
+		}
+	}
+}
