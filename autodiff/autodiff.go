@@ -3,23 +3,23 @@
 //	U~(theta) = -log p(theta) - (N/|S|) sum_{x in S} log l(theta; x),
 //
 // its gradient and its per-example log-likelihoods for a flat parameter
-// vector theta, and exposes them as the stochastic potential a sampler needs.
+// vector theta, and exposes them as the stochastic potential a sampler needs
+// (Potential).
 //
-// CompiledEvaluator runs any model of the contract nn.Graph (an MLP, a
-// CNN, a model of the user's own): Compile turns the model's Gorgonia
-// expression graph into preallocated forward and adjoint kernels (BLAS GEMM
-// for products and convolutions). GraphEvaluator runs the same graph on
-// Gorgonia's VM and differentiates it with Gorgonia's Grad: the reference
-// the compiled plan is tested against, and the fallback for a graph with an
-// op the compiler does not know. For MLPs, Plan computes the same thing
-// with a hand-written BLAS plan (checked against the graph and finite
-// differences) that can also stream its gradient; NewFor picks it when the
-// model is an MLP and the engine is plan.
+// An Evaluator computes U~ on one of three engines (NewFor): the MLP's
+// hand-written BLAS plan (Plan, checked against the graph and finite
+// differences, which can also stream its gradient); any model's graph
+// compiled into preallocated kernels by the package autodiff/compile; or
+// Gorgonia's VM on the same graph, differentiated by Gorgonia's Grad
+// (GraphEvaluator): the reference the compiled graph is tested against, and
+// the fallback for a graph with an op the compiler does not know.
+// ShardedEvaluator splits a minibatch over several graphs run in parallel.
 package autodiff
 
 import (
 	"fmt"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/compile"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 )
@@ -43,7 +43,7 @@ type Engine string
 // Available engines.
 const (
 	EnginePlan     Engine = "plan"     // an MLP's hand-written BLAS plan; any other model compiled
-	EngineCompiled Engine = "compiled" // every model's graph compiled (CompiledEvaluator)
+	EngineCompiled Engine = "compiled" // every model's graph compiled (compile.Evaluator)
 	EngineGraph    Engine = "graph"    // Gorgonia's VM on the expression graph (reference)
 )
 
@@ -58,10 +58,10 @@ const (
 
 // NewFor returns an evaluator of model for batches of up to batch examples:
 // with engine plan (the default), the BLAS plan for an MLP and the compiled
-// graph (CompiledEvaluator) for any other model; with compiled, the
+// graph (a *compile.Evaluator) for any other model; with compiled, the
 // compiled graph for every model; with graph, Gorgonia's VM. A graph the
-// compiler cannot compile (an op it has no kernel for, Compilable) runs on
-// the VM.
+// compiler cannot compile (an op it has no kernel for, compile.Check) runs
+// on the VM.
 func NewFor(engine Engine, model nn.Model, batch int, dtype DType) (Evaluator, error) {
 	return newFor(engine, model, batch, dtype, true)
 }
@@ -84,8 +84,17 @@ func newFor(engine Engine, model nn.Model, batch int, dtype DType, withGrad bool
 // compiledOrGraph compiles model's graph, or builds it on Gorgonia's VM if
 // the compiler does not support one of its ops.
 func compiledOrGraph(model nn.Model, batch int, dtype DType, withGrad bool) (Evaluator, error) {
-	ev, err := compileEvaluator(model, batch, dtype, withGrad)
-	if IsUnsupported(err) {
+	dt, err := gorgoniaDType(dtype)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	var ev *compile.Evaluator
+	if withGrad {
+		ev, err = compile.New(model, batch, dt)
+	} else {
+		ev, err = compile.NewForward(model, batch, dt)
+	}
+	if compile.IsUnsupported(err) {
 		return newGraphEvaluator(model, batch, dtype, withGrad)
 	}
 	if err != nil {
@@ -122,34 +131,7 @@ func New(engine Engine, spec nn.Spec, batch int, dtype DType) (Evaluator, error)
 		if err != nil {
 			return nil, err
 		}
-		return Compile(m, batch, dtype)
+		return compiledOrGraph(m, batch, dtype, true)
 	}
 	return nil, fmt.Errorf("unknown engine %q: expected plan, compiled or graph", engine)
-}
-
-// checkModel checks an evaluation's arguments against a model.
-func checkModel(m nn.Model, maxBatch int, theta []float64, data *datasets.Dataset, idx []int, grad, loglik []float64) error {
-	n := m.NumParams()
-	switch {
-	case len(theta) != n:
-		return fmt.Errorf("eval: theta has %d values, model %s has %d parameters", len(theta), m.Name, n)
-	case grad != nil && len(grad) != n:
-		return fmt.Errorf("eval: gradient buffer has %d values, need %d", len(grad), n)
-	case len(idx) == 0 || len(idx) > maxBatch:
-		return fmt.Errorf("eval: %d examples, expected 1 to %d", len(idx), maxBatch)
-	case loglik != nil && len(loglik) < len(idx):
-		return fmt.Errorf("eval: log-likelihood buffer has %d values for %d examples", len(loglik), len(idx))
-	case data.D != m.Inputs:
-		return fmt.Errorf("eval: data has %d features, model %s takes %d", data.D, m.Name, m.Inputs)
-	case m.OneHot != (data.Classes > 0):
-		if m.OneHot {
-			return fmt.Errorf("eval: model %s is a classifier, data has regression targets", m.Name)
-		}
-		return fmt.Errorf("eval: model %s is a regression, data has class labels", m.Name)
-	case data.Classes > 0 && data.Classes != m.Outputs:
-		return fmt.Errorf("eval: data has %d classes, model %s has %d outputs", data.Classes, m.Name, m.Outputs)
-	case data.Classes == 0 && data.Outputs != m.Outputs:
-		return fmt.Errorf("eval: data has %d targets, model %s has %d outputs", data.Outputs, m.Name, m.Outputs)
-	}
-	return nil
 }

@@ -6,30 +6,16 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/testmodel"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 )
 
-func toyData(lik nn.Likelihood, n, in, out int, rng *rand.Rand) *datasets.Dataset {
-	d := &datasets.Dataset{N: n, D: in, X: make([]float32, n*in)}
-	for i := range d.X {
-		d.X[i] = float32(rng.NormFloat64())
-	}
-	if lik == nn.Categorical {
-		d.Classes = out
-		d.Labels = make([]int, n)
-		for i := range d.Labels {
-			d.Labels[i] = rng.IntN(out)
-		}
-	} else {
-		d.Outputs = out
-		d.Targets = make([]float32, n*out)
-		for i := range d.Targets {
-			d.Targets[i] = float32(rng.NormFloat64())
-		}
-	}
-	return d
-}
+// The tests' models and data, shared with autodiff/compile's tests.
+var (
+	toyData  = testmodel.ToyData
+	smallCNN = testmodel.SmallCNN
+)
 
 // TestGradientFiniteDifferences checks every engine's gradient against
 // central finite differences of its own potential, for every activation and

@@ -3,6 +3,7 @@ package autodiff
 import (
 	"fmt"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/evalargs"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	G "gorgonia.org/gorgonia"
@@ -258,13 +259,7 @@ func (e *GraphEvaluator) run(theta []float64, data *datasets.Dataset, idx []int,
 
 // Eval implements Evaluator.
 func (e *GraphEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
-	if err := checkModel(e.model, e.graph.Batch, theta, data, idx, grad, loglik); err != nil {
-		return 0, err
-	}
-	if grad != nil && e.grads == nil {
-		return 0, fmt.Errorf("eval: model %s: a forward-only evaluator has no gradient", e.model.Name)
-	}
-	sum, err := e.likelihood(theta, data, idx, scale, grad, loglik)
+	sum, err := e.Likelihood(theta, data, idx, scale, grad, loglik)
 	if err != nil {
 		return 0, err
 	}
@@ -274,13 +269,21 @@ func (e *GraphEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []int
 	return e.model.Layout.NegLogPrior(theta) - scale*sum, nil
 }
 
-func (e *GraphEvaluator) hasGradient() bool { return e.grads != nil }
+// HasGradient reports whether the graph was built with its backward pass.
+func (e *GraphEvaluator) HasGradient() bool { return e.grads != nil }
 
-// likelihood runs the graph on examples idx and returns the sum of their
-// log-likelihoods; grad, when not nil, receives the gradient of
-// -scale * that sum (the likelihood's part of dU~/dtheta, no prior), and
-// loglik the per-example terms. Arguments are checked by the caller.
-func (e *GraphEvaluator) likelihood(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
+// Likelihood runs the graph on examples idx and returns the sum of their
+// log-likelihoods, without the prior; grad, when not nil, receives the
+// gradient of -scale * that sum (the likelihood's part of dU~/dtheta,
+// overwritten), and loglik the per-example terms. ShardedEvaluator adds its
+// shards' parts and the prior once.
+func (e *GraphEvaluator) Likelihood(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
+	if err := evalargs.Check(e.model, e.graph.Batch, theta, data, idx, grad, loglik); err != nil {
+		return 0, err
+	}
+	if grad != nil && e.grads == nil {
+		return 0, fmt.Errorf("eval: model %s: a forward-only evaluator has no gradient", e.model.Name)
+	}
 	defer e.vm.Reset()
 	if err := e.run(theta, data, idx, scale); err != nil {
 		return 0, err
@@ -309,7 +312,7 @@ func (e *GraphEvaluator) likelihood(theta []float64, data *datasets.Dataset, idx
 // Logits writes the model's logits for examples idx into out (row-major,
 // len(idx) x outputs). The model's graph must report logits.
 func (e *GraphEvaluator) Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
-	if err := checkModel(e.model, e.graph.Batch, theta, data, idx, nil, nil); err != nil {
+	if err := evalargs.Check(e.model, e.graph.Batch, theta, data, idx, nil, nil); err != nil {
 		return err
 	}
 	if e.outOut == nil {

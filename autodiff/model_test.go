@@ -10,13 +10,6 @@ import (
 	"github.com/ptsghmc/ptsghmc/nn"
 )
 
-// smallCNN is a CNN small enough for finite differences: 6x6 images, conv
-// 3x3x2, pool, conv 3x3x3, pool, dense 4, 3 classes.
-func smallCNN(df float64) nn.ConvNet {
-	return nn.ConvNet{Height: 6, Width: 6, Channels: 1, Conv: []int{2, 3}, Kernel: 3, Dense: []int{4}, Classes: 3,
-		Prior: nn.PriorConfig{Precision: 0.5, FanIn: true, DF: df}}
-}
-
 // fdWorst returns the largest relative error of ev's gradient against
 // central finite differences of its own potential.
 func fdWorst(t *testing.T, ev Evaluator, theta []float64, data *datasets.Dataset, idx []int, scale float64) float64 {

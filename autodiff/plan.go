@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/evalargs"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"gonum.org/v1/gonum/blas"
@@ -21,7 +22,7 @@ import (
 // allocate nothing.
 type Plan struct {
 	spec  nn.Spec
-	shape nn.Model // what checkModel reads of the spec (no graph)
+	shape nn.Model // what evalargs.Check reads of the spec (no graph)
 	dtype DType
 	f32   *plan[float32]
 	f64   *plan[float64]
@@ -62,7 +63,7 @@ func (p *Plan) MaxBatch() int {
 
 // Eval implements Evaluator.
 func (p *Plan) Eval(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
-	if err := checkModel(p.shape, p.MaxBatch(), theta, data, idx, grad, loglik); err != nil {
+	if err := evalargs.Check(p.shape, p.MaxBatch(), theta, data, idx, grad, loglik); err != nil {
 		return 0, err
 	}
 	if p.spec.PriorDF == 0 {
@@ -97,7 +98,7 @@ func (p *Plan) EvalStream(theta []float64, data *datasets.Dataset, idx []int, sc
 	if !p.CanStream() {
 		return 0, fmt.Errorf("plan: a Student-t prior's gradient cannot be streamed")
 	}
-	if err := checkModel(p.shape, p.MaxBatch(), theta, data, idx, nil, nil); err != nil {
+	if err := evalargs.Check(p.shape, p.MaxBatch(), theta, data, idx, nil, nil); err != nil {
 		return 0, err
 	}
 	var sumLL, prior float64
@@ -404,7 +405,7 @@ func reluGrad[T float](a, delta []T) {
 // Logits writes the network's outputs for examples idx into out (row-major,
 // len(idx) x outputs).
 func (p *Plan) Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
-	if err := checkModel(p.shape, p.MaxBatch(), theta, data, idx, nil, nil); err != nil {
+	if err := evalargs.Check(p.shape, p.MaxBatch(), theta, data, idx, nil, nil); err != nil {
 		return err
 	}
 	k := p.spec.Sizes[len(p.spec.Sizes)-1]

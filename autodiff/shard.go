@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/evalargs"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 )
@@ -59,8 +60,8 @@ type shardPool struct {
 // (8.3 against 6.4 ms at batch 128, 784-400-400-10, float32; docs/speed.md).
 type shard interface {
 	MaxBatch() int
-	hasGradient() bool
-	likelihood(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error)
+	HasGradient() bool
+	Likelihood(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error)
 	Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error
 }
 
@@ -155,7 +156,7 @@ func (p *shardPool) run(i int) error {
 		ll = p.loglik[i*per : i*per+len(part)]
 	}
 	var err error
-	p.sums[i], err = p.shards[i].likelihood(p.theta, p.data, part, p.scale, g, ll)
+	p.sums[i], err = p.shards[i].Likelihood(p.theta, p.data, part, p.scale, g, ll)
 	return err
 }
 
@@ -206,10 +207,10 @@ func (p *shardPool) each() error {
 
 // Eval implements Evaluator.
 func (s *ShardedEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
-	if err := checkModel(s.model, s.batch, theta, data, idx, grad, loglik); err != nil {
+	if err := evalargs.Check(s.model, s.batch, theta, data, idx, grad, loglik); err != nil {
 		return 0, err
 	}
-	if grad != nil && !s.shards[0].hasGradient() {
+	if grad != nil && !s.shards[0].HasGradient() {
 		return 0, fmt.Errorf("eval: model %s: a forward-only evaluator has no gradient", s.model.Name)
 	}
 	p := s.shardPool
@@ -238,7 +239,7 @@ func (s *ShardedEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []i
 // Logits writes the model's logits for examples idx into out (row-major,
 // len(idx) x outputs), the shards in parallel.
 func (s *ShardedEvaluator) Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
-	if err := checkModel(s.model, s.batch, theta, data, idx, nil, nil); err != nil {
+	if err := evalargs.Check(s.model, s.batch, theta, data, idx, nil, nil); err != nil {
 		return err
 	}
 	if len(out) < len(idx)*s.k {

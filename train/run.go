@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/autodiff/compile"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/evaluate"
@@ -194,7 +195,7 @@ func sayUnsupported(engine autodiff.Engine, model nn.Model) {
 	if engine != autodiff.EngineCompiled {
 		return
 	}
-	if err := autodiff.Compilable(model); autodiff.IsUnsupported(err) {
+	if err := compile.Check(model); compile.IsUnsupported(err) {
 		if _, said := unsupportedSaid.LoadOrStore(model.Name, true); !said {
 			fmt.Fprintf(notices, "ptsghmc: %v; running it on Gorgonia's VM (slower)\n", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/autodiff/compile"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -514,7 +515,7 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 		return res, err
 	}
 	if engine == autodiff.EngineCompiled {
-		if err := autodiff.Compilable(model); err != nil {
+		if err := compile.Check(model); err != nil {
 			return res, fmt.Errorf("bench: %w", err)
 		}
 	}
@@ -538,8 +539,10 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 	// The multiply-adds: a compiled plan of one example's, times the batch
 	// (a CNN's products all scale with the batch).
 	// A model the compiler cannot compile (timed on the VM) has no count.
-	if counter, err := autodiff.Compile(model, 1, dtype); err == nil {
-		res.MACs = counter.MACs() * int64(c.batch)
+	if counter, err := autodiff.NewFor(autodiff.EngineCompiled, model, 1, dtype); err == nil {
+		if ce, ok := counter.(*compile.Evaluator); ok {
+			res.MACs = ce.MACs() * int64(c.batch)
+		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	data, err := datasets.SyntheticImages(max(10*c.batch, 1024), model.Inputs, model.Outputs, rng)

@@ -1,4 +1,4 @@
-package autodiff
+package compile
 
 // The reference kernels: the convolution's column kernels as the graph
 // compiler first ran them (short runs, scalar adds). The faster kernels of

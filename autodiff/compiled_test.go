@@ -1,109 +1,28 @@
 package autodiff
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/compile"
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/testmodel"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// allOpsModel is a small classifier whose graph uses every op the compiler
-// supports: Conv2d (im2col, reshapes, a product with a transposed operand,
-// a transpose, fused into one kernel), Im2Col on its own, broadcast bias adds, Rectify, MaxPool2D, Reshape, Mul,
-// Transpose, Tanh, Sigmoid, Square, Neg, Exp, Log, Sqrt, Add, Sub,
-// HadamardProd, HadamardDiv, scalar constants, SoftMax, LogSoftMax and Sum.
-func allOpsModel(batch int, dt tensor.Dtype) (*nn.Graph, error) {
-	eg := G.NewGraph()
-	g := &nn.Graph{G: eg, Batch: batch, DType: dt, OneHot: true,
-		Input:  G.NewTensor(eg, dt, 4, G.WithShape(batch, 1, 5, 5), G.WithName("x")),
-		Target: G.NewMatrix(eg, dt, G.WithShape(batch, 3), G.WithName("y")),
-	}
-	learn := func(n *G.Node, sd float64) *G.Node {
-		g.Learnables = append(g.Learnables, n)
-		g.Priors = append(g.Priors, nn.Prior{Precision: 0.7})
-		g.InitSD = append(g.InitSD, sd)
-		return n
-	}
-	cw := learn(G.NewTensor(eg, dt, 4, G.WithShape(2, 1, 3, 3), G.WithName("cw")), 0.5)
-	cb := learn(G.NewVector(eg, dt, G.WithShape(2), G.WithName("cb")), 0.1)
-	w1 := learn(G.NewMatrix(eg, dt, G.WithShape(8, 4), G.WithName("w1")), 0.5)
-	b1 := learn(G.NewVector(eg, dt, G.WithShape(4), G.WithName("b1")), 0.1)
-	v := learn(G.NewMatrix(eg, dt, G.WithShape(3, 4), G.WithName("v")), 0.5)
-	u := learn(G.NewMatrix(eg, dt, G.WithShape(32, 3), G.WithName("u")), 0.3)
-	cw2 := learn(G.NewTensor(eg, dt, 4, G.WithShape(1, 1, 3, 3), G.WithName("cw2")), 0.3)
-	u2 := learn(G.NewMatrix(eg, dt, G.WithShape(9, 3), G.WithName("u2")), 0.3)
-	one := constant(dt, 1)
-	must := func(n *G.Node, err error) *G.Node {
-		if err != nil {
-			panic(err) // test helper: the graph is fixed
-		}
-		return n
-	}
-	// a convolution with no bias or ReLU after it (stride 2, no padding)
-	plain := must(G.Conv2d(g.Input, cw2, tensor.Shape{3, 3}, []int{0, 0}, []int{1, 1}, []int{1, 1}))
-	extra2 := must(G.Mul(must(G.Reshape(plain, tensor.Shape{batch, 9})), u2))
-	h := must(G.Conv2d(g.Input, cw, tensor.Shape{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}))
-	h = must(G.BroadcastAdd(h, cb, nil, []byte{0, 2, 3}))
-	h = must(G.Rectify(h))
-	// im2col on its own (not a convolution): patches of the hidden layer
-	cols := must(G.Im2Col(h, tensor.Shape{2, 2}, tensor.Shape{0, 0}, tensor.Shape{2, 2}, tensor.Shape{1, 1}))
-	extra := must(G.Mul(must(G.Reshape(cols, tensor.Shape{batch, 32})), u))
-	h = must(G.MaxPool2D(h, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2}))
-	h = must(G.Reshape(h, tensor.Shape{batch, 8}))
-	h = must(G.Mul(h, w1))
-	h = must(G.BroadcastAdd(h, b1, nil, []byte{0}))
-	h = must(G.Tanh(h))
-	h = must(G.HadamardProd(must(G.Sigmoid(h)), must(G.Square(h))))
-	z := must(G.Mul(h, must(G.Transpose(v))))
-	e := must(G.HadamardDiv(z, must(G.Add(must(G.Exp(must(G.Neg(must(G.Square(z)))))), one))))
-	s := must(G.Log(must(G.Add(must(G.SoftMax(z, 1)), one))))
-	r := must(G.Sqrt(must(G.Add(must(G.Square(z)), one))))
-	logits := must(G.Sub(must(G.Add(e, must(G.Mul(constant(dt, 0.5), s)))), must(G.Mul(constant(dt, 0.25), r))))
-	logits = must(G.Add(must(G.Add(logits, extra)), extra2))
-	g.Logits = logits
-	var err error
-	if g.LogLik, err = nn.CategoricalLogLik(logits, g.Target); err != nil {
-		return nil, err
-	}
-	return g, nil
-}
+// The compiled graph (autodiff/compile) against Gorgonia's VM and through
+// NewFor and the sharded evaluator: the tests that need both packages.
 
-func constant(dt tensor.Dtype, v float64) *G.Node {
-	if dt == tensor.Float32 {
-		return G.NewConstant(float32(v))
+// tensorDType is dt as Gorgonia names it (the compiler's dtype).
+func tensorDType(dt DType) tensor.Dtype {
+	if dt == Float32 {
+		return tensor.Float32
 	}
-	return G.NewConstant(v)
-}
-
-// linearRegression is a regression model through nn.GaussianLogLik with two
-// outputs.
-func linearRegression(batch int, dt tensor.Dtype) (*nn.Graph, error) {
-	eg := G.NewGraph()
-	x := G.NewMatrix(eg, dt, G.WithShape(batch, 3), G.WithName("x"))
-	y := G.NewMatrix(eg, dt, G.WithShape(batch, 2), G.WithName("y"))
-	w := G.NewMatrix(eg, dt, G.WithShape(3, 2), G.WithName("w"))
-	b := G.NewVector(eg, dt, G.WithShape(2), G.WithName("b"))
-	xw, err := G.Mul(x, w)
-	if err != nil {
-		return nil, err
-	}
-	f, err := G.BroadcastAdd(xw, b, nil, []byte{0})
-	if err != nil {
-		return nil, err
-	}
-	ll, err := nn.GaussianLogLik(f, y, 0.7)
-	if err != nil {
-		return nil, err
-	}
-	p := nn.Prior{Precision: 2}
-	return &nn.Graph{G: eg, Batch: batch, DType: dt, Input: x, Target: y, Learnables: G.Nodes{w, b},
-		Priors: []nn.Prior{p, p}, InitSD: []float64{0.5, 0.5}, LogLik: ll}, nil
+	return tensor.Float64
 }
 
 type compileCase struct {
@@ -130,7 +49,7 @@ func compileCases(t *testing.T) []compileCase {
 	spec := nn.Spec{Sizes: []int{4, 5, 2}, Activation: nn.Tanh, Likelihood: nn.Gaussian, NoiseSD: 0.5, PriorPrecision: []float64{1}, PriorDF: 3}
 	m, err := spec.Model()
 	add("mlp-regression", m, err, toyData(nn.Gaussian, 12, 4, 2, rng))
-	m, err = nn.NewModel("linear", linearRegression)
+	m, err = nn.NewModel("linear", testmodel.LinearRegression)
 	add("linear", m, err, toyData(nn.Gaussian, 12, 3, 2, rng))
 	m, err = smallCNN(0).Model("small-cnn")
 	add("cnn", m, err, toyData(nn.Categorical, 12, 36, 3, rng))
@@ -138,7 +57,7 @@ func compileCases(t *testing.T) []compileCase {
 		Prior: nn.PriorConfig{Precision: 0.5, FanIn: true}} // CNN3's shape, small
 	m, err = three.Model("three-blocks")
 	add("cnn-3-blocks", m, err, toyData(nn.Categorical, 12, 128, 3, rng))
-	m, err = nn.NewModel("all-ops", allOpsModel)
+	m, err = nn.NewModel("all-ops", testmodel.AllOps)
 	add("all-ops", m, err, toyData(nn.Categorical, 12, 25, 3, rng))
 	return cs
 }
@@ -171,7 +90,7 @@ func TestCompiledMatchesVM(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ce, err := Compile(c.model, 6, dt)
+				ce, err := compile.New(c.model, 6, tensorDType(dt))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -207,7 +126,7 @@ func TestCompiledMatchesVM(t *testing.T) {
 				if !c.model.Logits {
 					return
 				}
-				fw, err := CompileForward(c.model, 6, dt)
+				fw, err := compile.NewForward(c.model, 6, tensorDType(dt))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -250,7 +169,7 @@ func TestCompiledFiniteDifferences(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, 8))
 			theta := perturbedInit(c.model, rng)
-			ce, err := Compile(c.model, 6, Float64)
+			ce, err := compile.New(c.model, 6, tensor.Float64)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +193,7 @@ func testCompiledRegistered(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Compilable(model); err != nil {
+	if err := compile.Check(model); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -285,7 +204,7 @@ func testCompiledRegistered(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ce, err := Compile(model, 2, Float32)
+	ce, err := compile.New(model, 2, tensor.Float32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +231,7 @@ func testCompiledRegistered(t *testing.T, name string) {
 // unsupportedModel uses Gorgonia's Max reduction, which the compiler has
 // no kernel for.
 func unsupportedModel(batch int, dt tensor.Dtype) (*nn.Graph, error) {
-	g, err := linearRegression(batch, dt)
+	g, err := testmodel.LinearRegression(batch, dt)
 	if err != nil {
 		return nil, err
 	}
@@ -334,8 +253,8 @@ func TestUnsupportedOpFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Compilable(model)
-	if !IsUnsupported(err) || !strings.Contains(err.Error(), `"MaxAlong`) {
+	err = compile.Check(model)
+	if !compile.IsUnsupported(err) || !strings.Contains(err.Error(), `"MaxAlong`) {
 		t.Fatalf("Compilable: %v, want an unsupported-op error naming MaxAlong", err)
 	}
 	ev, err := NewFor(EngineCompiled, model, 4, Float64)
@@ -345,15 +264,15 @@ func TestUnsupportedOpFallsBack(t *testing.T) {
 	if _, ok := ev.(*GraphEvaluator); !ok {
 		t.Fatalf("NewFor chose %T for a model with an unsupported op", ev)
 	}
-	good, _ := nn.NewModel("linear", linearRegression)
-	if err := Compilable(good); err != nil {
+	good, _ := nn.NewModel("linear", testmodel.LinearRegression)
+	if err := compile.Check(good); err != nil {
 		t.Fatal(err)
 	}
 	ev, err = NewFor(EngineCompiled, good, 4, Float64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := ev.(*CompiledEvaluator); !ok {
+	if _, ok := ev.(*compile.Evaluator); !ok {
 		t.Fatalf("NewFor chose %T for a compilable model", ev)
 	}
 }
@@ -368,7 +287,7 @@ func TestCompiledNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	data := toyData(nn.Categorical, 8, 36, 3, rng)
 	for _, dt := range []DType{Float32, Float64} {
-		ce, err := Compile(model, 4, dt)
+		ce, err := compile.New(model, 4, tensorDType(dt))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -398,117 +317,6 @@ func TestCompiledNoAllocs(t *testing.T) {
 		})
 		if n != 0 {
 			t.Fatalf("%s: %v allocations per sharded gradient", dt, n)
-		}
-	}
-}
-
-func ExampleCompile() {
-	model, err := nn.LeNet(nn.PriorConfig{Precision: 1, FanIn: true}).Model("lenet")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	ev, err := Compile(model, 32, Float32)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(ev.Dim(), ev.MaxBatch())
-	// Output: 857738 32
-}
-
-// TestCompiledKernels checks which kernels the compiler chose: LeNet's two
-// convolution blocks fused with their bias, ReLU and pooling (no im2col or
-// transpose left), and the all-ops graph's block without pooling (its ReLU
-// feeds two nodes), its convolution without bias, and its im2col and
-// transpose run on their own.
-func TestCompiledKernels(t *testing.T) {
-	lenet, err := nn.LeNet(nn.PriorConfig{Precision: 1}).Model("lenet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := nn.NewModel("all-ops", allOpsModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		model nn.Model
-		want  map[string]int
-	}{
-		{lenet, map[string]int{"convblock": 2, "conv": 0, "relu": 1, "im2colOp": 0, "transposeOp": 0, "maxPoolOp": 0, "linAlgBinOp": 2, "softmaxOp": 1}},
-		{all, map[string]int{"convblock": 1, "conv": 1, "relu": 0, "im2colOp": 1, "transposeOp": 1, "maxPoolOp": 1}},
-	} {
-		p, _, err := compileModel[float32](c.model, 2, tensor.Float32, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]int{}
-		for _, k := range p.ops {
-			got[k]++
-		}
-		for k, n := range c.want {
-			if got[k] != n {
-				t.Errorf("%s: %d %s steps, want %d (steps %v)", c.model.Name, got[k], k, n, p.ops)
-			}
-		}
-	}
-}
-
-// TestCompiledMACs checks the multiply-add count against a hand count for
-// LeNet: per example, conv1 32 filters of 1*5*5 at 28*28 positions, forward
-// and filter gradient (the images need no adjoint); conv2 64 of 32*5*5 at
-// 14*14, forward, filter and input adjoints; fc1 3136x256 and fc2 256x10,
-// three products each. The forward-only plan has the forward third.
-func TestCompiledMACs(t *testing.T) {
-	model, err := nn.LeNet(nn.PriorConfig{Precision: 1}).Model("lenet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conv1 := int64(32 * 25 * 28 * 28)
-	conv2 := int64(64 * 800 * 14 * 14)
-	fc := int64(3136*256 + 256*10)
-	const batch = 3
-	ce, err := Compile(model, batch, Float32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := batch * (2*conv1 + 3*conv2 + 3*fc); ce.MACs() != want {
-		t.Fatalf("gradient MACs %d, hand count %d", ce.MACs(), want)
-	}
-	fw, err := CompileForward(model, batch, Float32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := batch * (conv1 + conv2 + fc); fw.MACs() != want {
-		t.Fatalf("forward MACs %d, hand count %d", fw.MACs(), want)
-	}
-}
-
-// TestReluMask checks the branch-free mask against z >= 0 on zeros of both
-// signs, infinities, NaNs, subnormals and ordinary values.
-func TestReluMask(t *testing.T) {
-	zs := []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), -math.NaN(), 5e-324, -5e-324, 1e-40, -1e-40, 3.5, -2.25}
-	z32 := make([]float32, len(zs))
-	for i, v := range zs {
-		z32[i] = float32(v)
-	}
-	g64, g32 := make([]float64, len(zs)), make([]float32, len(zs))
-	for i := range zs {
-		g64[i], g32[i] = 7, 7
-	}
-	reluMask(zs, g64)
-	reluMask(z32, g32)
-	for i, v := range zs {
-		want := 0.0
-		if v >= 0 {
-			want = 7
-		}
-		w32 := float32(0)
-		if z32[i] >= 0 {
-			w32 = 7
-		}
-		if g64[i] != want || g32[i] != w32 {
-			t.Errorf("z %v: float64 mask kept %v (want %v), float32 %v (want %v)", v, g64[i], want, g32[i], w32)
 		}
 	}
 }

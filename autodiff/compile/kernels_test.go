@@ -1,16 +1,14 @@
-package autodiff
+package compile
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"gorgonia.org/tensor"
 )
 
 // convShapes are the column kernels' test shapes: LeNet's two
@@ -128,8 +126,8 @@ func lenetSetup(tb testing.TB, batch int) (nn.Model, *datasets.Dataset, []float6
 // reference ones, so that runs resume bit-exactly across the change.
 func TestLeNetKernelsBitExact(t *testing.T) {
 	model, data, theta, idx := lenetSetup(t, 8)
-	for _, dt := range []DType{Float32, Float64} {
-		ev, err := Compile(model, 8, dt)
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		ev, err := New(model, 8, dt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,106 +150,6 @@ func TestLeNetKernelsBitExact(t *testing.T) {
 			t.Errorf("%s: gradient %d: %v with the fast kernels, %v with the reference", dt, i, g1[i], g0[i])
 		}
 	}
-}
-
-// TestLeNetKernelsAB times a compiled LeNet float32 gradient at batch 128
-// (two shards on one BLAS thread each, as train runs them) with the
-// reference kernels (A) and the current ones (B), alternating one gradient
-// of each (ABBA order), and prints the ratio of their total wall-clock and
-// process CPU times and the median of the pairs' wall-clock ratios: an A/B
-// within one process, the figure that means something on a shared machine.
-// Set LENET_AB=pairs to run it (about pairs * 0.2 s on an idle machine);
-// LENET_AB_REF=columns, pooling, poolrelu or relupool runs only those
-// kernels as the reference (default: all of them); LENET_AB_STEP=1 times
-// whole SGNHT steps instead.
-func TestLeNetKernelsAB(t *testing.T) {
-	pairs := 0
-	fmt.Sscan(os.Getenv("LENET_AB"), &pairs)
-	if pairs <= 0 {
-		t.Skip("set LENET_AB=pairs to run the A/B timing")
-	}
-	model, data, theta, idx := lenetSetup(t, 128)
-	threads := BLASThreads()
-	SetBLASThreads(1)
-	defer SetBLASThreads(threads)
-	ev, err := NewShardedFor(EngineCompiled, model, 128, Float32, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	grad := make([]float64, len(theta))
-	ref := allFast
-	switch os.Getenv("LENET_AB_REF") {
-	case "columns":
-		ref = fastColumns
-	case "pooling":
-		ref = fastPooling
-	case "poolrelu":
-		ref = fastPoolRelu
-	case "relupool":
-		ref = fastReluPool
-	}
-	// With LENET_AB_STEP=1, a whole SGNHT step (the gradient, the prior and
-	// the update with its noise) rather than the gradient alone.
-	wholeStep := os.Getenv("LENET_AB_STEP") == "1"
-	pot := &Potential{Model: model, Data: data, Eval: ev}
-	stream := sampler.NewStream(9, 1)
-	kernel := sampler.SGNHT{StepSize: 1e-5, Diffusion: 10}
-	state := sampler.NewState(append([]float64(nil), theta...))
-	kernel.Init(state, stream.Rand)
-	mb := sampler.Minibatch{Index: idx, Scale: 60000.0 / 128}
-	timeIt := func(ref kernelSet) (wall, cpu time.Duration) {
-		referenceKernels = ref
-		defer func() { referenceKernels = 0 }()
-		start, cpu0 := time.Now(), cpuTime()
-		if wholeStep {
-			if err := kernel.Step(state, pot, mb, sampler.Hyper{StepSize: 1e-5, Temp: 1}, stream.Rand); err != nil {
-				t.Fatal(err)
-			}
-		} else if _, err := ev.Eval(theta, data, idx, 60000.0/128, grad, nil); err != nil {
-			t.Fatal(err)
-		}
-		return time.Since(start), cpuTime() - cpu0
-	}
-	for i := 0; i < 3; i++ {
-		timeIt(ref)
-		timeIt(0)
-	}
-	var wallA, wallB, cpuA, cpuB time.Duration
-	var ratios []float64
-	for r := 0; r < pairs; r++ {
-		var wa, ca, wb, cb time.Duration
-		if r%2 == 0 {
-			wa, ca = timeIt(ref)
-			wb, cb = timeIt(0)
-		} else {
-			wb, cb = timeIt(0)
-			wa, ca = timeIt(ref)
-		}
-		wallA, wallB, cpuA, cpuB = wallA+wa, wallB+wb, cpuA+ca, cpuB+cb
-		ratios = append(ratios, wb.Seconds()/wa.Seconds())
-	}
-	what := "gradient"
-	if wholeStep {
-		what = "SGNHT step"
-	}
-	fmt.Printf("LeNet %s, batch 128, float32, 2 shards, reference %s, %d A/B pairs (contended machine, A/B ratio): "+
-		"current/reference wall %.3f (median of pairs %.3f), CPU %.3f\n",
-		what, os.Getenv("LENET_AB_REF"), pairs, wallB.Seconds()/wallA.Seconds(), median(ratios), cpuB.Seconds()/cpuA.Seconds())
-}
-
-func median(x []float64) float64 {
-	s := append([]float64(nil), x...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // TestMaxPoolF32MatchesReference checks the branch-free float32 2x2 max

@@ -1,4 +1,4 @@
-package autodiff
+package compile
 
 import (
 	"fmt"
@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	_ "github.com/ptsghmc/ptsghmc/autodiff/internal/blasimpl" // installs OpenBLAS (cgo) for blas32 and blas64
 	"github.com/ptsghmc/ptsghmc/nn"
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
@@ -1038,7 +1040,15 @@ func (c *compiler[T]) emitMaxPool(cn *cnode[T]) error {
 	return nil
 }
 
-// gemmFor returns the BLAS matrix product for T.
+// float is the element type a program computes in.
+type float interface{ ~float32 | ~float64 }
+
+// gemmFunc is a BLAS matrix product, C = alpha op(A) op(B) + beta C, on
+// row-major operands (blas32's Sgemm or blas64's Dgemm).
+type gemmFunc[T float] func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
+// gemmFor returns the BLAS matrix product for T: the library the package
+// blasimpl installed (OpenBLAS with cgo, else gonum's).
 func gemmFor[T float]() gemmFunc[T] {
 	var z T
 	switch any(z).(type) {

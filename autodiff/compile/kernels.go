@@ -1,4 +1,4 @@
-package autodiff
+package compile
 
 import (
 	"math"

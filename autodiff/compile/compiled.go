@@ -1,0 +1,253 @@
+// Package compile compiles a model's Gorgonia expression graph (the
+// contract nn.Graph: an MLP, a CNN, a model of the user's own) into an
+// execution plan that evaluates the minibatch potential
+//
+//	U~(theta) = -log p(theta) - scale * sum_i log l(theta; x_i),
+//
+// its gradient, its per-example log-likelihoods and the model's logits:
+// the graph's ops in topological order, each a small kernel over buffers
+// allocated once (BLAS GEMM for products and convolutions), then their
+// adjoints in reverse order. New compiles a model with its gradient,
+// NewForward without; Check reports whether every op of a graph has a
+// kernel. The package autodiff runs it (its engines plan and compiled) and
+// falls back to Gorgonia's VM for a graph Check refuses; its tests check
+// the two against each other.
+package compile
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/evalargs"
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
+	"gorgonia.org/tensor"
+)
+
+// Evaluator evaluates any model of the contract (nn.Graph) by
+// compiling its Gorgonia expression graph once into an execution plan: the
+// graph's ops in topological order, each a small kernel over buffers
+// allocated at compile time (matrix products and the convolution's im2col
+// products on BLAS GEMM, elementwise operations with broadcasting, fused
+// ReLU, max pooling that remembers its argmax, (log-)softmax, sums), then
+// their adjoints in reverse order, seeded with
+//
+//	d cost / d LogLik_r = -scale * mask_r
+//
+// for cost = -scale * sum_r mask_r LogLik_r, the likelihood's part of the
+// potential (mask_r = 0 for the rows that pad a short batch). The prior is
+// added in float64 from the layout, as autodiff.GraphEvaluator does. It
+// computes what autodiff.GraphEvaluator computes on Gorgonia's VM (tests
+// check the two against each other and against finite differences) without
+// the VM's per-run allocations and layout copies; steady-state evaluations
+// allocate nothing. A graph with an op the compiler has no kernel for is
+// refused with an *UnsupportedOpError (Check); autodiff.NewFor then uses
+// the VM. It satisfies autodiff.Evaluator. Not safe for concurrent use.
+type Evaluator struct {
+	model nn.Model
+	batch int
+	k     int // outputs
+	f32   *program[float32]
+	f64   *program[float64]
+	ll    []float64
+}
+
+// New compiles model's graph for batches of up to batch examples of dtype
+// (tensor.Float32 or tensor.Float64), with its gradient.
+func New(model nn.Model, batch int, dtype tensor.Dtype) (*Evaluator, error) {
+	return newEvaluator(model, batch, dtype, true)
+}
+
+// NewForward compiles model's graph without the backward pass (for
+// prediction and validation): Eval reports no gradient.
+func NewForward(model nn.Model, batch int, dtype tensor.Dtype) (*Evaluator, error) {
+	return newEvaluator(model, batch, dtype, false)
+}
+
+// Check reports whether the graph compiler supports every op of model's
+// graph: nil, or an error wrapping *UnsupportedOpError naming the first op
+// it does not know (or another error if the graph cannot be built).
+func Check(model nn.Model) error {
+	_, err := newEvaluator(model, 1, tensor.Float64, true)
+	return err
+}
+
+// IsUnsupported reports whether err says a graph has an op the compiler
+// does not know.
+func IsUnsupported(err error) bool {
+	var u *UnsupportedOpError
+	return errors.As(err, &u)
+}
+
+func newEvaluator(model nn.Model, batch int, dtype tensor.Dtype, withGrad bool) (*Evaluator, error) {
+	if batch <= 0 {
+		return nil, fmt.Errorf("compile: batch size %d must be positive", batch)
+	}
+	e := &Evaluator{model: model, batch: batch, k: model.Outputs, ll: make([]float64, batch)}
+	var err error
+	switch dtype {
+	case tensor.Float32:
+		e.f32, _, err = compileModel[float32](model, batch, tensor.Float32, withGrad)
+	case tensor.Float64:
+		e.f64, _, err = compileModel[float64](model, batch, tensor.Float64, withGrad)
+	default:
+		return nil, fmt.Errorf("compile: dtype %v: expected float32 or float64", dtype)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Dim returns the number of parameters.
+func (e *Evaluator) Dim() int { return e.model.NumParams() }
+
+// MACs returns the multiply-adds of the matrix products and convolutions of
+// one evaluation at the full compiled batch: the forward products, and with
+// a gradient the backward ones (each product's adjoint for each operand
+// that needs one: the input images need none). Twice that is the FLOP count
+// a GEMM peak is compared with.
+func (e *Evaluator) MACs() int64 {
+	if e.f32 != nil {
+		return e.f32.macs
+	}
+	return e.f64.macs
+}
+
+// MaxBatch returns the compiled batch size.
+func (e *Evaluator) MaxBatch() int { return e.batch }
+
+// Model returns the model evaluated.
+func (e *Evaluator) Model() nn.Model { return e.model }
+
+// HasGradient reports whether the plan was compiled with its backward pass
+// (New) or without (NewForward).
+func (e *Evaluator) HasGradient() bool {
+	if e.f32 != nil {
+		return e.f32.grads != nil
+	}
+	return e.f64.grads != nil
+}
+
+// Eval returns U~ = -log p(theta) - scale * sum_i log l(theta; x_i) over
+// the examples idx of data (autodiff.Evaluator's Eval). When grad is not nil
+// it receives dU~/dtheta; when loglik is not nil, loglik[i] receives
+// log l(theta; x_idx[i]).
+func (e *Evaluator) Eval(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
+	sum, err := e.Likelihood(theta, data, idx, scale, grad, loglik)
+	if err != nil {
+		return 0, err
+	}
+	if grad != nil {
+		e.model.Layout.AddNegLogPriorGrad(theta, grad)
+	}
+	return e.model.Layout.NegLogPrior(theta) - scale*sum, nil
+}
+
+// Likelihood returns the likelihood's part of U~ alone, sum_i log l(theta;
+// x_i) over the examples idx, without the prior: when grad is not nil it
+// receives the gradient of -scale times that sum (overwritten, not added
+// to); loglik as in Eval. A sharded evaluator adds its shards' parts and the
+// prior once.
+func (e *Evaluator) Likelihood(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
+	if err := evalargs.Check(e.model, e.batch, theta, data, idx, grad, loglik); err != nil {
+		return 0, err
+	}
+	if grad != nil && !e.HasGradient() {
+		return 0, fmt.Errorf("eval: model %s: a forward-only evaluator has no gradient", e.model.Name)
+	}
+	if e.f32 != nil {
+		return runProgram(e, e.f32, theta, data, idx, scale, grad, loglik), nil
+	}
+	return runProgram(e, e.f64, theta, data, idx, scale, grad, loglik), nil
+}
+
+// load writes theta and the examples idx into the program's buffers: rows
+// past len(idx) are zero padding.
+func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Dataset, idx []int) {
+	for i, par := range m.Layout {
+		dst := p.params[i]
+		for j, v := range theta[par.Offset : par.Offset+par.Size()] {
+			dst[j] = T(v)
+		}
+	}
+	d, k := data.D, m.Outputs
+	for r, i := range idx {
+		dst := p.x[r*d : (r+1)*d]
+		for j, v := range data.Row(i) {
+			dst[j] = T(v)
+		}
+	}
+	clear(p.x[len(idx)*d:])
+	clear(p.y)
+	for r, i := range idx {
+		if data.Classes > 0 {
+			p.y[r*k+data.Labels[i]] = 1
+			continue
+		}
+		for j := 0; j < k; j++ {
+			p.y[r*k+j] = T(data.Targets[i*k+j])
+		}
+	}
+}
+
+func runProgram[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) float64 {
+	load(e.model, p, theta, data, idx)
+	p.forward()
+	n := len(idx)
+	sum := 0.0
+	for r, v := range p.loglik[:n] {
+		e.ll[r] = float64(v)
+		sum += float64(v)
+	}
+	if loglik != nil {
+		copy(loglik, e.ll[:n])
+	}
+	if grad == nil {
+		return sum
+	}
+	s := T(-scale)
+	for r := range p.dLoglik {
+		if r < n {
+			p.dLoglik[r] = s
+		} else {
+			p.dLoglik[r] = 0
+		}
+	}
+	p.backward()
+	for i, par := range e.model.Layout {
+		dst := grad[par.Offset : par.Offset+par.Size()]
+		for j, v := range p.grads[i] {
+			dst[j] = float64(v)
+		}
+	}
+	return sum
+}
+
+// Logits writes the model's logits for examples idx into out (row-major,
+// len(idx) x outputs). The model's graph must report logits.
+func (e *Evaluator) Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
+	if err := evalargs.Check(e.model, e.batch, theta, data, idx, nil, nil); err != nil {
+		return err
+	}
+	if !e.model.Logits {
+		return fmt.Errorf("logits: model %s reports no logits", e.model.Name)
+	}
+	if len(out) < len(idx)*e.k {
+		return fmt.Errorf("logits: output has room for %d values, need %d", len(out), len(idx)*e.k)
+	}
+	if e.f32 != nil {
+		logitsOf(e, e.f32, theta, data, idx, out)
+	} else {
+		logitsOf(e, e.f64, theta, data, idx, out)
+	}
+	return nil
+}
+
+func logitsOf[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, out []float64) {
+	load(e.model, p, theta, data, idx)
+	p.forward()
+	for i, v := range p.logits[:len(idx)*e.k] {
+		out[i] = float64(v)
+	}
+}
