@@ -2,9 +2,12 @@ package compile
 
 import (
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/autodiff/internal/testmodel"
+	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"gorgonia.org/tensor"
 )
@@ -102,5 +105,69 @@ func TestReluMask(t *testing.T) {
 		if g64[i] != want || g32[i] != w32 {
 			t.Errorf("z %v: float64 mask kept %v (want %v), float32 %v (want %v)", v, g64[i], want, g32[i], w32)
 		}
+	}
+}
+
+// TestEvaluatorErrors checks that Eval, Likelihood and Logits refuse
+// arguments that do not fit the model (data, theta, the batch, buffers, a
+// gradient from a forward-only plan) with an error, as do New for a batch
+// or dtype it cannot compile.
+func TestEvaluatorErrors(t *testing.T) {
+	model, err := testmodel.SmallCNN(0).Model("small-cnn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := New(model, 4, tensor.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, err := NewForward(model, 4, tensor.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	data := testmodel.ToyData(nn.Categorical, 6, 36, 3, rng)
+	n := model.NumParams()
+	theta, grad := make([]float64, n), make([]float64, n)
+	for _, c := range []struct {
+		name   string
+		ev     *Evaluator
+		theta  []float64
+		data   *datasets.Dataset
+		idx    []int
+		grad   []float64
+		loglik []float64
+		want   string
+	}{
+		{"features", ev, theta, testmodel.ToyData(nn.Categorical, 5, 35, 3, rng), []int{0}, nil, nil, "features"},
+		{"classes", ev, theta, testmodel.ToyData(nn.Categorical, 5, 36, 4, rng), []int{0}, nil, nil, "classes"},
+		{"regression", ev, theta, testmodel.ToyData(nn.Gaussian, 5, 36, 3, rng), []int{0}, nil, nil, "regression"},
+		{"short theta", ev, theta[1:], data, []int{0}, nil, nil, "parameters"},
+		{"no examples", ev, theta, data, nil, nil, nil, "examples"},
+		{"batch too large", ev, theta, data, []int{0, 1, 2, 3, 4}, nil, nil, "examples"},
+		{"short gradient", ev, theta, data, []int{0}, grad[1:], nil, "gradient buffer"},
+		{"short log-likelihoods", ev, theta, data, []int{0, 1}, nil, make([]float64, 1), "log-likelihood buffer"},
+		{"gradient of forward-only", fw, theta, data, []int{0}, grad, nil, "no gradient"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := c.ev.Eval(c.theta, c.data, c.idx, 1, c.grad, c.loglik); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Eval: error %v, want one mentioning %q", err, c.want)
+			}
+			if _, err := c.ev.Likelihood(c.theta, c.data, c.idx, 1, c.grad, c.loglik); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Likelihood: error %v, want one mentioning %q", err, c.want)
+			}
+		})
+	}
+	if err := fw.Logits(theta, data, []int{0, 1}, make([]float64, 5)); err == nil {
+		t.Error("Logits into a short buffer: no error")
+	}
+	if err := fw.Logits(theta[1:], data, []int{0}, make([]float64, 3)); err == nil {
+		t.Error("Logits of a short theta: no error")
+	}
+	if _, err := New(model, 0, tensor.Float64); err == nil {
+		t.Error("New for batch 0: no error")
+	}
+	if _, err := New(model, 2, tensor.Int); err == nil {
+		t.Error("New for dtype int: no error")
 	}
 }
