@@ -51,7 +51,7 @@ func BenchmarkGradient(b *testing.B) {
 
 // BenchmarkLeNetGradient times one minibatch gradient of U~ for the LeNet
 // CNN (nn.LeNet) at batch 128 on Gorgonia's VM and compiled
-// (CompiledEvaluator), per dtype, on one graph and split over two graphs in
+// (compile.Evaluator), per dtype, on one graph and split over two graphs in
 // parallel (ShardedEvaluator), and reports
 // wall-clock and process CPU milliseconds per gradient (the CPU figure is
 // the steadier one on a shared machine).

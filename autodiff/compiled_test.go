@@ -255,7 +255,7 @@ func TestUnsupportedOpFallsBack(t *testing.T) {
 	}
 	err = compile.Check(model)
 	if !compile.IsUnsupported(err) || !strings.Contains(err.Error(), `"MaxAlong`) {
-		t.Fatalf("Compilable: %v, want an unsupported-op error naming MaxAlong", err)
+		t.Fatalf("compile.Check: %v, want an unsupported-op error naming MaxAlong", err)
 	}
 	ev, err := NewFor(EngineCompiled, model, 4, Float64)
 	if err != nil {

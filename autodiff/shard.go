@@ -79,7 +79,7 @@ func NewShardedForward(model nn.Model, batch int, dtype DType, shards int) (*Sha
 
 // NewShardedFor is NewShardedEvaluator with each shard built by engine:
 // compiled (or plan, for a model that is not an MLP) compiles the graph
-// (CompiledEvaluator), falling back to the VM for an op the compiler does
+// (compile.Evaluator), falling back to the VM for an op the compiler does
 // not know; graph runs the VM. An MLP's BLAS plan is not sharded.
 func NewShardedFor(engine Engine, model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {
 	return newSharded(engine, model, batch, dtype, shards, true)
