@@ -205,9 +205,11 @@ func TestLinearPosterior(t *testing.T) {
 	t.Logf("sampled %.4f sd %.4f\nexact   %.4f sd %.4f", mean, sd, exact, exactSD)
 }
 
-// TestLinearModelGradient checks the custom model's gradient on the generic
-// evaluator against finite differences.
-func TestLinearModelGradient(t *testing.T) {
+// linearSetup returns the linear model, 30 examples of its data and a
+// float64 evaluator of batches up to 8: the set-up of the tests that check
+// its gradient.
+func linearSetup(t *testing.T) (nn.Model, *datasets.Dataset, autodiff.Evaluator) {
+	t.Helper()
 	model, err := nn.NewModel("linear", linearModel)
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +219,13 @@ func TestLinearModelGradient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return model, d, ev
+}
+
+// TestLinearModelGradient checks the custom model's gradient on the generic
+// evaluator against finite differences.
+func TestLinearModelGradient(t *testing.T) {
+	_, d, ev := linearSetup(t)
 	theta := []float64{0.3, -0.7, 1.1, 0.2}
 	idx := []int{1, 5, 9, 20, 29}
 	grad := make([]float64, 4)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
-	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -15,15 +14,7 @@ import (
 // from its own order only when given none, and refuses minibatches it
 // cannot evaluate with a message saying why.
 func TestPotentialMinibatch(t *testing.T) {
-	model, err := nn.NewModel("linear", linearModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := linearData(30, rand.New(rand.NewPCG(5, 6)))
-	ev, err := autodiff.NewModelEvaluator(model, 8, autodiff.Float64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	model, d, ev := linearSetup(t)
 	theta := []float64{0.3, -0.7, 1.1, 0.2}
 	idx := []int{1, 5, 9, 20, 29}
 	want := make([]float64, 4)
