@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/experiments"
 )
 
 func run(t *testing.T, args ...string) (string, string, int) {
@@ -251,7 +252,7 @@ func TestMixtureCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	var s MixtureSummary
+	var s experiments.MixtureSummary
 	if err := json.Unmarshal([]byte(out), &s); err != nil || s.Samples == 0 || len(s.ModeWeights) != 5 {
 		t.Fatalf("%v %+v", err, s)
 	}

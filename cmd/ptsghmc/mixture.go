@@ -5,57 +5,38 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/ptsghmc/ptsghmc/experiments"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
-// MixtureSummary is the JSON summary of a mixture experiment.
-type MixtureSummary struct {
-	Target      string    `json:"target"`
-	Sampler     string    `json:"sampler"`
-	Steps       int       `json:"steps"`
-	Seed        uint64    `json:"seed"`
-	Samples     int       `json:"samples"`
-	ModeWeights []float64 `json:"mode_weights"` // fraction of samples nearest each component
-	TrueWeights []float64 `json:"true_weights"`
-	MaxAbsError float64   `json:"max_abs_error"`
-	StepsPerSec float64   `json:"steps_per_sec"`
-	SwapRate    []float64 `json:"swap_rate,omitempty"`
-	RoundTrips  int       `json:"round_trips,omitempty"`
-	MeanXi      []float64 `json:"mean_xi,omitempty"`
-	MeanKinetic []float64 `json:"mean_kinetic,omitempty"`
-	HMCAccept   float64   `json:"hmc_accept,omitempty"`
-}
-
 func runMixture(args []string, stdout, stderr io.Writer) error {
+	var o experiments.MixtureSettings
 	fs := flag.NewFlagSet("mixture", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	target := fs.String("target", "gauss1d4", "gauss1d4 or gauss2d5")
-	samplerName := fs.String("sampler", runspec.PTSGHMC, samplerHelp(mixtureSamplers()))
-	steps := fs.Int("steps", 2000000, "steps")
-	burn := fs.Int("burnin", 20000, "steps before the first kept sample")
-	thin := fs.Int("thin", 5, "keep every this many steps")
-	seed := fs.Uint64("seed", 1, "random seed")
-	h := fs.Float64("h", 0.2, "step size (SGLD: eps = h^2/... see --sgld-eps)")
-	diff := fs.Float64("diffusion", 1, "SGNHT diffusion A / SGHMC friction C")
-	leap := fs.Int("leapfrog", 10, "HMC leapfrog steps")
-	sgldEps := fs.Float64("sgld-eps", 0.02, "SGLD step size eps")
-	replicas := fs.Int("replicas", 10, "PT rungs")
-	tmax := fs.Float64("tmax", 10, "PT top temperature")
-	every := fs.Int("exchange", 2, "steps between PT exchange rounds")
-	scheme := fs.String("scheme", "alternate", "alternate or first")
-	corr := fs.String("correction", "nnls", "nnls or hermite")
+	fs.StringVar(&o.Target, "target", "gauss1d4", "gauss1d4 or gauss2d5")
+	fs.StringVar(&o.Sampler, "sampler", runspec.PTSGHMC, samplerHelp(experiments.MixtureSamplers()))
+	fs.IntVar(&o.Steps, "steps", 2000000, "steps")
+	fs.IntVar(&o.BurnIn, "burnin", 20000, "steps before the first kept sample")
+	fs.IntVar(&o.Thin, "thin", 5, "keep every this many steps")
+	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	fs.Float64Var(&o.Kernel.StepSize, "h", 0.2, "step size (SGLD: eps = h^2/... see --sgld-eps)")
+	fs.Float64Var(&o.Kernel.Diffusion, "diffusion", 1, "SGNHT diffusion A / SGHMC friction C")
+	fs.IntVar(&o.Kernel.Leapfrog, "leapfrog", 10, "HMC leapfrog steps")
+	fs.Float64Var(&o.Kernel.SGLDStep, "sgld-eps", 0.02, "SGLD step size eps")
+	fs.IntVar(&o.Replicas, "replicas", 10, "PT rungs")
+	fs.Float64Var(&o.TMax, "tmax", 10, "PT top temperature")
+	fs.IntVar(&o.Every, "exchange", 2, "steps between PT exchange rounds")
+	fs.StringVar(&o.Scheme, "scheme", "alternate", "alternate or first")
+	fs.StringVar(&o.Correction, "correction", "nnls", "nnls or hermite")
 	out := fs.String("out", "", "write the rung-1 samples here as CSV (one per line)")
 	plotPath := fs.String("plot", "", "write a PNG: sample histogram (2-d: heat map) over the true density, and the trace")
 	fs.Usage = func() {
@@ -65,87 +46,21 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	m, err := sampler.Target(*target)
+	r, err := experiments.RunMixture(o)
 	if err != nil {
 		return err
-	}
-	if *steps <= *burn || *thin <= 0 {
-		return fmt.Errorf("need steps > burnin and thin > 0")
-	}
-	info, ok := runspec.KernelOf(*samplerName)
-	if !ok || !info.Sampler {
-		return fmt.Errorf("unknown sampler %q: expected one of %s", *samplerName, strings.Join(mixtureSamplers(), ", "))
-	}
-	k := info.New(sampler.KernelParams{StepSize: *h, Diffusion: *diff, SGLDStep: *sgldEps, Leapfrog: *leap})
-	temps := []float64{1}
-	if *samplerName == runspec.PTSGHMC {
-		if temps, err = tempering.GeometricLadder(*replicas, *tmax); err != nil {
-			return err
-		}
-	}
-	pt := &tempering.PT{Kernel: k, Temps: temps, Workers: 1}
-	if len(temps) > 1 {
-		c, err := tempering.NewCorrection(1, tempering.CorrectionOptions{Method: tempering.CorrectionMethod(*corr)})
-		if err != nil {
-			return err
-		}
-		pt.Every, pt.Scheme = *every, tempering.Scheme(*scheme)
-		pt.Exchange = &tempering.Exchanger{Batch: 16, Correction: c}
-	}
-	st, err := pt.Init([][]float64{m.Start()}, *seed)
-	if err != nil {
-		return err
-	}
-	pots := make([]sampler.Potential, len(temps))
-	for i := range pots {
-		pots[i] = m
-	}
-	var xs [][]float64
-	var trace []float64
-	start := time.Now()
-	err = pt.Run(pots, m, st, *steps, func(s *tempering.PTState) error {
-		if s.Steps%*thin == 0 {
-			trace = append(trace, s.Rungs[0].Theta[0])
-			if s.Steps > *burn {
-				xs = append(xs, append([]float64(nil), s.Rungs[0].Theta...))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	el := time.Since(start).Seconds()
-	sum := MixtureSummary{Target: *target, Sampler: *samplerName, Steps: *steps, Seed: *seed, Samples: len(xs),
-		TrueWeights: m.Weights, StepsPerSec: float64(*steps) / el, ModeWeights: m.ModeWeights(xs)}
-	for c := range m.Weights {
-		sum.MaxAbsError = math.Max(sum.MaxAbsError, math.Abs(sum.ModeWeights[c]-m.Weights[c]))
-	}
-	if len(temps) > 1 {
-		for p := range st.Stats.Proposed {
-			sum.SwapRate = append(sum.SwapRate, st.Stats.AcceptanceRate(p))
-		}
-		sum.RoundTrips = st.Stats.RoundTrips
-	}
-	if _, ok := k.(sampler.HMC); ok {
-		sum.HMCAccept = float64(st.Rungs[0].Accepted) / float64(max(1, st.Rungs[0].Proposed))
-	} else if _, ok := k.(sampler.Frictional); ok { // a thermostat to report
-		for j := range temps {
-			sum.MeanXi = append(sum.MeanXi, st.Stats.MeanXi(j))
-			sum.MeanKinetic = append(sum.MeanKinetic, st.Stats.MeanKinetic(j))
-		}
 	}
 	if *out != "" {
-		if err := writeCSV(*out, xs); err != nil {
+		if err := writeCSV(*out, r.Samples); err != nil {
 			return err
 		}
 	}
 	if *plotPath != "" {
-		if err := plotMixture(*plotPath, m, xs, trace, *thin, sum); err != nil {
+		if err := plotMixture(*plotPath, r.Mixture, r.Samples, r.Trace, o.Thin, r.Summary); err != nil {
 			return err
 		}
 	}
-	return writeJSON(stdout, sum)
+	return writeJSON(stdout, r.Summary)
 }
 
 func writeCSV(path string, xs [][]float64) error {
@@ -180,7 +95,7 @@ func (g grid2d) Z(c, r int) float64 { return g.val[c][r] }
 func (g grid2d) X(c int) float64    { return g.lo + (float64(c)+0.5)*g.step }
 func (g grid2d) Y(r int) float64    { return g.lo + (float64(r)+0.5)*g.step }
 
-func plotMixture(path string, m *sampler.Mixture, xs [][]float64, trace []float64, thin int, sum MixtureSummary) error {
+func plotMixture(path string, m *sampler.Mixture, xs [][]float64, trace []float64, thin int, sum experiments.MixtureSummary) error {
 	left := plot.New()
 	left.Title.Text = fmt.Sprintf("%s, %s: samples vs true density", sum.Target, sum.Sampler)
 	if m.Dim() == 1 {

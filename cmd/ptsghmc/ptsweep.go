@@ -12,171 +12,10 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/diagnose"
-	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/tempering"
+	"github.com/ptsghmc/ptsghmc/experiments"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 )
-
-// sweepSettings are the settings shared by every case of a tempering sweep.
-type sweepSettings struct {
-	target                         string
-	budget, replicas, burnin, thin int
-	every                          int
-	tmax, h, diffusion             float64
-	fractions                      []float64
-}
-
-// steps returns the steps per replica (or chain) that the budget pays for.
-func (o sweepSettings) steps() int { return o.budget / o.replicas }
-
-// checkpoints returns the step at which each budget fraction is spent.
-func (o sweepSettings) checkpoints() []int {
-	c := make([]int, len(o.fractions))
-	for i, f := range o.fractions {
-		c[i] = int(math.Round(f * float64(o.steps())))
-	}
-	return c
-}
-
-func (o sweepSettings) validate() error {
-	switch {
-	case o.replicas < 3:
-		return fmt.Errorf("tempering-sweep: %d replicas: the adaptive ladder needs at least 3", o.replicas)
-	case o.thin <= 0 || o.every <= 0:
-		return fmt.Errorf("tempering-sweep: --thin %d and --exchange %d must be positive", o.thin, o.every)
-	case len(o.fractions) == 0:
-		return fmt.Errorf("tempering-sweep: no budget fractions")
-	}
-	for i, c := range o.checkpoints() {
-		if c <= o.burnin || c > o.steps() || (i > 0 && c <= o.checkpoints()[i-1]) {
-			return fmt.Errorf("tempering-sweep: budget fraction %v is step %d of %d per replica: the fractions must increase, end by 1 and fall after the burn-in of %d steps (lower --burnin or raise --budget)",
-				o.fractions[i], c, o.steps(), o.burnin)
-		}
-	}
-	return nil
-}
-
-// modeCounts are the kept samples nearest each mode at each checkpoint.
-type modeCounts [][]float64
-
-// maxError returns, at checkpoint c, the largest |weight - true weight| over
-// the modes of the samples counted in all of cs (1 with no samples).
-func maxError(b *sampler.MixtureBlock, c int, cs ...modeCounts) float64 {
-	sum := make([]float64, len(b.Mix.Weights))
-	n := 0.0
-	for _, counts := range cs {
-		for m, v := range counts[c] {
-			sum[m] += v
-			n += v
-		}
-	}
-	if n == 0 {
-		return 1
-	}
-	e := 0.0
-	for m, w := range b.Mix.Weights {
-		e = math.Max(e, math.Abs(sum[m]/n-w))
-	}
-	return e
-}
-
-// errorsAt returns maxError at every checkpoint.
-func errorsAt(b *sampler.MixtureBlock, cs ...modeCounts) []float64 {
-	e := make([]float64, len(cs[0]))
-	for c := range e {
-		e[c] = maxError(b, c, cs...)
-	}
-	return e
-}
-
-// runSweepChains runs pt from starts for o.steps() steps with seed and
-// returns, at each checkpoint, rung 1's samples kept after burn-in so far
-// (every o.thin steps) counted by nearest mode, and the final state.
-func runSweepChains(pt *tempering.PT, b *sampler.MixtureBlock, o sweepSettings, starts [][]float64, seed uint64) (modeCounts, *tempering.PTState, error) {
-	st, err := pt.Init(starts, seed)
-	if err != nil {
-		return nil, nil, err
-	}
-	pots := make([]sampler.Potential, len(pt.Temps))
-	for i := range pots {
-		pots[i] = b
-	}
-	cps := o.checkpoints()
-	out := make(modeCounts, len(cps))
-	cur := make([]float64, len(b.Mix.Weights))
-	next := 0
-	m := b.Mix.Dim()
-	err = pt.Run(pots, b, st, o.steps(), func(s *tempering.PTState) error {
-		if s.Steps > o.burnin && s.Steps%o.thin == 0 {
-			cur[b.Mix.NearestMode(s.Rungs[0].Theta[:m])]++
-		}
-		if next < len(cps) && s.Steps == cps[next] {
-			out[next] = append([]float64(nil), cur...)
-			next++
-		}
-		return nil
-	})
-	return out, st, err
-}
-
-// sweepCase runs the three methods on the mixture plus a d-dimensional
-// Gaussian block with one seed, at equal gradient cost: PT with the
-// adapted ladder, the same ladder with swaps off, and R independent chains.
-func sweepCase(o sweepSettings, d int, seed uint64) (map[string][]float64, *tempering.PTState, error) {
-	b, err := sampler.NewMixtureBlock(o.target, d)
-	if err != nil {
-		return nil, nil, err
-	}
-	kernel := sampler.SGNHT{StepSize: o.h, Diffusion: o.diffusion}
-	errs := map[string][]float64{}
-	// (a) PT: the ladder adapted during burn-in with fixed ends 1..tmax.
-	temps, err := tempering.GeometricLadder(o.replicas, o.tmax)
-	if err != nil {
-		return nil, nil, err
-	}
-	corr, err := tempering.NewCorrection(1, tempering.CorrectionOptions{})
-	if err != nil {
-		return nil, nil, err
-	}
-	pt := &tempering.PT{Kernel: kernel, Temps: temps, Every: o.every, Workers: 1, BurnIn: o.burnin,
-		Exchange: &tempering.Exchanger{Batch: 16, Correction: corr}, Adapt: &tempering.LadderAdaptation{}}
-	c, st, err := runSweepChains(pt, b, o, [][]float64{b.Start()}, seed)
-	if err != nil {
-		return nil, nil, fmt.Errorf("pt, block dimension %d, seed %d: %w", d, seed, err)
-	}
-	errs["pt"] = errorsAt(b, c)
-	// (b) the adapted ladder as an explicit list, exchanges off.
-	off := &tempering.PT{Kernel: kernel, Temps: append([]float64(nil), st.Temps...), Workers: 1, BurnIn: o.burnin}
-	if c, _, err = runSweepChains(off, b, o, [][]float64{b.Start()}, seed); err != nil {
-		return nil, nil, fmt.Errorf("swaps off, block dimension %d, seed %d: %w", d, seed, err)
-	}
-	errs["swaps-off"] = errorsAt(b, c)
-	// (c) R independent chains at T = 1, started apart: each chain's
-	// mixture coordinates uniform over the box of the means widened by 3,
-	// the block at 0; their samples pooled.
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, mu := range b.Mix.Means {
-		for _, v := range mu {
-			lo, hi = math.Min(lo, v-3), math.Max(hi, v+3)
-		}
-	}
-	rng := sampler.NewStream(seed, 1<<20).Rand
-	one := &tempering.PT{Kernel: kernel, Temps: []float64{1}, Workers: 1, BurnIn: o.burnin}
-	var pool []modeCounts
-	for k := 0; k < o.replicas; k++ {
-		x := make([]float64, b.Dim())
-		for i := 0; i < b.Mix.Dim(); i++ {
-			x[i] = lo + (hi-lo)*rng.Float64()
-		}
-		if c, _, err = runSweepChains(one, b, o, [][]float64{x}, seed*1000+uint64(k)+1); err != nil {
-			return nil, nil, fmt.Errorf("independent chain %d, block dimension %d, seed %d: %w", k+1, d, seed, err)
-		}
-		pool = append(pool, c)
-	}
-	errs["independent"] = errorsAt(b, pool...)
-	return errs, st, nil
-}
 
 // parseList parses a comma-separated list with parse.
 func parseList[T any](s, what string, parse func(string) (T, error)) ([]T, error) {
@@ -194,18 +33,18 @@ func parseList[T any](s, what string, parse func(string) (T, error)) ([]T, error
 func runTemperingSweep(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tempering-sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o sweepSettings
-	fs.StringVar(&o.target, "target", "gauss1d4", "the mixture in the first coordinates: gauss1d4 or gauss2d5")
+	var o experiments.SweepSettings
+	fs.StringVar(&o.Target, "target", "gauss1d4", "the mixture in the first coordinates: gauss1d4 or gauss2d5")
 	dims := fs.String("dims", "10,100,1000,10000", "dimensions of the Gaussian block, comma-separated")
 	seeds := fs.String("seeds", "1,2,3", "seeds, comma-separated")
-	fs.IntVar(&o.budget, "budget", 500000, "gradient evaluations per method and seed (PT: replicas x steps)")
-	fs.IntVar(&o.replicas, "replicas", 10, "PT rungs, and the number of independent chains")
-	fs.Float64Var(&o.tmax, "tmax", 10, "PT's top temperature (the ends stay fixed; the interior is adapted)")
-	fs.IntVar(&o.burnin, "burnin", 10000, "steps per replica discarded (PT tunes its ladder there)")
-	fs.IntVar(&o.thin, "thin", 5, "keep every this many steps")
-	fs.IntVar(&o.every, "exchange", 2, "steps between PT's exchange rounds")
-	fs.Float64Var(&o.h, "h", 0.2, "SGNHT step size")
-	fs.Float64Var(&o.diffusion, "diffusion", 1, "SGNHT diffusion A")
+	fs.IntVar(&o.Budget, "budget", 500000, "gradient evaluations per method and seed (PT: replicas x steps)")
+	fs.IntVar(&o.Replicas, "replicas", 10, "PT rungs, and the number of independent chains")
+	fs.Float64Var(&o.TMax, "tmax", 10, "PT's top temperature (the ends stay fixed; the interior is adapted)")
+	fs.IntVar(&o.BurnIn, "burnin", 10000, "steps per replica discarded (PT tunes its ladder there)")
+	fs.IntVar(&o.Thin, "thin", 5, "keep every this many steps")
+	fs.IntVar(&o.Every, "exchange", 2, "steps between PT's exchange rounds")
+	fs.Float64Var(&o.StepSize, "h", 0.2, "SGNHT step size")
+	fs.Float64Var(&o.Diffusion, "diffusion", 1, "SGNHT diffusion A")
 	fracs := fs.String("fractions", "0.25,0.5,1", "budget fractions at which the errors are recorded")
 	jsonOut := fs.String("json", "", "write the sweep as JSON here (diagnose/tempering_sweep.json is the one the advice quotes)")
 	plotPath := fs.String("plot", "", "write a PNG: each method's error against the block dimension, and PT's Lambda")
@@ -254,18 +93,18 @@ flags:`)
 	if err != nil {
 		return err
 	}
-	if o.fractions, err = parseList(*fracs, "budget fraction", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }); err != nil {
+	if o.Fractions, err = parseList(*fracs, "budget fraction", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }); err != nil {
 		return err
 	}
-	if err := o.validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return err
 	}
-	sw := &diagnose.PTSweep{Command: "ptsghmc tempering-sweep " + strings.Join(args, " "), Target: o.target, Budget: o.budget,
-		Replicas: o.replicas, TMax: o.tmax, BurnIn: o.burnin, Fractions: o.fractions}
+	sw := &diagnose.PTSweep{Command: "ptsghmc tempering-sweep " + strings.Join(args, " "), Target: o.Target, Budget: o.Budget,
+		Replicas: o.Replicas, TMax: o.TMax, BurnIn: o.BurnIn, Fractions: o.Fractions}
 	for _, d := range ds {
 		row := diagnose.PTSweepRow{Dim: d, Seeds: ss, Error: map[string][][]float64{}}
 		for _, seed := range ss {
-			errs, st, err := sweepCase(o, d, seed)
+			errs, st, err := experiments.SweepCase(o, d, seed)
 			if err != nil {
 				return err
 			}
@@ -282,7 +121,7 @@ flags:`)
 				row.Error[m] = append(row.Error[m], errs[m])
 			}
 			fmt.Fprintf(stderr, "d %d seed %d: Lambda %.3g (tuned %.3g), round trips %d; error PT %.3f, swaps off %.3f, independent %.3f\n",
-				d, seed, lambda, tuned, st.Stats.WinRoundTrips, errs["pt"][len(o.fractions)-1], errs["swaps-off"][len(o.fractions)-1], errs["independent"][len(o.fractions)-1])
+				d, seed, lambda, tuned, st.Stats.WinRoundTrips, errs["pt"][len(o.Fractions)-1], errs["swaps-off"][len(o.Fractions)-1], errs["independent"][len(o.Fractions)-1])
 		}
 		sw.Rows = append(sw.Rows, row)
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // samplerHelp returns the help text of a --sampler flag offering names:
@@ -17,18 +16,4 @@ func samplerHelp(names []string) string {
 		fmt.Fprintf(&b, "\n  %-8s %s", n, runspec.SamplerDoc(n))
 	}
 	return b.String()
-}
-
-// mixtureSamplers returns the samplers of the mixture command: ptsghmc,
-// then the kernels of sampler.Kernels that sample (the mixture is scored by
-// its samples' mode weights, so sgd, an optimiser, is not offered; hmc,
-// the paper's baseline, is).
-func mixtureSamplers() []string {
-	names := []string{runspec.PTSGHMC}
-	for _, k := range sampler.Kernels {
-		if k.Sampler {
-			names = append(names, k.Name)
-		}
-	}
-	return names
 }

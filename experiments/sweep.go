@@ -1,0 +1,180 @@
+package experiments
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
+)
+
+// SweepSettings are the settings shared by every case of a tempering sweep.
+type SweepSettings struct {
+	Target    string    // the mixture in the first coordinates: gauss1d4 or gauss2d5
+	Budget    int       // gradient evaluations per method and seed (PT: replicas x steps)
+	Replicas  int       // PT rungs, and the number of independent chains
+	BurnIn    int       // steps per replica discarded (PT tunes its ladder there)
+	Thin      int       // keep every this many steps
+	Every     int       // steps between PT's exchange rounds
+	TMax      float64   // PT's top temperature
+	StepSize  float64   // SGNHT step size h
+	Diffusion float64   // SGNHT diffusion A
+	Fractions []float64 // budget fractions at which the errors are recorded
+}
+
+// Steps returns the steps per replica (or chain) that the budget pays for.
+func (o SweepSettings) Steps() int { return o.Budget / o.Replicas }
+
+// Checkpoints returns the step at which each budget fraction is spent.
+func (o SweepSettings) Checkpoints() []int {
+	c := make([]int, len(o.Fractions))
+	for i, f := range o.Fractions {
+		c[i] = int(math.Round(f * float64(o.Steps())))
+	}
+	return c
+}
+
+// Validate returns an error naming the setting to change when o cannot run:
+// fewer than 3 replicas, a non-positive thinning or exchange interval, or
+// budget fractions that do not increase, end by 1 and fall after burn-in.
+func (o SweepSettings) Validate() error {
+	switch {
+	case o.Replicas < 3:
+		return fmt.Errorf("tempering-sweep: %d replicas: the adaptive ladder needs at least 3", o.Replicas)
+	case o.Thin <= 0 || o.Every <= 0:
+		return fmt.Errorf("tempering-sweep: --thin %d and --exchange %d must be positive", o.Thin, o.Every)
+	case len(o.Fractions) == 0:
+		return fmt.Errorf("tempering-sweep: no budget fractions")
+	}
+	for i, c := range o.Checkpoints() {
+		if c <= o.BurnIn || c > o.Steps() || (i > 0 && c <= o.Checkpoints()[i-1]) {
+			return fmt.Errorf("tempering-sweep: budget fraction %v is step %d of %d per replica: the fractions must increase, end by 1 and fall after the burn-in of %d steps (lower --burnin or raise --budget)",
+				o.Fractions[i], c, o.Steps(), o.BurnIn)
+		}
+	}
+	return nil
+}
+
+// ModeCounts are the kept samples nearest each mode at each checkpoint:
+// ModeCounts[c][m] counts mode m at checkpoint c.
+type ModeCounts [][]float64
+
+// MaxError returns, at checkpoint c, the largest |weight - true weight| over
+// the modes of the samples counted in all of cs (1 with no samples).
+func MaxError(b *sampler.MixtureBlock, c int, cs ...ModeCounts) float64 {
+	sum := make([]float64, len(b.Mix.Weights))
+	n := 0.0
+	for _, counts := range cs {
+		for m, v := range counts[c] {
+			sum[m] += v
+			n += v
+		}
+	}
+	if n == 0 {
+		return 1
+	}
+	e := 0.0
+	for m, w := range b.Mix.Weights {
+		e = math.Max(e, math.Abs(sum[m]/n-w))
+	}
+	return e
+}
+
+// ErrorsAt returns MaxError at every checkpoint.
+func ErrorsAt(b *sampler.MixtureBlock, cs ...ModeCounts) []float64 {
+	e := make([]float64, len(cs[0]))
+	for c := range e {
+		e[c] = MaxError(b, c, cs...)
+	}
+	return e
+}
+
+// RunSweepChains runs pt from starts for o.Steps() steps with seed and
+// returns, at each checkpoint, rung 1's samples kept after burn-in so far
+// (every o.Thin steps) counted by nearest mode, and the final state.
+func RunSweepChains(pt *tempering.PT, b *sampler.MixtureBlock, o SweepSettings, starts [][]float64, seed uint64) (ModeCounts, *tempering.PTState, error) {
+	st, err := pt.Init(starts, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	pots := make([]sampler.Potential, len(pt.Temps))
+	for i := range pots {
+		pots[i] = b
+	}
+	cps := o.Checkpoints()
+	out := make(ModeCounts, len(cps))
+	cur := make([]float64, len(b.Mix.Weights))
+	next := 0
+	m := b.Mix.Dim()
+	err = pt.Run(pots, b, st, o.Steps(), func(s *tempering.PTState) error {
+		if s.Steps > o.BurnIn && s.Steps%o.Thin == 0 {
+			cur[b.Mix.NearestMode(s.Rungs[0].Theta[:m])]++
+		}
+		if next < len(cps) && s.Steps == cps[next] {
+			out[next] = append([]float64(nil), cur...)
+			next++
+		}
+		return nil
+	})
+	return out, st, err
+}
+
+// SweepCase runs the three methods on the mixture plus a d-dimensional
+// Gaussian block with one seed, at equal gradient cost: PT with the
+// adapted ladder ("pt"), the same ladder with swaps off ("swaps-off"), and
+// R independent chains ("independent"). It returns each method's ErrorsAt
+// by name, and PT's final state (its ladder and exchange statistics).
+func SweepCase(o SweepSettings, d int, seed uint64) (map[string][]float64, *tempering.PTState, error) {
+	b, err := sampler.NewMixtureBlock(o.Target, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	kernel := sampler.SGNHT{StepSize: o.StepSize, Diffusion: o.Diffusion}
+	errs := map[string][]float64{}
+	// (a) PT: the ladder adapted during burn-in with fixed ends 1..tmax.
+	temps, err := tempering.GeometricLadder(o.Replicas, o.TMax)
+	if err != nil {
+		return nil, nil, err
+	}
+	corr, err := tempering.NewCorrection(1, tempering.CorrectionOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	pt := &tempering.PT{Kernel: kernel, Temps: temps, Every: o.Every, Workers: 1, BurnIn: o.BurnIn,
+		Exchange: &tempering.Exchanger{Batch: 16, Correction: corr}, Adapt: &tempering.LadderAdaptation{}}
+	c, st, err := RunSweepChains(pt, b, o, [][]float64{b.Start()}, seed)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pt, block dimension %d, seed %d: %w", d, seed, err)
+	}
+	errs["pt"] = ErrorsAt(b, c)
+	// (b) the adapted ladder as an explicit list, exchanges off.
+	off := &tempering.PT{Kernel: kernel, Temps: append([]float64(nil), st.Temps...), Workers: 1, BurnIn: o.BurnIn}
+	if c, _, err = RunSweepChains(off, b, o, [][]float64{b.Start()}, seed); err != nil {
+		return nil, nil, fmt.Errorf("swaps off, block dimension %d, seed %d: %w", d, seed, err)
+	}
+	errs["swaps-off"] = ErrorsAt(b, c)
+	// (c) R independent chains at T = 1, started apart: each chain's
+	// mixture coordinates uniform over the box of the means widened by 3,
+	// the block at 0; their samples pooled.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, mu := range b.Mix.Means {
+		for _, v := range mu {
+			lo, hi = math.Min(lo, v-3), math.Max(hi, v+3)
+		}
+	}
+	rng := sampler.NewStream(seed, 1<<20).Rand
+	one := &tempering.PT{Kernel: kernel, Temps: []float64{1}, Workers: 1, BurnIn: o.BurnIn}
+	var pool []ModeCounts
+	for k := 0; k < o.Replicas; k++ {
+		x := make([]float64, b.Dim())
+		for i := 0; i < b.Mix.Dim(); i++ {
+			x[i] = lo + (hi-lo)*rng.Float64()
+		}
+		if c, _, err = RunSweepChains(one, b, o, [][]float64{x}, seed*1000+uint64(k)+1); err != nil {
+			return nil, nil, fmt.Errorf("independent chain %d, block dimension %d, seed %d: %w", k+1, d, seed, err)
+		}
+		pool = append(pool, c)
+	}
+	errs["independent"] = ErrorsAt(b, pool...)
+	return errs, st, nil
+}
