@@ -6,23 +6,20 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/autodiff/compile"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/machine"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 	"github.com/ptsghmc/ptsghmc/train"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -155,7 +152,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		printBench(stdout, res)
 		return nil
 	}
-	c.peak = gemmPeak()
+	c.peak = machine.GEMMPeak()
 	var byReplicas, byBatch []BenchResult
 	for _, v := range []struct {
 		replicas, batch int
@@ -308,41 +305,21 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 		res.ExchangeSec = 0
 	}
 	res.UpdateSec = 1/res.StepsPerSec - res.GradientSec - res.ExchangeSec
-	flops := gradientFLOPs(sizes, c.batch) * float64(len(temps))
+	flops := machine.GradientFLOPs(sizes, c.batch) * float64(len(temps))
 	res.GradGFLOPS = flops / res.GradientSec / 1e9
 	res.PeakGFLOPS = c.peak
 	if res.PeakGFLOPS == 0 {
-		res.PeakGFLOPS = gemmPeak()
+		res.PeakGFLOPS = machine.GEMMPeak()
 	}
 	res.PeakShare = res.GradGFLOPS / res.PeakGFLOPS
 	res.UpdateBytes = 40 * float64(spec.NumParams()) * float64(len(temps))
-	res.PeakRSSMiB = peakRSS() // before the bandwidth test's buffers
-	res.CopyGBs = copyBandwidth(workers)
+	res.PeakRSSMiB = machine.PeakRSS() // before the bandwidth test's buffers
+	res.CopyGBs = machine.CopyBandwidth(workers)
 	res.UpdateBoundSec = res.UpdateBytes / (res.CopyGBs * 1e9)
 	res.AllocsPerStep = float64(ms1.Mallocs-ms0.Mallocs) / float64(c.steps)
 	res.Exchanges = sum(st.Stats.Proposed) - prop0
 	res.ExchangesGrown, res.ExchangesExact, res.ExchangesEarly = st.Stats.Grown-grown0, st.Stats.Exact-exact0, st.Stats.Early-early0
 	return res, nil
-}
-
-// gradientFLOPs counts the floating-point operations of the matrix products
-// in one minibatch gradient of an MLP with these layer sizes: per layer a
-// forward product and a weight-gradient product, and for every layer but the
-// first the product that carries the error back to its input (the data need
-// no gradient), each 2 batch in out. It is what the gradient phase's share of
-// the GEMM peak is computed from; the rule of thumb 6 batch params
-// overstates it by the first layer's backward product (28% for
-// 784-400-400-10).
-func gradientFLOPs(sizes []int, batch int) float64 {
-	macs := 0
-	for l := 0; l+1 < len(sizes); l++ {
-		products := 3
-		if l == 0 {
-			products = 2
-		}
-		macs += products * sizes[l] * sizes[l+1]
-	}
-	return 2 * float64(macs) * float64(batch)
 }
 
 func printBench(w io.Writer, res BenchResult) {
@@ -380,86 +357,6 @@ func plotScaling(path string, byReplicas, byBatch []BenchResult) error {
 	pb.X.Scale = plot.LogScale{}
 	pb.X.Tick.Marker = plot.LogTicks{}
 	return saveRow(path, pr, pb)
-}
-
-// gemmPeak measures float32 GEMM GFLOP/s (1024^3, all BLAS threads).
-func gemmPeak() float64 {
-	threads := autodiff.BLASThreads()
-	autodiff.SetBLASThreads(runtime.NumCPU())
-	defer autodiff.SetBLASThreads(threads)
-	const n = 1024
-	a := make([]float32, n*n)
-	for i := range a {
-		a[i] = float32(i%7) * 0.1
-	}
-	c := make([]float32, n*n)
-	impl := blas32.Implementation()
-	impl.Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, n, a, n, 0, c, n)
-	best := 0.0
-	for r := 0; r < 5; r++ {
-		t := time.Now()
-		impl.Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, n, a, n, 0, c, n)
-		best = max(best, 2*n*n*n/time.Since(t).Seconds()/1e9)
-	}
-	return best
-}
-
-// copyBandwidth measures memory bandwidth in GB/s (bytes read plus bytes
-// written) by copying 64 MiB float64 buffers on n goroutines at once, best
-// of five rounds.
-func copyBandwidth(n int) float64 {
-	n = max(n, 1)
-	const words = 8 << 20 // 64 MiB of float64
-	src, dst := make([][]float64, n), make([][]float64, n)
-	for i := range src {
-		src[i], dst[i] = make([]float64, words), make([]float64, words)
-		for j := range src[i] {
-			src[i][j] = float64(j)
-		}
-		copy(dst[i], src[i]) // fault the pages in
-	}
-	best := 0.0
-	for r := 0; r < 5; r++ {
-		done := make(chan struct{}, n)
-		t := time.Now()
-		for i := 0; i < n; i++ {
-			go func() {
-				copy(dst[i], src[i])
-				done <- struct{}{}
-			}()
-		}
-		for i := 0; i < n; i++ {
-			<-done
-		}
-		best = max(best, float64(2*8*words*n)/time.Since(t).Seconds()/1e9)
-	}
-	return best
-}
-
-// cpuTime returns the CPU time the process has used (user and system, all
-// threads).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakRSS returns the process's peak resident set in MiB (Linux).
-func peakRSS() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb float64
-			fmt.Sscanf(strings.TrimSpace(v), "%g", &kb)
-			return kb / 1024
-		}
-	}
-	return 0
 }
 
 func sum(xs []int) int {
@@ -573,11 +470,11 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 	gradNS.Store(0)
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), machine.CPUTime()
 	if err := pt.Run(pots, p, st, c.steps, nil); err != nil {
 		return res, err
 	}
-	wall, cpu := time.Since(start).Seconds(), cpuTime()-cpu0
+	wall, cpu := time.Since(start).Seconds(), machine.CPUTime()-cpu0
 	runtime.ReadMemStats(&ms1)
 	res = ModelBenchResult{Model: c.model, Params: model.NumParams(), Engine: c.engine, Shards: shards, Batch: c.batch,
 		DType: c.dtype, BLAS: autodiff.BLASName, Steps: c.steps, MACs: res.MACs}
@@ -587,10 +484,10 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 	res.GradientMS = float64(gradNS.Load()) / 1e6 / float64(c.steps)
 	res.GFLOPS = 2 * float64(res.MACs) / (res.StepMS / 1e3) / 1e9
 	res.AllocsStep = float64(ms1.Mallocs-ms0.Mallocs) / float64(c.steps)
-	res.PeakRSSMiB = peakRSS()
+	res.PeakRSSMiB = machine.PeakRSS()
 	res.PeakGFLOPS = c.peak
 	if res.PeakGFLOPS == 0 {
-		res.PeakGFLOPS = gemmPeak()
+		res.PeakGFLOPS = machine.GEMMPeak()
 	}
 	res.FloorMS = 2 * float64(res.MACs) / (res.PeakGFLOPS * 1e9) * 1e3
 	if res.MACs == 0 {
