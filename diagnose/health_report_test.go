@@ -1,11 +1,13 @@
 package diagnose
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // TestHealthAdviceCause checks that the verdict's advice names the cause
@@ -44,6 +46,40 @@ func TestHealthAdviceCause(t *testing.T) {
 		for _, w := range tc.dontWant {
 			if strings.Contains(got, w) {
 				t.Errorf("%s: advice %q has %q", tc.name, got, w)
+			}
+		}
+	}
+}
+
+// TestHealthOfTemperature checks that each rung's health is labelled with
+// the temperature it samples at, the posterior temperature times its
+// ladder value, and not with the ladder value alone.
+func TestHealthOfTemperature(t *testing.T) {
+	cases := []struct {
+		temperature float64 // Config.Temperature (0: 1)
+		ladder      []float64
+		want        []float64
+	}{
+		{0, []float64{1, 2}, []float64{1, 2}},
+		{1, []float64{1}, []float64{1}},
+		{0.3, []float64{1}, []float64{0.3}},
+		{0.1, []float64{1, 1.5}, []float64{0.1, 0.15}},
+	}
+	for _, c := range cases {
+		cfg := runspec.DefaultConfig()
+		cfg.Temperature = c.temperature
+		st := &tempering.PTState{Temps: c.ladder}
+		st.Stats.Health = make([]sampler.Health, len(c.ladder))
+		for j := range st.Stats.Health {
+			st.Stats.Health[j].Windows = 1
+		}
+		h := HealthOf(st, cfg)
+		if len(h.Rungs) != len(c.want) {
+			t.Fatalf("T %v: %d rungs reported, want %d", c.temperature, len(h.Rungs), len(c.want))
+		}
+		for j, r := range h.Rungs {
+			if math.Abs(r.Temp-c.want[j]) > 1e-12 {
+				t.Errorf("T %v, ladder %v: rung %d labelled T=%v, want %v", c.temperature, c.ladder, j+1, r.Temp, c.want[j])
 			}
 		}
 	}

@@ -47,7 +47,7 @@ func (r *Run) healthWarning() string {
 			continue
 		}
 		if st > w.status || hl.Windows-w.windows >= 10 {
-			msgs = append(msgs, fmt.Sprintf("step %d, rung %d (T=%.4g): %s", hl.Last.Step, j+1, r.state.Temps[j], hl.Last))
+			msgs = append(msgs, fmt.Sprintf("step %d, rung %d (T=%.4g): %s", hl.Last.Step, j+1, r.pt.RungTemperature(r.state, j), hl.Last))
 			w.windows, w.status = hl.Windows, st
 		}
 	}
