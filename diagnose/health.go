@@ -80,7 +80,7 @@ func HealthOf(st *tempering.PTState, cfg runspec.Config) *HealthReport {
 		if sc == 0 {
 			sc = 1
 		}
-		rh := RungHealth{Temp: (&tempering.PT{Temperature: cfg.PosteriorTemperature()}).RungTemperature(st, j), Windows: hl.Windows, After: hl.After, Bad: hl.Bad, Warned: hl.Warned, Worst: hl.Worst.String(), StepScale: sc, Last: hl.Last, WorstWindow: hl.WorstWindow}
+		rh := RungHealth{Temp: tempering.TemperedRung(cfg.PosteriorTemperature(), st.Temps[j]), Windows: hl.Windows, After: hl.After, Bad: hl.Bad, Warned: hl.Warned, Worst: hl.Worst.String(), StepScale: sc, Last: hl.Last, WorstWindow: hl.WorstWindow}
 		rep.Rungs = append(rep.Rungs, rh)
 		status, fig := hl.Worst, hl.WorstWindow
 		if fig.Steps == 0 { // a checkpoint from before WorstWindow

@@ -172,10 +172,17 @@ func (s *PTStats) MeanKinetic(r int) float64 { return s.KinSum[r] / float64(s.Co
 // RungTemperature returns the temperature rung j of st samples at: the
 // posterior temperature times the rung's place on the ladder.
 func (pt *PT) RungTemperature(st *PTState, j int) float64 {
-	if pt.Temperature == 0 || pt.Temperature == 1 {
-		return st.Temps[j]
+	return TemperedRung(pt.Temperature, st.Temps[j])
+}
+
+// TemperedRung returns the temperature a rung of ladder value ladderT
+// samples at under the posterior temperature t (0 or 1: untempered): t
+// times ladderT. Reports of a run's state use it to label its rungs.
+func TemperedRung(t, ladderT float64) float64 {
+	if t == 0 || t == 1 {
+		return ladderT
 	}
-	return pt.Temperature * st.Temps[j]
+	return t * ladderT
 }
 
 // Validate checks the PT configuration.
