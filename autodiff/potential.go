@@ -78,8 +78,7 @@ func (p *Potential) minibatch(mb sampler.Minibatch, rng *rand.Rand) (sampler.Min
 		if p.Batches == nil {
 			return mb, errors.New("potential: no minibatch given and no batch order of its own")
 		}
-		idx := p.Batches.Next(rng)
-		return sampler.Minibatch{Index: idx, Scale: float64(p.Data.N) / float64(len(idx))}, nil
+		return sampler.NextMinibatch(p.Batches, rng), nil
 	}
 	if len(mb.Index) > p.Eval.MaxBatch() {
 		return mb, fmt.Errorf("potential: minibatch of %d examples exceeds the evaluator's %d", len(mb.Index), p.Eval.MaxBatch())
