@@ -116,6 +116,14 @@ type TuningRound struct {
 	// Agrees reports that every pair's rejection was within the
 	// adaptation's Agreement of Predicted: the ladder was verified and kept.
 	Agrees bool
+	// Tries is the number of swap attempts per pair. Scale is the
+	// calibration of the rejections to the Barker acceptance of the
+	// stationary stretch (barkerScale; 0 when none was applied), and Flat
+	// reports that the pairs' barriers were consistent with a barrier
+	// flat in log T and were placed as such (flatIfConsistent).
+	Tries []int
+	Scale float64
+	Flat  bool
 }
 
 // tuningRoundSteps returns the length in steps of tuning round k (1-based):
@@ -245,12 +253,28 @@ func (pt *PT) tune(st *PTState) error {
 	if few && place.SwapTarget > 0 {
 		place = &LadderAdaptation{MaxT: place.MaxT}
 	}
-	inc := reject
+	inc := append([]float64(nil), reject...)
 	if trended {
-		inc = make([]float64, pairs)
 		for p := range inc {
 			inc[p] = PairDistance(reject[p], tu.Trend.meanDeltaE(p))
 		}
+	}
+	round.Tries = append([]int(nil), s.WinProposed...)
+	// measured is what the ladder's promise is checked against: the
+	// rejections, calibrated to the swaps' own Barker acceptance once the
+	// replicas are stationary (calibrate.go)
+	measured := reject
+	if round.Spoiled == "" && !few {
+		round.Scale = barkerScale(append(tu.Rounds, round))
+		measured = make([]float64, pairs)
+		for p := range inc {
+			measured[p] = reject[p]
+			if reject[p] <= SaturatedRejection {
+				inc[p] *= round.Scale
+				measured[p] *= round.Scale
+			}
+		}
+		inc, round.Flat = flatIfConsistent(st.Temps, inc, reject, s.WinProposed)
 	}
 	next, lambda, err := place.NextLadder(st.Temps, inc)
 	round.Lambda = lambda
@@ -279,11 +303,11 @@ func (pt *PT) tune(st *PTState) error {
 		tu.Stationary++
 		tu.Spoils = 0
 		want := pt.Adapt.predictedRejection(pairs, lambda)
-		round.Agrees = pt.Adapt.agrees(reject, want, s.WinProposed)
+		round.Agrees = pt.Adapt.agrees(measured, want, s.WinProposed)
 		// Rounds grow once the ladder is near its target, for precision;
 		// while it is far off, rounds of 2 MinTries swaps per pair (the
 		// shortest whose rejections are good to about 0.06) move it sooner.
-		if slices.Min(s.WinProposed) < 2*pt.Adapt.minTries() || round.Agrees || maxDeviation(reject, want) <= 2*pt.Adapt.agreement() {
+		if slices.Min(s.WinProposed) < 2*pt.Adapt.minTries() || round.Agrees || maxDeviation(measured, want) <= 2*pt.Adapt.agreement() {
 			tu.Exponent++
 		}
 		if round.Agrees {
