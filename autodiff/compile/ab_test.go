@@ -19,8 +19,9 @@ import (
 // process CPU times and the median of the pairs' wall-clock ratios: an A/B
 // within one process, the figure that means something on a shared machine.
 // Set LENET_AB=pairs to run it (about pairs * 0.2 s on an idle machine);
-// LENET_AB_REF=columns, pooling, poolrelu or relupool runs only those
-// kernels as the reference (default: all of them); LENET_AB_STEP=1 times
+// LENET_AB_REF=columns, pooling, poolrelu, relupool, biassums, biaspool,
+// edges or session2 (the last three together) runs only those kernels as
+// the reference (default: all of them); LENET_AB_STEP=1 times
 // whole SGNHT steps instead.
 func TestLeNetKernelsAB(t *testing.T) {
 	pairs := 0
@@ -47,6 +48,14 @@ func TestLeNetKernelsAB(t *testing.T) {
 		ref = compile.FastPoolRelu
 	case "relupool":
 		ref = compile.FastReluPool
+	case "biassums":
+		ref = compile.FastBiasSums
+	case "biaspool":
+		ref = compile.FastBiasPool
+	case "edges":
+		ref = compile.FastEdges
+	case "session2":
+		ref = compile.FastBiasSums | compile.FastBiasPool | compile.FastEdges
 	}
 	// With LENET_AB_STEP=1, a whole SGNHT step (the gradient, the prior and
 	// the update with its noise) rather than the gradient alone.

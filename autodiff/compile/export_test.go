@@ -19,6 +19,9 @@ const (
 	FastPooling  = fastPooling
 	FastPoolRelu = fastPoolRelu
 	FastReluPool = fastReluPool
+	FastBiasSums = fastBiasSums
+	FastBiasPool = fastBiasReluPool
+	FastEdges    = fastEdges
 	AllFast      = allFast
 )
 

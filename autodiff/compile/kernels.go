@@ -793,6 +793,10 @@ func im2colImage[T float](ic *im2col, img, col []T) {
 				copy(dst[s.d0:s.d1], plane[s.d0+s.base:s.d1+s.base])
 				clear(dst[s.d1:])
 				if s.lo > 0 || s.hi < ic.ow {
+					if referenceKernels&fastEdges == 0 {
+						setEdges(dst[or0*ic.ow:or1*ic.ow], ic.ow, s.lo, s.hi, 0)
+						continue
+					}
 					for or := or0; or < or1; or++ { // a few entries: stores, not clear's calls
 						r := dst[or*ic.ow : (or+1)*ic.ow]
 						for i := 0; i < s.lo; i++ {
@@ -853,13 +857,17 @@ func col2imImage[T float](ic *im2col, col, img []T) {
 					continue
 				}
 				if s.lo > 0 || s.hi < ic.ow {
-					for or := or0; or < or1; or++ {
-						r := src[or*ic.ow : (or+1)*ic.ow]
-						for i := range r[:s.lo] {
-							r[i] = negZero
-						}
-						for i := max(s.hi, s.lo); i < len(r); i++ {
-							r[i] = negZero
+					if referenceKernels&fastEdges == 0 {
+						setEdges(src[or0*ic.ow:or1*ic.ow], ic.ow, s.lo, s.hi, negZero)
+					} else {
+						for or := or0; or < or1; or++ {
+							r := src[or*ic.ow : (or+1)*ic.ow]
+							for i := range r[:s.lo] {
+								r[i] = negZero
+							}
+							for i := max(s.hi, s.lo); i < len(r); i++ {
+								r[i] = negZero
+							}
 						}
 					}
 				}
@@ -955,13 +963,17 @@ func (cb *convBlockKernel[T]) forward(x, w, bias, pre, post, pooled []T) {
 		if mp := cb.pool; mp != nil && fuseReluPool(mp, z) {
 			// The ReLU applied as the pooling reads z: no ReLU output
 			// written (no one else reads it).
+			po := mp.oh * mp.ow * mp.c
+			if fuseBiasReluPool(mp) {
+				biasReluPool2x2F32(mp, any(z).([]float32), any(bias).([]float32), any(pooled[b*po:(b+1)*po]).([]float32), mp.arg[b*po:(b+1)*po])
+				continue
+			}
 			for o := 0; o < cv.o; o++ {
 				zr, bo := z[o*ohw:(o+1)*ohw], bias[o]
 				for i, v := range zr {
 					zr[i] = v + bo
 				}
 			}
-			po := mp.oh * mp.ow * mp.c
 			maxPool2x2F32(mp, any(z).([]float32), any(pooled[b*po:(b+1)*po]).([]float32), mp.arg[b*po:(b+1)*po], mp.c, float32(lowest), true)
 			continue
 		}
@@ -1011,17 +1023,7 @@ func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, a
 			reluMask(z, g)
 		}
 		if db != nil {
-			for o := 0; o < cv.o; o++ {
-				var s T
-				for _, v := range g[o*ohw : (o+1)*ohw] {
-					s += v
-				}
-				if b == 0 && !accB {
-					db[o] = s
-				} else {
-					db[o] += s
-				}
-			}
+			biasSums(g, ohw, db[:cv.o], b > 0 || accB)
 		}
 		cv.imageGrads(b, x, w, g, dw, dx, cb.dcol, accW)
 	}
@@ -1178,6 +1180,96 @@ func maxPool2x2ReluBackwardF32(mp *maxPool, dout, din []float32, args []int32, p
 					d[a] = math.Float32frombits(math.Float32bits(v) & reluKeep32(zp[a]))
 				}
 			}
+		}
+	}
+}
+
+// biasSums writes (or, with acc, adds) into db[o] the sum of g's row o
+// (rows of n): each row summed from its first entry to its last, as
+// biasSumsRef does, but four rows at a time, so that four independent
+// chains of additions overlap instead of each waiting on the one before.
+// The same additions in the same order per row: the same sums bit for bit.
+func biasSums[T float](g []T, n int, db []T, acc bool) {
+	if referenceKernels&fastBiasSums != 0 {
+		biasSumsRef(g, n, db, acc)
+		return
+	}
+	o := 0
+	for ; o+4 <= len(db); o += 4 {
+		r0, r1, r2, r3 := g[o*n:(o+1)*n], g[(o+1)*n:(o+2)*n], g[(o+2)*n:(o+3)*n], g[(o+3)*n:(o+4)*n]
+		var s0, s1, s2, s3 T
+		for i := range r0 {
+			s0 += r0[i]
+			s1 += r1[i]
+			s2 += r2[i]
+			s3 += r3[i]
+		}
+		if acc {
+			db[o] += s0
+			db[o+1] += s1
+			db[o+2] += s2
+			db[o+3] += s3
+		} else {
+			db[o], db[o+1], db[o+2], db[o+3] = s0, s1, s2, s3
+		}
+	}
+	biasSumsRef(g[o*n:], n, db[o:], acc)
+}
+
+// fuseBiasReluPool reports whether a convolution block whose forward
+// pooling reads the ReLU's input (fuseReluPool) also adds the bias in the
+// pooling's pass (biasReluPool2x2F32): 2x2 windows tiling the plane.
+func fuseBiasReluPool(mp *maxPool) bool {
+	return referenceKernels&fastBiasReluPool == 0 && mp.h == 2*mp.oh && mp.w == 2*mp.ow
+}
+
+// biasReluPool2x2F32 adds bias[p] to plane p of z in place (the
+// pre-activation, which the backward pass reads) and pools the ReLU of
+// the sums, 2x2 windows of stride 2 tiling the plane, in one pass: the
+// values and argmaxes of the bias loop followed by maxPool2x2F32 with
+// relu, bit for bit (the same additions, the same comparisons in the same
+// order), with one pass over z instead of two.
+func biasReluPool2x2F32(mp *maxPool, z, bias, out []float32, args []int32) {
+	low := math.Float32bits(-math.MaxFloat32)
+	w := mp.w
+	for p := range mp.c {
+		plane := z[p*mp.h*w : (p+1)*mp.h*w]
+		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		bp := bias[p]
+		for ph := 0; ph < mp.oh; ph++ {
+			i0, i1 := int32(2*ph*w), int32((2*ph+1)*w)
+			r0, r1 := plane[i0:int(i0)+w], plane[i1:int(i1)+w]
+			oo, aa := o[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			aa = aa[:len(oo)]
+			for pw := range oo {
+				c := 2 * pw
+				q0, q1 := r0[c:c+2:c+2], r1[c:c+2:c+2]
+				v0, v1, v2, v3 := q0[0]+bp, q0[1]+bp, q1[0]+bp, q1[1]+bp
+				q0[0], q0[1], q1[0], q1[1] = v0, v1, v2, v3
+				bits, at := low, int32(-1)
+				bits, at = selectGreater(max(v0, 0), bits, i0+int32(c), at)
+				bits, at = selectGreater(max(v1, 0), bits, i0+int32(c)+1, at)
+				bits, at = selectGreater(max(v2, 0), bits, i1+int32(c), at)
+				bits, at = selectGreater(max(v3, 0), bits, i1+int32(c)+1, at)
+				oo[pw], aa[pw] = math.Float32frombits(bits), at
+			}
+		}
+	}
+}
+
+// setEdges sets entries [0, lo) and [max(hi, lo), w) of each row of rows
+// (rows of w) to v: a column row's padding entries, a column of entries
+// at a time (strided stores of fixed count, no loop per row).
+func setEdges[T float](rows []T, w, lo, hi int, v T) {
+	for i := 0; i < lo; i++ {
+		for j := i; j < len(rows); j += w {
+			rows[j] = v
+		}
+	}
+	for i := max(hi, lo); i < w; i++ {
+		for j := i; j < len(rows); j += w {
+			rows[j] = v
 		}
 	}
 }

@@ -221,3 +221,78 @@ func TestMaxPoolF32MatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestBiasKernelsMatchReference checks the convolution's bias sums (four
+// rows at a time) and the bias added in the ReLU-pooling's pass (integer
+// keys) against the reference kernels bit for bit, on shapes with a row
+// count not a multiple of four and odd widths, on values with ties, zeros
+// of both signs, NaNs of both signs, infinities and windows of NaNs.
+func TestBiasKernelsMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), -float32(math.NaN()),
+		float32(math.Inf(1)), float32(math.Inf(-1)), -math.MaxFloat32, math.MaxFloat32, 1, 1, -1,
+		math.Float32frombits(1), math.Float32frombits(0x80000001)}
+	value := func() float32 {
+		if rng.IntN(3) == 0 {
+			return special[rng.IntN(len(special))]
+		}
+		return float32(rng.NormFloat64())
+	}
+	for _, tc := range []struct{ rows, n int }{{64, 196}, {32, 784}, {7, 13}, {3, 1}, {5, 49}, {1, 4}} {
+		g := randomWithZeros[float32](tc.rows*tc.n, rng)
+		for _, acc := range []bool{false, true} {
+			db, dbRef := randomWithZeros[float32](tc.rows, rng), make([]float32, tc.rows)
+			copy(dbRef, db)
+			biasSums(g, tc.n, db, acc)
+			biasSumsRef(g, tc.n, dbRef, acc)
+			if i := sameBits(db, dbRef); i >= 0 {
+				t.Errorf("bias sums %dx%d acc %v: row %d: %v, reference %v", tc.rows, tc.n, acc, i, db[i], dbRef[i])
+			}
+		}
+	}
+	for _, mp := range []*maxPool{
+		{b: 1, c: 32, h: 28, w: 28, oh: 14, ow: 14, kh: 2, kw: 2, strideH: 2, strideW: 2},
+		{b: 1, c: 3, h: 6, w: 10, oh: 3, ow: 5, kh: 2, kw: 2, strideH: 2, strideW: 2},
+		{b: 1, c: 5, h: 2, w: 2, oh: 1, ow: 1, kh: 2, kw: 2, strideH: 2, strideW: 2},
+	} {
+		for trial := 0; trial < 20; trial++ {
+			z := make([]float32, mp.c*mp.h*mp.w)
+			for i := range z {
+				z[i] = value()
+			}
+			if trial == 0 { // a window of four NaNs
+				for _, i := range []int{0, 1, mp.w, mp.w + 1} {
+					z[i] = float32(math.NaN())
+				}
+			}
+			bias := make([]float32, mp.c)
+			for i := range bias {
+				bias[i] = value()
+			}
+			if trial%4 == 1 {
+				clear(bias)
+			}
+			n := mp.c * mp.oh * mp.ow
+			out, outRef := make([]float32, n), make([]float32, n)
+			arg, argRef := make([]int32, n), make([]int32, n)
+			zRef := append([]float32(nil), z...)
+			biasReluPool2x2F32(mp, z, bias, out, arg)
+			hw := mp.h * mp.w
+			for p := range mp.c {
+				for i := range zRef[p*hw : (p+1)*hw] {
+					zRef[p*hw+i] += bias[p]
+				}
+			}
+			maxPool2x2F32(mp, zRef, outRef, argRef, mp.c, -math.MaxFloat32, true)
+			if i := sameBits(z, zRef); i >= 0 {
+				t.Fatalf("%dx%dx%d trial %d: pre-activation %d: %v, reference %v", mp.c, mp.h, mp.w, trial, i, z[i], zRef[i])
+			}
+			for i := range out {
+				if math.Float32bits(out[i]) != math.Float32bits(outRef[i]) || arg[i] != argRef[i] {
+					t.Fatalf("%dx%dx%d trial %d window %d: max %v at %d, reference %v at %d",
+						mp.c, mp.h, mp.w, trial, i, out[i], arg[i], outRef[i], argRef[i])
+				}
+			}
+		}
+	}
+}
