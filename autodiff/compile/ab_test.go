@@ -20,7 +20,7 @@ import (
 // within one process, the figure that means something on a shared machine.
 // Set LENET_AB=pairs to run it (about pairs * 0.2 s on an idle machine);
 // LENET_AB_REF=columns, pooling, poolrelu, relupool, biassums, biaspool,
-// edges or session2 (the last three together) runs only those kernels as
+// edges, rows or session2 (the last four together) runs only those kernels as
 // the reference (default: all of them); LENET_AB_STEP=1 times
 // whole SGNHT steps instead.
 func TestLeNetKernelsAB(t *testing.T) {
@@ -54,8 +54,10 @@ func TestLeNetKernelsAB(t *testing.T) {
 		ref = compile.FastBiasPool
 	case "edges":
 		ref = compile.FastEdges
+	case "rows":
+		ref = compile.FastRows
 	case "session2":
-		ref = compile.FastBiasSums | compile.FastBiasPool | compile.FastEdges
+		ref = compile.FastBiasSums | compile.FastBiasPool | compile.FastEdges | compile.FastRows
 	}
 	// With LENET_AB_STEP=1, a whole SGNHT step (the gradient, the prior and
 	// the update with its noise) rather than the gradient alone.

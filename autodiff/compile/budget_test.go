@@ -39,6 +39,7 @@ func TestImageBudget(t *testing.T) {
 	p1, a1, dp1 := make([]float32, 32*196), make([]int32, 32*196), r(32*196)
 	p2, a2, dp2 := make([]float32, 64*49), make([]int32, 64*49), r(64*49)
 	bias1, bias2, db := make([]float32, 32), make([]float32, 64), make([]float32, 64)
+	wk, xk, dxk := r(5*64*160), r(160*252), make([]float32, 160*252)
 	cases := []struct {
 		name string
 		f    func()
@@ -57,6 +58,22 @@ func TestImageBudget(t *testing.T) {
 		{"c2 dW gemm", func() { gemm(blas.NoTrans, blas.Trans, 64, 800, 196, 1, g2, 196, col2, 196, 1, dw2, 800) }},
 		{"c2 dX gemm", func() { gemm(blas.Trans, blas.NoTrans, 800, 196, 64, 1, w2, 800, g2, 196, 0, dcol2, 196) }},
 		{"c2 col2im", func() { col2imImage(ic2, dcol2, dx2) }},
+		{"c2 fwd 5x K=160", func() {
+			for kr := 0; kr < 5; kr++ {
+				gemm(blas.NoTrans, blas.NoTrans, 64, 196, 160, 1, wk[kr*64*160:], 160, xk[kr*14:], 252, float32(min(kr, 1)), z2, 196)
+			}
+		}},
+		{"c2 dW 5x N=160", func() {
+			for kr := 0; kr < 5; kr++ {
+				gemm(blas.NoTrans, blas.Trans, 64, 160, 196, 1, g2, 196, xk[kr*14:], 252, 1, wk[kr*64*160:], 160)
+			}
+		}},
+		{"c2 dX 5x M=160", func() {
+			clear(dxk)
+			for kr := 0; kr < 5; kr++ {
+				gemm(blas.Trans, blas.NoTrans, 160, 196, 64, 1, wk[kr*64*160:], 160, g2, 196, 1, dxk[kr*14:], 252)
+			}
+		}},
 		{"c2 im2col prev", func() { referenceKernels = fastEdges; im2colImage(ic2, x2, col2); referenceKernels = 0 }},
 		{"c2 col2im prev", func() { referenceKernels = fastEdges; col2imImage(ic2, dcol2, dx2); referenceKernels = 0 }},
 	}

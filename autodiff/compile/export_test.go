@@ -22,6 +22,7 @@ const (
 	FastBiasSums = fastBiasSums
 	FastBiasPool = fastBiasReluPool
 	FastEdges    = fastEdges
+	FastRows     = fastRows
 	AllFast      = allFast
 )
 

@@ -760,6 +760,16 @@ type conv[T float] struct {
 	gemm gemmFunc[T]
 	col  []T // one image's columns
 	dcol []T
+	rows *kernelRows[T] // nil: the convolution runs on full columns (im2colImage)
+}
+
+// rowsPath returns the convolution's kernel-row factorisation if it runs
+// on it, else nil.
+func (cv *conv[T]) rowsPath() *kernelRows[T] {
+	if cv.rows != nil && referenceKernels&fastRows == 0 {
+		return cv.rows
+	}
+	return nil
 }
 
 // im2colImage writes one image's [c, h, w] columns into col, laid out
@@ -882,7 +892,15 @@ func col2imImage[T float](ic *im2col, col, img []T) {
 func (cv *conv[T]) forward(x, w, out []T) {
 	ic := &cv.ic
 	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	rows := cv.rowsPath()
+	if rows != nil {
+		rows.packFilter(w)
+	}
 	for b := 0; b < ic.b; b++ {
+		if rows != nil {
+			rows.forward(cv.gemm, x[b*img:(b+1)*img], out[b*cv.o*ohw:(b+1)*cv.o*ohw])
+			continue
+		}
 		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
 		cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, out[b*cv.o*ohw:(b+1)*cv.o*ohw], ohw)
 	}
@@ -896,8 +914,15 @@ func (cv *conv[T]) backward(x, w, dout, dw, dx []T, accW, accX bool) {
 	if dx != nil && !accX {
 		clear(dx[:ic.b*img])
 	}
+	rows := cv.rowsPath()
+	if rows != nil {
+		rows.packFilter(w)
+	}
 	for b := 0; b < ic.b; b++ {
 		cv.imageGrads(b, x, w, dout[b*cv.o*ohw:(b+1)*cv.o*ohw], dw, dx, cv.dcol, accW)
+	}
+	if rows != nil && dw != nil && ic.b > 0 {
+		rows.unpackFilterGrad(dw, accW)
 	}
 }
 
@@ -908,6 +933,10 @@ func (cv *conv[T]) backward(x, w, dout, dw, dx []T, accW, accX bool) {
 func (cv *conv[T]) imageGrads(b int, x, w, g, dw, dx, dcol []T, accW bool) {
 	ic := &cv.ic
 	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	if rows := cv.rowsPath(); rows != nil {
+		rows.imageGrads(cv.gemm, b, x[b*img:(b+1)*img], g, dw != nil, dx)
+		return
+	}
 	if dw != nil {
 		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
 		cv.gemm(blas.NoTrans, blas.Trans, cv.o, k, ohw, 1, g, ohw, cv.col, ohw, beta[T](accW || b > 0), dw, k)
@@ -956,10 +985,18 @@ func (cb *convBlockKernel[T]) forward(x, w, bias, pre, post, pooled []T) {
 	if _, ok := any(lowest).(float64); ok {
 		lowest = T(-math.Nextafter(math.Inf(1), 0))
 	}
+	rows := cv.rowsPath()
+	if rows != nil {
+		rows.packFilter(w)
+	}
 	for b := 0; b < ic.b; b++ {
-		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
 		z := pre[b*cv.o*ohw : (b+1)*cv.o*ohw]
-		cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, z, ohw)
+		if rows != nil {
+			rows.forward(cv.gemm, x[b*img:(b+1)*img], z)
+		} else {
+			im2colImage(ic, x[b*img:(b+1)*img], cv.col)
+			cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, z, ohw)
+		}
 		if mp := cb.pool; mp != nil && fuseReluPool(mp, z) {
 			// The ReLU applied as the pooling reads z: no ReLU output
 			// written (no one else reads it).
@@ -1006,6 +1043,13 @@ func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, a
 	ohw, img := ic.oh*ic.ow, ic.c*ic.h*ic.w
 	if dx != nil && !accX {
 		clear(dx[:ic.b*img])
+	}
+	rows := cv.rowsPath()
+	if rows != nil {
+		rows.packFilter(w)
+		if dw != nil && ic.b > 0 {
+			defer rows.unpackFilterGrad(dw, accW)
+		}
 	}
 	g := cb.scratch
 	for b := 0; b < ic.b; b++ {
@@ -1270,6 +1314,166 @@ func setEdges[T float](rows []T, w, lo, hi int, v T) {
 	for i := max(hi, lo); i < w; i++ {
 		for j := i; j < len(rows); j += w {
 			rows[j] = v
+		}
+	}
+}
+
+// rowsMinK is the least number of channels times kernel columns for which
+// a convolution runs on its kernel-row factorisation: each of its
+// products has that inner dimension, and OpenBLAS's SGEMM runs short ones
+// (LeNet's first convolution: 5) below its rate.
+const rowsMinK = 64
+
+// kernelRows is a convolution's kernel-row factorisation, for unit
+// strides, no dilation and as many output columns as input columns (a
+// "same" convolution in width, LeNet's and CNN3's): the product with the
+// full columns [c*kh*kw, oh*ow] is split into kh products, one per kernel
+// row kr, of the filter's entries of that row [o, c*kw] with the columns
+// of a 1 x kw convolution of the vertically padded image, [c*kw,
+// (h+2*padH)*ow], read from output row kr on (a column offset kr*ow with
+// the leading dimension of the whole row): the same multiply-adds, on
+// columns kh times smaller than im2colImage's, which are written once an
+// image instead of kh times as many, and added back into the image's
+// adjoint (col2im) kh times fewer. The sums run in another order than the
+// full columns' (kernel row by kernel row), so the values differ from
+// im2colImage's path in the last bits (TestKernelRowsMatchReference).
+type kernelRows[T float] struct {
+	icr     im2col // the 1 x kw convolution of a kernel row: kh 1, no vertical padding, oh = h
+	kh, o   int
+	ohw, ld int // the output's oh*ow; a row of xr: (h + 2*padH)*ow
+	xr, dxr []T // [c*kw, ld]: one image's rows, vertically padded (the pads stay zero), and their adjoint
+	wr, dwr []T // [kh][o, c*kw]: the filter by kernel row, and its adjoint summed over the images
+}
+
+// newKernelRows returns the kernel-row factorisation of the convolution
+// ic with o output channels, or nil if it does not apply (or its products
+// would be too short, rowsMinK).
+func newKernelRows[T float](ic im2col, o int) *kernelRows[T] {
+	if ic.strideH != 1 || ic.strideW != 1 || ic.dilH != 1 || ic.dilW != 1 || ic.ow != ic.w ||
+		ic.oh+ic.kh-1 != ic.h+2*ic.padH || ic.c*ic.kw < rowsMinK {
+		return nil
+	}
+	icr := ic
+	icr.kh, icr.padH, icr.oh = 1, 0, ic.h
+	ld := (ic.h + 2*ic.padH) * ic.ow
+	ck := ic.c * ic.kw
+	return &kernelRows[T]{icr: icr, kh: ic.kh, o: o, ohw: ic.oh * ic.ow, ld: ld,
+		xr: make([]T, ck*ld), dxr: make([]T, ck*ld), wr: make([]T, ic.kh*o*ck), dwr: make([]T, ic.kh*o*ck)}
+}
+
+// packFilter copies the filter w [o, c*kh*kw] into wr, kernel row by
+// kernel row.
+func (k *kernelRows[T]) packFilter(w []T) {
+	c, kw := k.icr.c, k.icr.kw
+	ck, full := c*kw, c*k.kh*kw
+	for r := 0; r < k.kh; r++ {
+		for o := 0; o < k.o; o++ {
+			dst, src := k.wr[(r*k.o+o)*ck:(r*k.o+o+1)*ck], w[o*full:(o+1)*full]
+			for ch := 0; ch < c; ch++ {
+				copy(dst[ch*kw:(ch+1)*kw], src[ch*k.kh*kw+r*kw:ch*k.kh*kw+(r+1)*kw])
+			}
+		}
+	}
+}
+
+// unpackFilterGrad writes (or, with acc, adds) dwr into the filter's
+// adjoint dw [o, c*kh*kw].
+func (k *kernelRows[T]) unpackFilterGrad(dw []T, acc bool) {
+	c, kw := k.icr.c, k.icr.kw
+	ck, full := c*kw, c*k.kh*kw
+	for r := 0; r < k.kh; r++ {
+		for o := 0; o < k.o; o++ {
+			src, dst := k.dwr[(r*k.o+o)*ck:(r*k.o+o+1)*ck], dw[o*full:(o+1)*full]
+			for ch := 0; ch < c; ch++ {
+				d, s := dst[ch*k.kh*kw+r*kw:ch*k.kh*kw+(r+1)*kw], src[ch*kw:(ch+1)*kw]
+				if acc {
+					for i, v := range s {
+						d[i] += v
+					}
+				} else {
+					copy(d, s)
+				}
+			}
+		}
+	}
+}
+
+// image writes one image's [c, h, w] rows into xr: row c*kw+kc holds,
+// after padH*ow zeros, the plane shifted by kc-padW (im2colImage's shifted
+// copy, its wrapped-around entries cleared), then padH*ow zeros.
+func (k *kernelRows[T]) image(img []T) {
+	ic := &k.icr
+	hw, n := ic.h*ic.w, ic.h*ic.ow
+	pad := (k.ld - n) / 2
+	row := 0
+	for ch := 0; ch < ic.c; ch++ {
+		plane := img[ch*hw : (ch+1)*hw]
+		for kc := 0; kc < ic.kw; kc++ {
+			dst := k.xr[row*k.ld+pad : row*k.ld+pad+n]
+			row++
+			s := shiftOf(ic, 0, 0, ic.h, kc)
+			if s.d0 >= s.d1 {
+				clear(dst)
+				continue
+			}
+			clear(dst[:s.d0])
+			copy(dst[s.d0:s.d1], plane[s.d0+s.base:s.d1+s.base])
+			clear(dst[s.d1:])
+			if s.lo > 0 || s.hi < ic.ow {
+				setEdges(dst, ic.ow, s.lo, s.hi, 0)
+			}
+		}
+	}
+}
+
+// forward computes one image's output out [o, oh*ow]: its rows, then one
+// product per kernel row, summed into out.
+func (k *kernelRows[T]) forward(gemm gemmFunc[T], img, out []T) {
+	k.image(img)
+	ck, ow := k.icr.c*k.icr.kw, k.icr.ow
+	for r := 0; r < k.kh; r++ {
+		gemm(blas.NoTrans, blas.NoTrans, k.o, k.ohw, ck, 1, k.wr[r*k.o*ck:], ck, k.xr[r*ow:], k.ld, beta[T](r > 0), out, k.ohw)
+	}
+}
+
+// imageGrads adds image b's share of the filter's adjoint into dwr
+// (written for the first image) when withW, and adds its input's adjoint
+// into dx (the whole batch's; nil: not wanted), given the image's output
+// adjoint g [o, oh*ow].
+func (k *kernelRows[T]) imageGrads(gemm gemmFunc[T], b int, img, g []T, withW bool, dx []T) {
+	ic := &k.icr
+	ck, ow := ic.c*ic.kw, ic.ow
+	if withW {
+		k.image(img)
+		for r := 0; r < k.kh; r++ {
+			gemm(blas.NoTrans, blas.Trans, k.o, ck, k.ohw, 1, g, k.ohw, k.xr[r*ow:], k.ld, beta[T](b > 0), k.dwr[r*k.o*ck:], ck)
+		}
+	}
+	if dx == nil {
+		return
+	}
+	clear(k.dxr)
+	for r := 0; r < k.kh; r++ {
+		gemm(blas.Trans, blas.NoTrans, ck, k.ohw, k.o, 1, k.wr[r*k.o*ck:], ck, g, k.ohw, 1, k.dxr[r*ow:], k.ld)
+	}
+	hw, n := ic.h*ic.w, ic.h*ic.ow
+	pad := (k.ld - n) / 2
+	negZero := T(math.Copysign(0, -1))
+	img0 := dx[b*ic.c*hw : (b+1)*ic.c*hw]
+	row := 0
+	for ch := 0; ch < ic.c; ch++ {
+		plane := img0[ch*hw : (ch+1)*hw]
+		for kc := 0; kc < ic.kw; kc++ {
+			src := k.dxr[row*k.ld+pad : row*k.ld+pad+n]
+			row++
+			s := shiftOf(ic, 0, 0, ic.h, kc)
+			if s.d0 >= s.d1 {
+				continue
+			}
+			if s.lo > 0 || s.hi < ic.ow {
+				setEdges(src, ic.ow, s.lo, s.hi, negZero)
+			}
+			addTo(plane[s.d0+s.base:s.d1+s.base], src[s.d0:s.d1])
 		}
 	}
 }

@@ -19,7 +19,8 @@ const (
 	fastBiasSums                           // a convolution's bias sums four rows at a time
 	fastBiasReluPool                       // the bias added in the ReLU-pooling's pass
 	fastEdges                              // the columns' padding entries set a column at a time
-	allFast          = fastColumns | fastPooling | fastPoolRelu | fastReluPool | fastBiasSums | fastBiasReluPool | fastEdges
+	fastRows                               // the kernel-row factorisation (kernelRows): not bit-exact
+	allFast          = fastColumns | fastPooling | fastPoolRelu | fastReluPool | fastBiasSums | fastBiasReluPool | fastEdges | fastRows
 )
 
 // im2colImageRef is the reference im2colImage: it writes one image's [c, h, w] columns into col, laid out
