@@ -22,7 +22,8 @@ import (
 // LENET_AB_REF=columns, pooling, poolrelu, relupool, biassums, biaspool,
 // edges, rows or session2 (the last four together) runs only those kernels as
 // the reference (default: all of them); LENET_AB_STEP=1 times
-// whole SGNHT steps instead.
+// whole SGNHT steps instead; LENET_AB_MODEL=cnn3 times nn.CNN3 instead of
+// LeNet.
 func TestLeNetKernelsAB(t *testing.T) {
 	pairs := 0
 	fmt.Sscan(os.Getenv("LENET_AB"), &pairs)
@@ -30,6 +31,11 @@ func TestLeNetKernelsAB(t *testing.T) {
 		t.Skip("set LENET_AB=pairs to run the A/B timing")
 	}
 	model, data, theta, idx := compile.LeNetSetup(t, 128)
+	what := "LeNet"
+	if os.Getenv("LENET_AB_MODEL") == "cnn3" { // the other registered CNN
+		model, data, theta, idx = compile.CNN3Setup(t, 128)
+		what = "CNN3"
+	}
 	threads := autodiff.BLASThreads()
 	autodiff.SetBLASThreads(1)
 	defer autodiff.SetBLASThreads(threads)
@@ -98,11 +104,12 @@ func TestLeNetKernelsAB(t *testing.T) {
 		wallA, wallB, cpuA, cpuB = wallA+wa, wallB+wb, cpuA+ca, cpuB+cb
 		ratios = append(ratios, wb.Seconds()/wa.Seconds())
 	}
-	what := "gradient"
 	if wholeStep {
-		what = "SGNHT step"
+		what += " SGNHT step"
+	} else {
+		what += " gradient"
 	}
-	fmt.Printf("LeNet %s, batch 128, float32, 2 shards, reference %s, %d A/B pairs (contended machine, A/B ratio): "+
+	fmt.Printf("%s, batch 128, float32, 2 shards, reference %s, %d A/B pairs (contended machine, A/B ratio): "+
 		"current/reference wall %.3f (median of pairs %.3f), CPU %.3f\n",
 		what, os.Getenv("LENET_AB_REF"), pairs, wallB.Seconds()/wallA.Seconds(), median(ratios), cpuB.Seconds()/cpuA.Seconds())
 }

@@ -13,6 +13,13 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
+// TestImageBudget times the kernels of one LeNet image's gradient (one
+// BLAS thread), their calls interleaved, on the calling thread's CPU clock
+// (so that other jobs on the machine do not enter the figures), and
+// prints each one's microseconds and share: docs/speed.md's per-image
+// budget. The "5x" rows are the kernel-row factorisation's products
+// (kernelRows), the "prev" rows the column kernels before setEdges. Set
+// BUDGET=1 (and OPENBLAS_NUM_THREADS=1) to run it.
 func TestImageBudget(t *testing.T) {
 	if os.Getenv("BUDGET") == "" {
 		t.Skip()
@@ -58,6 +65,16 @@ func TestImageBudget(t *testing.T) {
 		{"c2 dW gemm", func() { gemm(blas.NoTrans, blas.Trans, 64, 800, 196, 1, g2, 196, col2, 196, 1, dw2, 800) }},
 		{"c2 dX gemm", func() { gemm(blas.Trans, blas.NoTrans, 800, 196, 64, 1, w2, 800, g2, 196, 0, dcol2, 196) }},
 		{"c2 col2im", func() { col2imImage(ic2, dcol2, dx2) }},
+		{"c1 fwd 5x K=5", func() {
+			for kr := 0; kr < 5; kr++ {
+				gemm(blas.NoTrans, blas.NoTrans, 32, 784, 5, 1, w1[kr*32*5:], 5, xk[kr*28:], 896, float32(min(kr, 1)), z1, 784)
+			}
+		}},
+		{"c1 dW 5x N=5", func() {
+			for kr := 0; kr < 5; kr++ {
+				gemm(blas.NoTrans, blas.Trans, 32, 5, 784, 1, g1, 784, xk[kr*28:], 896, 1, wk[kr*32*5:], 5)
+			}
+		}},
 		{"c2 fwd 5x K=160", func() {
 			for kr := 0; kr < 5; kr++ {
 				gemm(blas.NoTrans, blas.NoTrans, 64, 196, 160, 1, wk[kr*64*160:], 160, xk[kr*14:], 252, float32(min(kr, 1)), z2, 196)

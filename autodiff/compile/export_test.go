@@ -37,3 +37,8 @@ func SetReferenceKernels(ref kernelSet) (restore func()) {
 func LeNetSetup(tb testing.TB, batch int) (nn.Model, *datasets.Dataset, []float64, []int) {
 	return lenetSetup(tb, batch)
 }
+
+// CNN3Setup is convNetSetup for nn.CNN3, for the A/B timing.
+func CNN3Setup(tb testing.TB, batch int) (nn.Model, *datasets.Dataset, []float64, []int) {
+	return convNetSetup(tb, nn.CNN3(nn.PriorConfig{Precision: 1}), batch)
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,11 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
-// TestGemmShapesAB times conv2's products in alternative shapes, interleaved.
+// TestGemmShapesAB times LeNet's convolution products (one image, one
+// BLAS thread) in alternative shapes, transposes and batchings, each
+// shape's calls interleaved with the others', on the calling thread's CPU
+// clock: the measurement behind docs/speed.md's "GEMM shapes" table. Set
+// GEMM_AB=1 (and OPENBLAS_NUM_THREADS=1) to run it.
 func TestGemmShapesAB(t *testing.T) {
 	if os.Getenv("GEMM_AB") == "" {
 		t.Skip()
@@ -53,15 +58,17 @@ func TestGemmShapesAB(t *testing.T) {
 		{"c1 dW^T NT 25x32x784 (x1)", func() { gemm(blas.NoTrans, blas.Trans, 25, 32, 784, 1, col, 784, gB, 784, 1, dwT, 32) }},
 		{"dX tconv NN 32x196x1600", func() { gemm(blas.NoTrans, blas.NoTrans, c, p, 1600, 1, wf, 1600, gcol, p, 0, dx, p) }},
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	tot := make([]time.Duration, len(cases))
 	for round := 0; round < 30; round++ {
 		for i, cs := range cases {
-			s := time.Now()
+			s := threadCPU()
 			for j := 0; j < 20; j++ {
 				cs.f()
 			}
 			if round > 2 {
-				tot[i] += time.Since(s)
+				tot[i] += threadCPU() - s
 			}
 		}
 	}

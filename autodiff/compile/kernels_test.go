@@ -107,7 +107,12 @@ func testColumnKernels[T float](t *testing.T) {
 
 // lenetSetup is a compiled LeNet evaluator's inputs for the A/B tests.
 func lenetSetup(tb testing.TB, batch int) (nn.Model, *datasets.Dataset, []float64, []int) {
-	model, err := nn.LeNet(nn.PriorConfig{Precision: 1}).Model("lenet")
+	return convNetSetup(tb, nn.LeNet(nn.PriorConfig{Precision: 1}), batch)
+}
+
+// convNetSetup is lenetSetup for another CNN of 28x28 images.
+func convNetSetup(tb testing.TB, net nn.ConvNet, batch int) (nn.Model, *datasets.Dataset, []float64, []int) {
+	model, err := net.Model("cnn")
 	if err != nil {
 		tb.Fatal(err)
 	}
