@@ -6,7 +6,10 @@ ensemble_sweep_precond.sh (eval --json) and prints one markdown row per
 configuration: the mean over the seeds done (and their range) of the ensemble's
 accuracy, NLL, ECE and Brier, the seeds counted, and the samples averaged. Rows are
 sorted by mean NLL, the sweep's ranking figure on the validation split. --seeds keeps
-only those seeds, so that rows are compared over the same seeds.
+only those seeds, so that rows are compared over the same seeds. --health adds two
+columns: the selective-prediction AURC of the ensemble ranked by its predictive
+entropy (lower is better), and each seed's health verdict ("ok", "warn" when any chain
+warned after burn-in, "-" for runs without a watched thermostat, such as sgd networks).
 """
 import glob
 import json
@@ -33,7 +36,12 @@ def main():
                 rep = json.load(f)
             except json.JSONDecodeError as e:
                 sys.exit("%s: %s" % (path, e))
-        rows.setdefault(name, []).append((seed, rep["ensemble"]))
+        ens = dict(rep["ensemble"])
+        ens["aurc"] = next((x["aurc"] for x in rep.get("selective") or []
+                            if x["score"] == "entropy" and x["predictor"] == "ensemble"), None)
+        hs = [h for h in rep.get("health") or [] if h.get("watched")]
+        ens["health"] = "-" if not hs else ("warn" if any(h.get("warn") for h in hs) else "ok")
+        rows.setdefault(name, []).append((seed, ens))
     out = []
     for name, runs in rows.items():
         figs = {}
@@ -42,8 +50,13 @@ def main():
             figs[k] = (sum(v) / len(v), min(v), max(v))
         out.append((figs["nll"][0], name, runs, figs))
     out.sort()
-    print("| configuration | seeds | samples | accuracy | NLL | ECE | Brier |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    health = "--health" in sys.argv
+    if health:
+        print("| configuration | seeds | samples | accuracy | NLL | ECE | Brier | AURC (entropy) | health |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    else:
+        print("| configuration | seeds | samples | accuracy | NLL | ECE | Brier |")
+        print("|---|---|---:|---:|---:|---:|---:|")
     for _, name, runs, figs in out:
         cells = []
         for k in ("accuracy", "nll", "ece", "brier"):
@@ -51,6 +64,11 @@ def main():
             cells.append("%.4f" % m if len(runs) == 1 else "%.4f (%.4f-%.4f)" % (m, lo, hi))
         seeds = ",".join(s for s, _ in runs)
         samples = "/".join(str(r["samples"]) for _, r in runs)
+        if health:
+            a = [r["aurc"] for _, r in runs if r["aurc"] is not None]
+            cells.append("-" if not a else "%.4f" % (sum(a) / len(a)) if len(a) == 1
+                         else "%.4f (%.4f-%.4f)" % (sum(a) / len(a), min(a), max(a)))
+            cells.append("/".join(r["health"] for _, r in runs))
         print("| %s | %s | %s | %s |" % (name, seeds, samples, " | ".join(cells)))
 
 
