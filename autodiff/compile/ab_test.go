@@ -20,7 +20,7 @@ import (
 // within one process, the figure that means something on a shared machine.
 // Set LENET_AB=pairs to run it (about pairs * 0.2 s on an idle machine);
 // LENET_AB_REF=columns, pooling, poolrelu, relupool, biassums, biaspool,
-// edges, rows or session2 (the last four together) runs only those kernels as
+// edges, rows, scatter or session2 (the last five together) runs only those kernels as
 // the reference (default: all of them); LENET_AB_STEP=1 times
 // whole SGNHT steps instead; LENET_AB_MODEL=cnn3 times nn.CNN3 instead of
 // LeNet.
@@ -62,8 +62,10 @@ func TestLeNetKernelsAB(t *testing.T) {
 		ref = compile.FastEdges
 	case "rows":
 		ref = compile.FastRows
+	case "scatter":
+		ref = compile.FastPoolScatter
 	case "session2":
-		ref = compile.FastBiasSums | compile.FastBiasPool | compile.FastEdges | compile.FastRows
+		ref = compile.FastBiasSums | compile.FastBiasPool | compile.FastEdges | compile.FastRows | compile.FastPoolScatter
 	}
 	// With LENET_AB_STEP=1, a whole SGNHT step (the gradient, the prior and
 	// the update with its noise) rather than the gradient alone.

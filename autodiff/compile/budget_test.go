@@ -61,6 +61,8 @@ func TestImageBudget(t *testing.T) {
 		{"c2 fwd gemm", func() { gemm(blas.NoTrans, blas.NoTrans, 64, 196, 800, 1, w2, 800, col2, 196, 0, z2, 196) }},
 		{"c2 bias+relu+pool", func() { biasReluPool2x2F32(mp2, z2, bias2, p2, a2) }},
 		{"c2 pool bwd", func() { maxPool2x2ReluBackwardF32(mp2, dp2, g2, a2, 64, z2) }},
+		{"c1 pool bwd windows", func() { maxPool2x2ReluBackwardF32Windows(mp1, dp1, g1, a1, 32, z1) }},
+		{"c2 pool bwd windows", func() { maxPool2x2ReluBackwardF32Windows(mp2, dp2, g2, a2, 64, z2) }},
 		{"c2 bias sums", func() { biasSums(g2, 196, db, true) }},
 		{"c2 dW gemm", func() { gemm(blas.NoTrans, blas.Trans, 64, 800, 196, 1, g2, 196, col2, 196, 1, dw2, 800) }},
 		{"c2 dX gemm", func() { gemm(blas.Trans, blas.NoTrans, 800, 196, 64, 1, w2, 800, g2, 196, 0, dcol2, 196) }},

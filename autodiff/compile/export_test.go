@@ -15,15 +15,16 @@ type KernelSet = kernelSet
 
 // The faster kernels by group, for the A/B timing.
 const (
-	FastColumns  = fastColumns
-	FastPooling  = fastPooling
-	FastPoolRelu = fastPoolRelu
-	FastReluPool = fastReluPool
-	FastBiasSums = fastBiasSums
-	FastBiasPool = fastBiasReluPool
-	FastEdges    = fastEdges
-	FastRows     = fastRows
-	AllFast      = allFast
+	FastColumns     = fastColumns
+	FastPooling     = fastPooling
+	FastPoolRelu    = fastPoolRelu
+	FastReluPool    = fastReluPool
+	FastBiasSums    = fastBiasSums
+	FastBiasPool    = fastBiasReluPool
+	FastEdges       = fastEdges
+	FastRows        = fastRows
+	FastPoolScatter = fastPoolScatter
+	AllFast         = allFast
 )
 
 // SetReferenceKernels runs the kernels ref names as the reference until the

@@ -1203,26 +1203,28 @@ func fusePoolRelu[T float](mp *maxPool, g []T) bool {
 }
 
 // maxPool2x2ReluBackwardF32 is maxPool2x2Backward followed by reluMask
-// with the ReLU's input z, in one pass: each window's four inputs are
-// cleared and its argmax (if any) gets the window's adjoint masked by
-// z >= 0 there. Only the argmax can be nonzero after the pooling's adjoint,
-// so the values are the two passes' bit for bit.
+// with the ReLU's input z, in one pass: the planes cleared, then each
+// window's argmax (if any) gets the window's adjoint masked by z >= 0
+// there. Only the argmax can be nonzero after the pooling's adjoint, so
+// the values are the two passes' bit for bit (and
+// maxPool2x2ReluBackwardF32Windows's, which clears window by window).
 func maxPool2x2ReluBackwardF32(mp *maxPool, dout, din []float32, args []int32, planes int, z []float32) {
+	if referenceKernels&fastPoolScatter != 0 {
+		maxPool2x2ReluBackwardF32Windows(mp, dout, din, args, planes, z)
+		return
+	}
+	// The windows tile the planes (fusePoolRelu): clearing the planes
+	// clears every window's four inputs.
+	clear(din[:planes*mp.h*mp.w])
 	for p := 0; p < planes; p++ {
 		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		zp := z[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
 		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
-		for ph := 0; ph < mp.oh; ph++ {
-			i0, i1 := 2*ph*mp.w, (2*ph+1)*mp.w
-			r0, r1 := d[i0:i0+mp.w], d[i1:i1+mp.w]
-			gg, aa := g[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
-			for pw, v := range gg {
-				w := 2 * pw
-				r0[w], r0[w+1], r1[w], r1[w+1] = 0, 0, 0, 0
-				if a := aa[pw]; a >= 0 { // -1 only for a window of NaNs
-					d[a] = math.Float32frombits(math.Float32bits(v) & reluKeep32(zp[a]))
-				}
+		arg = arg[:len(g)]
+		for j, v := range g {
+			if a := arg[j]; a >= 0 { // -1 only for a window of NaNs
+				d[a] = math.Float32frombits(math.Float32bits(v) & reluKeep32(zp[a]))
 			}
 		}
 	}
@@ -1474,6 +1476,32 @@ func (k *kernelRows[T]) imageGrads(gemm gemmFunc[T], b int, img, g []T, withW bo
 				setEdges(src, ic.ow, s.lo, s.hi, negZero)
 			}
 			addTo(plane[s.d0+s.base:s.d1+s.base], src[s.d0:s.d1])
+		}
+	}
+}
+
+// maxPool2x2ReluBackwardF32Windows is maxPool2x2Backward followed by
+// reluMask with the ReLU's input z, in one pass, window by window: each
+// window's four inputs are cleared and its argmax (if any) gets the
+// window's adjoint masked by z >= 0 there (the previous
+// maxPool2x2ReluBackwardF32, kept for the A/B timing).
+func maxPool2x2ReluBackwardF32Windows(mp *maxPool, dout, din []float32, args []int32, planes int, z []float32) {
+	for p := 0; p < planes; p++ {
+		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		zp := z[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		for ph := 0; ph < mp.oh; ph++ {
+			i0, i1 := 2*ph*mp.w, (2*ph+1)*mp.w
+			r0, r1 := d[i0:i0+mp.w], d[i1:i1+mp.w]
+			gg, aa := g[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			for pw, v := range gg {
+				w := 2 * pw
+				r0[w], r0[w+1], r1[w], r1[w+1] = 0, 0, 0, 0
+				if a := aa[pw]; a >= 0 { // -1 only for a window of NaNs
+					d[a] = math.Float32frombits(math.Float32bits(v) & reluKeep32(zp[a]))
+				}
+			}
 		}
 	}
 }

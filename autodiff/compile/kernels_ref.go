@@ -9,7 +9,7 @@ package compile
 var referenceKernels kernelSet
 
 // kernelSet is a set of the faster kernels, for the tests' A/B switch.
-type kernelSet uint8
+type kernelSet uint16
 
 const (
 	fastColumns      kernelSet = 1 << iota // im2colImage, col2imImage and addTo's long runs
@@ -20,7 +20,8 @@ const (
 	fastBiasReluPool                       // the bias added in the ReLU-pooling's pass
 	fastEdges                              // the columns' padding entries set a column at a time
 	fastRows                               // the kernel-row factorisation (kernelRows): not bit-exact
-	allFast          = fastColumns | fastPooling | fastPoolRelu | fastReluPool | fastBiasSums | fastBiasReluPool | fastEdges | fastRows
+	fastPoolScatter                        // the pooling-and-ReLU adjoint clearing whole planes, then one store a window
+	allFast          = fastColumns | fastPooling | fastPoolRelu | fastReluPool | fastBiasSums | fastBiasReluPool | fastEdges | fastRows | fastPoolScatter
 )
 
 // im2colImageRef is the reference im2colImage: it writes one image's [c, h, w] columns into col, laid out

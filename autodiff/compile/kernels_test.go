@@ -220,11 +220,16 @@ func TestMaxPoolF32MatchesReference(t *testing.T) {
 				z[i] = special[rng.IntN(len(special))]
 			}
 		}
-		maxPool2x2ReluBackwardF32(mp, g, din, arg, mp.c, z)
 		maxPoolBackward(mp, g, dinRef, arg, mp.c, false)
 		reluMask(z, dinRef)
-		if i := sameBits(din, dinRef); i >= 0 {
-			t.Fatalf("trial %d: fused pooling and ReLU adjoint %d: %v, two passes %v", trial, i, din[i], dinRef[i])
+		for _, ref := range []kernelSet{0, fastPoolScatter} { // planes cleared, or window by window
+			din = randomWithZeros[float32](len(in), rng) // stale values to overwrite
+			referenceKernels = ref
+			maxPool2x2ReluBackwardF32(mp, g, din, arg, mp.c, z)
+			referenceKernels = 0
+			if i := sameBits(din, dinRef); i >= 0 {
+				t.Fatalf("trial %d (reference kernels %b): fused pooling and ReLU adjoint %d: %v, two passes %v", trial, ref, i, din[i], dinRef[i])
+			}
 		}
 	}
 }
