@@ -19,9 +19,11 @@ import (
 // process CPU times and the median of the pairs' wall-clock ratios: an A/B
 // within one process, the figure that means something on a shared machine.
 // Set LENET_AB=pairs to run it (about pairs * 0.2 s on an idle machine);
-// LENET_AB_REF=columns, pooling, poolrelu or relupool runs only those
-// kernels as the reference (default: all of them); LENET_AB_STEP=1 times
-// whole SGNHT steps instead.
+// LENET_AB_REF=columns, pooling, poolrelu, relupool, biassums, biaspool,
+// edges, rows, scatter or session2 (the last five together) runs only those kernels as
+// the reference (default: all of them); LENET_AB_STEP=1 times
+// whole SGNHT steps instead; LENET_AB_MODEL=cnn3 times nn.CNN3 instead of
+// LeNet.
 func TestLeNetKernelsAB(t *testing.T) {
 	pairs := 0
 	fmt.Sscan(os.Getenv("LENET_AB"), &pairs)
@@ -29,6 +31,11 @@ func TestLeNetKernelsAB(t *testing.T) {
 		t.Skip("set LENET_AB=pairs to run the A/B timing")
 	}
 	model, data, theta, idx := compile.LeNetSetup(t, 128)
+	what := "LeNet"
+	if os.Getenv("LENET_AB_MODEL") == "cnn3" { // the other registered CNN
+		model, data, theta, idx = compile.CNN3Setup(t, 128)
+		what = "CNN3"
+	}
 	threads := autodiff.BLASThreads()
 	autodiff.SetBLASThreads(1)
 	defer autodiff.SetBLASThreads(threads)
@@ -47,6 +54,18 @@ func TestLeNetKernelsAB(t *testing.T) {
 		ref = compile.FastPoolRelu
 	case "relupool":
 		ref = compile.FastReluPool
+	case "biassums":
+		ref = compile.FastBiasSums
+	case "biaspool":
+		ref = compile.FastBiasPool
+	case "edges":
+		ref = compile.FastEdges
+	case "rows":
+		ref = compile.FastRows
+	case "scatter":
+		ref = compile.FastPoolScatter
+	case "session2":
+		ref = compile.FastBiasSums | compile.FastBiasPool | compile.FastEdges | compile.FastRows | compile.FastPoolScatter
 	}
 	// With LENET_AB_STEP=1, a whole SGNHT step (the gradient, the prior and
 	// the update with its noise) rather than the gradient alone.
@@ -87,11 +106,12 @@ func TestLeNetKernelsAB(t *testing.T) {
 		wallA, wallB, cpuA, cpuB = wallA+wa, wallB+wb, cpuA+ca, cpuB+cb
 		ratios = append(ratios, wb.Seconds()/wa.Seconds())
 	}
-	what := "gradient"
 	if wholeStep {
-		what = "SGNHT step"
+		what += " SGNHT step"
+	} else {
+		what += " gradient"
 	}
-	fmt.Printf("LeNet %s, batch 128, float32, 2 shards, reference %s, %d A/B pairs (contended machine, A/B ratio): "+
+	fmt.Printf("%s, batch 128, float32, 2 shards, reference %s, %d A/B pairs (contended machine, A/B ratio): "+
 		"current/reference wall %.3f (median of pairs %.3f), CPU %.3f\n",
 		what, os.Getenv("LENET_AB_REF"), pairs, wallB.Seconds()/wallA.Seconds(), median(ratios), cpuB.Seconds()/cpuA.Seconds())
 }

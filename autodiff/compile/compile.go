@@ -918,7 +918,7 @@ func (c *compiler[T]) emitConv(cn *cnode[T]) error {
 		return err
 	}
 	k := ic.c * ic.kh * ic.kw
-	cv := &conv[T]{ic: ic, o: f.shape[0], gemm: c.gemm, col: make([]T, k*ic.oh*ic.ow)}
+	cv := &conv[T]{ic: ic, o: f.shape[0], gemm: c.gemm, col: make([]T, k*ic.oh*ic.ow), rows: newKernelRows[T](ic, f.shape[0])}
 	xv, wv, out, dout := x.val, f.val, cn.val, cn.adj
 	c.p.fwd = append(c.p.fwd, func() { cv.forward(xv, wv, out) })
 	prod := int64(size(cn.shape)) * int64(k)
@@ -956,7 +956,7 @@ func (c *compiler[T]) emitConvBlock(last *cnode[T]) error {
 	}
 	k := ic.c * ic.kh * ic.kw
 	ohw := ic.oh * ic.ow
-	cb := &convBlockKernel[T]{conv: conv[T]{ic: ic, o: f.shape[0], gemm: c.gemm, col: make([]T, k*ohw)},
+	cb := &convBlockKernel[T]{conv: conv[T]{ic: ic, o: f.shape[0], gemm: c.gemm, col: make([]T, k*ohw), rows: newKernelRows[T](ic, f.shape[0])},
 		scratch: make([]T, f.shape[0]*ohw)}
 	if blk.pool != nil {
 		mp, err := c.maxPoolOf(blk.pool)

@@ -15,11 +15,16 @@ type KernelSet = kernelSet
 
 // The faster kernels by group, for the A/B timing.
 const (
-	FastColumns  = fastColumns
-	FastPooling  = fastPooling
-	FastPoolRelu = fastPoolRelu
-	FastReluPool = fastReluPool
-	AllFast      = allFast
+	FastColumns     = fastColumns
+	FastPooling     = fastPooling
+	FastPoolRelu    = fastPoolRelu
+	FastReluPool    = fastReluPool
+	FastBiasSums    = fastBiasSums
+	FastBiasPool    = fastBiasReluPool
+	FastEdges       = fastEdges
+	FastRows        = fastRows
+	FastPoolScatter = fastPoolScatter
+	AllFast         = allFast
 )
 
 // SetReferenceKernels runs the kernels ref names as the reference until the
@@ -32,4 +37,9 @@ func SetReferenceKernels(ref kernelSet) (restore func()) {
 // LeNetSetup is lenetSetup, for the A/B timing.
 func LeNetSetup(tb testing.TB, batch int) (nn.Model, *datasets.Dataset, []float64, []int) {
 	return lenetSetup(tb, batch)
+}
+
+// CNN3Setup is convNetSetup for nn.CNN3, for the A/B timing.
+func CNN3Setup(tb testing.TB, batch int) (nn.Model, *datasets.Dataset, []float64, []int) {
+	return convNetSetup(tb, nn.CNN3(nn.PriorConfig{Precision: 1}), batch)
 }

@@ -760,6 +760,16 @@ type conv[T float] struct {
 	gemm gemmFunc[T]
 	col  []T // one image's columns
 	dcol []T
+	rows *kernelRows[T] // nil: the convolution runs on full columns (im2colImage)
+}
+
+// rowsPath returns the convolution's kernel-row factorisation if it runs
+// on it, else nil.
+func (cv *conv[T]) rowsPath() *kernelRows[T] {
+	if cv.rows != nil && referenceKernels&fastRows == 0 {
+		return cv.rows
+	}
+	return nil
 }
 
 // im2colImage writes one image's [c, h, w] columns into col, laid out
@@ -793,6 +803,10 @@ func im2colImage[T float](ic *im2col, img, col []T) {
 				copy(dst[s.d0:s.d1], plane[s.d0+s.base:s.d1+s.base])
 				clear(dst[s.d1:])
 				if s.lo > 0 || s.hi < ic.ow {
+					if referenceKernels&fastEdges == 0 {
+						setEdges(dst[or0*ic.ow:or1*ic.ow], ic.ow, s.lo, s.hi, 0)
+						continue
+					}
 					for or := or0; or < or1; or++ { // a few entries: stores, not clear's calls
 						r := dst[or*ic.ow : (or+1)*ic.ow]
 						for i := 0; i < s.lo; i++ {
@@ -853,13 +867,17 @@ func col2imImage[T float](ic *im2col, col, img []T) {
 					continue
 				}
 				if s.lo > 0 || s.hi < ic.ow {
-					for or := or0; or < or1; or++ {
-						r := src[or*ic.ow : (or+1)*ic.ow]
-						for i := range r[:s.lo] {
-							r[i] = negZero
-						}
-						for i := max(s.hi, s.lo); i < len(r); i++ {
-							r[i] = negZero
+					if referenceKernels&fastEdges == 0 {
+						setEdges(src[or0*ic.ow:or1*ic.ow], ic.ow, s.lo, s.hi, negZero)
+					} else {
+						for or := or0; or < or1; or++ {
+							r := src[or*ic.ow : (or+1)*ic.ow]
+							for i := range r[:s.lo] {
+								r[i] = negZero
+							}
+							for i := max(s.hi, s.lo); i < len(r); i++ {
+								r[i] = negZero
+							}
 						}
 					}
 				}
@@ -874,7 +892,15 @@ func col2imImage[T float](ic *im2col, col, img []T) {
 func (cv *conv[T]) forward(x, w, out []T) {
 	ic := &cv.ic
 	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	rows := cv.rowsPath()
+	if rows != nil {
+		rows.packFilter(w)
+	}
 	for b := 0; b < ic.b; b++ {
+		if rows != nil {
+			rows.forward(cv.gemm, x[b*img:(b+1)*img], out[b*cv.o*ohw:(b+1)*cv.o*ohw])
+			continue
+		}
 		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
 		cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, out[b*cv.o*ohw:(b+1)*cv.o*ohw], ohw)
 	}
@@ -888,8 +914,15 @@ func (cv *conv[T]) backward(x, w, dout, dw, dx []T, accW, accX bool) {
 	if dx != nil && !accX {
 		clear(dx[:ic.b*img])
 	}
+	rows := cv.rowsPath()
+	if rows != nil {
+		rows.packFilter(w)
+	}
 	for b := 0; b < ic.b; b++ {
 		cv.imageGrads(b, x, w, dout[b*cv.o*ohw:(b+1)*cv.o*ohw], dw, dx, cv.dcol, accW)
+	}
+	if rows != nil && dw != nil && ic.b > 0 {
+		rows.unpackFilterGrad(dw, accW)
 	}
 }
 
@@ -900,6 +933,10 @@ func (cv *conv[T]) backward(x, w, dout, dw, dx []T, accW, accX bool) {
 func (cv *conv[T]) imageGrads(b int, x, w, g, dw, dx, dcol []T, accW bool) {
 	ic := &cv.ic
 	k, ohw, img := ic.c*ic.kh*ic.kw, ic.oh*ic.ow, ic.c*ic.h*ic.w
+	if rows := cv.rowsPath(); rows != nil {
+		rows.imageGrads(cv.gemm, b, x[b*img:(b+1)*img], g, dw != nil, dx)
+		return
+	}
 	if dw != nil {
 		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
 		cv.gemm(blas.NoTrans, blas.Trans, cv.o, k, ohw, 1, g, ohw, cv.col, ohw, beta[T](accW || b > 0), dw, k)
@@ -948,20 +985,32 @@ func (cb *convBlockKernel[T]) forward(x, w, bias, pre, post, pooled []T) {
 	if _, ok := any(lowest).(float64); ok {
 		lowest = T(-math.Nextafter(math.Inf(1), 0))
 	}
+	rows := cv.rowsPath()
+	if rows != nil {
+		rows.packFilter(w)
+	}
 	for b := 0; b < ic.b; b++ {
-		im2colImage(ic, x[b*img:(b+1)*img], cv.col)
 		z := pre[b*cv.o*ohw : (b+1)*cv.o*ohw]
-		cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, z, ohw)
+		if rows != nil {
+			rows.forward(cv.gemm, x[b*img:(b+1)*img], z)
+		} else {
+			im2colImage(ic, x[b*img:(b+1)*img], cv.col)
+			cv.gemm(blas.NoTrans, blas.NoTrans, cv.o, ohw, k, 1, w, k, cv.col, ohw, 0, z, ohw)
+		}
 		if mp := cb.pool; mp != nil && fuseReluPool(mp, z) {
 			// The ReLU applied as the pooling reads z: no ReLU output
 			// written (no one else reads it).
+			po := mp.oh * mp.ow * mp.c
+			if fuseBiasReluPool(mp) {
+				biasReluPool2x2F32(mp, any(z).([]float32), any(bias).([]float32), any(pooled[b*po:(b+1)*po]).([]float32), mp.arg[b*po:(b+1)*po])
+				continue
+			}
 			for o := 0; o < cv.o; o++ {
 				zr, bo := z[o*ohw:(o+1)*ohw], bias[o]
 				for i, v := range zr {
 					zr[i] = v + bo
 				}
 			}
-			po := mp.oh * mp.ow * mp.c
 			maxPool2x2F32(mp, any(z).([]float32), any(pooled[b*po:(b+1)*po]).([]float32), mp.arg[b*po:(b+1)*po], mp.c, float32(lowest), true)
 			continue
 		}
@@ -995,6 +1044,13 @@ func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, a
 	if dx != nil && !accX {
 		clear(dx[:ic.b*img])
 	}
+	rows := cv.rowsPath()
+	if rows != nil {
+		rows.packFilter(w)
+		if dw != nil && ic.b > 0 {
+			defer rows.unpackFilterGrad(dw, accW)
+		}
+	}
 	g := cb.scratch
 	for b := 0; b < ic.b; b++ {
 		z := pre[b*cv.o*ohw : (b+1)*cv.o*ohw]
@@ -1011,17 +1067,7 @@ func (cb *convBlockKernel[T]) backward(x, w, pre, dlast, dw, db, dx []T, accW, a
 			reluMask(z, g)
 		}
 		if db != nil {
-			for o := 0; o < cv.o; o++ {
-				var s T
-				for _, v := range g[o*ohw : (o+1)*ohw] {
-					s += v
-				}
-				if b == 0 && !accB {
-					db[o] = s
-				} else {
-					db[o] += s
-				}
-			}
+			biasSums(g, ohw, db[:cv.o], b > 0 || accB)
 		}
 		cv.imageGrads(b, x, w, g, dw, dx, cb.dcol, accW)
 	}
@@ -1157,11 +1203,289 @@ func fusePoolRelu[T float](mp *maxPool, g []T) bool {
 }
 
 // maxPool2x2ReluBackwardF32 is maxPool2x2Backward followed by reluMask
-// with the ReLU's input z, in one pass: each window's four inputs are
-// cleared and its argmax (if any) gets the window's adjoint masked by
-// z >= 0 there. Only the argmax can be nonzero after the pooling's adjoint,
-// so the values are the two passes' bit for bit.
+// with the ReLU's input z, in one pass: the planes cleared, then each
+// window's argmax (if any) gets the window's adjoint masked by z >= 0
+// there. Only the argmax can be nonzero after the pooling's adjoint, so
+// the values are the two passes' bit for bit (and
+// maxPool2x2ReluBackwardF32Windows's, which clears window by window).
 func maxPool2x2ReluBackwardF32(mp *maxPool, dout, din []float32, args []int32, planes int, z []float32) {
+	if referenceKernels&fastPoolScatter != 0 {
+		maxPool2x2ReluBackwardF32Windows(mp, dout, din, args, planes, z)
+		return
+	}
+	// The windows tile the planes (fusePoolRelu): clearing the planes
+	// clears every window's four inputs.
+	clear(din[:planes*mp.h*mp.w])
+	for p := 0; p < planes; p++ {
+		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		zp := z[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
+		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg = arg[:len(g)]
+		for j, v := range g {
+			if a := arg[j]; a >= 0 { // -1 only for a window of NaNs
+				d[a] = math.Float32frombits(math.Float32bits(v) & reluKeep32(zp[a]))
+			}
+		}
+	}
+}
+
+// biasSums writes (or, with acc, adds) into db[o] the sum of g's row o
+// (rows of n): each row summed from its first entry to its last, as
+// biasSumsRef does, but four rows at a time, so that four independent
+// chains of additions overlap instead of each waiting on the one before.
+// The same additions in the same order per row: the same sums bit for bit.
+func biasSums[T float](g []T, n int, db []T, acc bool) {
+	if referenceKernels&fastBiasSums != 0 {
+		biasSumsRef(g, n, db, acc)
+		return
+	}
+	o := 0
+	for ; o+4 <= len(db); o += 4 {
+		r0, r1, r2, r3 := g[o*n:(o+1)*n], g[(o+1)*n:(o+2)*n], g[(o+2)*n:(o+3)*n], g[(o+3)*n:(o+4)*n]
+		var s0, s1, s2, s3 T
+		for i := range r0 {
+			s0 += r0[i]
+			s1 += r1[i]
+			s2 += r2[i]
+			s3 += r3[i]
+		}
+		if acc {
+			db[o] += s0
+			db[o+1] += s1
+			db[o+2] += s2
+			db[o+3] += s3
+		} else {
+			db[o], db[o+1], db[o+2], db[o+3] = s0, s1, s2, s3
+		}
+	}
+	biasSumsRef(g[o*n:], n, db[o:], acc)
+}
+
+// fuseBiasReluPool reports whether a convolution block whose forward
+// pooling reads the ReLU's input (fuseReluPool) also adds the bias in the
+// pooling's pass (biasReluPool2x2F32): 2x2 windows tiling the plane.
+func fuseBiasReluPool(mp *maxPool) bool {
+	return referenceKernels&fastBiasReluPool == 0 && mp.h == 2*mp.oh && mp.w == 2*mp.ow
+}
+
+// biasReluPool2x2F32 adds bias[p] to plane p of z in place (the
+// pre-activation, which the backward pass reads) and pools the ReLU of
+// the sums, 2x2 windows of stride 2 tiling the plane, in one pass: the
+// values and argmaxes of the bias loop followed by maxPool2x2F32 with
+// relu, bit for bit (the same additions, the same comparisons in the same
+// order), with one pass over z instead of two.
+func biasReluPool2x2F32(mp *maxPool, z, bias, out []float32, args []int32) {
+	low := math.Float32bits(-math.MaxFloat32)
+	w := mp.w
+	for p := range mp.c {
+		plane := z[p*mp.h*w : (p+1)*mp.h*w]
+		o := out[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
+		bp := bias[p]
+		for ph := 0; ph < mp.oh; ph++ {
+			i0, i1 := int32(2*ph*w), int32((2*ph+1)*w)
+			r0, r1 := plane[i0:int(i0)+w], plane[i1:int(i1)+w]
+			oo, aa := o[ph*mp.ow:(ph+1)*mp.ow], arg[ph*mp.ow:(ph+1)*mp.ow]
+			aa = aa[:len(oo)]
+			for pw := range oo {
+				c := 2 * pw
+				q0, q1 := r0[c:c+2:c+2], r1[c:c+2:c+2]
+				v0, v1, v2, v3 := q0[0]+bp, q0[1]+bp, q1[0]+bp, q1[1]+bp
+				q0[0], q0[1], q1[0], q1[1] = v0, v1, v2, v3
+				bits, at := low, int32(-1)
+				bits, at = selectGreater(max(v0, 0), bits, i0+int32(c), at)
+				bits, at = selectGreater(max(v1, 0), bits, i0+int32(c)+1, at)
+				bits, at = selectGreater(max(v2, 0), bits, i1+int32(c), at)
+				bits, at = selectGreater(max(v3, 0), bits, i1+int32(c)+1, at)
+				oo[pw], aa[pw] = math.Float32frombits(bits), at
+			}
+		}
+	}
+}
+
+// setEdges sets entries [0, lo) and [max(hi, lo), w) of each row of rows
+// (rows of w) to v: a column row's padding entries, a column of entries
+// at a time (strided stores of fixed count, no loop per row).
+func setEdges[T float](rows []T, w, lo, hi int, v T) {
+	for i := 0; i < lo; i++ {
+		for j := i; j < len(rows); j += w {
+			rows[j] = v
+		}
+	}
+	for i := max(hi, lo); i < w; i++ {
+		for j := i; j < len(rows); j += w {
+			rows[j] = v
+		}
+	}
+}
+
+// rowsMinK is the least number of channels times kernel columns for which
+// a convolution runs on its kernel-row factorisation: each of its
+// products has that inner dimension, and OpenBLAS's SGEMM runs short ones
+// (LeNet's first convolution: 5) below its rate.
+const rowsMinK = 64
+
+// kernelRows is a convolution's kernel-row factorisation, for unit
+// strides, no dilation and as many output columns as input columns (a
+// "same" convolution in width, LeNet's and CNN3's): the product with the
+// full columns [c*kh*kw, oh*ow] is split into kh products, one per kernel
+// row kr, of the filter's entries of that row [o, c*kw] with the columns
+// of a 1 x kw convolution of the vertically padded image, [c*kw,
+// (h+2*padH)*ow], read from output row kr on (a column offset kr*ow with
+// the leading dimension of the whole row): the same multiply-adds, on
+// columns kh times smaller than im2colImage's, which are written once an
+// image instead of kh times as many, and added back into the image's
+// adjoint (col2im) kh times fewer. The sums run in another order than the
+// full columns' (kernel row by kernel row), so the values differ from
+// im2colImage's path in the last bits (TestKernelRowsMatchReference).
+type kernelRows[T float] struct {
+	icr     im2col // the 1 x kw convolution of a kernel row: kh 1, no vertical padding, oh = h
+	kh, o   int
+	ohw, ld int // the output's oh*ow; a row of xr: (h + 2*padH)*ow
+	xr, dxr []T // [c*kw, ld]: one image's rows, vertically padded (the pads stay zero), and their adjoint
+	wr, dwr []T // [kh][o, c*kw]: the filter by kernel row, and its adjoint summed over the images
+}
+
+// newKernelRows returns the kernel-row factorisation of the convolution
+// ic with o output channels, or nil if it does not apply (or its products
+// would be too short, rowsMinK).
+func newKernelRows[T float](ic im2col, o int) *kernelRows[T] {
+	if ic.strideH != 1 || ic.strideW != 1 || ic.dilH != 1 || ic.dilW != 1 || ic.ow != ic.w ||
+		ic.oh+ic.kh-1 != ic.h+2*ic.padH || ic.c*ic.kw < rowsMinK {
+		return nil
+	}
+	icr := ic
+	icr.kh, icr.padH, icr.oh = 1, 0, ic.h
+	ld := (ic.h + 2*ic.padH) * ic.ow
+	ck := ic.c * ic.kw
+	return &kernelRows[T]{icr: icr, kh: ic.kh, o: o, ohw: ic.oh * ic.ow, ld: ld,
+		xr: make([]T, ck*ld), dxr: make([]T, ck*ld), wr: make([]T, ic.kh*o*ck), dwr: make([]T, ic.kh*o*ck)}
+}
+
+// packFilter copies the filter w [o, c*kh*kw] into wr, kernel row by
+// kernel row.
+func (k *kernelRows[T]) packFilter(w []T) {
+	c, kw := k.icr.c, k.icr.kw
+	ck, full := c*kw, c*k.kh*kw
+	for r := 0; r < k.kh; r++ {
+		for o := 0; o < k.o; o++ {
+			dst, src := k.wr[(r*k.o+o)*ck:(r*k.o+o+1)*ck], w[o*full:(o+1)*full]
+			for ch := 0; ch < c; ch++ {
+				copy(dst[ch*kw:(ch+1)*kw], src[ch*k.kh*kw+r*kw:ch*k.kh*kw+(r+1)*kw])
+			}
+		}
+	}
+}
+
+// unpackFilterGrad writes (or, with acc, adds) dwr into the filter's
+// adjoint dw [o, c*kh*kw].
+func (k *kernelRows[T]) unpackFilterGrad(dw []T, acc bool) {
+	c, kw := k.icr.c, k.icr.kw
+	ck, full := c*kw, c*k.kh*kw
+	for r := 0; r < k.kh; r++ {
+		for o := 0; o < k.o; o++ {
+			src, dst := k.dwr[(r*k.o+o)*ck:(r*k.o+o+1)*ck], dw[o*full:(o+1)*full]
+			for ch := 0; ch < c; ch++ {
+				d, s := dst[ch*k.kh*kw+r*kw:ch*k.kh*kw+(r+1)*kw], src[ch*kw:(ch+1)*kw]
+				if acc {
+					for i, v := range s {
+						d[i] += v
+					}
+				} else {
+					copy(d, s)
+				}
+			}
+		}
+	}
+}
+
+// image writes one image's [c, h, w] rows into xr: row c*kw+kc holds,
+// after padH*ow zeros, the plane shifted by kc-padW (im2colImage's shifted
+// copy, its wrapped-around entries cleared), then padH*ow zeros.
+func (k *kernelRows[T]) image(img []T) {
+	ic := &k.icr
+	hw, n := ic.h*ic.w, ic.h*ic.ow
+	pad := (k.ld - n) / 2
+	row := 0
+	for ch := 0; ch < ic.c; ch++ {
+		plane := img[ch*hw : (ch+1)*hw]
+		for kc := 0; kc < ic.kw; kc++ {
+			dst := k.xr[row*k.ld+pad : row*k.ld+pad+n]
+			row++
+			s := shiftOf(ic, 0, 0, ic.h, kc)
+			if s.d0 >= s.d1 {
+				clear(dst)
+				continue
+			}
+			clear(dst[:s.d0])
+			copy(dst[s.d0:s.d1], plane[s.d0+s.base:s.d1+s.base])
+			clear(dst[s.d1:])
+			if s.lo > 0 || s.hi < ic.ow {
+				setEdges(dst, ic.ow, s.lo, s.hi, 0)
+			}
+		}
+	}
+}
+
+// forward computes one image's output out [o, oh*ow]: its rows, then one
+// product per kernel row, summed into out.
+func (k *kernelRows[T]) forward(gemm gemmFunc[T], img, out []T) {
+	k.image(img)
+	ck, ow := k.icr.c*k.icr.kw, k.icr.ow
+	for r := 0; r < k.kh; r++ {
+		gemm(blas.NoTrans, blas.NoTrans, k.o, k.ohw, ck, 1, k.wr[r*k.o*ck:], ck, k.xr[r*ow:], k.ld, beta[T](r > 0), out, k.ohw)
+	}
+}
+
+// imageGrads adds image b's share of the filter's adjoint into dwr
+// (written for the first image) when withW, and adds its input's adjoint
+// into dx (the whole batch's; nil: not wanted), given the image's output
+// adjoint g [o, oh*ow].
+func (k *kernelRows[T]) imageGrads(gemm gemmFunc[T], b int, img, g []T, withW bool, dx []T) {
+	ic := &k.icr
+	ck, ow := ic.c*ic.kw, ic.ow
+	if withW {
+		k.image(img)
+		for r := 0; r < k.kh; r++ {
+			gemm(blas.NoTrans, blas.Trans, k.o, ck, k.ohw, 1, g, k.ohw, k.xr[r*ow:], k.ld, beta[T](b > 0), k.dwr[r*k.o*ck:], ck)
+		}
+	}
+	if dx == nil {
+		return
+	}
+	clear(k.dxr)
+	for r := 0; r < k.kh; r++ {
+		gemm(blas.Trans, blas.NoTrans, ck, k.ohw, k.o, 1, k.wr[r*k.o*ck:], ck, g, k.ohw, 1, k.dxr[r*ow:], k.ld)
+	}
+	hw, n := ic.h*ic.w, ic.h*ic.ow
+	pad := (k.ld - n) / 2
+	negZero := T(math.Copysign(0, -1))
+	img0 := dx[b*ic.c*hw : (b+1)*ic.c*hw]
+	row := 0
+	for ch := 0; ch < ic.c; ch++ {
+		plane := img0[ch*hw : (ch+1)*hw]
+		for kc := 0; kc < ic.kw; kc++ {
+			src := k.dxr[row*k.ld+pad : row*k.ld+pad+n]
+			row++
+			s := shiftOf(ic, 0, 0, ic.h, kc)
+			if s.d0 >= s.d1 {
+				continue
+			}
+			if s.lo > 0 || s.hi < ic.ow {
+				setEdges(src, ic.ow, s.lo, s.hi, negZero)
+			}
+			addTo(plane[s.d0+s.base:s.d1+s.base], src[s.d0:s.d1])
+		}
+	}
+}
+
+// maxPool2x2ReluBackwardF32Windows is maxPool2x2Backward followed by
+// reluMask with the ReLU's input z, in one pass, window by window: each
+// window's four inputs are cleared and its argmax (if any) gets the
+// window's adjoint masked by z >= 0 there (the previous
+// maxPool2x2ReluBackwardF32, kept for the A/B timing).
+func maxPool2x2ReluBackwardF32Windows(mp *maxPool, dout, din []float32, args []int32, planes int, z []float32) {
 	for p := 0; p < planes; p++ {
 		d := din[p*mp.h*mp.w : (p+1)*mp.h*mp.w]
 		zp := z[p*mp.h*mp.w : (p+1)*mp.h*mp.w]

@@ -9,14 +9,19 @@ package compile
 var referenceKernels kernelSet
 
 // kernelSet is a set of the faster kernels, for the tests' A/B switch.
-type kernelSet uint8
+type kernelSet uint16
 
 const (
-	fastColumns  kernelSet = 1 << iota // im2colImage, col2imImage and addTo's long runs
-	fastPooling                        // the branch-free float32 2x2 max pooling
-	fastPoolRelu                       // a convolution block's pooling and ReLU adjoints in one pass
-	fastReluPool                       // its forward pooling reading the ReLU's input
-	allFast      = fastColumns | fastPooling | fastPoolRelu | fastReluPool
+	fastColumns      kernelSet = 1 << iota // im2colImage, col2imImage and addTo's long runs
+	fastPooling                            // the branch-free float32 2x2 max pooling
+	fastPoolRelu                           // a convolution block's pooling and ReLU adjoints in one pass
+	fastReluPool                           // its forward pooling reading the ReLU's input
+	fastBiasSums                           // a convolution's bias sums four rows at a time
+	fastBiasReluPool                       // the bias added in the ReLU-pooling's pass
+	fastEdges                              // the columns' padding entries set a column at a time
+	fastRows                               // the kernel-row factorisation (kernelRows): not bit-exact
+	fastPoolScatter                        // the pooling-and-ReLU adjoint clearing whole planes, then one store a window
+	allFast          = fastColumns | fastPooling | fastPoolRelu | fastReluPool | fastBiasSums | fastBiasReluPool | fastEdges | fastRows | fastPoolScatter
 )
 
 // im2colImageRef is the reference im2colImage: it writes one image's [c, h, w] columns into col, laid out
@@ -113,5 +118,21 @@ func addToRef[T float](dst, src []T) {
 	}
 	for ; i < len(src); i++ {
 		dst[i] += src[i]
+	}
+}
+
+// biasSumsRef is the reference biasSums: db[o] written (or, with acc,
+// added) with the sum of g's row o (rows of n), one row after another.
+func biasSumsRef[T float](g []T, n int, db []T, acc bool) {
+	for o := range db {
+		var s T
+		for _, v := range g[o*n : (o+1)*n] {
+			s += v
+		}
+		if acc {
+			db[o] += s
+		} else {
+			db[o] = s
+		}
 	}
 }
