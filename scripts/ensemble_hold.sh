@@ -15,23 +15,9 @@ data=${DATA:-/usr/share/datasets/fashion-mnist}
 seed=1
 mkdir -p "$out"
 S=470000 S2=315000 thin=940
-train() {
-	local name=$1; shift
-	local dir="$out/$name"
-	[ -f "$dir/.done" ] && return 0
-	if [ -f "$dir/config.json" ]; then
-		"$bin" train --resume "$dir" --quiet >> "$dir.train.txt" 2>&1
-	else
-		"$bin" train --out "$dir" --overwrite --data "$data" --validation 0 --quiet --checkpoint-every 5000 "$@" > "$dir.train.txt" 2>&1
-	fi
-	touch "$dir/.done"
-}
-score() {
-	local name=$1; shift
-	local runs=()
-	for r in "$@"; do runs+=(--run "$out/$r"); done
-	[ -f "$out/$name.test.json" ] || "$bin" eval "${runs[@]}" --json > "$out/$name.test.json"
-}
+. "$(dirname "$0")/runs.sh"
+train() { local name=$1; shift; train_row "$name" --data "$data" --validation 0 --quiet --checkpoint-every 5000 "$@"; }
+score() { local name=$1; shift; eval_rows "$name" test "$@"; }
 for row in "$@"; do
 	case $row in
 	ensemble)

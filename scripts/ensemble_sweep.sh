@@ -15,26 +15,13 @@ bin=${BIN:-bin/ptsghmc}
 data=${DATA:-/usr/share/datasets/fashion-mnist}
 mkdir -p "$out"
 common=(--data "$data" --arch 784-100-10 --split-seed "$seed" --quiet --checkpoint-every 5000)
-# train NAME ARGS...: trains (or resumes) OUT/NAME unless it is finished.
-train() {
-	local name=$1; shift
-	local dir="$out/$name"
-	if [ -f "$dir/.done" ]; then return 0; fi
-	local t0=$(date +%s)
-	if [ -f "$dir/config.json" ]; then
-		"$bin" train --resume "$dir" --quiet >> "$dir.train.txt" 2>&1
-	else
-		"$bin" train --out "$dir" --overwrite "${common[@]}" "$@" > "$dir.train.txt" 2>&1
-	fi
-	echo "$(( $(date +%s) - t0 ))" > "$dir/.done"
-}
+. "$(dirname "$0")/runs.sh"
+train() { local name=$1; shift; train_row "$name" "${common[@]}" "$@"; }
 # score NAME RUNS...: validation and test figures of the pooled runs.
 score() {
 	local name=$1; shift
-	local runs=()
-	for r in "$@"; do runs+=(--run "$out/$r"); done
-	[ -f "$out/$name.val.json" ] || "$bin" eval "${runs[@]}" --split validation --json > "$out/$name.val.json"
-	[ -f "$out/$name.test.json" ] || "$bin" eval "${runs[@]}" --json > "$out/$name.test.json"
+	eval_rows "$name" validation "$@"
+	eval_rows "$name" test "$@"
 	echo "== seed $seed $name: $(python3 -c "import json,sys; v=json.load(open('$out/$name.val.json'))['ensemble']; print('val acc %.4f nll %.4f ece %.4f' % (v['accuracy'], v['nll'], v['ece']))")" >&2
 }
 S=150000      # one sgnht chain, 2 minutes

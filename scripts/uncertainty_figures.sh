@@ -14,17 +14,8 @@ out=$1
 bin=${BIN:-bin/ptsghmc}
 data=${DATA:-/usr/share/datasets/fashion-mnist}
 mkdir -p "$out"
-train() {
-	local name=$1; shift
-	local dir="$out/$name"
-	[ -f "$dir/.done" ] && return 0
-	if [ -f "$dir/config.json" ]; then
-		"$bin" train --resume "$dir" --quiet >> "$dir.train.txt" 2>&1
-	else
-		"$bin" train --data "$data" --out "$dir" --overwrite --quiet "$@" > "$dir.train.txt" 2>&1
-	fi
-	touch "$dir/.done"
-}
+. "$(dirname "$0")/runs.sh"
+train() { local name=$1; shift; train_row "$name" --data "$data" --quiet "$@"; }
 for cls in all 8; do
 	extra=() arch=()
 	if [ "$cls" = 8 ]; then extra=(--classes 0,1,2,3,4,5,6,7); arch=(--arch 784-400-400-8); fi
