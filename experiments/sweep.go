@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -93,30 +94,43 @@ func ErrorsAt(b *sampler.MixtureBlock, cs ...ModeCounts) []float64 {
 // returns, at each checkpoint, rung 1's samples kept after burn-in so far
 // (every o.Thin steps) counted by nearest mode, and the final state.
 func RunSweepChains(pt *tempering.PT, b *sampler.MixtureBlock, o SweepSettings, starts [][]float64, seed uint64) (ModeCounts, *tempering.PTState, error) {
+	out := make(ModeCounts, len(o.Checkpoints()))
+	cur := make([]float64, len(b.Mix.Weights))
+	m := b.Mix.Dim()
+	st, err := runSweep(pt, b, b, o, starts, seed, func(theta []float64) {
+		cur[b.Mix.NearestMode(theta[:m])]++
+	}, func(c int) {
+		out[c] = append([]float64(nil), cur...)
+	})
+	return out, st, err
+}
+
+// runSweep runs pt on pot (every rung) from starts for o.Steps() steps with
+// seed, calls keep with rung 1's position every o.Thin steps after burn-in
+// and at(c) when checkpoint c is reached, and returns the final state.
+func runSweep(pt *tempering.PT, pot sampler.Potential, tp sampler.TermPotential, o SweepSettings, starts [][]float64, seed uint64,
+	keep func(theta []float64), at func(c int)) (*tempering.PTState, error) {
 	st, err := pt.Init(starts, seed)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	pots := make([]sampler.Potential, len(pt.Temps))
 	for i := range pots {
-		pots[i] = b
+		pots[i] = pot
 	}
 	cps := o.Checkpoints()
-	out := make(ModeCounts, len(cps))
-	cur := make([]float64, len(b.Mix.Weights))
 	next := 0
-	m := b.Mix.Dim()
-	err = pt.Run(pots, b, st, o.Steps(), func(s *tempering.PTState) error {
+	err = pt.Run(pots, tp, st, o.Steps(), func(s *tempering.PTState) error {
 		if s.Steps > o.BurnIn && s.Steps%o.Thin == 0 {
-			cur[b.Mix.NearestMode(s.Rungs[0].Theta[:m])]++
+			keep(s.Rungs[0].Theta)
 		}
 		if next < len(cps) && s.Steps == cps[next] {
-			out[next] = append([]float64(nil), cur...)
+			at(next)
 			next++
 		}
 		return nil
 	})
-	return out, st, err
+	return st, err
 }
 
 // SweepCase runs the three methods on the mixture plus a d-dimensional
@@ -129,52 +143,78 @@ func SweepCase(o SweepSettings, d int, seed uint64) (map[string][]float64, *temp
 	if err != nil {
 		return nil, nil, err
 	}
-	kernel := sampler.SGNHT{StepSize: o.StepSize, Diffusion: o.Diffusion}
-	errs := map[string][]float64{}
-	// (a) PT: the ladder adapted during burn-in with fixed ends 1..tmax.
-	temps, err := tempering.GeometricLadder(o.Replicas, o.TMax)
-	if err != nil {
-		return nil, nil, err
-	}
-	corr, err := tempering.NewCorrection(1, tempering.CorrectionOptions{})
-	if err != nil {
-		return nil, nil, err
-	}
-	pt := &tempering.PT{Kernel: kernel, Temps: temps, Every: o.Every, Workers: 1, BurnIn: o.BurnIn,
-		Exchange: &tempering.Exchanger{Batch: 16, Correction: corr}, Adapt: &tempering.LadderAdaptation{}}
-	c, st, err := RunSweepChains(pt, b, o, [][]float64{b.Start()}, seed)
-	if err != nil {
-		return nil, nil, fmt.Errorf("pt, block dimension %d, seed %d: %w", d, seed, err)
-	}
-	errs["pt"] = ErrorsAt(b, c)
-	// (b) the adapted ladder as an explicit list, exchanges off.
-	off := &tempering.PT{Kernel: kernel, Temps: append([]float64(nil), st.Temps...), Workers: 1, BurnIn: o.BurnIn}
-	if c, _, err = RunSweepChains(off, b, o, [][]float64{b.Start()}, seed); err != nil {
-		return nil, nil, fmt.Errorf("swaps off, block dimension %d, seed %d: %w", d, seed, err)
-	}
-	errs["swaps-off"] = ErrorsAt(b, c)
-	// (c) R independent chains at T = 1, started apart: each chain's
-	// mixture coordinates uniform over the box of the means widened by 3,
-	// the block at 0; their samples pooled.
+	// The independent chains start apart: each chain's mixture coordinates
+	// uniform over the box of the means widened by 3, the block at 0.
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, mu := range b.Mix.Means {
 		for _, v := range mu {
 			lo, hi = math.Min(lo, v-3), math.Max(hi, v+3)
 		}
 	}
-	rng := sampler.NewStream(seed, 1<<20).Rand
-	one := &tempering.PT{Kernel: kernel, Temps: []float64{1}, Workers: 1, BurnIn: o.BurnIn}
-	var pool []ModeCounts
-	for k := 0; k < o.Replicas; k++ {
+	errs := map[string][]float64{}
+	st, err := threeMethods(o, seed, [][]float64{b.Start()}, func(_ int, rng *rand.Rand) []float64 {
 		x := make([]float64, b.Dim())
 		for i := 0; i < b.Mix.Dim(); i++ {
 			x[i] = lo + (hi-lo)*rng.Float64()
 		}
-		if c, _, err = RunSweepChains(one, b, o, [][]float64{x}, seed*1000+uint64(k)+1); err != nil {
-			return nil, nil, fmt.Errorf("independent chain %d, block dimension %d, seed %d: %w", k+1, d, seed, err)
+		return x
+	}, func(_ string, pt *tempering.PT, starts [][]float64, seed uint64) (any, *tempering.PTState, error) {
+		return RunSweepChains(pt, b, o, starts, seed)
+	}, func(method string, rs []any) {
+		cs := make([]ModeCounts, len(rs))
+		for i, r := range rs {
+			cs[i] = r.(ModeCounts)
 		}
-		pool = append(pool, c)
+		errs[method] = ErrorsAt(b, cs...)
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("block dimension %d: %w", d, err)
 	}
-	errs["independent"] = ErrorsAt(b, pool...)
 	return errs, st, nil
+}
+
+// threeMethods runs the sweep's three methods at equal gradient cost with
+// one seed, all SGNHT with o's step size and diffusion: (a) "pt", PT on
+// o.Replicas rungs with fixed ends 1..o.TMax whose interior is adapted
+// during burn-in, exchanges every o.Every steps (corrected Barker test),
+// from start; (b) "swaps-off", PT's adapted ladder as an explicit list with
+// no exchanges, from start; (c) "independent", o.Replicas chains at T = 1,
+// chain k from indep(k, rng). run runs one of them and returns what it
+// recorded; score receives each method's records (one, or one per
+// independent chain). It returns PT's final state.
+func threeMethods(o SweepSettings, seed uint64, start [][]float64, indep func(k int, rng *rand.Rand) []float64,
+	run func(method string, pt *tempering.PT, starts [][]float64, seed uint64) (any, *tempering.PTState, error),
+	score func(method string, rs []any)) (*tempering.PTState, error) {
+	kernel := sampler.SGNHT{StepSize: o.StepSize, Diffusion: o.Diffusion}
+	temps, err := tempering.GeometricLadder(o.Replicas, o.TMax)
+	if err != nil {
+		return nil, err
+	}
+	corr, err := tempering.NewCorrection(1, tempering.CorrectionOptions{})
+	if err != nil {
+		return nil, err
+	}
+	pt := &tempering.PT{Kernel: kernel, Temps: temps, Every: o.Every, Workers: 1, BurnIn: o.BurnIn,
+		Exchange: &tempering.Exchanger{Batch: 16, Correction: corr}, Adapt: &tempering.LadderAdaptation{}}
+	r, st, err := run("pt", pt, start, seed)
+	if err != nil {
+		return nil, fmt.Errorf("pt, seed %d: %w", seed, err)
+	}
+	score("pt", []any{r})
+	off := &tempering.PT{Kernel: kernel, Temps: append([]float64(nil), st.Temps...), Workers: 1, BurnIn: o.BurnIn}
+	if r, _, err = run("swaps-off", off, start, seed); err != nil {
+		return nil, fmt.Errorf("swaps off, seed %d: %w", seed, err)
+	}
+	score("swaps-off", []any{r})
+	rng := sampler.NewStream(seed, 1<<20).Rand
+	one := &tempering.PT{Kernel: kernel, Temps: []float64{1}, Workers: 1, BurnIn: o.BurnIn}
+	var pool []any
+	for k := 0; k < o.Replicas; k++ {
+		if r, _, err = run("independent", one, [][]float64{indep(k, rng)}, seed*1000+uint64(k)+1); err != nil {
+			return nil, fmt.Errorf("independent chain %d, seed %d: %w", k+1, seed, err)
+		}
+		pool = append(pool, r)
+	}
+	score("independent", pool)
+	return st, nil
 }
