@@ -86,7 +86,7 @@ func TestBNNSweepCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := SweepSettings{Budget: 40000, Replicas: 4, BurnIn: 1000, Thin: 5, Every: 2, TMax: 10, StepSize: 0.05, Diffusion: 1, Fractions: []float64{0.5, 1}}
+	o := SweepSettings{Budget: 200000, Replicas: 4, BurnIn: 10000, Thin: 5, Every: 2, TMax: 10, StepSize: 0.05, Diffusion: 1, Fractions: []float64{0.5, 1}}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
