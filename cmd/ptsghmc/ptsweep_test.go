@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,5 +60,33 @@ func TestTemperingSweepCrossover(t *testing.T) {
 		if !strings.Contains(stdout.String(), w) {
 			t.Errorf("table lacks %q", w)
 		}
+	}
+}
+
+// TestTemperingSweepTinyBNN runs the sweep's network case small (seed 1,
+// 200,000 gradient evaluations, 4 rungs) and checks the command's table:
+// one row (d = 0) titled by the predictive-mean error, PT's error below
+// 0.2 and the swaps-off ablation's, stuck in the lighter mode, above 0.5.
+func TestTemperingSweepTinyBNN(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"tempering-sweep", "--target", "tinybnn", "--dims", "10,100", "--seeds", "1", "--budget", "200000", "--replicas", "4", "--h", "0.05", "--fractions", "0.5,1"}
+	if code := mainCode(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	t.Logf("%s\n%s", stderr.String(), stdout.String())
+	for _, w := range []string{"| 0 | 1 |", "posterior predictive mean at x = -0.5, 0, 0.5", "mass of v > 0 0.7059"} {
+		if !strings.Contains(stdout.String()+stderr.String(), w) {
+			t.Errorf("output lacks %q", w)
+		}
+	}
+	if strings.Contains(stdout.String(), "| 10 |") {
+		t.Errorf("--dims should be ignored for tinybnn:\n%s", stdout.String())
+	}
+	var pt, off float64
+	if _, err := fmt.Sscanf(stderr.String()[strings.Index(stderr.String(), "error PT"):], "error PT %g, swaps off %g", &pt, &off); err != nil {
+		t.Fatalf("read the errors from %q: %v", stderr.String(), err)
+	}
+	if !(pt < 0.2 && off > 0.5) {
+		t.Errorf("error PT %.3f, swaps off %.3f: want PT below 0.2, swaps off above 0.5", pt, off)
 	}
 }
