@@ -19,7 +19,7 @@ import (
 // gradient evaluations, with the barrier Lambda that PT measured.
 type PTSweep struct {
 	Command   string       `json:"command"`   // the command that wrote it
-	Target    string       `json:"target"`    // the mixture in the first coordinates
+	Target    string       `json:"target"`    // the mixture in the first coordinates, or tinybnn (no block: Dim 0)
 	Budget    int          `json:"budget"`    // gradient evaluations per method and seed
 	Replicas  int          `json:"replicas"`  // PT's rungs, and the independent chains
 	TMax      float64      `json:"tmax"`      // PT's fixed top temperature
