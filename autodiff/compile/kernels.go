@@ -795,18 +795,14 @@ func im2colImage[T float](ic *im2col, img, col []T) {
 				dst := col[row*ohw : (row+1)*ohw]
 				row++
 				s := shiftOf(ic, dr, or0, or1, kc)
-				if s.d0 >= s.d1 {
-					clear(dst)
+				if referenceKernels&fastEdges == 0 || s.d0 >= s.d1 {
+					copyShift(dst, plane, s, ic.ow, or0, or1)
 					continue
 				}
 				clear(dst[:s.d0])
 				copy(dst[s.d0:s.d1], plane[s.d0+s.base:s.d1+s.base])
 				clear(dst[s.d1:])
 				if s.lo > 0 || s.hi < ic.ow {
-					if referenceKernels&fastEdges == 0 {
-						setEdges(dst[or0*ic.ow:or1*ic.ow], ic.ow, s.lo, s.hi, 0)
-						continue
-					}
 					for or := or0; or < or1; or++ { // a few entries: stores, not clear's calls
 						r := dst[or*ic.ow : (or+1)*ic.ow]
 						for i := 0; i < s.lo; i++ {
@@ -838,6 +834,22 @@ func shiftOf(ic *im2col, dr, or0, or1, kc int) shift {
 	s := shift{base: dr*ic.w + off, lo: min(max(-off, 0), ic.ow), hi: min(max(ic.w-off, 0), ic.ow)}
 	s.d0, s.d1 = max(or0*ic.ow, -s.base), min(or1*ic.ow, ic.h*ic.w-s.base)
 	return s
+}
+
+// copyShift writes one row of a same convolution's columns: dst[i] =
+// plane[i+s.base] on [s.d0, s.d1), zero elsewhere and at the padding
+// entries of output rows [or0, or1) outside output columns [s.lo, s.hi).
+func copyShift[T float](dst, plane []T, s shift, ow, or0, or1 int) {
+	if s.d0 >= s.d1 {
+		clear(dst)
+		return
+	}
+	clear(dst[:s.d0])
+	copy(dst[s.d0:s.d1], plane[s.d0+s.base:s.d1+s.base])
+	clear(dst[s.d1:])
+	if s.lo > 0 || s.hi < ow {
+		setEdges(dst[or0*ow:or1*ow], ow, s.lo, s.hi, 0)
+	}
 }
 
 // col2imImage adds one image's column adjoints (im2colImage's layout) into
@@ -1413,17 +1425,7 @@ func (k *kernelRows[T]) image(img []T) {
 		for kc := 0; kc < ic.kw; kc++ {
 			dst := k.xr[row*k.ld+pad : row*k.ld+pad+n]
 			row++
-			s := shiftOf(ic, 0, 0, ic.h, kc)
-			if s.d0 >= s.d1 {
-				clear(dst)
-				continue
-			}
-			clear(dst[:s.d0])
-			copy(dst[s.d0:s.d1], plane[s.d0+s.base:s.d1+s.base])
-			clear(dst[s.d1:])
-			if s.lo > 0 || s.hi < ic.ow {
-				setEdges(dst, ic.ow, s.lo, s.hi, 0)
-			}
+			copyShift(dst, plane, shiftOf(ic, 0, 0, ic.h, kc), ic.ow, 0, ic.h)
 		}
 	}
 }
