@@ -15,9 +15,18 @@ import (
 // local barrier along the ladder, the swap acceptance per pair and the round
 // trips, and from them the number of rungs the target needs.
 type Tempering struct {
-	Run              string    `json:"run,omitempty"`              // the run directory, in eval reports
-	Temps            []float64 `json:"temps"`                      // the ladder in use
-	SwapAcceptance   []float64 `json:"swap_acceptance"`            // per adjacent pair, the test's own acceptance in the window
+	Run            string    `json:"run,omitempty"`   // the run directory, in eval reports
+	Temps          []float64 `json:"temps"`           // the ladder in use
+	SwapAcceptance []float64 `json:"swap_acceptance"` // per adjacent pair in the window, the mean of the attempts' swap probabilities (Rao-Blackwellised; see SwapFrom)
+	SwapOutcomes   []float64 `json:"swap_outcomes"`   // per pair in the window, the fraction of attempts that swapped (0/1 outcomes)
+	SwapsAccepted  []int     `json:"swaps_accepted"`  // per pair in the window, swaps done
+	SwapsProposed  []int     `json:"swaps_proposed"`  // per pair in the window, swaps attempted
+	// SwapFrom says what SwapAcceptance averages: "probabilities" (each
+	// attempt's swap probability given its estimate of deltaE), or, for a
+	// window that began before a resume from a checkpoint written before
+	// probabilities were recorded, "outcomes before step N" (its attempts
+	// up to step N count by their 0/1 outcome).
+	SwapFrom         string    `json:"swap_acceptance_from"`
 	Rejection        []float64 `json:"rejection"`                  // per pair, Metropolis-equivalent rejection 1 - min(1, exp(deltaE)) in the window
 	Barrier          float64   `json:"barrier"`                    // Lambda: the sum of the pairs' rejections
 	LocalBarrier     []float64 `json:"local_barrier"`              // lambda(beta) at each rung, beta = 1/T
@@ -69,14 +78,30 @@ func TemperingOf(st *tempering.PTState, cfg runspec.Config) *Tempering {
 		t.TuningOver, t.TuningConverged, t.TuningRestarts, t.NeededBurnIn = true, tu.Converged, tu.Restarts, tu.NeededBurnIn
 		t.Predicted = append([]float64(nil), tu.Predicted...)
 	}
+	t.SwapFrom = "probabilities"
+	probs := len(s.WinSwapProb) == r-1
+	switch {
+	case !probs:
+		t.SwapFrom = "outcomes"
+	case s.ProbSince > s.WinStart:
+		t.SwapFrom = fmt.Sprintf("outcomes before step %d", s.ProbSince)
+	}
+	t.SwapsAccepted = append([]int(nil), s.WinAccepted...)
+	t.SwapsProposed = append([]int(nil), s.WinProposed...)
 	floored := make([]float64, r-1)
 	for p := 0; p < r-1; p++ {
 		if s.WinProposed[p] == 0 {
 			t.Complete = false
 			t.SwapAcceptance = append(t.SwapAcceptance, 0)
+			t.SwapOutcomes = append(t.SwapOutcomes, 0)
 			t.Rejection = append(t.Rejection, 0)
 		} else {
-			t.SwapAcceptance = append(t.SwapAcceptance, s.WindowAcceptance(p))
+			t.SwapOutcomes = append(t.SwapOutcomes, s.WindowAcceptance(p))
+			if probs {
+				t.SwapAcceptance = append(t.SwapAcceptance, s.WindowSwapProbability(p))
+			} else {
+				t.SwapAcceptance = append(t.SwapAcceptance, s.WindowAcceptance(p))
+			}
 			t.Rejection = append(t.Rejection, s.WindowRejection(p))
 		}
 		floored[p] = math.Min(math.Max(t.Rejection[p], 1e-6), 1)
@@ -96,16 +121,16 @@ func TemperingOf(st *tempering.PTState, cfg runspec.Config) *Tempering {
 		t.RoundTripsPer1k = 1000 * float64(t.RoundTrips) / float64(t.WindowSteps)
 	}
 	t.Communicates = t.RecommendedRungs <= r
-	for _, a := range t.SwapAcceptance {
-		t.Communicates = t.Communicates && a > 0
+	for p := range t.SwapAcceptance {
+		t.Communicates = t.Communicates && !t.neverSwapped(p)
 	}
 	if sw, err := MeasuredPTSweep(); err == nil {
 		t.PTFits, t.Verdict = sw.PTVerdict(t.Barrier, r, t.Temps[r-1])
 		if t.PTFits && t.RoundTrips == 0 && t.AfterBurnIn {
 			t.Verdict += fmt.Sprintf(" This run made no round trip in %d steps after burn-in, though: until it does, rung 1 has seen nothing from the top rung.", t.WindowSteps)
 		}
-		for _, a := range t.SwapAcceptance {
-			if a == 0 && t.PTFits {
+		for p := range t.SwapAcceptance {
+			if t.neverSwapped(p) && t.PTFits {
 				t.Verdict = "A pair never swapped, so its share of Lambda is a floor and the verdict may be too kind: re-measure on an adaptive ladder (--ladder adaptive). " + t.Verdict
 				break
 			}
@@ -130,9 +155,9 @@ func (t *Tempering) roundTripBound() float64 {
 func (t *Tempering) advice() string {
 	r := len(t.Temps)
 	lowAcc, noSwap := false, false
-	for _, a := range t.SwapAcceptance {
+	for p, a := range t.SwapAcceptance {
 		lowAcc = lowAcc || a < MinSwapAcceptance
-		noSwap = noSwap || a == 0
+		noSwap = noSwap || t.neverSwapped(p)
 	}
 	tooFew := t.RecommendedRungs > r
 	slow := t.RoundTripsPer1k < 0.5*t.roundTripBound()
@@ -156,8 +181,8 @@ func (t *Tempering) advice() string {
 	default:
 		b.WriteString("communicates slowly: ")
 	}
-	fmt.Fprintf(&b, "swap acceptance per pair %s, communication barrier Lambda = %.3g, %d round trips in %d steps (%.2f per 1,000; at best %.2f with this barrier and --exchange %d). ",
-		strings.Join(acc, "/"), t.Barrier, t.RoundTrips, t.WindowSteps, t.RoundTripsPer1k, t.roundTripBound(), t.Every)
+	fmt.Fprintf(&b, "swap acceptance per pair %s (swaps done %s), communication barrier Lambda = %.3g, %d round trips in %d steps (%.2f per 1,000; at best %.2f with this barrier and --exchange %d). ",
+		strings.Join(acc, "/"), t.outcomesText(), t.Barrier, t.RoundTrips, t.WindowSteps, t.RoundTripsPer1k, t.roundTripBound(), t.Every)
 	if noSwap || tooFew {
 		fmt.Fprintf(&b, "Rung 1 is then close to an independent chain that costs %d times the gradients. ", r)
 	}
@@ -191,6 +216,25 @@ func (t *Tempering) advice() string {
 	opts = append(opts, chains)
 	b.WriteString(strings.Join(opts, "; "))
 	return b.String()
+}
+
+// neverSwapped reports whether pair p made no swap in the window (by its
+// count; by a zero acceptance when no counts are given).
+func (t *Tempering) neverSwapped(p int) bool {
+	if p < len(t.SwapsAccepted) {
+		return t.SwapsAccepted[p] == 0
+	}
+	return t.SwapAcceptance[p] == 0
+}
+
+// outcomesText returns the window's swaps done per pair as
+// "accepted of proposed", separated by slashes.
+func (t *Tempering) outcomesText() string {
+	parts := make([]string, len(t.SwapsAccepted))
+	for p, n := range t.SwapsAccepted {
+		parts[p] = fmt.Sprintf("%d of %d", n, t.SwapsProposed[p])
+	}
+	return strings.Join(parts, "/")
 }
 
 // narrowerTop returns the top temperature at which this ladder's rungs would

@@ -99,10 +99,14 @@ type TuningState struct {
 // it ran, the pairs' rejection and acceptance rates there, the barrier
 // estimate, and the ladder chosen for the next round.
 type TuningRound struct {
-	Step       int
-	Temps      []float64
-	Reject     []float64 // Metropolis-equivalent, per pair
-	Acceptance []float64 // the test's own, per pair
+	Step   int
+	Temps  []float64
+	Reject []float64 // Metropolis-equivalent, per pair
+	// Acceptance is the test's own, per pair: the mean of the attempts'
+	// swap probabilities given their estimates (Rao-Blackwellised; rounds
+	// tuned before it was recorded hold the fraction of attempts that
+	// swapped, the same expectation with more variance).
+	Acceptance []float64
 	Lambda     float64
 	Next       []float64
 	Err        string // why no new ladder could be placed (the round's ladder was kept)
@@ -237,7 +241,7 @@ func (pt *PT) tune(st *PTState) error {
 			return fmt.Errorf("tuning round ending at step %d tried no swap of pair %d", st.Steps, p)
 		}
 		reject[p] = s.WindowRejection(p)
-		acc[p] = s.WindowAcceptance(p)
+		acc[p] = s.WindowSwapProbability(p)
 	}
 	round := TuningRound{Step: st.Steps, Start: s.WinStart, Temps: append([]float64(nil), st.Temps...), Reject: reject,
 		Acceptance: acc, Predicted: tu.Predicted}

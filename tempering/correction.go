@@ -119,6 +119,43 @@ func (c *Correction) ConvolvedCDF(x float64) float64 {
 	return f
 }
 
+// SwapProbability returns the probability that the corrected Barker test
+// swaps given its estimate deltaE of the log swap ratio and the sd pad of
+// the Gaussian noise it adds to bring the estimate's noise up to Sigma:
+//
+//	P(deltaE + pad Z + C > 0) = 1 - P(pad Z + C <= -deltaE),
+//
+// Z standard normal and C the tabulated correction (C's CDF at -deltaE when
+// pad is 0). Averaged over the estimate's own noise it is the Barker swap
+// probability Logistic(true deltaE), up to the table's error, so its mean
+// over a pair's attempts estimates the pair's swap acceptance with the test
+// noise integrated out (Rao-Blackwellised).
+func (c *Correction) SwapProbability(deltaE, pad float64) float64 {
+	if pad <= 1e-9*c.Sigma {
+		return 1 - c.CDFAt(-deltaE)
+	}
+	return 1 - c.paddedCDF(-deltaE, pad)
+}
+
+// paddedCDF returns P(N(0, pad^2) + C <= x) for the tabulated C, skipping
+// the cells more than 10 pad away from x (whose terms are 0 or their mass
+// to within 1e-23).
+func (c *Correction) paddedCDF(x, pad float64) float64 {
+	f := 0.0
+	for j := 0; j+1 < len(c.X); j++ {
+		m := c.CDF[j+1] - c.CDF[j]
+		switch {
+		case m == 0 || x-c.X[j] < -10*pad:
+			continue
+		case x-c.X[j+1] > 10*pad:
+			f += m
+		default:
+			f += m * gaussUniformCDF(x, c.X[j], c.X[j+1], pad)
+		}
+	}
+	return f
+}
+
 // MaxError returns the largest |P(N(0,Sigma^2)+C <= x) - Logistic(x)| over x
 // in [-15, 15] on a grid of step 0.05.
 func (c *Correction) MaxError() float64 {

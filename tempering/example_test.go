@@ -100,7 +100,7 @@ func ExampleLadderAdaptation() {
 	fmt.Printf("barrier between 5 and 7 (exact sqrt(50/2pi) ln 10 = 6.5): %v\n", b.Global() > 5 && b.Global() < 7)
 	fmt.Printf("recommended rungs: %d\n", tempering.RecommendedRungs(b.Global()))
 	// Output:
-	// tuning rounds: 18, converged: true
+	// tuning rounds: 17, converged: true
 	// ladder: [1.0 1.4 1.9 2.7 3.7 5.2 7.2 10.0]
 	// barrier between 5 and 7 (exact sqrt(50/2pi) ln 10 = 6.5): true
 	// recommended rungs: 11

@@ -73,7 +73,27 @@ type ExchangeResult struct {
 	N        int     // examples used
 	Grown    bool    // the batch had to grow beyond Batch
 	Exact    bool    // the whole data set was used: the exact Barker test
-	Early    bool    // decided by the Margin rule
+	Early    bool    // decided by the Margin or Tolerance rule
+	// Prob is the probability that the test swaps given its estimate of
+	// deltaE (its own test noise integrated out), when ProbKnown: the
+	// Rao-Blackwellised acceptance whose mean over attempts estimates a
+	// pair's swap rate with less variance than the 0/1 outcomes. A test
+	// that does not set ProbKnown is counted by its outcome.
+	Prob      float64
+	ProbKnown bool
+}
+
+// Outcome returns the probability of the swap given the test's estimate
+// (Prob) when the test reported it, and otherwise the outcome itself, 1 or
+// 0: what a pair's Rao-Blackwellised swap acceptance adds up.
+func (r ExchangeResult) Outcome() float64 {
+	if r.ProbKnown {
+		return r.Prob
+	}
+	if r.Accepted {
+		return 1
+	}
+	return 0
 }
 
 // Test decides the exchange of thetaJ (rung at temperature tj) and thetaK
@@ -112,6 +132,7 @@ func (x *Exchanger) Test(tp sampler.TermPotential, thetaJ, thetaK []float64, tj,
 		if exact {
 			res.Exact, res.Sigma = true, 0
 			res.Accepted = mean+SampleLogistic(rng) > 0
+			res.Prob, res.ProbKnown = Logistic(mean), true
 			return res, nil
 		}
 		variance := m2 / float64(n-1) / float64(n)
@@ -120,12 +141,17 @@ func (x *Exchanger) Test(tp sampler.TermPotential, thetaJ, thetaK []float64, tj,
 		}
 		res.Sigma = math.Sqrt(variance)
 		if decided, accept := x.earlyDecision(mean, res.Sigma); decided {
-			res.Early, res.Accepted = true, accept
+			// deterministic given the estimate: its probability is its outcome
+			res.Early, res.Accepted, res.ProbKnown = true, accept, true
+			if accept {
+				res.Prob = 1
+			}
 			return res, nil
 		}
 		if res.Sigma <= x.Correction.Sigma {
 			pad := math.Sqrt(x.Correction.Sigma*x.Correction.Sigma - variance)
 			res.Accepted = mean+pad*rng.NormFloat64()+x.Correction.Sample(rng) > 0
+			res.Prob, res.ProbKnown = x.Correction.SwapProbability(mean, pad), true
 			return res, nil
 		}
 		if n >= maxN {

@@ -68,5 +68,6 @@ func (x *BiasCorrectedExchange) Test(tp sampler.TermPotential, thetaJ, thetaK []
 		u = rng.Float64()
 	}
 	res.Accepted = math.Log(u) < mean-variance/(2*x.F)
+	res.Prob, res.ProbKnown = math.Min(1, math.Exp(mean-variance/(2*x.F))), true
 	return res, nil
 }

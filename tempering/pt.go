@@ -134,6 +134,17 @@ type PTStats struct {
 	WinProposed, WinAccepted []int
 	WinReject                []float64
 	WinRoundTrips            int
+	// SwapProb and WinSwapProb sum, per pair over the run and over the
+	// window, each attempt's probability of swapping given the test's
+	// estimate of deltaE (ExchangeResult.Outcome): the Rao-Blackwellised
+	// swap acceptance, the same expectation as Accepted/Proposed with the
+	// test's own noise integrated out (Syed et al. 2021; Pigeons.jl).
+	// ProbSince is the step from which they hold probabilities: a state
+	// restored from a checkpoint written before they were recorded starts
+	// them at the 0/1 counts (the same expectation, not its lower
+	// variance) and sets ProbSince to the step it resumed at.
+	SwapProb, WinSwapProb []float64
+	ProbSince             int
 	// Health watches each rung's dynamics (Frictional kernels only).
 	Health []sampler.Health
 }
@@ -144,6 +155,37 @@ func (s *PTStats) resetWindow(step int) {
 	clear(s.WinProposed)
 	clear(s.WinAccepted)
 	clear(s.WinReject)
+	clear(s.WinSwapProb)
+}
+
+// SeedSwapProb gives a state without probability sums (one restored from a
+// checkpoint written before they were recorded) sums started at its 0/1
+// counts, and records that probabilities are kept from its step on.
+func (s *PTStats) SeedSwapProb(step int) {
+	if s.SwapProb != nil || len(s.Proposed) == 0 {
+		return
+	}
+	s.SwapProb, s.WinSwapProb = make([]float64, len(s.Proposed)), make([]float64, len(s.WinProposed))
+	for p := range s.SwapProb {
+		s.SwapProb[p] = float64(s.Accepted[p])
+	}
+	for p := range s.WinSwapProb {
+		s.WinSwapProb[p] = float64(s.WinAccepted[p])
+	}
+	s.ProbSince = step
+}
+
+// WindowSwapProbability returns pair p's Rao-Blackwellised swap acceptance
+// in the window: the mean of its attempts' swap probabilities (NaN before
+// any try).
+func (s *PTStats) WindowSwapProbability(p int) float64 {
+	return s.WinSwapProb[p] / float64(s.WinProposed[p])
+}
+
+// SwapProbability returns pair p's Rao-Blackwellised swap acceptance over
+// the run (NaN before any try).
+func (s *PTStats) SwapProbability(p int) float64 {
+	return s.SwapProb[p] / float64(s.Proposed[p])
 }
 
 // WindowAcceptance returns pair p's swap acceptance rate in the window (NaN
@@ -277,6 +319,7 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 		Walker: make([]int, r), LastEnd: make([]int, r),
 		XiSum: make([]float64, r), KinSum: make([]float64, r),
 		WinProposed: make([]int, pairs), WinAccepted: make([]int, pairs), WinReject: make([]float64, pairs),
+		SwapProb: make([]float64, pairs), WinSwapProb: make([]float64, pairs),
 	}
 	for j := range st.Stats.Walker {
 		st.Stats.Walker[j] = j
@@ -317,7 +360,8 @@ func (pt *PT) Check(st *PTState, dim int) error {
 	case len(st.Temps) != r:
 		return fmt.Errorf("pt state: a ladder of %d temperatures for %d rungs", len(st.Temps), r)
 	case len(st.Stats.Proposed) != pairs || len(st.Stats.Accepted) != pairs || len(st.Stats.WinProposed) != pairs ||
-		len(st.Stats.WinAccepted) != pairs || len(st.Stats.WinReject) != pairs:
+		len(st.Stats.WinAccepted) != pairs || len(st.Stats.WinReject) != pairs ||
+		len(st.Stats.SwapProb) != pairs || len(st.Stats.WinSwapProb) != pairs:
 		return fmt.Errorf("pt state: exchange statistics for the wrong number of pairs (%d rungs)", r)
 	case len(st.Stats.Walker) != r || len(st.Stats.LastEnd) != r || len(st.Stats.XiSum) != r || len(st.Stats.KinSum) != r:
 		return fmt.Errorf("pt state: per-rung statistics for the wrong number of rungs (%d)", r)
@@ -392,6 +436,7 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 	if len(st.Stats.Health) != r { // a state from before health watching
 		st.Stats.Health = make([]sampler.Health, r)
 	}
+	st.Stats.SeedSwapProb(st.Steps) // a state from before swap probabilities
 	fk, watched := pt.Kernel.(sampler.Frictional)
 	if st.Orders != nil && len(st.Orders) != r {
 		return fmt.Errorf("pt: %d minibatch orders for %d rungs", len(st.Orders), r)
@@ -497,6 +542,9 @@ func (pt *PT) exchangeRound(tp sampler.TermPotential, st *PTState) error {
 		st.Stats.Proposed[pair]++
 		st.Stats.WinProposed[pair]++
 		st.Stats.WinReject[pair] += MetropolisRejection(res.DeltaE)
+		prob := res.Outcome()
+		st.Stats.SwapProb[pair] += prob
+		st.Stats.WinSwapProb[pair] += prob
 		pt.observeTuningSwap(st, pair, res.DeltaE)
 		if res.Grown {
 			st.Stats.Grown++

@@ -128,6 +128,8 @@ func restore(c *rundir.Checkpoint, cfg runspec.Config, pt *tempering.PT, dim, n 
 	if pairs := len(c.Rungs) - 1; st.Stats.WinProposed == nil && pairs > 0 { // written before window statistics
 		st.Stats.WinProposed, st.Stats.WinAccepted, st.Stats.WinReject = make([]int, pairs), make([]int, pairs), make([]float64, pairs)
 	}
+	// written before swap probabilities: their sums start at the 0/1 counts
+	st.Stats.SeedSwapProb(c.Steps)
 	for _, rs := range c.Rungs {
 		s := sampler.NewState(rs.Theta)
 		copy(s.P, rs.P)

@@ -190,9 +190,9 @@ code { background: #f4f4f4; }
 <p>{{if .AfterBurnIn}}After burn-in{{else}}In the last tuning round (burn-in not over){{end}}, {{.WindowSteps}} steps{{if .TuningRounds}}; ladder adapted in {{.TuningRounds}} tuning rounds{{end}}:
 barrier Lambda {{f3 .Barrier}}, recommended rungs {{.RecommendedRungs}}, round trips {{.RoundTrips}} ({{printf "%.2f" .RoundTripsPer1k}} per 1,000 steps); swaps accepted at every pair and 2 Lambda &le; rungs: {{if .Communicates}}yes{{else}}no{{end}}.</p>
 <table class="ladder">
-<thead><tr><th>rung</th><th>T</th><th>beta = 1/T</th><th>local barrier</th><th>swap acceptance with the next rung</th></tr></thead>
+<thead><tr><th>rung</th><th>T</th><th>beta = 1/T</th><th>local barrier</th><th>swap acceptance with the next rung (mean swap probability)</th><th>fraction swapped (0/1)</th></tr></thead>
 <tbody>
-{{range $j, $t := .Temps}}<tr><td>{{inc $j}}</td><td>{{f3 $t}}</td><td>{{f3 (div1 $t)}}</td><td>{{at $tp.LocalBarrier $j}}</td><td>{{at $tp.SwapAcceptance $j}}</td></tr>
+{{range $j, $t := .Temps}}<tr><td>{{inc $j}}</td><td>{{f3 $t}}</td><td>{{f3 (div1 $t)}}</td><td>{{at $tp.LocalBarrier $j}}</td><td>{{at $tp.SwapAcceptance $j}}</td><td>{{at $tp.SwapOutcomes $j}}</td></tr>
 {{end}}</tbody>
 </table>
 {{if .TuningOver}}<p>Ladder tuning {{if .TuningConverged}}converged by burn-in{{else}}did NOT converge by burn-in: its last round did not verify the ladder, which would need a burn-in of at least {{.NeededBurnIn}} steps{{end}}{{if .TuningRestarts}} ({{.TuningRestarts}} tuning rounds restarted: the replicas were still moving){{end}}.</p>

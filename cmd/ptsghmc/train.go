@@ -359,6 +359,10 @@ func printTempering(w io.Writer, tp *diagnose.Tempering) {
 	for p, a := range tp.SwapAcceptance {
 		acc[p] = fmt.Sprintf("%.2f", a)
 	}
+	outcomes := make([]string, len(tp.SwapOutcomes))
+	for p, a := range tp.SwapOutcomes {
+		outcomes[p] = fmt.Sprintf("%.2f", a)
+	}
 	loc := make([]string, len(tp.LocalBarrier))
 	for j, l := range tp.LocalBarrier {
 		loc[j] = fmt.Sprintf("%.3g", l)
@@ -368,8 +372,12 @@ func printTempering(w io.Writer, tp *diagnose.Tempering) {
 		tuned = fmt.Sprintf(", adapted in %d tuning rounds", tp.TuningRounds)
 	}
 	fmt.Fprintf(w, "  tempering %s: ladder T = %s%s\n", when, strings.Join(temps, ", "), tuned)
-	fmt.Fprintf(w, "  swap acceptance per pair %s; barrier Lambda %.3g (local %s); recommended rungs %d; round trips %d in %d steps (%.2f per 1,000)\n",
-		strings.Join(acc, "/"), tp.Barrier, strings.Join(loc, "/"), tp.RecommendedRungs, tp.RoundTrips, tp.WindowSteps, tp.RoundTripsPer1k)
+	from := "mean swap probability"
+	if tp.SwapFrom != "probabilities" {
+		from = "0/1 " + tp.SwapFrom
+	}
+	fmt.Fprintf(w, "  swap acceptance per pair %s (%s; fraction swapped %s); barrier Lambda %.3g (local %s); recommended rungs %d; round trips %d in %d steps (%.2f per 1,000)\n",
+		strings.Join(acc, "/"), from, strings.Join(outcomes, "/"), tp.Barrier, strings.Join(loc, "/"), tp.RecommendedRungs, tp.RoundTrips, tp.WindowSteps, tp.RoundTripsPer1k)
 	if tp.TuningOver {
 		fmt.Fprintf(w, "  %s\n", tuningVerdict(tp))
 	}

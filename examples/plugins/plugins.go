@@ -182,7 +182,8 @@ func (x *ExactMetropolis) Test(tp sampler.TermPotential, thetaJ, thetaK []float6
 		d += x.buf[0][i] - x.buf[1][i]
 	}
 	dE := (1/tj - 1/tk) * d / float64(n)
-	return tempering.ExchangeResult{Accepted: rng.Float64() < math.Exp(dE), DeltaE: dE, N: n, Exact: true}, nil
+	return tempering.ExchangeResult{Accepted: rng.Float64() < math.Exp(dE), DeltaE: dE, N: n, Exact: true,
+		Prob: math.Min(1, math.Exp(dE)), ProbKnown: true}, nil
 }
 
 // Setup returns the runspec.Setup of a run that may name the plug-ins: the
