@@ -106,6 +106,44 @@ func MeasuredPTSweep() (*PTSweep, error) {
 	return &s, nil
 }
 
+//go:embed tempering_bnn.json
+var bnnSweepJSON []byte
+
+// MeasuredBNNSweep returns the small Bayesian network's row of
+// docs/tempering.md (`tempering-sweep --target tinybnn`; embedded from
+// diagnose/tempering_bnn.json, which `make tempering-sweep` writes and
+// copies to docs/tempering-bnn.json): its Error is the largest
+// posterior-predictive-mean error, not a mode weight.
+func MeasuredBNNSweep() (*PTSweep, error) {
+	var s PTSweep
+	if err := json.Unmarshal(bnnSweepJSON, &s); err != nil {
+		return nil, fmt.Errorf("tempering_bnn.json: %w", err)
+	}
+	if len(s.Rows) == 0 || s.Replicas < 2 {
+		return nil, fmt.Errorf("tempering_bnn.json: %d rows, %d replicas: no comparison recorded", len(s.Rows), s.Replicas)
+	}
+	return &s, nil
+}
+
+// NetworkNote quotes the small Bayesian network's row (s, from
+// MeasuredBNNSweep) for a run whose ladder fits PT: a network with two
+// non-equivalent modes and a small barrier, where PT's gain over
+// independent chains is set by rung 1's share of the gradients, so that
+// rungs beyond about 2 Lambda cost more than they bring. lambda and r are
+// the run's barrier and rungs; when r exceeds the rungs 2 Lambda asks for
+// by more than one, the note says so.
+func (s *PTSweep) NetworkNote(lambda float64, r int) string {
+	row := s.Rows[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "On the small Bayesian network of docs/tempering.md (%s: two non-equivalent modes, Lambda %.3g on %d rungs, %.2f per pair) PT's posterior-predictive error was %.2f against %.2f with swaps off and %.2f for %d independent chains of the same cost (%s gradient evaluations, median over %d seeds): a small barrier, so PT's gain is set by rung 1's share of the gradients.",
+		s.Target, Median(row.Lambda), s.Replicas, row.PairRejection(s.Replicas), Median(row.Final("pt")), Median(row.Final("swaps-off")),
+		Median(row.Final("independent")), s.Replicas, thousands(s.Budget), len(row.Seeds))
+	if need := tempering.RecommendedRungs(lambda); r > need+1 {
+		fmt.Fprintf(&b, " This run has %d rungs where 2 Lambda = %d would do: fewer rungs give rung 1 more steps for the same cost.", r, need)
+	}
+	return b.String()
+}
+
 // PTVerdict says, from a run's measured barrier lambda on a ladder of r
 // rungs and the equal-cost sweep s, whether PT is the right tool for the
 // target. It compares the run's rejection per pair, lambda/(r-1), with the

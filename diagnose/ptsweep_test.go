@@ -133,3 +133,53 @@ func ExamplePTSweep_PTVerdict() {
 	// Lambda 2.92 on 4 rungs: PT fits true, independent chains advised true
 	// Lambda 2.99 on 4 rungs: PT fits false, independent chains advised true
 }
+
+// TestNetworkNote checks that a run whose ladder fits PT quotes the small
+// Bayesian network's row (the embedded diagnose/tempering_bnn.json), that
+// a run with more rungs than its barrier needs is told so, and that a run
+// PT does not fit is not given the network's row.
+func TestNetworkNote(t *testing.T) {
+	bnn, err := MeasuredBNNSweep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bnn.Target != "tinybnn" || len(bnn.Rows[0].Final("pt")) == 0 {
+		t.Fatalf("network row: target %q, %d seeds", bnn.Target, len(bnn.Rows[0].Final("pt")))
+	}
+	cfg := runspec.DefaultConfig()
+	cfg.Exchange, cfg.BurnIn = 10, 1000
+	for _, c := range []struct {
+		name   string
+		temps  []float64
+		reject float64
+		want   []string
+		absent []string
+	}{
+		{"fits, rungs to spare", []float64{1, 1.2, 1.5, 2, 2.5, 3}, 0.1, []string{"small Bayesian network", "tinybnn", "This run has 6 rungs where 2 Lambda = 1 would do"}, nil},
+		{"fits", []float64{1, 1.2, 1.5, 2}, 0.5, []string{"small Bayesian network"}, []string{"would do"}},
+		{"does not fit", []float64{1, 1.2, 1.5, 2}, 0.999, nil, []string{"small Bayesian network"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pairs := len(c.temps) - 1
+			st := &tempering.PTState{Temps: c.temps, Steps: 11000}
+			st.Stats.WinStart, st.Stats.WinRoundTrips = 1000, 100
+			for p := 0; p < pairs; p++ {
+				st.Stats.WinProposed = append(st.Stats.WinProposed, 500)
+				st.Stats.WinAccepted = append(st.Stats.WinAccepted, 1+int(500*(1-c.reject)/2))
+				st.Stats.WinReject = append(st.Stats.WinReject, 500*c.reject)
+			}
+			tp := TemperingOf(st, cfg)
+			text := tp.Verdict + " " + tp.Advice
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("lacks %q: %s", w, text)
+				}
+			}
+			for _, w := range c.absent {
+				if strings.Contains(text, w) {
+					t.Errorf("has %q: %s", w, text)
+				}
+			}
+		})
+	}
+}

@@ -126,6 +126,9 @@ func TemperingOf(st *tempering.PTState, cfg runspec.Config) *Tempering {
 	}
 	if sw, err := MeasuredPTSweep(); err == nil {
 		t.PTFits, t.Verdict = sw.PTVerdict(t.Barrier, r, t.Temps[r-1])
+		if bnn, err := MeasuredBNNSweep(); err == nil && t.PTFits {
+			t.Verdict += " " + bnn.NetworkNote(t.Barrier, r)
+		}
 		if t.PTFits && t.RoundTrips == 0 && t.AfterBurnIn {
 			t.Verdict += fmt.Sprintf(" This run made no round trip in %d steps after burn-in, though: until it does, rung 1 has seen nothing from the top rung.", t.WindowSteps)
 		}

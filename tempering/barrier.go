@@ -154,10 +154,16 @@ func (b *Barrier) EqualBarrierLadder(r int) ([]float64, error) {
 // of its hottest knot, down to the inverse temperature beta < Betas[0], as a
 // new barrier whose first knot is beta (Lambda measured from there).
 func (b *Barrier) Extended(beta float64) *Barrier {
+	return b.extendedWith(beta, b.slopes[0])
+}
+
+// extendedWith is Extended with the barrier extended at local barrier
+// slope.
+func (b *Barrier) extendedWith(beta, slope float64) *Barrier {
 	if beta >= b.Betas[0] {
 		return b
 	}
-	add := b.slopes[0] * (b.Betas[0] - beta)
+	add := slope * (b.Betas[0] - beta)
 	e := &Barrier{Betas: append([]float64{beta}, b.Betas...), Cum: []float64{0}}
 	for _, c := range b.Cum {
 		e.Cum = append(e.Cum, c+add)
@@ -172,7 +178,7 @@ func (b *Barrier) Extended(beta float64) *Barrier {
 // between are equally spaced in Lambda. When the estimated barrier is too
 // small to reach that width, it is extrapolated beyond the current top with
 // the top's local barrier, but the top temperature at most quadruples per
-// call (and stays below maxT), so repeated tuning rounds approach the width
+// call, and its log at most quadruples (and it stays below maxT), so repeated tuning rounds approach the width
 // from estimates rather than from a long extrapolation.
 func (b *Barrier) FreeTopLadder(r int, pairReject, maxT float64) ([]float64, error) {
 	if r < 2 {
@@ -186,12 +192,17 @@ func (b *Barrier) FreeTopLadder(r int, pairReject, maxT float64) ([]float64, err
 	ext := b
 	if want > g {
 		top := b.Betas[0]
-		floor := math.Max(top/4, 1/maxT)
+		floor := math.Max(math.Max(top/4, math.Pow(top, 4)), 1/maxT)
 		beta := floor
-		if s := b.slopes[0]; s > 0 {
+		// the top's local barrier: the interpolant's end slope, or the top
+		// pair's own mean density when larger (the shape-preserving end
+		// slope falls to 0 when the top pair's increment is much smaller
+		// than the next one's, and a top extrapolated on it runs away)
+		s := math.Max(b.slopes[0], (b.Cum[1]-b.Cum[0])/(b.Betas[1]-b.Betas[0]))
+		if s > 0 {
 			beta = math.Max(top-(want-g)/s, floor)
 		}
-		ext = b.Extended(beta)
+		ext = b.extendedWith(beta, s)
 		g = ext.Global()
 	}
 	from := ext.Inverse(math.Max(g-want, 0)) // the new top rung's beta
