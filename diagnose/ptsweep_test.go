@@ -155,7 +155,7 @@ func TestNetworkNote(t *testing.T) {
 		want   []string
 		absent []string
 	}{
-		{"fits, rungs to spare", []float64{1, 1.2, 1.5, 2, 2.5, 3}, 0.1, []string{"small Bayesian network", "tinybnn", "This run has 6 rungs where 2 Lambda = 1 would do"}, nil},
+		{"fits, rungs to spare", []float64{1, 1.2, 1.5, 2, 2.5, 3}, 0.1, []string{"small Bayesian network", "tinybnn", "This run has 6 rungs where 2 Lambda = 2 would do"}, nil},
 		{"fits", []float64{1, 1.2, 1.5, 2}, 0.5, []string{"small Bayesian network"}, []string{"would do"}},
 		{"does not fit", []float64{1, 1.2, 1.5, 2}, 0.999, nil, []string{"small Bayesian network"}},
 	} {
