@@ -178,7 +178,7 @@ func (b *Barrier) extendedWith(beta, slope float64) *Barrier {
 // between are equally spaced in Lambda. When the estimated barrier is too
 // small to reach that width, it is extrapolated beyond the current top with
 // the top's local barrier, but the top temperature at most quadruples per
-// call, and its log at most quadruples (and it stays below maxT), so repeated tuning rounds approach the width
+// call (and stays below maxT), so repeated tuning rounds approach the width
 // from estimates rather than from a long extrapolation.
 func (b *Barrier) FreeTopLadder(r int, pairReject, maxT float64) ([]float64, error) {
 	if r < 2 {
@@ -192,7 +192,7 @@ func (b *Barrier) FreeTopLadder(r int, pairReject, maxT float64) ([]float64, err
 	ext := b
 	if want > g {
 		top := b.Betas[0]
-		floor := math.Max(math.Max(top/4, math.Pow(top, 4)), 1/maxT)
+		floor := math.Max(top/4, 1/maxT)
 		beta := floor
 		// the top's local barrier: the interpolant's end slope, or the top
 		// pair's own mean density when larger (the shape-preserving end

@@ -258,11 +258,11 @@ func TestBarkerToMetropolisRejection(t *testing.T) {
 
 // TestFreeTopExtrapolation checks that a free top extrapolated beyond the
 // measured ladder uses the top pair's own density when the interpolant's
-// end slope vanishes: issue 32's 784-32-10 case (seed 1) measured
+// end slope vanishes: issue 32's 784-32-10 case (seed 1, under a per-pair
+// placement tried and dropped, docs/sampler.md) measured
 // increments 0.24/0.80/0.24 on T = 1..1.0245, whose shape-preserving end
 // slope is about 0, and the top ran away to T = 4.1 (the quadrupling
-// floor). The top's density puts it near 1.04; the log of the top may at
-// most quadruple per call.
+// floor). The top's density puts it near 1.04.
 func TestFreeTopExtrapolation(t *testing.T) {
 	temps := []float64{1, 1.008, 1.0161, 1.0245}
 	b, err := newBarrier(temps, []float64{0.24, 0.8, 0.24}, 1)
@@ -276,17 +276,5 @@ func TestFreeTopExtrapolation(t *testing.T) {
 	t.Logf("next ladder %.4f (end slope %.3g)", next, b.slopes[0])
 	if top := next[3]; !(top > 1.0245 && top < 1.07) {
 		t.Errorf("top %.4f: want above the measured 1.0245 and below 1.07", top)
-	}
-	// the log of the top at most quadruples, whatever the density
-	flat, err := newBarrier(temps, []float64{0.01, 0.01, 0.01}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next, err = flat.FreeTopLadder(4, 0.563, 1e4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if top, most := next[3], math.Pow(1.0245, 4); !(top <= most*(1+1e-12)) {
-		t.Errorf("top %.4f from a nearly flat barrier: want at most 1.0245^4 = %.4f", top, most)
 	}
 }
