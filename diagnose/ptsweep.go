@@ -96,14 +96,7 @@ var ptSweepJSON []byte
 // MeasuredPTSweep returns the sweep recorded in docs/tempering.md (embedded
 // from diagnose/tempering_sweep.json, which `make tempering-sweep` writes).
 func MeasuredPTSweep() (*PTSweep, error) {
-	var s PTSweep
-	if err := json.Unmarshal(ptSweepJSON, &s); err != nil {
-		return nil, fmt.Errorf("tempering_sweep.json: %w", err)
-	}
-	if len(s.Rows) == 0 || s.Replicas < 2 {
-		return nil, fmt.Errorf("tempering_sweep.json: %d rows, %d replicas: no comparison recorded", len(s.Rows), s.Replicas)
-	}
-	return &s, nil
+	return decodeSweep("tempering_sweep.json", ptSweepJSON)
 }
 
 //go:embed tempering_bnn.json
@@ -115,12 +108,18 @@ var bnnSweepJSON []byte
 // copies to docs/tempering-bnn.json): its Error is the largest
 // posterior-predictive-mean error, not a mode weight.
 func MeasuredBNNSweep() (*PTSweep, error) {
+	return decodeSweep("tempering_bnn.json", bnnSweepJSON)
+}
+
+// decodeSweep decodes an embedded sweep (name is its file, for errors) and
+// checks that it records a comparison.
+func decodeSweep(name string, b []byte) (*PTSweep, error) {
 	var s PTSweep
-	if err := json.Unmarshal(bnnSweepJSON, &s); err != nil {
-		return nil, fmt.Errorf("tempering_bnn.json: %w", err)
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(s.Rows) == 0 || s.Replicas < 2 {
-		return nil, fmt.Errorf("tempering_bnn.json: %d rows, %d replicas: no comparison recorded", len(s.Rows), s.Replicas)
+		return nil, fmt.Errorf("%s: %d rows, %d replicas: no comparison recorded", name, len(s.Rows), s.Replicas)
 	}
 	return &s, nil
 }

@@ -25,14 +25,7 @@ func TestWriteErrors(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Corr = "hermite" // its table builds in milliseconds
 	data := smallData(t)
-	ref := filepath.Join(t.TempDir(), "ref")
-	r, err := NewFromData(ref, cfg, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Train(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
+	r, ref := trainRef(t, cfg, data)
 	r.Close()
 	ws, wm := readAll(t, ref)
 

@@ -20,14 +20,7 @@ import (
 func TestResumeWithoutSwapProb(t *testing.T) {
 	cfg := smallConfig() // burn-in 40, 120 steps, exchanges every 5
 	data := smallData(t)
-	ref := filepath.Join(t.TempDir(), "ref")
-	r, err := NewFromData(ref, cfg, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Train(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
+	r, _ := trainRef(t, cfg, data)
 	want := append([]float64(nil), r.State().Rungs[0].Theta...)
 	if tp := diagnose.TemperingOf(r.State(), cfg); tp == nil || tp.SwapFrom != "probabilities" {
 		t.Fatalf("uninterrupted run: %+v", tp)

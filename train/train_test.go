@@ -47,6 +47,22 @@ func smallData(t testing.TB) *datasets.Dataset {
 	return d
 }
 
+// trainRef trains cfg on data uninterrupted in a new directory and returns
+// the open run and its directory: the reference an interrupted run is
+// compared with.
+func trainRef(t *testing.T, cfg runspec.Config, data *datasets.Dataset) (*Run, string) {
+	t.Helper()
+	ref := filepath.Join(t.TempDir(), "ref")
+	r, err := NewFromData(ref, cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Train(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return r, ref
+}
+
 func readAll(t *testing.T, dir string) (samples, metrics []byte) {
 	t.Helper()
 	s, err := os.ReadFile(filepath.Join(dir, rundir.SamplesFile))
@@ -119,20 +135,13 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 				stops = []int{33, 61, 97}
 			}
 			data := smallData(t)
-			ref := filepath.Join(t.TempDir(), "ref")
-			r, err := NewFromData(ref, cfg, data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Train(context.Background(), nil); err != nil {
-				t.Fatal(err)
-			}
+			r, ref := trainRef(t, cfg, data)
 			want := append([]float64(nil), r.State().Rungs[0].Theta...)
 			r.Close()
 			ws, wm := readAll(t, ref)
 
 			dir := filepath.Join(t.TempDir(), "int")
-			r, err = NewFromData(dir, cfg, data)
+			r, err := NewFromData(dir, cfg, data)
 			if err != nil {
 				t.Fatal(err)
 			}
