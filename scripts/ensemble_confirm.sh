@@ -35,6 +35,8 @@ for row in "$@"; do
 	sgdstart2) args=(--chains 2 --steps $S2 --sgd-warmup 30000 --burnin 30000 --thin 250) ;;
 	sgdstart2-off) args=(--chains 2 --steps 30000 --sgd-warmup 30000) ;;
 	sgdstart2-t0.1) args=(--chains 2 --steps $S2 --sgd-warmup 30000 --burnin 30000 --thin 250 --temperature 0.1) ;;
+	# the follow-up of the verdict (fixed 2026-11-25 02:05 UTC, before its run): the same at the lr its advice named
+	sgdstart2-t0.1-lr0.006) args=(--chains 2 --steps $S2 --sgd-warmup 30000 --burnin 30000 --thin 250 --temperature 0.1 --lr 0.006) ;;
 	precond) args=(--steps $S --burnin 10000 --thin 250 --precondition rmsprop) ;;
 	precond-lr0.2) args=(--steps $S --burnin 10000 --thin 250 --precondition rmsprop --lr 0.2) ;;
 	*) echo "ensemble_confirm: unknown row $row" >&2; exit 2 ;;
