@@ -102,13 +102,7 @@ func (b *TinyBNN) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out []
 	if per <= 0 {
 		per = 16
 	}
-	sd := math.Sqrt(b.GradNoiseVar * float64(per))
-	for t, th := range thetas {
-		u := b.Exact(th, nil)
-		for i := 0; i < to-from; i++ {
-			out[t][i] = u + sd*rng.NormFloat64()
-		}
-	}
+	sampler.NoisyTerms(b.Exact, thetas, to-from, math.Sqrt(b.GradNoiseVar*float64(per)), rng, out)
 	return nil
 }
 

@@ -102,12 +102,6 @@ func (b *MixtureBlock) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Ra
 // Terms writes to-from per-example terms u_i = U(theta) + e_i with e_i ~
 // N(0, PerEval*NoiseVar) for each theta, as Mixture.Terms does.
 func (b *MixtureBlock) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
-	sd := math.Sqrt(b.Mix.NoiseVar * float64(b.Mix.terms()))
-	for t, th := range thetas {
-		u := b.Exact(th, nil)
-		for i := 0; i < to-from; i++ {
-			out[t][i] = u + sd*rng.NormFloat64()
-		}
-	}
+	NoisyTerms(b.Exact, thetas, to-from, math.Sqrt(b.Mix.NoiseVar*float64(b.Mix.terms())), rng, out)
 	return nil
 }

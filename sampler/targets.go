@@ -148,14 +148,21 @@ func (m *Mixture) addGradNoise(grad []float64, sd float64, rng *rand.Rand) error
 // is no order to continue): their mean has the noise of one evaluation when
 // to-from = PerEval.
 func (m *Mixture) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out [][]float64) error {
-	sd := math.Sqrt(m.NoiseVar * float64(m.terms()))
+	NoisyTerms(m.Exact, thetas, to-from, math.Sqrt(m.NoiseVar*float64(m.terms())), rng, out)
+	return nil
+}
+
+// NoisyTerms writes n per-example terms u_i = exact(theta) + sd Z_i, Z_i
+// standard normal, into out[t] for each thetas[t]: the Terms of a synthetic
+// target whose terms are its exact energy plus independent noise (drawn from
+// rng theta by theta, term by term).
+func NoisyTerms(exact func(theta, grad []float64) float64, thetas [][]float64, n int, sd float64, rng *rand.Rand, out [][]float64) {
 	for t, th := range thetas {
-		u := m.Exact(th, nil)
-		for i := 0; i < to-from; i++ {
+		u := exact(th, nil)
+		for i := 0; i < n; i++ {
 			out[t][i] = u + sd*rng.NormFloat64()
 		}
 	}
-	return nil
 }
 
 // Gaussian is a d-dimensional Gaussian target N(Mean, diag(Var)) with
