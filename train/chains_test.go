@@ -21,14 +21,7 @@ import (
 func TestChains(t *testing.T) {
 	cfg := smallConfig()
 	data := smallData(t)
-	single := filepath.Join(t.TempDir(), "single")
-	r, err := NewFromData(single, cfg, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Train(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
+	r, single := trainRef(t, cfg, data)
 	r.Close()
 
 	cfg.Chains = 3
