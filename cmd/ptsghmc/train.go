@@ -351,33 +351,17 @@ func printTempering(w io.Writer, tp *diagnose.Tempering) {
 	if !tp.AfterBurnIn {
 		when = "in the last tuning round (burn-in not over)"
 	}
-	temps := make([]string, len(tp.Temps))
-	for j, t := range tp.Temps {
-		temps[j] = fmt.Sprintf("%.4g", t)
-	}
-	acc := make([]string, len(tp.SwapAcceptance))
-	for p, a := range tp.SwapAcceptance {
-		acc[p] = fmt.Sprintf("%.2f", a)
-	}
-	outcomes := make([]string, len(tp.SwapOutcomes))
-	for p, a := range tp.SwapOutcomes {
-		outcomes[p] = fmt.Sprintf("%.2f", a)
-	}
-	loc := make([]string, len(tp.LocalBarrier))
-	for j, l := range tp.LocalBarrier {
-		loc[j] = fmt.Sprintf("%.3g", l)
-	}
 	tuned := ""
 	if tp.TuningRounds > 0 {
 		tuned = fmt.Sprintf(", adapted in %d tuning rounds", tp.TuningRounds)
 	}
-	fmt.Fprintf(w, "  tempering %s: ladder T = %s%s\n", when, strings.Join(temps, ", "), tuned)
+	fmt.Fprintf(w, "  tempering %s: ladder T = %s%s\n", when, joinFloats("%.4g", ", ", tp.Temps), tuned)
 	from := "mean swap probability"
 	if tp.SwapFrom != "probabilities" {
 		from = "0/1 " + tp.SwapFrom
 	}
 	fmt.Fprintf(w, "  swap acceptance per pair %s (%s; fraction swapped %s); barrier Lambda %.3g (local %s); recommended rungs %d; round trips %d in %d steps (%.2f per 1,000)\n",
-		strings.Join(acc, "/"), from, strings.Join(outcomes, "/"), tp.Barrier, strings.Join(loc, "/"), tp.RecommendedRungs, tp.RoundTrips, tp.WindowSteps, tp.RoundTripsPer1k)
+		joinFloats("%.2f", "/", tp.SwapAcceptance), from, joinFloats("%.2f", "/", tp.SwapOutcomes), tp.Barrier, joinFloats("%.3g", "/", tp.LocalBarrier), tp.RecommendedRungs, tp.RoundTrips, tp.WindowSteps, tp.RoundTripsPer1k)
 	if tp.TuningOver {
 		fmt.Fprintf(w, "  %s\n", tuningVerdict(tp))
 	}
@@ -389,26 +373,28 @@ func printTempering(w io.Writer, tp *diagnose.Tempering) {
 	}
 }
 
+// joinFloats formats each of xs with format and joins them with sep.
+func joinFloats(format, sep string, xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf(format, x)
+	}
+	return strings.Join(parts, sep)
+}
+
 // tuningVerdict says whether the adaptive ladder's tuning converged by the
 // end of burn-in: the rejection per pair it was placed for against the one
 // measured since.
 func tuningVerdict(tp *diagnose.Tempering) string {
-	pred := make([]string, len(tp.Predicted))
-	for p, v := range tp.Predicted {
-		pred[p] = fmt.Sprintf("%.2f", v)
-	}
-	meas := make([]string, len(tp.Rejection))
-	for p, v := range tp.Rejection {
-		meas[p] = fmt.Sprintf("%.2f", v)
-	}
+	pred, meas := joinFloats("%.2f", "/", tp.Predicted), joinFloats("%.2f", "/", tp.Rejection)
 	restarts := ""
 	if tp.TuningRestarts > 0 {
 		restarts = fmt.Sprintf(" (%d rounds restarted: the replicas were still moving)", tp.TuningRestarts)
 	}
 	if tp.TuningConverged {
-		return fmt.Sprintf("ladder tuning converged by burn-in%s: rejection per pair placed for %s, measured since %s", restarts, strings.Join(pred, "/"), strings.Join(meas, "/"))
+		return fmt.Sprintf("ladder tuning converged by burn-in%s: rejection per pair placed for %s, measured since %s", restarts, pred, meas)
 	}
-	return fmt.Sprintf("ladder tuning did NOT converge by burn-in%s: its last round did not verify the ladder (placed for rejection %s per pair; measured since %s); it would need --burnin %d at least", restarts, strings.Join(pred, "/"), strings.Join(meas, "/"), tp.NeededBurnIn)
+	return fmt.Sprintf("ladder tuning did NOT converge by burn-in%s: its last round did not verify the ladder (placed for rejection %s per pair; measured since %s); it would need --burnin %d at least", restarts, pred, meas, tp.NeededBurnIn)
 }
 
 // progress shows a progress bar on a terminal, and a plain line every 5% of
@@ -445,13 +431,9 @@ func newProgress(w io.Writer, done, target int, quiet bool) *progress {
 }
 
 func (p *progress) describe(s train.Status) string {
-	rates := make([]string, len(s.SwapRate))
-	for i, r := range s.SwapRate {
-		rates[i] = fmt.Sprintf("%.2f", r)
-	}
 	swap := ""
-	if len(rates) > 0 {
-		swap = " swap " + strings.Join(rates, "/")
+	if len(s.SwapRate) > 0 {
+		swap = " swap " + joinFloats("%.2f", "/", s.SwapRate)
 	}
 	return fmt.Sprintf("loglik %.4f%s samples %d", s.LogLik, swap, s.Samples)
 }
