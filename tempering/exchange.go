@@ -127,6 +127,9 @@ func (x *Exchanger) Test(tp sampler.TermPotential, thetaJ, thetaK []float64, tj,
 		have = n
 		// d_i = c (u_i(theta_j) - u_i(theta_k)); deltaE = mean, sigma = sd/sqrt(n)
 		mean, m2 := pairedDifferences(c, x.buf[0][:n], x.buf[1][:n])
+		if err := finiteDeltaE(mean, m2, tj, tk); err != nil {
+			return res, err
+		}
 		res.DeltaE, res.N = mean, n
 		exact := size > 0 && n >= size
 		if exact {
@@ -160,6 +163,17 @@ func (x *Exchanger) Test(tp sampler.TermPotential, thetaJ, thetaK []float64, tj,
 		res.Grown = true
 		n *= 2
 	}
+}
+
+// finiteDeltaE returns an error wrapping sampler.ErrDiverged when an
+// exchange's deltaE estimate (its mean and sum of squared deviations) is not
+// finite: the energy of a rung at tj or tk is, so a chain diverged, and
+// without the check the test would report a noise sd of NaN instead.
+func finiteDeltaE(mean, m2, tj, tk float64) error {
+	if math.IsNaN(mean) || math.IsInf(mean, 0) || math.IsNaN(m2) || math.IsInf(m2, 0) {
+		return fmt.Errorf("exchange between the rungs at T=%g and T=%g: deltaE estimate %v: the energy of a replica is not finite: %w", tj, tk, mean, sampler.ErrDiverged)
+	}
+	return nil
 }
 
 // pairedDifferences returns the mean of d_i = c (a_i - b_i) and the sum of

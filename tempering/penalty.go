@@ -52,6 +52,9 @@ func (x *BiasCorrectedExchange) Test(tp sampler.TermPotential, thetaJ, thetaK []
 	}
 	c := 1/tj - 1/tk
 	mean, m2 := pairedDifferences(c, x.buf[0][:n], x.buf[1][:n])
+	if err := finiteDeltaE(mean, m2, tj, tk); err != nil {
+		return ExchangeResult{}, err
+	}
 	res := ExchangeResult{DeltaE: mean, N: n}
 	variance := 0.0
 	if size > 0 && n >= size {

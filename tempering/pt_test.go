@@ -2,12 +2,14 @@ package tempering
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -405,5 +407,31 @@ func TestExchangerTolerance(t *testing.T) {
 			t.Errorf("%s: only %d of %d tests decided early", c.name, early, trials)
 		}
 		t.Logf("%s: swap frequency %.4f, exact %.4f, %d decided early", c.name, p, want, early)
+	}
+}
+
+// TestExchangeDiverged: when a replica's energy terms are not finite (its
+// chain diverged), both exchange tests return an error that wraps
+// sampler.ErrDiverged and names the rungs, instead of a noise sd of NaN
+// (the small-BNN sweep at too large a step stopped with "noise sd NaN of
+// deltaE still above the correction's 1").
+func TestExchangeDiverged(t *testing.T) {
+	corr, _ := NewCorrection(1, CorrectionOptions{})
+	for _, c := range []struct {
+		name string
+		tp   noisyPair
+	}{
+		{"NaN", noisyPair{n: 1000, mu: math.NaN(), sd: 1}},
+		{"+Inf", noisyPair{n: 1000, mu: math.Inf(1), sd: 1}},
+		{"exact, -Inf", noisyPair{n: 8, mu: math.Inf(-1), sd: 1}},
+	} {
+		for _, x := range []interface {
+			Test(sampler.TermPotential, []float64, []float64, float64, float64, *rand.Rand) (ExchangeResult, error)
+		}{&Exchanger{Batch: 16, Correction: corr}, &BiasCorrectedExchange{Batch: 16, F: 1}} {
+			_, err := x.Test(c.tp, nil, nil, 1, 2, rand.New(rand.NewPCG(1, 2)))
+			if !errors.Is(err, sampler.ErrDiverged) || !strings.Contains(err.Error(), "T=1 and T=2") {
+				t.Errorf("%s, %T: error %v, want one naming the rungs and wrapping ErrDiverged", c.name, x, err)
+			}
+		}
 	}
 }
