@@ -112,9 +112,12 @@ func HealthOf(st *tempering.PTState, cfg runspec.Config) *HealthReport {
 
 // HealthAdvice says what to change for fig's problems under cfg, by their
 // cause (HealthFigures.Cause): for gradient noise, a preconditioner (when
-// the run has none) or the learning rate or batch that brings the noise
-// to half the warning share (the noise per step grows as lr and falls as
-// 1/batch at a fixed friction per step); for integration error, the
+// the run has none) or the batch or learning rate that brings the noise
+// to half the warning share (the noise per step falls as 1/batch, and grows
+// as lr at a fixed friction per step where the gradient's variance does not
+// change; a smaller step can let a network's chain into sharper regions
+// where it is larger: docs/experiments.md measured the share falling about
+// as sqrt(lr), so the batch comes first); for integration error, the
 // learning rate that brings the sds' widening to half its warning level
 // (it grows about as lr) or a preconditioner. When the other cause is also
 // beyond its warning level the advice says so and what it needs besides
@@ -141,8 +144,8 @@ func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 		if fig.IntSDError > sampler.WarnIntSD {
 			also = fmt.Sprintf(" (integration error also widens the sds by about %.0f%%: a larger --batch alone will not remove that, a smaller --lr does)", 100*fig.IntSDError)
 		}
-		return fmt.Sprintf("cause: gradient noise%s. %sreduce the gradient noise per step about %.3g-fold: a smaller --lr (about %.3g instead of %g) or a larger --batch (about %d instead of %d), or both; %s",
-			also, precond, 1/r, cfg.LR*r, cfg.LR, b, cfg.Batch, auto)
+		return fmt.Sprintf("cause: gradient noise%s. %sreduce the gradient noise per step about %.3g-fold: a larger --batch (about %d instead of %d) or a smaller --lr (about %.3g instead of %g, or smaller: the share falls as the lr only where the gradient's variance stays put, and on a Fashion-MNIST network it fell about as its square root), or both; %s",
+			also, precond, 1/r, b, cfg.Batch, cfg.LR*r, cfg.LR, auto)
 	case sampler.CauseIntegration:
 		r := math.Min(sampler.WarnIntSD/2/fig.IntSDError, 1)
 		batch := "; a larger --batch will not help"
