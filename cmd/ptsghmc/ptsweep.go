@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/experiments"
+	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -127,6 +129,9 @@ flags:`)
 				errs, st, err = experiments.BNNSweepCase(o, bnn, ref, seed)
 			} else {
 				errs, st, err = experiments.SweepCase(o, d, seed)
+			}
+			if errors.Is(err, sampler.ErrDiverged) {
+				return fmt.Errorf("%w (at --h %g; make tempering-sweep runs tinybnn at --h 0.05)", err, o.StepSize)
 			}
 			if err != nil {
 				return err

@@ -90,3 +90,20 @@ func TestTemperingSweepTinyBNN(t *testing.T) {
 		t.Errorf("error PT %.3f, swaps off %.3f: want PT below 0.2, swaps off above 0.5", pt, off)
 	}
 }
+
+// TestTemperingSweepDiverged: the network case at the default --h 0.2
+// diverges within a few hundred steps; the command fails saying that a
+// chain diverged, at which --h, and the step the Makefile uses (it used to
+// stop with "noise sd NaN of deltaE still above the correction's 1").
+func TestTemperingSweepDiverged(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"tempering-sweep", "--target", "tinybnn", "--seeds", "1", "--budget", "500000", "--replicas", "10"}
+	if code := mainCode(args, &stdout, &stderr); code == 0 {
+		t.Fatalf("exit 0 at --h 0.2: %s", stdout.String())
+	}
+	for _, w := range []string{"diverged", "not finite", "at --h 0.2", "--h 0.05"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("error lacks %q: %s", w, stderr.String())
+		}
+	}
+}
