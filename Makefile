@@ -65,9 +65,10 @@ report-check: build
 # trains issue 32's 784-32-10 case with the adaptive free-top ladder
 # (--swap-target 0.3) and checks that every pair's swap acceptance after
 # burn-in is within 0.1 of 0.3; it prints the ladder, its top temperature,
-# Lambda and whether tuning converged. SEED=n picks the seed (default 3).
+# Lambda and whether tuning converged. SEED=n picks the seed (default 3);
+# BURNIN=b STEPS=s change the burn-in and length (defaults 6000 and 12000).
 ladder-check: build
-	scripts/ladder_check.sh ./$(BIN) $(DATA) runs/ladder-check$(SEED) $(SEED)
+	BURNIN=$(BURNIN) STEPS=$(STEPS) scripts/ladder_check.sh ./$(BIN) $(DATA) runs/ladder-check$(SEED) $(SEED)
 
 # tempering-sweep (not part of test: about 11 minutes of CPU on one core) is
 # docs/tempering.md's table of where PT earns its cost: gauss1d4 plus a

@@ -8,7 +8,8 @@
 # after burn-in) and that every adjacent pair's swap acceptance after
 # burn-in is within 0.1 of the target. The acceptance is the mean of the
 # attempts' swap probabilities (Rao-Blackwellised); the fraction of
-# attempts that swapped is printed beside it. Prints the ladder, its top
+# attempts that swapped is printed beside it. BURNIN and STEPS (environment)
+# change the burn-in and the run's length (defaults 6000 and 12000). Prints the ladder, its top
 # temperature, the barrier Lambda, tuning's verdict and the acceptances;
 # exits 1 when a pair misses. Reads Fashion-MNIST, so it is not part of
 # `make test`.
@@ -17,10 +18,12 @@ bin=${1:-bin/ptsghmc}
 data=${2:-/usr/share/datasets/fashion-mnist}
 out=${3:-runs/ladder-check}
 seed=${4:-${SEED:-3}}
+burnin=${BURNIN:-6000}
+steps=${STEPS:-12000}
 target=0.3
 "$bin" train --data "$data" --train-size 10000 --validation 1000 \
 	--arch 784-32-10 --sampler ptsghmc --replicas 4 --ladder adaptive --swap-target $target \
-	--exchange 20 --steps 12000 --burnin 6000 --thin 100 --seed "$seed" --out "$out" --overwrite --quiet
+	--exchange 20 --steps "$steps" --burnin "$burnin" --thin 100 --seed "$seed" --out "$out" --overwrite --quiet
 "$bin" eval --run "$out" --json >"$out/eval.json"
 python3 - "$out/eval.json" "$target" <<'PY'
 import json, sys
