@@ -68,8 +68,10 @@ func (p *Plan) Eval(theta []float64, data *datasets.Dataset, idx []int, scale fl
 	}
 	if p.spec.PriorDF == 0 {
 		// Gaussian prior: its value and gradient are summed in the passes
-		// that convert theta and the gradient (the same sums, in the same
-		// order, as Spec.NegLogPrior and AddNegLogPriorGrad)
+		// that convert theta and the gradient (the gradient as
+		// AddNegLogPriorGrad adds it; the value per layer in four partial
+		// sums, so it can differ from Spec.NegLogPrior's single running sum
+		// in the last bits)
 		var sumLL, prior float64
 		if p.f32 != nil {
 			sumLL, prior = p.f32.eval(theta, data, idx, scale, grad, loglik, true)
@@ -178,7 +180,8 @@ func (p *plan[T]) evalStream(theta []float64, data *datasets.Dataset, idx []int,
 
 // forward loads theta and the examples idx and runs the forward pass; the
 // logits end in acts[len(layers)]. With gaussPrior it returns the Gaussian
-// prior's -log p(theta), summed per layer as Spec.NegLogPrior does.
+// prior's -log p(theta), summed per layer as Spec.NegLogPrior does (each
+// layer's sum of squares in convertSumSquares' four partial sums).
 func (p *plan[T]) forward(theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
 	prior := 0.0
 	if gaussPrior {
