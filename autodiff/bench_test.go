@@ -12,7 +12,8 @@ import (
 )
 
 // BenchmarkGradient times one minibatch gradient of U~ for 784-400-400-10 at
-// batch 128, per engine and dtype, on one BLAS thread and on the default.
+// batch 128, per engine (the plan, the compiled graph, Gorgonia's VM) and
+// dtype, on one BLAS thread and on the default.
 func BenchmarkGradient(b *testing.B) {
 	spec := nn.Spec{Sizes: []int{784, 400, 400, 10}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -23,7 +24,7 @@ func BenchmarkGradient(b *testing.B) {
 	idx := rng.Perm(1024)[:128]
 	threads := BLASThreads()
 	flops := 6.0 * float64(128) * float64(784*400+400*400+400*10)
-	for _, engine := range []Engine{EnginePlan, EngineGraph} {
+	for _, engine := range []Engine{EnginePlan, EngineCompiled, EngineGraph} {
 		for _, dt := range []DType{Float32, Float64} {
 			for _, th := range []int{1, threads} {
 				b.Run(fmt.Sprintf("%s/%s/threads=%d", engine, dt, th), func(b *testing.B) {
