@@ -9,9 +9,9 @@
 # burn-in is within 0.1 of the target. The acceptance is the mean of the
 # attempts' swap probabilities (Rao-Blackwellised); the fraction of
 # attempts that swapped is printed beside it. BURNIN and STEPS (environment)
-# change the burn-in and the run's length (defaults 6000 and 12000). Prints the ladder, its top
-# temperature, the barrier Lambda, tuning's verdict and the acceptances;
-# exits 1 when a pair misses. Reads Fashion-MNIST, so it is not part of
+# change the burn-in and the run's length (defaults 6000 and 12000). Prints
+# the ladder, its top temperature, the barrier Lambda, tuning's verdict and
+# the acceptances; exits 1 when a pair misses. Reads Fashion-MNIST, so it is not part of
 # `make test`.
 set -eu
 bin=${1:-bin/ptsghmc}

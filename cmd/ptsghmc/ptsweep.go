@@ -131,7 +131,11 @@ flags:`)
 				errs, st, err = experiments.SweepCase(o, d, seed)
 			}
 			if errors.Is(err, sampler.ErrDiverged) {
-				return fmt.Errorf("%w (at --h %g; make tempering-sweep runs tinybnn at --h 0.05)", err, o.StepSize)
+				hint := "a smaller --h"
+				if bnn != nil {
+					hint = "make tempering-sweep runs tinybnn at --h 0.05"
+				}
+				return fmt.Errorf("%w (at --h %g; %s)", err, o.StepSize, hint)
 			}
 			if err != nil {
 				return err
