@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/convert"
 	"github.com/ptsghmc/ptsghmc/autodiff/internal/evalargs"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -181,13 +182,13 @@ func (p *plan[T]) evalStream(theta []float64, data *datasets.Dataset, idx []int,
 // forward loads theta and the examples idx and runs the forward pass; the
 // logits end in acts[len(layers)]. With gaussPrior it returns the Gaussian
 // prior's -log p(theta), summed per layer as Spec.NegLogPrior does (each
-// layer's sum of squares in convertSumSquares' four partial sums).
+// layer's sum of squares in convert.SumSquares' four partial sums).
 func (p *plan[T]) forward(theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
 	prior := 0.0
 	if gaussPrior {
 		for l, ly := range p.layers {
 			th, w := theta[ly.W:ly.B+ly.Out], p.w[ly.W:ly.B+ly.Out]
-			prior += 0.5 * p.spec.Precision(l) * convertSumSquares(w, th)
+			prior += 0.5 * p.spec.Precision(l) * convert.SumSquares(w, th)
 		}
 	} else {
 		for i, v := range theta {
@@ -315,16 +316,7 @@ func (p *plan[T]) writeGrad(theta, grad []float64, gaussPrior bool) {
 		return
 	}
 	for l, ly := range p.layers {
-		addPriorGrad(grad[ly.W:ly.B+ly.Out], p.g[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], p.spec.Precision(l))
-	}
-}
-
-// addPriorGrad writes the likelihood's gradient g plus the Gaussian prior's,
-// lam theta, into out, in float64.
-func addPriorGrad[T float](out []float64, g []T, theta []float64, lam float64) {
-	g, theta = g[:len(out)], theta[:len(out)]
-	for i, v := range g {
-		out[i] = float64(v) + lam*theta[i]
+		convert.AddPriorGrad(grad[ly.W:ly.B+ly.Out], p.g[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], p.spec.Precision(l))
 	}
 }
 
@@ -342,7 +334,7 @@ func (p *plan[T]) streamGrad(theta []float64, consume func(lo int, g []float64))
 		for lo := ly.W; lo < ly.B+ly.Out; lo += streamChunk {
 			hi := min(lo+streamChunk, ly.B+ly.Out)
 			out := buf[:hi-lo]
-			addPriorGrad(out, p.g[lo:hi], theta[lo:hi], lam)
+			convert.AddPriorGrad(out, p.g[lo:hi], theta[lo:hi], lam)
 			consume(lo, out)
 		}
 	}
@@ -437,28 +429,4 @@ func Logits(ev Evaluator, theta []float64, data *datasets.Dataset, idx []int, ou
 		return fmt.Errorf("logits: evaluator %T cannot report logits", ev)
 	}
 	return l.Logits(theta, data, idx, out)
-}
-
-// convertSumSquares writes src into dst converted to T and returns the sum of
-// the squares of src (the Gaussian prior's), in one pass. Four partial sums
-// in a fixed order, and four-element windows the compiler can check once,
-// let the loop run at the speed of its loads and stores rather than of one
-// chain of dependent additions: 0.44 -> 0.19 ms for 478,410 parameters.
-func convertSumSquares[T float](dst []T, src []float64) float64 {
-	dst = dst[:len(src)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(src); i += 4 {
-		s, d := src[i:i+4:i+4], dst[i:i+4:i+4]
-		d[0], d[1], d[2], d[3] = T(s[0]), T(s[1]), T(s[2]), T(s[3])
-		s0 += s[0] * s[0]
-		s1 += s[1] * s[1]
-		s2 += s[2] * s[2]
-		s3 += s[3] * s[3]
-	}
-	for ; i < len(src); i++ {
-		dst[i] = T(src[i])
-		s0 += src[i] * src[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
