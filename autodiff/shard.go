@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/convert"
 	"github.com/ptsghmc/ptsghmc/autodiff/internal/evalargs"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -28,6 +29,8 @@ import (
 type ShardedEvaluator struct {
 	model nn.Model
 	batch int
+	gauss bool      // every learnable's prior is Gaussian (convert.GaussianLayout)
+	own   []float64 // shard 0's gradient when EvalStream streams it
 	*shardPool
 }
 
@@ -95,7 +98,7 @@ func newSharded(engine Engine, model nn.Model, batch int, dtype DType, shards in
 		return nil, fmt.Errorf("sharded evaluator: %d shards for batches of %d: expected 1 to %d", shards, batch, batch)
 	}
 	per := (batch + shards - 1) / shards
-	s := &ShardedEvaluator{model: model, batch: batch, shardPool: &shardPool{sums: make([]float64, shards),
+	s := &ShardedEvaluator{model: model, batch: batch, gauss: convert.GaussianLayout(model.Layout), shardPool: &shardPool{sums: make([]float64, shards),
 		errs: make([]error, shards), work: make([]chan struct{}, shards), k: model.Outputs}}
 	runtime.AddCleanup(s, (*shardPool).stop, s.shardPool)
 	for i := 0; i < shards; i++ {
@@ -224,16 +227,90 @@ func (s *ShardedEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []i
 			continue
 		}
 		sum += p.sums[i]
-		if grad != nil {
+		if grad != nil && !s.gauss {
 			for k, v := range p.grads[i-1] {
 				grad[k] += v
 			}
 		}
 	}
-	if grad != nil {
-		s.model.Layout.AddNegLogPriorGrad(theta, grad)
+	if !s.gauss {
+		if grad != nil {
+			s.model.Layout.AddNegLogPriorGrad(theta, grad)
+		}
+		return s.model.Layout.NegLogPrior(theta) - scale*sum, nil
 	}
-	return s.model.Layout.NegLogPrior(theta) - scale*sum, nil
+	// Gaussian priors: the shards' gradients and the prior's are added in
+	// one pass (in the order of the separate passes: shard by shard, then
+	// the prior), and the prior's value in four partial sums per learnable
+	if grad != nil {
+		for _, par := range s.model.Layout {
+			lo, hi := par.Offset, par.Offset+par.Size()
+			s.addShards(grad[lo:hi], lo, idx, theta[lo:hi], par.Prior.Precision)
+		}
+	}
+	return convert.NegLogPrior(s.model.Layout, theta) - scale*sum, nil
+}
+
+// addShards adds to out (shard 0's gradient of coordinates lo..) the other
+// shards' that had examples, in shard order, and then the Gaussian prior's
+// gradient lam theta.
+func (s *ShardedEvaluator) addShards(out []float64, lo int, idx []int, theta []float64, lam float64) {
+	p := s.shardPool
+	for i := 1; i < len(p.shards); i++ {
+		if len(p.split(idx, i)) == 0 {
+			continue
+		}
+		g := p.grads[i-1][lo : lo+len(out)]
+		for k, v := range g {
+			out[k] += v
+		}
+	}
+	theta = theta[:len(out)]
+	for k, v := range theta {
+		out[k] += lam * v
+	}
+}
+
+// CanStream reports whether EvalStream is available: every learnable's
+// prior is Gaussian, and the shards have gradients.
+func (s *ShardedEvaluator) CanStream() bool { return s.gauss && s.shards[0].HasGradient() }
+
+// EvalStream is Eval with a gradient, which it hands to consume in
+// consecutive chunks covering every parameter, in order, instead of writing
+// it: the same values, added in the same order (autodiff.Plan's
+// EvalStream). consume may change theta's chunk; the shards have read it by
+// then.
+func (s *ShardedEvaluator) EvalStream(theta []float64, data *datasets.Dataset, idx []int, scale float64, consume func(lo int, g []float64)) (float64, error) {
+	if !s.CanStream() {
+		return 0, fmt.Errorf("sharded evaluator: model %s: the gradient can be streamed with Gaussian priors and a backward pass only", s.model.Name)
+	}
+	if err := evalargs.Check(s.model, s.batch, theta, data, idx, nil, nil); err != nil {
+		return 0, err
+	}
+	if s.own == nil {
+		s.own = make([]float64, s.model.NumParams())
+	}
+	p := s.shardPool
+	p.logits, p.theta, p.data, p.idx, p.scale, p.grad, p.loglik = false, theta, data, idx, scale, s.own, nil
+	if err := p.each(); err != nil {
+		return 0, fmt.Errorf("sharded evaluator: %w", err)
+	}
+	sum := p.sums[0]
+	for i := 1; i < len(p.shards); i++ {
+		if len(p.split(idx, i)) > 0 {
+			sum += p.sums[i]
+		}
+	}
+	u := convert.NegLogPrior(s.model.Layout, theta) - scale*sum // before consume may change theta
+	for _, par := range s.model.Layout {
+		for lo := par.Offset; lo < par.Offset+par.Size(); lo += streamChunk {
+			hi := min(lo+streamChunk, par.Offset+par.Size())
+			out := s.own[lo:hi]
+			s.addShards(out, lo, idx, theta[lo:hi], par.Prior.Precision)
+			consume(lo, out)
+		}
+	}
+	return u, nil
 }
 
 // Logits writes the model's logits for examples idx into out (row-major,

@@ -16,8 +16,9 @@ import (
 type unstreamed struct{ sampler.Potential }
 
 // TestStreamedGradientSameChain checks that SGNHT and SGHMC on an MLP
-// plan give the same chain, bit for bit, whether the plan streams its
-// gradient into the update or writes it whole, for both dtypes and for
+// give the same chain, bit for bit, whether the evaluator streams its
+// gradient into the update or writes it whole, for the plan, the compiled
+// graph and the compiled graph in two shards, for both dtypes and for
 // layers whose sizes are not multiples of the stream's chunk; and that the
 // streamed path is the one taken.
 func TestStreamedGradientSameChain(t *testing.T) {
@@ -30,50 +31,64 @@ func TestStreamedGradientSameChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dt := range []autodiff.DType{autodiff.Float32, autodiff.Float64} {
-		for _, k := range []sampler.Kernel{sampler.SGNHT{StepSize: 0.01, Diffusion: 1}, sampler.SGHMC{StepSize: 0.01, Friction: 1}} {
-			t.Run(fmt.Sprintf("%s/%s", dt, k.Name()), func(t *testing.T) {
-				var states [2]*tempering.PTState
-				for i, stream := range []bool{false, true} {
-					ev, err := autodiff.NewPlan(spec, 16, dt)
-					if err != nil {
-						t.Fatal(err)
+	engines := []struct {
+		name string
+		new  func(dt autodiff.DType) (autodiff.Evaluator, error)
+	}{
+		{"plan", func(dt autodiff.DType) (autodiff.Evaluator, error) { return autodiff.NewPlan(spec, 16, dt) }},
+		{"compiled", func(dt autodiff.DType) (autodiff.Evaluator, error) {
+			return autodiff.NewFor(autodiff.EngineCompiled, model, 16, dt)
+		}},
+		{"compiled-2-shards", func(dt autodiff.DType) (autodiff.Evaluator, error) {
+			return autodiff.NewShardedFor(autodiff.EngineCompiled, model, 16, dt, 2)
+		}},
+	}
+	for _, eng := range engines {
+		for _, dt := range []autodiff.DType{autodiff.Float32, autodiff.Float64} {
+			for _, k := range []sampler.Kernel{sampler.SGNHT{StepSize: 0.01, Diffusion: 1}, sampler.SGHMC{StepSize: 0.01, Friction: 1}} {
+				t.Run(fmt.Sprintf("%s/%s/%s", eng.name, dt, k.Name()), func(t *testing.T) {
+					var states [2]*tempering.PTState
+					for i, stream := range []bool{false, true} {
+						ev, err := eng.new(dt)
+						if err != nil {
+							t.Fatal(err)
+						}
+						p, err := autodiff.NewPotential(model, data, ev, 16, rand.New(rand.NewPCG(2, 2)))
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !p.CanStream() {
+							t.Fatalf("%s with a Gaussian prior cannot stream", eng.name)
+						}
+						var pot sampler.Potential = unstreamed{p}
+						if stream {
+							pot = p
+						}
+						pt := &tempering.PT{Kernel: k, Temps: []float64{1}}
+						theta := make([]float64, spec.NumParams())
+						spec.Init(theta, rand.New(rand.NewPCG(3, 3)))
+						if states[i], err = pt.Init([][]float64{theta}, 4); err != nil {
+							t.Fatal(err)
+						}
+						if err := pt.Run([]sampler.Potential{pot}, nil, states[i], 30, nil); err != nil {
+							t.Fatal(err)
+						}
 					}
-					p, err := autodiff.NewPotential(model, data, ev, 16, rand.New(rand.NewPCG(2, 2)))
-					if err != nil {
-						t.Fatal(err)
+					a, b := states[0].Rungs[0], states[1].Rungs[0]
+					if a.Xi != b.Xi || a.U != b.U || a.Kinetic != b.Kinetic {
+						t.Fatalf("written: xi %v U %v kinetic %v; streamed: %v %v %v", a.Xi, a.U, a.Kinetic, b.Xi, b.U, b.Kinetic)
 					}
-					if !p.CanStream() {
-						t.Fatal("a plan with a Gaussian prior cannot stream")
+					for i := range a.Theta {
+						if a.Theta[i] != b.Theta[i] || a.P[i] != b.P[i] {
+							t.Fatalf("coordinate %d: written (%v, %v), streamed (%v, %v)", i, a.Theta[i], a.P[i], b.Theta[i], b.P[i])
+						}
 					}
-					var pot sampler.Potential = unstreamed{p}
-					if stream {
-						pot = p
+					// the streamed run never wrote the gradient vector
+					if b.Grad != nil && !allZero(b.Grad) {
+						t.Fatal("the streamed run wrote its gradient vector: it did not stream")
 					}
-					pt := &tempering.PT{Kernel: k, Temps: []float64{1}}
-					theta := make([]float64, spec.NumParams())
-					spec.Init(theta, rand.New(rand.NewPCG(3, 3)))
-					if states[i], err = pt.Init([][]float64{theta}, 4); err != nil {
-						t.Fatal(err)
-					}
-					if err := pt.Run([]sampler.Potential{pot}, nil, states[i], 30, nil); err != nil {
-						t.Fatal(err)
-					}
-				}
-				a, b := states[0].Rungs[0], states[1].Rungs[0]
-				if a.Xi != b.Xi || a.U != b.U || a.Kinetic != b.Kinetic {
-					t.Fatalf("written: xi %v U %v kinetic %v; streamed: %v %v %v", a.Xi, a.U, a.Kinetic, b.Xi, b.U, b.Kinetic)
-				}
-				for i := range a.Theta {
-					if a.Theta[i] != b.Theta[i] || a.P[i] != b.P[i] {
-						t.Fatalf("coordinate %d: written (%v, %v), streamed (%v, %v)", i, a.Theta[i], a.P[i], b.Theta[i], b.P[i])
-					}
-				}
-				// the streamed run never wrote the gradient vector
-				if b.Grad != nil && !allZero(b.Grad) {
-					t.Fatal("the streamed run wrote its gradient vector: it did not stream")
-				}
-			})
+				})
+			}
 		}
 	}
 }

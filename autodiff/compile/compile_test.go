@@ -171,3 +171,56 @@ func TestEvaluatorErrors(t *testing.T) {
 		t.Error("New for dtype int: no error")
 	}
 }
+
+// TestEvalPriorFused: with Gaussian priors, Eval sums the prior's value and
+// gradient in its conversion passes; the gradient must equal, bit for bit,
+// the likelihood's gradient plus Layout.AddNegLogPriorGrad (what Eval
+// computed before), and U~ the likelihood plus Layout.NegLogPrior within
+// rounding. A Student-t prior takes the separate passes and must equal them
+// exactly.
+func TestEvalPriorFused(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		prior nn.PriorConfig
+		exact bool
+	}{
+		{"gaussian", nn.PriorConfig{Precision: 0.7, FanIn: true}, false},
+		{"student-t", nn.PriorConfig{Precision: 0.7, DF: 5}, true},
+	} {
+		model, err := nn.LeNet(c.prior).Model("lenet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+			ev, err := New(model, 3, dt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			data := testmodel.ToyData(nn.Categorical, 5, 28*28, 10, rng)
+			n := model.NumParams()
+			theta := make([]float64, n)
+			model.Layout.Init(theta, rng)
+			idx := []int{4, 0, 2}
+			grad, want := make([]float64, n), make([]float64, n)
+			u, err := ev.Eval(theta, data, idx, 7, grad, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, err := ev.Likelihood(theta, data, idx, 7, want, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			model.Layout.AddNegLogPriorGrad(theta, want)
+			wantU := model.Layout.NegLogPrior(theta) - 7*sum
+			for i := range grad {
+				if grad[i] != want[i] {
+					t.Fatalf("%s %v: grad[%d] = %v, want %v", c.name, dt, i, grad[i], want[i])
+				}
+			}
+			if c.exact && u != wantU || math.Abs(u-wantU) > 1e-12*math.Abs(wantU) {
+				t.Errorf("%s %v: U~ %v, want %v", c.name, dt, u, wantU)
+			}
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/convert"
 	"github.com/ptsghmc/ptsghmc/autodiff/internal/evalargs"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -44,12 +45,14 @@ import (
 // refused with an *UnsupportedOpError (Check); autodiff.NewFor then uses
 // the VM. It satisfies autodiff.Evaluator. Not safe for concurrent use.
 type Evaluator struct {
-	model nn.Model
-	batch int
-	k     int // outputs
-	f32   *program[float32]
-	f64   *program[float64]
-	ll    []float64
+	model  nn.Model
+	batch  int
+	k      int // outputs
+	f32    *program[float32]
+	f64    *program[float64]
+	ll     []float64
+	gauss  bool // every learnable's prior is Gaussian
+	stream [streamChunk]float64
 }
 
 // New compiles model's graph for batches of up to batch examples of dtype
@@ -83,7 +86,7 @@ func newEvaluator(model nn.Model, batch int, dtype tensor.Dtype, withGrad bool) 
 	if batch <= 0 {
 		return nil, fmt.Errorf("compile: batch size %d must be positive", batch)
 	}
-	e := &Evaluator{model: model, batch: batch, k: model.Outputs, ll: make([]float64, batch)}
+	e := &Evaluator{model: model, batch: batch, k: model.Outputs, ll: make([]float64, batch), gauss: convert.GaussianLayout(model.Layout)}
 	var err error
 	switch dtype {
 	case tensor.Float32:
@@ -134,14 +137,104 @@ func (e *Evaluator) HasGradient() bool {
 // it receives dU~/dtheta; when loglik is not nil, loglik[i] receives
 // log l(theta; x_idx[i]).
 func (e *Evaluator) Eval(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
-	sum, err := e.Likelihood(theta, data, idx, scale, grad, loglik)
-	if err != nil {
+	if !e.gauss {
+		sum, err := e.Likelihood(theta, data, idx, scale, grad, loglik)
+		if err != nil {
+			return 0, err
+		}
+		if grad != nil {
+			e.model.Layout.AddNegLogPriorGrad(theta, grad)
+		}
+		return e.model.Layout.NegLogPrior(theta) - scale*sum, nil
+	}
+	// Gaussian priors: their value and gradient are summed in the passes
+	// that convert theta and the gradient, as autodiff.Plan does (the
+	// gradient as Layout.AddNegLogPriorGrad adds it; the value learnable by
+	// learnable in convert.SumSquares' four partial sums, which can differ
+	// from Layout.NegLogPrior's in the last bits)
+	if err := e.check(theta, data, idx, grad, loglik); err != nil {
 		return 0, err
 	}
-	if grad != nil {
-		e.model.Layout.AddNegLogPriorGrad(theta, grad)
+	var sum, prior float64
+	if e.f32 != nil {
+		sum, prior = runProgram(e, e.f32, theta, data, idx, scale, grad, loglik, true)
+	} else {
+		sum, prior = runProgram(e, e.f64, theta, data, idx, scale, grad, loglik, true)
 	}
-	return e.model.Layout.NegLogPrior(theta) - scale*sum, nil
+	return prior - scale*sum, nil
+}
+
+// CanStream reports whether EvalStream is available: every learnable's
+// prior is Gaussian and the evaluator has its backward pass.
+func (e *Evaluator) CanStream() bool { return e.gauss && e.HasGradient() }
+
+// EvalStream is Eval with a gradient, which it hands to consume in
+// consecutive chunks covering every parameter, in order, instead of writing
+// it: the same values, computed the same way (autodiff.Plan's EvalStream).
+// consume may change theta's chunk; the evaluator has read it by then.
+func (e *Evaluator) EvalStream(theta []float64, data *datasets.Dataset, idx []int, scale float64, consume func(lo int, g []float64)) (float64, error) {
+	if !e.CanStream() {
+		return 0, fmt.Errorf("eval: model %s: the gradient can be streamed with Gaussian priors and a backward pass only", e.model.Name)
+	}
+	if err := e.check(theta, data, idx, nil, nil); err != nil {
+		return 0, err
+	}
+	var sum, prior float64
+	if e.f32 != nil {
+		sum, prior = streamProgram(e, e.f32, theta, data, idx, scale, consume)
+	} else {
+		sum, prior = streamProgram(e, e.f64, theta, data, idx, scale, consume)
+	}
+	return prior - scale*sum, nil
+}
+
+// backwardScaled runs the backward pass of -scale times the sum of the
+// first n examples' log-likelihoods (the padding rows weigh 0), leaving the
+// gradient in p.grads.
+func backwardScaled[T float](p *program[T], n int, scale float64) {
+	s := T(-scale)
+	for r := range p.dLoglik {
+		if r < n {
+			p.dLoglik[r] = s
+		} else {
+			p.dLoglik[r] = 0
+		}
+	}
+	p.backward()
+}
+
+// streamChunk is how many coordinates of the gradient EvalStream hands over
+// at a time.
+const streamChunk = 256
+
+// streamProgram is runProgram with the Gaussian priors and the gradient
+// handed to consume in chunks.
+func streamProgram[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, scale float64, consume func(lo int, g []float64)) (sum, prior float64) {
+	sum, prior = runProgram(e, p, theta, data, idx, scale, nil, nil, true)
+	backwardScaled(p, len(idx), scale)
+	buf := &e.stream
+	for i, par := range e.model.Layout {
+		g := p.grads[i]
+		for lo := 0; lo < len(g); lo += streamChunk {
+			hi := min(lo+streamChunk, len(g))
+			out := buf[:hi-lo]
+			at := par.Offset + lo
+			convert.AddPriorGrad(out, g[lo:hi], theta[at:at+hi-lo], par.Prior.Precision)
+			consume(at, out)
+		}
+	}
+	return sum, prior
+}
+
+// check validates the arguments of Eval and Likelihood.
+func (e *Evaluator) check(theta []float64, data *datasets.Dataset, idx []int, grad, loglik []float64) error {
+	if err := evalargs.Check(e.model, e.batch, theta, data, idx, grad, loglik); err != nil {
+		return err
+	}
+	if grad != nil && !e.HasGradient() {
+		return fmt.Errorf("eval: model %s: a forward-only evaluator has no gradient", e.model.Name)
+	}
+	return nil
 }
 
 // Likelihood returns the likelihood's part of U~ alone, sum_i log l(theta;
@@ -150,24 +243,32 @@ func (e *Evaluator) Eval(theta []float64, data *datasets.Dataset, idx []int, sca
 // to); loglik as in Eval. A sharded evaluator adds its shards' parts and the
 // prior once.
 func (e *Evaluator) Likelihood(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
-	if err := evalargs.Check(e.model, e.batch, theta, data, idx, grad, loglik); err != nil {
+	if err := e.check(theta, data, idx, grad, loglik); err != nil {
 		return 0, err
 	}
-	if grad != nil && !e.HasGradient() {
-		return 0, fmt.Errorf("eval: model %s: a forward-only evaluator has no gradient", e.model.Name)
-	}
+	var sum float64
 	if e.f32 != nil {
-		return runProgram(e, e.f32, theta, data, idx, scale, grad, loglik), nil
+		sum, _ = runProgram(e, e.f32, theta, data, idx, scale, grad, loglik, false)
+	} else {
+		sum, _ = runProgram(e, e.f64, theta, data, idx, scale, grad, loglik, false)
 	}
-	return runProgram(e, e.f64, theta, data, idx, scale, grad, loglik), nil
+	return sum, nil
 }
 
 // load writes theta and the examples idx into the program's buffers: rows
-// past len(idx) are zero padding.
-func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Dataset, idx []int) {
+// past len(idx) are zero padding. With gaussPrior (every learnable's prior
+// Gaussian) it returns the priors' -log p(theta), summed learnable by
+// learnable.
+func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
+	prior := 0.0
 	for i, par := range m.Layout {
+		th := theta[par.Offset : par.Offset+par.Size()]
+		if gaussPrior {
+			prior += 0.5 * par.Prior.Precision * convert.SumSquares(p.params[i], th)
+			continue
+		}
 		dst := p.params[i]
-		for j, v := range theta[par.Offset : par.Offset+par.Size()] {
+		for j, v := range th {
 			dst[j] = T(v)
 		}
 	}
@@ -189,13 +290,18 @@ func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Da
 			p.y[r*k+j] = T(data.Targets[i*k+j])
 		}
 	}
+	return prior
 }
 
-func runProgram[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) float64 {
-	load(e.model, p, theta, data, idx)
+// runProgram evaluates the program on theta and the examples idx and returns
+// sum_i log l_i; with grad != nil it writes -scale * d(sum_i log l_i)/dtheta
+// into grad. With gaussPrior it also returns the priors' -log p(theta) and
+// adds their gradient to grad, in the passes that convert theta and the
+// gradient.
+func runProgram[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64, gaussPrior bool) (sum, prior float64) {
+	prior = load(e.model, p, theta, data, idx, gaussPrior)
 	p.forward()
 	n := len(idx)
-	sum := 0.0
 	for r, v := range p.loglik[:n] {
 		e.ll[r] = float64(v)
 		sum += float64(v)
@@ -204,24 +310,20 @@ func runProgram[T float](e *Evaluator, p *program[T], theta []float64, data *dat
 		copy(loglik, e.ll[:n])
 	}
 	if grad == nil {
-		return sum
+		return sum, prior
 	}
-	s := T(-scale)
-	for r := range p.dLoglik {
-		if r < n {
-			p.dLoglik[r] = s
-		} else {
-			p.dLoglik[r] = 0
-		}
-	}
-	p.backward()
+	backwardScaled(p, n, scale)
 	for i, par := range e.model.Layout {
 		dst := grad[par.Offset : par.Offset+par.Size()]
+		if gaussPrior {
+			convert.AddPriorGrad(dst, p.grads[i], theta[par.Offset:par.Offset+par.Size()], par.Prior.Precision)
+			continue
+		}
 		for j, v := range p.grads[i] {
 			dst[j] = float64(v)
 		}
 	}
-	return sum
+	return sum, prior
 }
 
 // Logits writes the model's logits for examples idx into out (row-major,
@@ -245,7 +347,7 @@ func (e *Evaluator) Logits(theta []float64, data *datasets.Dataset, idx []int, o
 }
 
 func logitsOf[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, out []float64) {
-	load(e.model, p, theta, data, idx)
+	load(e.model, p, theta, data, idx, false)
 	p.forward()
 	for i, v := range p.logits[:len(idx)*e.k] {
 		out[i] = float64(v)

@@ -6,6 +6,8 @@
 // way.
 package convert
 
+import "github.com/ptsghmc/ptsghmc/nn"
+
 // Float is an evaluator's element type.
 type Float interface{ ~float32 | ~float64 }
 
@@ -43,4 +45,44 @@ func AddPriorGrad[T Float](out []float64, g []T, theta []float64, lam float64) {
 	for i, v := range g {
 		out[i] = float64(v) + lam*theta[i]
 	}
+}
+
+// SumSq returns the sum of the squares of src in SumSquares' four partial
+// sums (the same value SumSquares returns for src).
+func SumSq(src []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(src); i += 4 {
+		s := src[i : i+4 : i+4]
+		s0 += s[0] * s[0]
+		s1 += s[1] * s[1]
+		s2 += s[2] * s[2]
+		s3 += s[3] * s[3]
+	}
+	for ; i < len(src); i++ {
+		s0 += src[i] * src[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// GaussianLayout reports whether every learnable of l has a Gaussian prior.
+func GaussianLayout(l nn.Layout) bool {
+	for _, p := range l {
+		if p.Prior.DF != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// NegLogPrior returns the Gaussian priors' -log p(theta) of layout l,
+// learnable by learnable as nn.Layout.NegLogPrior sums it, each
+// learnable's squares in SumSq's four partial sums (so it can differ from
+// nn.Layout.NegLogPrior in the last bits). Every prior must be Gaussian.
+func NegLogPrior(l nn.Layout, theta []float64) float64 {
+	u := 0.0
+	for _, p := range l {
+		u += 0.5 * p.Prior.Precision * SumSq(theta[p.Offset:p.Offset+p.Size()])
+	}
+	return u
 }
