@@ -123,7 +123,9 @@ func TestStreamRefused(t *testing.T) {
 
 // BenchmarkStreamedStep times one SGNHT step of a single chain on
 // 784-400-400-10 at batch 128, float32 (train's default model), with the
-// gradient written whole then read by the update, and streamed into it.
+// gradient written whole then read by the update, and streamed into it, on
+// the plan, the compiled graph and the compiled graph in two shards (train's
+// compiled MLP on two cores; its BLAS then gets one thread a shard).
 func BenchmarkStreamedStep(b *testing.B) {
 	spec := nn.Spec{Sizes: []int{784, 400, 400, 10}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
 	model, err := spec.Model()
@@ -134,34 +136,48 @@ func BenchmarkStreamedStep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, stream := range []bool{false, true} {
-		b.Run(fmt.Sprintf("streamed=%v", stream), func(b *testing.B) {
-			ev, err := autodiff.NewPlan(spec, 128, autodiff.Float32)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := autodiff.NewPotential(model, data, ev, 128, rand.New(rand.NewPCG(3, 4)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			var pot sampler.Potential = unstreamed{p}
-			if stream {
-				pot = p
-			}
-			pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: []float64{1}}
-			theta := make([]float64, spec.NumParams())
-			spec.Init(theta, rand.New(rand.NewPCG(5, 6)))
-			st, err := pt.Init([][]float64{theta}, 1)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := pt.Run([]sampler.Potential{pot}, nil, st, 5, nil); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			if err := pt.Run([]sampler.Potential{pot}, nil, st, b.N, nil); err != nil {
-				b.Fatal(err)
-			}
-		})
+	threads := autodiff.BLASThreads()
+	for _, eng := range []string{"plan", "compiled", "compiled-2-shards"} {
+		for _, stream := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/streamed=%v", eng, stream), func(b *testing.B) {
+				var ev autodiff.Evaluator
+				var err error
+				switch eng {
+				case "plan":
+					ev, err = autodiff.NewPlan(spec, 128, autodiff.Float32)
+				case "compiled":
+					ev, err = autodiff.NewFor(autodiff.EngineCompiled, model, 128, autodiff.Float32)
+				default:
+					autodiff.SetBLASThreads(1)
+					defer autodiff.SetBLASThreads(threads)
+					ev, err = autodiff.NewShardedFor(autodiff.EngineCompiled, model, 128, autodiff.Float32, 2)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := autodiff.NewPotential(model, data, ev, 128, rand.New(rand.NewPCG(3, 4)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				var pot sampler.Potential = unstreamed{p}
+				if stream {
+					pot = p
+				}
+				pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: []float64{1}}
+				theta := make([]float64, spec.NumParams())
+				spec.Init(theta, rand.New(rand.NewPCG(5, 6)))
+				st, err := pt.Init([][]float64{theta}, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := pt.Run([]sampler.Potential{pot}, nil, st, 5, nil); err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				if err := pt.Run([]sampler.Potential{pot}, nil, st, b.N, nil); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
 	}
 }
