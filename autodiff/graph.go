@@ -3,6 +3,7 @@ package autodiff
 import (
 	"fmt"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/convert"
 	"github.com/ptsghmc/ptsghmc/autodiff/internal/evalargs"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -263,10 +264,7 @@ func (e *GraphEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []int
 	if err != nil {
 		return 0, err
 	}
-	if grad != nil {
-		e.model.Layout.AddNegLogPriorGrad(theta, grad)
-	}
-	return e.model.Layout.NegLogPrior(theta) - scale*sum, nil
+	return convert.WithPrior(e.model.Layout, theta, grad, scale, sum), nil
 }
 
 // HasGradient reports whether the graph was built with its backward pass.

@@ -234,10 +234,7 @@ func (s *ShardedEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []i
 		}
 	}
 	if !s.gauss {
-		if grad != nil {
-			s.model.Layout.AddNegLogPriorGrad(theta, grad)
-		}
-		return s.model.Layout.NegLogPrior(theta) - scale*sum, nil
+		return convert.WithPrior(s.model.Layout, theta, grad, scale, sum), nil
 	}
 	// Gaussian priors: the shards' gradients and the prior's are added in
 	// one pass (in the order of the separate passes: shard by shard, then

@@ -142,10 +142,7 @@ func (e *Evaluator) Eval(theta []float64, data *datasets.Dataset, idx []int, sca
 		if err != nil {
 			return 0, err
 		}
-		if grad != nil {
-			e.model.Layout.AddNegLogPriorGrad(theta, grad)
-		}
-		return e.model.Layout.NegLogPrior(theta) - scale*sum, nil
+		return convert.WithPrior(e.model.Layout, theta, grad, scale, sum), nil
 	}
 	// Gaussian priors: their value and gradient are summed in the passes
 	// that convert theta and the gradient, as autodiff.Plan does (the

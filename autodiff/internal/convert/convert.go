@@ -1,9 +1,11 @@
 // Package convert holds the passes an evaluator makes over the flat
-// parameter vector between float64 (the sampler's) and its own element type:
-// loading theta while summing the Gaussian prior's squares, and writing the
-// gradient with the Gaussian prior's added. autodiff.Plan and the compiled
-// graph (autodiff/compile) share them, so both compute the prior the same
-// way.
+// parameter vector between float64 (the sampler's) and its own element type,
+// and the priors' part of U~: loading theta while summing the Gaussian
+// prior's squares, writing the gradient with the Gaussian prior's added,
+// and adding the priors in separate passes for an evaluator that computed
+// the likelihood alone (WithPrior). autodiff's evaluators (the plan, the
+// graph on the VM, the sharded evaluator) and the compiled graph
+// (autodiff/compile) share them, so all compute the prior the same way.
 package convert
 
 import "github.com/ptsghmc/ptsghmc/nn"
@@ -85,4 +87,16 @@ func NegLogPrior(l nn.Layout, theta []float64) float64 {
 		u += 0.5 * p.Prior.Precision * SumSq(theta[p.Offset:p.Offset+p.Size()])
 	}
 	return u
+}
+
+// WithPrior returns U~ = -log p(theta) - scale*sumLL for a likelihood sum
+// sumLL over a minibatch, with layout l's priors summed as
+// nn.Layout.NegLogPrior does, and adds their gradient to grad when it is
+// not nil: what an evaluator that computed the likelihood's part alone adds
+// in separate passes.
+func WithPrior(l nn.Layout, theta, grad []float64, scale, sumLL float64) float64 {
+	if grad != nil {
+		l.AddNegLogPriorGrad(theta, grad)
+	}
+	return l.NegLogPrior(theta) - scale*sumLL
 }
