@@ -51,8 +51,8 @@ type Evaluator struct {
 	f32    *program[float32]
 	f64    *program[float64]
 	ll     []float64
-	gauss  bool // every learnable's prior is Gaussian
-	stream [streamChunk]float64
+	gauss  bool                 // every learnable's prior is Gaussian
+	stream [streamChunk]float64 // EvalStream's chunk
 }
 
 // New compiles model's graph for batches of up to batch examples of dtype
