@@ -139,7 +139,7 @@ type plan[T float] struct {
 	acts     [][]T // acts[0] inputs, acts[l] layer l's output (logits last)
 	dA, dB   []T   // backward deltas, maxBatch x widest layer
 	ll       []float64
-	stream   [streamChunk]float64 // streamGrad's chunk
+	stream   [convert.StreamChunk]float64 // streamGrad's chunk
 }
 
 func newPlan[T float](spec nn.Spec, batch int, gemm gemmFunc[T]) *plan[T] {
@@ -320,10 +320,6 @@ func (p *plan[T]) writeGrad(theta, grad []float64, gaussPrior bool) {
 	}
 }
 
-// streamChunk is how many coordinates of the gradient streamGrad hands over
-// at a time: with the matching chunks of theta and p, within L1.
-const streamChunk = 256
-
 // streamGrad is writeGrad with the Gaussian prior, handing the gradient to
 // consume in consecutive chunks (the same values, computed the same way)
 // instead of writing it; consume may then change theta's chunk.
@@ -331,8 +327,8 @@ func (p *plan[T]) streamGrad(theta []float64, consume func(lo int, g []float64))
 	buf := &p.stream // consume may keep no reference, but the compiler cannot know
 	for l, ly := range p.layers {
 		lam := p.spec.Precision(l)
-		for lo := ly.W; lo < ly.B+ly.Out; lo += streamChunk {
-			hi := min(lo+streamChunk, ly.B+ly.Out)
+		for lo := ly.W; lo < ly.B+ly.Out; lo += convert.StreamChunk {
+			hi := min(lo+convert.StreamChunk, ly.B+ly.Out)
 			out := buf[:hi-lo]
 			convert.AddPriorGrad(out, p.g[lo:hi], theta[lo:hi], lam)
 			consume(lo, out)

@@ -216,29 +216,19 @@ func (s *ShardedEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []i
 	if grad != nil && !s.shards[0].HasGradient() {
 		return 0, fmt.Errorf("eval: model %s: a forward-only evaluator has no gradient", s.model.Name)
 	}
-	p := s.shardPool
-	p.logits, p.theta, p.data, p.idx, p.scale, p.grad, p.loglik = false, theta, data, idx, scale, grad, loglik
-	if err := p.each(); err != nil {
-		return 0, fmt.Errorf("sharded evaluator: %w", err)
-	}
-	sum := p.sums[0]
-	for i := 1; i < len(p.shards); i++ {
-		if len(p.split(idx, i)) == 0 {
-			continue
-		}
-		sum += p.sums[i]
-		if grad != nil && !s.gauss {
-			for k, v := range p.grads[i-1] {
-				grad[k] += v
-			}
-		}
+	sum, err := s.likelihood(theta, data, idx, scale, grad, loglik)
+	if err != nil {
+		return 0, err
 	}
 	if !s.gauss {
+		if grad != nil {
+			s.addOthers(grad, 0, idx)
+		}
 		return convert.WithPrior(s.model.Layout, theta, grad, scale, sum), nil
 	}
-	// Gaussian priors: the shards' gradients and the prior's are added in
-	// one pass (in the order of the separate passes: shard by shard, then
-	// the prior), and the prior's value in four partial sums per learnable
+	// Gaussian priors: learnable by learnable, the other shards' gradients
+	// and then the prior's are added (the order of the separate passes),
+	// and the prior's value is summed in four partial sums per learnable
 	if grad != nil {
 		for _, par := range s.model.Layout {
 			lo, hi := par.Offset, par.Offset+par.Size()
@@ -248,10 +238,27 @@ func (s *ShardedEvaluator) Eval(theta []float64, data *datasets.Dataset, idx []i
 	return convert.NegLogPrior(s.model.Layout, theta) - scale*sum, nil
 }
 
-// addShards adds to out (shard 0's gradient of coordinates lo..) the other
-// shards' that had examples, in shard order, and then the Gaussian prior's
-// gradient lam theta.
-func (s *ShardedEvaluator) addShards(out []float64, lo int, idx []int, theta []float64, lam float64) {
+// likelihood runs the likelihood job on every shard (shard 0's gradient
+// into grad, the others' into their own buffers) and returns the sum of
+// the shards' log-likelihoods, in shard order.
+func (s *ShardedEvaluator) likelihood(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error) {
+	p := s.shardPool
+	p.logits, p.theta, p.data, p.idx, p.scale, p.grad, p.loglik = false, theta, data, idx, scale, grad, loglik
+	if err := p.each(); err != nil {
+		return 0, fmt.Errorf("sharded evaluator: %w", err)
+	}
+	sum := p.sums[0]
+	for i := 1; i < len(p.shards); i++ {
+		if len(p.split(idx, i)) > 0 {
+			sum += p.sums[i]
+		}
+	}
+	return sum, nil
+}
+
+// addOthers adds to out (shard 0's gradient of coordinates lo..) the other
+// shards' that had examples, in shard order.
+func (s *ShardedEvaluator) addOthers(out []float64, lo int, idx []int) {
 	p := s.shardPool
 	for i := 1; i < len(p.shards); i++ {
 		if len(p.split(idx, i)) == 0 {
@@ -262,6 +269,12 @@ func (s *ShardedEvaluator) addShards(out []float64, lo int, idx []int, theta []f
 			out[k] += v
 		}
 	}
+}
+
+// addShards is addOthers followed by the Gaussian prior's gradient lam
+// theta.
+func (s *ShardedEvaluator) addShards(out []float64, lo int, idx []int, theta []float64, lam float64) {
+	s.addOthers(out, lo, idx)
 	theta = theta[:len(out)]
 	for k, v := range theta {
 		out[k] += lam * v
@@ -287,21 +300,14 @@ func (s *ShardedEvaluator) EvalStream(theta []float64, data *datasets.Dataset, i
 	if s.own == nil {
 		s.own = make([]float64, s.model.NumParams())
 	}
-	p := s.shardPool
-	p.logits, p.theta, p.data, p.idx, p.scale, p.grad, p.loglik = false, theta, data, idx, scale, s.own, nil
-	if err := p.each(); err != nil {
-		return 0, fmt.Errorf("sharded evaluator: %w", err)
-	}
-	sum := p.sums[0]
-	for i := 1; i < len(p.shards); i++ {
-		if len(p.split(idx, i)) > 0 {
-			sum += p.sums[i]
-		}
+	sum, err := s.likelihood(theta, data, idx, scale, s.own, nil)
+	if err != nil {
+		return 0, err
 	}
 	u := convert.NegLogPrior(s.model.Layout, theta) - scale*sum // before consume may change theta
 	for _, par := range s.model.Layout {
-		for lo := par.Offset; lo < par.Offset+par.Size(); lo += streamChunk {
-			hi := min(lo+streamChunk, par.Offset+par.Size())
+		for lo := par.Offset; lo < par.Offset+par.Size(); lo += convert.StreamChunk {
+			hi := min(lo+convert.StreamChunk, par.Offset+par.Size())
 			out := s.own[lo:hi]
 			s.addShards(out, lo, idx, theta[lo:hi], par.Prior.Precision)
 			consume(lo, out)

@@ -12,10 +12,18 @@ import (
 // TestShardedMatchesGraph checks that splitting a minibatch over shards, on
 // the VM or compiled, gives the single VM graph's potential, gradient, per-example log-likelihoods
 // and logits (float64, to rounding), for full, short and tiny batches (some
-// shards then get no example), and that the same call twice is bit-identical.
+// shards then get no example), with Gaussian priors and Student-t ones (whose
+// prior the sharded evaluator adds in separate passes), and that the same
+// call twice is bit-identical.
 func TestShardedMatchesGraph(t *testing.T) {
+	for _, df := range []float64{0, 5} {
+		t.Run(fmt.Sprintf("df%g", df), func(t *testing.T) { shardedMatchesGraph(t, df) })
+	}
+}
+
+func shardedMatchesGraph(t *testing.T, df float64) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	model, err := smallCNN(0).Model("small-cnn")
+	model, err := smallCNN(df).Model("small-cnn")
 	if err != nil {
 		t.Fatal(err)
 	}

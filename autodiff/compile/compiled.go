@@ -51,8 +51,8 @@ type Evaluator struct {
 	f32    *program[float32]
 	f64    *program[float64]
 	ll     []float64
-	gauss  bool                 // every learnable's prior is Gaussian
-	stream [streamChunk]float64 // EvalStream's chunk
+	gauss  bool                         // every learnable's prior is Gaussian
+	stream [convert.StreamChunk]float64 // EvalStream's chunk
 }
 
 // New compiles model's graph for batches of up to batch examples of dtype
@@ -200,10 +200,6 @@ func backwardScaled[T float](p *program[T], n int, scale float64) {
 	p.backward()
 }
 
-// streamChunk is how many coordinates of the gradient EvalStream hands over
-// at a time.
-const streamChunk = 256
-
 // streamProgram is runProgram with the Gaussian priors and the gradient
 // handed to consume in chunks.
 func streamProgram[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, scale float64, consume func(lo int, g []float64)) (sum, prior float64) {
@@ -212,8 +208,8 @@ func streamProgram[T float](e *Evaluator, p *program[T], theta []float64, data *
 	buf := &e.stream
 	for i, par := range e.model.Layout {
 		g := p.grads[i]
-		for lo := 0; lo < len(g); lo += streamChunk {
-			hi := min(lo+streamChunk, len(g))
+		for lo := 0; lo < len(g); lo += convert.StreamChunk {
+			hi := min(lo+convert.StreamChunk, len(g))
 			out := buf[:hi-lo]
 			at := par.Offset + lo
 			convert.AddPriorGrad(out, g[lo:hi], theta[at:at+hi-lo], par.Prior.Precision)

@@ -10,6 +10,11 @@ package convert
 
 import "github.com/ptsghmc/ptsghmc/nn"
 
+// StreamChunk is how many coordinates of the gradient an evaluator's
+// EvalStream hands over at a time: with the matching chunks of theta and
+// p, within L1.
+const StreamChunk = 256
+
 // Float is an evaluator's element type.
 type Float interface{ ~float32 | ~float64 }
 
