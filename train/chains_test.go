@@ -25,15 +25,7 @@ func TestChains(t *testing.T) {
 	r.Close()
 
 	cfg.Chains = 3
-	ref := filepath.Join(t.TempDir(), "ref")
-	c, err := NewChainsFromData(ref, cfg, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Train(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
+	ref := trainChainsRef(t, cfg, data)
 	ss, _ := readAll(t, single)
 	for i := 1; i <= 3; i++ {
 		s, _ := readAll(t, rundir.ChainDir(ref, 3, i))
@@ -43,7 +35,8 @@ func TestChains(t *testing.T) {
 	}
 
 	dir := filepath.Join(t.TempDir(), "int")
-	if c, err = NewChainsFromData(dir, cfg, data); err != nil {
+	c, err := NewChainsFromData(dir, cfg, data)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, stopAt := range []int{20, 70} {

@@ -123,14 +123,7 @@ func TestRunRefusesOtherModel(t *testing.T) {
 	cfg := cnnConfig("test-cnn-other")
 	cfg.Sampler, cfg.Steps = "sgnht", 20
 	data := smallData(t)
-	dir := filepath.Join(t.TempDir(), "cnn")
-	r, err := NewFromData(dir, cfg, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Train(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
+	r, dir := trainRef(t, cfg, data)
 	r.Close()
 	if _, err := evaluate.Evaluate([]string{dir}, "", data); err != nil {
 		t.Fatalf("evaluate the run's own model: %v", err)
@@ -149,7 +142,8 @@ func TestRunRefusesOtherModel(t *testing.T) {
 	mlp := smallConfig()
 	mlp.Sampler, mlp.Steps, mlp.Replicas = "sgnht", 50, 1
 	mdir := filepath.Join(t.TempDir(), "mlp")
-	if r, err = NewFromData(mdir, mlp, data); err != nil {
+	r, err := NewFromData(mdir, mlp, data)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Train(context.Background(), nil); err != nil {

@@ -24,15 +24,7 @@ func TestOpenChainConcurrent(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Chains, cfg.Steps, cfg.Sampler = 4, 80, "sgnht"
 	data := smallData(t)
-	ref := filepath.Join(t.TempDir(), "ref")
-	c, err := NewChainsFromData(ref, cfg, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Train(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
+	ref := trainChainsRef(t, cfg, data)
 
 	dir := filepath.Join(t.TempDir(), "tasks")
 	var wg sync.WaitGroup

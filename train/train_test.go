@@ -49,7 +49,7 @@ func smallData(t testing.TB) *datasets.Dataset {
 
 // trainRef trains cfg on data uninterrupted in a new directory and returns
 // the open run and its directory: the reference an interrupted run is
-// compared with.
+// compared with, or a finished run to evaluate or resume.
 func trainRef(t *testing.T, cfg runspec.Config, data *datasets.Dataset) (*Run, string) {
 	t.Helper()
 	ref := filepath.Join(t.TempDir(), "ref")
@@ -61,6 +61,23 @@ func trainRef(t *testing.T, cfg runspec.Config, data *datasets.Dataset) (*Run, s
 		t.Fatal(err)
 	}
 	return r, ref
+}
+
+// trainChainsRef trains cfg's chains on data in one process, uninterrupted,
+// in a new directory, closes them and returns the directory: the reference
+// that chains run otherwise are compared with.
+func trainChainsRef(t *testing.T, cfg runspec.Config, data *datasets.Dataset) string {
+	t.Helper()
+	ref := filepath.Join(t.TempDir(), "ref")
+	c, err := NewChainsFromData(ref, cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Train(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	return ref
 }
 
 func readAll(t *testing.T, dir string) (samples, metrics []byte) {
