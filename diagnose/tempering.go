@@ -198,7 +198,7 @@ func (t *Tempering) advice() string {
 		how := fmt.Sprintf("--ladder adaptive --swap-target %.2g finds it during burn-in", 0.3)
 		switch {
 		case t.TuningOver && !t.TuningConverged && t.NeededBurnIn > 0:
-			how = fmt.Sprintf("the ladder tuned in %d rounds during burn-in (%d restarted: the chains were still moving) was not verified by its end; --burnin %d at least lets it converge", t.TuningRounds, t.TuningRestarts, t.NeededBurnIn)
+			how = fmt.Sprintf("the ladder tuned in %d rounds during burn-in (%d restarted: the chains were still moving) was not verified by its end; it needs --burnin %d at least, and on a network whose pairs wander between rounds may not converge with more", t.TuningRounds, t.TuningRestarts, t.NeededBurnIn)
 		case t.TuningRounds > 0:
 			how = fmt.Sprintf("the ladder was tuned in %d rounds during burn-in, but the barrier measured since is different: the chains were still moving, so a longer --burnin tunes on a later stretch", t.TuningRounds)
 		}
