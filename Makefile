@@ -73,8 +73,9 @@ ladder-check: build
 # ladder-ceiling (not part of test: about 9 minutes) is what ladder-check's
 # bar asks of any ladder: the case run on the ladder FIXED at the best one
 # for 0.3 chosen with hindsight, seeds 1-12 (SEEDS="..." for others), and
-# how many 6,000- and 12,000-step stretches after step 12,000 have every
-# pair within 0.1 of 0.3 (docs/sampler.md).
+# how many seeds over steps 6,000-12,000, and how many 6,000- and
+# 12,000-step stretches after step 12,000, have every pair within 0.1 of
+# 0.3 (docs/sampler.md).
 ladder-ceiling: build
 	scripts/ladder_ceiling.sh ./$(BIN) $(DATA) runs/ladder-ceiling "$(SEEDS)"
 

@@ -15,8 +15,9 @@
 # stretches have every pair within 0.1 of 0.3: the share a ladder tuned
 # without error could pass; and the same over steps 6,000-12,000 (the
 # ladder fixed from step 0, so still in the barrier's fall). A seed whose
-# run is already complete in OUT is not trained again. SEEDS defaults to 1..12 (about 40 s each on
-# two cores). Reads Fashion-MNIST, so it is not part of `make test`.
+# run is already complete in OUT is not trained again. SEEDS defaults to
+# 1..12 (about 40 s each on two cores). Reads Fashion-MNIST, so it is not
+# part of `make test`.
 set -eu
 bin=${1:-bin/ptsghmc}
 data=${2:-/usr/share/datasets/fashion-mnist}
@@ -45,14 +46,18 @@ def window(rows, t0, t1):
     a0 = [a * (t0 - burn) for a in rows[t0]["swap_acceptance"]]
     a1 = [a * (t1 - burn) for a in rows[t1]["swap_acceptance"]]
     return [(y - x) / (t1 - t0) for x, y in zip(a0, a1)]
-cells, passed = [], 0
-for s in seeds:
+def load(s):
+    # the logged rows that carry swap acceptances, by step
     rows = {}
     for line in open("%s/s%s/metrics.jsonl" % (out, s)):
         r = json.loads(line)
         if "swap_acceptance" in r:
             rows[r["step"]] = r
-    w = window(rows, 6000, 12000)
+    return rows
+runs = {s: load(s) for s in seeds}
+cells, passed = [], 0
+for s in seeds:
+    w = window(runs[s], 6000, 12000)
     ok = all(abs(a - target) <= 0.1 for a in w)
     passed += ok
     cells.append("/".join("%.2f" % a for a in w) + (" pass" if ok else " MISS"))
@@ -64,11 +69,7 @@ for width in (6000, 12000):
     pairs = []
     print("stretches of %d steps from step 12,000 (pass: every pair within 0.1 of %.1f)" % (width, target))
     for s in seeds:
-        rows = {}
-        for line in open("%s/s%s/metrics.jsonl" % (out, s)):
-            r = json.loads(line)
-            if "swap_acceptance" in r:
-                rows[r["step"]] = r
+        rows = runs[s]
         cells = []
         for t0 in range(12000, 36000, width):
             w = window(rows, t0, t0 + width)
