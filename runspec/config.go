@@ -71,6 +71,12 @@ type Config struct {
 	// Steps equal SGDWarmup is the same starts with sampling off: it
 	// keeps its final state, the SGD solution, alone.
 	SGDWarmup int `json:"sgd_warmup,omitempty" yaml:"sgd_warmup,omitempty"`
+	// WarmupBatch is the minibatch size of the SGD warm-up's steps (0:
+	// Batch), so that sampling can take a larger batch than the optimiser
+	// (a smaller share of gradient noise at a low temperature) without
+	// slowing the warm-up. The gradients' evaluators hold the larger of
+	// the two.
+	WarmupBatch int `json:"warmup_batch,omitempty" yaml:"warmup_batch,omitempty"`
 	// Precondition is the diagonal mass matrix each chain (each PT rung)
 	// estimates during burn-in and then freezes: "none" (unit mass, the
 	// default), "rmsprop" (from the squared minibatch gradients) or
@@ -227,6 +233,9 @@ func (c Config) ValidateIn(s Setup) error {
 		{c.Inertia >= 0 && !math.IsInf(c.Inertia, 0), "thermostat_inertia must be non-negative (0: 1/A^2)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
 		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
+		{c.WarmupBatch >= 0, "warmup_batch must be non-negative (0: batch)"},
+		{c.WarmupBatch == 0 || c.SGDWarmup > 0, "warmup_batch needs sgd_warmup (it is the warm-up's minibatch size)"},
+		{c.GradShards <= c.WarmupBatch || c.WarmupBatch == 0, "grad_shards must be 0 (one per core) to warmup_batch"},
 		{c.PreconditionValue() == tempering.PrecondNone || !opt && c.SGDWarmup == 0, "precondition needs a sampler without sgd_warmup (sgd steps have no mass to estimate)"},
 		{c.SGDWarmup == 0 || !opt, "sgd_warmup applies to samplers (sgd is already an optimiser)"},
 		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup || c.Steps == c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
@@ -402,3 +411,17 @@ func (c Config) checkLadderLength() error {
 
 // DTypeValue returns the evaluator dtype.
 func (c Config) DTypeValue() autodiff.DType { return autodiff.DType(c.DType) }
+
+// StepBatch returns the minibatch size of the step after step steps (steps
+// 1..SGDWarmup are the warm-up's, of WarmupBatch when set; the others of
+// Batch), at most n, the number of training examples.
+func (c Config) StepBatch(steps, n int) int {
+	if c.WarmupBatch > 0 && steps < c.SGDWarmup {
+		return min(c.WarmupBatch, n)
+	}
+	return min(c.Batch, n)
+}
+
+// EvalBatch returns the largest minibatch the run's gradients take: the
+// size their evaluators are built for.
+func (c Config) EvalBatch() int { return max(c.Batch, c.WarmupBatch) }

@@ -83,7 +83,9 @@ func validateFor(c *rundir.Checkpoint, cfg runspec.Config, dim, numRungs, n int)
 			return bad("rung %d holds a non-finite position, momentum or thermostat", j+1)
 		}
 	}
-	want := min(cfg.Batch, n)
+	// the batch size of the step the checkpoint was written after (the
+	// initial checkpoint: of the first step)
+	want := cfg.StepBatch(max(c.Steps-1, 0), n)
 	for j, b := range c.Batches {
 		if b.N != n || b.Size != want || len(b.Order) != n {
 			return bad("rung %d's batch state is over %d examples in batches of %d (order of %d), the run has %d examples in batches of %d",

@@ -133,12 +133,18 @@ func (r *Run) Finish() error {
 	return r.checkpoint()
 }
 
-// warmup sets the kernel of the next step under Config.SGDWarmup: sgd for
-// steps 1..SGDWarmup, then the run's sampler, whose momentum and thermostat
+// warmup sets the kernel and the batch size of the next step under
+// Config.SGDWarmup: sgd (on WarmupBatch examples, when set) for steps
+// 1..SGDWarmup, then the run's sampler, whose momentum and thermostat
 // are drawn afresh (Kernel.Init, from each rung's stream) at the point the
 // optimiser reached and whose health watch starts there. Both depend on
 // the step count alone, so a resumed run follows them exactly.
 func (r *Run) warmup() error {
+	// the warm-up's steps may take their own batch size (WarmupBatch)
+	size := r.Cfg.StepBatch(r.state.Steps, r.Data.N)
+	for _, b := range r.batches {
+		b.Size = size
+	}
 	w := r.Cfg.SGDWarmup
 	switch {
 	case w == 0 || r.state.Steps > w:

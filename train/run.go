@@ -247,7 +247,7 @@ func newRun(dir string, cfg runspec.Config, p *prepared, lk *rundir.Lock) (_ *Ru
 	if r.state, err = r.pt.Init([][]float64{theta}, cfg.ChainSeed()); err != nil {
 		return nil, err
 	}
-	batches, err := newBatches(r.Data.N, cfg.Batch, r.state.Streams[:len(r.pots)])
+	batches, err := newBatches(r.Data.N, cfg.StepBatch(0, r.Data.N), r.state.Streams[:len(r.pots)])
 	if err != nil {
 		return nil, err
 	}
@@ -315,9 +315,9 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 		var ev autodiff.Evaluator
 		var err error
 		if shards > 1 {
-			ev, err = autodiff.NewShardedFor(engine, model, cfg.Batch, cfg.DTypeValue(), shards)
+			ev, err = autodiff.NewShardedFor(engine, model, cfg.EvalBatch(), cfg.DTypeValue(), shards)
 		} else {
-			ev, err = autodiff.NewFor(engine, model, cfg.Batch, cfg.DTypeValue())
+			ev, err = autodiff.NewFor(engine, model, cfg.EvalBatch(), cfg.DTypeValue())
 		}
 		if err != nil {
 			return nil, err

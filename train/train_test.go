@@ -130,6 +130,8 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		{"sgld", 0, "cold", func(c *runspec.Config) { c.Temperature = 0.3 }, nil},
 		// SGD warm-up to step 30, stopped before, at and after the switch
 		{"sgnht", 0, "sgd-warmup", func(c *runspec.Config) { c.SGDWarmup = 30 }, []int{17, 30, 31, 61}},
+		// and with its own batch size (8, then 16)
+		{"sgnht", 0, "sgd-warmup-batch", func(c *runspec.Config) { c.SGDWarmup, c.WarmupBatch = 30, 8 }, []int{17, 30, 31, 61}},
 		// preconditioners: burn-in 40 re-estimates the masses at steps 4,
 		// 8, 16 and 32; stopped inside windows, at an end and after
 		{"ptsghmc", 0, "rmsprop", func(c *runspec.Config) { c.Precondition = "rmsprop" }, []int{3, 8, 11, 32, 61}},
@@ -425,6 +427,10 @@ func TestConfigTempering(t *testing.T) {
 		{"sgd warm-up of PT", func(c *runspec.Config) { c.SGDWarmup = 1000 }, "single-chain sampler"},
 		{"sgd warm-up of sgnht", func(c *runspec.Config) { c.Sampler, c.SGDWarmup = "sgnht", 1000 }, ""},
 		{"sgd warm-up past burn-in", func(c *runspec.Config) { c.Sampler, c.SGDWarmup = "sgnht", 9000 }, "burnin must be at least sgd_warmup"},
+		{"warm-up batch", func(c *runspec.Config) { c.Sampler, c.SGDWarmup, c.WarmupBatch, c.Batch = "sgnht", 1000, 128, 512 }, ""},
+		{"warm-up batch without warm-up", func(c *runspec.Config) { c.Sampler, c.WarmupBatch = "sgnht", 128 }, "warmup_batch needs sgd_warmup"},
+		{"negative warm-up batch", func(c *runspec.Config) { c.Sampler, c.SGDWarmup, c.WarmupBatch = "sgnht", 1000, -1 }, "warmup_batch must be non-negative"},
+		{"warm-up batch below the shards", func(c *runspec.Config) { c.Sampler, c.SGDWarmup, c.WarmupBatch, c.GradShards = "sgnht", 1000, 2, 4 }, "grad_shards must be 0 (one per core) to warmup_batch"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

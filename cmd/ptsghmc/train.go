@@ -55,6 +55,7 @@ func bindConfig(fs *flag.FlagSet, c *runspec.Config) {
 	fs.BoolVar(&c.NoiseCorrection, "noise-correction", c.NoiseCorrection, "estimate the gradient noise per parameter at the end of burn-in and inject less noise where the gradient brings more (SGHMC's B-hat), so no parameter runs hot or cold under the one thermostat (ptsghmc, sgnht, sghmc)")
 	fs.Float64Var(&c.NoiseTarget, "noise-target", c.NoiseTarget, "noise-aware step: during burn-in, shrink the step (same friction per step) until the gradient noise is at most this share of the momentum's diffusion, e.g. 0.05 (0: off; the run still reports the share)")
 	fs.IntVar(&c.SGDWarmup, "sgd-warmup", c.SGDWarmup, "run the first this many steps as momentum SGD, then sample from the point reached (burn-in by optimisation: --chains K then start in K SGD solutions; 0: off)")
+	fs.IntVar(&c.WarmupBatch, "warmup-batch", c.WarmupBatch, "with --sgd-warmup: the warm-up's minibatch size, so that sampling can take a larger --batch (a smaller share of gradient noise at low --temperature) without slowing the warm-up (0: --batch)")
 	fs.IntVar(&c.Cycle, "cycle", c.Cycle, "cyclical step size (Zhang et al. 2020): steps per cosine cycle of the learning rate (0: constant)")
 	fs.Float64Var(&c.CycleKeep, "cycle-keep", c.CycleKeep, "with --cycle: keep samples only in this last fraction of each cycle, where steps are small")
 	fs.IntVar(&c.Exchange, "exchange", c.Exchange, "steps between exchange rounds (0: none)")
