@@ -144,8 +144,12 @@ func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 		if fig.IntSDError > sampler.WarnIntSD {
 			also = fmt.Sprintf(" (integration error also widens the sds by about %.0f%%: a larger --batch alone will not remove that, a smaller --lr does)", 100*fig.IntSDError)
 		}
-		return fmt.Sprintf("cause: gradient noise%s. %sreduce the gradient noise per step about %.3g-fold: a larger --batch (about %d instead of %d) or a smaller --lr (about %.3g instead of %g, or smaller: the share falls as the lr only where the gradient's variance stays put, and on a Fashion-MNIST network it fell about as its square root), or both; %s",
-			also, precond, 1/r, b, cfg.Batch, cfg.LR*r, cfg.LR, auto)
+		batch := fmt.Sprintf("a larger --batch (about %d instead of %d)", b, cfg.Batch)
+		if cfg.SGDWarmup > 0 && cfg.WarmupBatch == 0 {
+			batch += fmt.Sprintf(" with --warmup-batch %d, so that the SGD warm-up keeps its batch,", cfg.Batch)
+		}
+		return fmt.Sprintf("cause: gradient noise%s. %sreduce the gradient noise per step about %.3g-fold: %s or a smaller --lr (about %.3g instead of %g, or smaller: the share falls as the lr only where the gradient's variance stays put, and on a Fashion-MNIST network it fell about as its square root), or both; %s",
+			also, precond, 1/r, batch, cfg.LR*r, cfg.LR, auto)
 	case sampler.CauseIntegration:
 		r := math.Min(sampler.WarnIntSD/2/fig.IntSDError, 1)
 		batch := "; a larger --batch will not help"

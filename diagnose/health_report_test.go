@@ -24,6 +24,10 @@ func TestHealthAdviceCause(t *testing.T) {
 	cfg := runspec.DefaultConfig()
 	pre := cfg
 	pre.Precondition = "rmsprop"
+	warm := cfg
+	warm.SGDWarmup = 30000
+	own := warm
+	own.WarmupBatch = 64
 	for _, tc := range []struct {
 		name     string
 		fig      sampler.HealthFigures
@@ -36,6 +40,8 @@ func TestHealthAdviceCause(t *testing.T) {
 		{"integration and noise", both, cfg, []string{"cause: integration error", "gradient noise is also 95%", "larger --batch (about", "smaller --lr"}, []string{"will not help"}},
 		{"noise and integration", noiseInt, cfg, []string{"cause: gradient noise (integration error also widens the sds by about 8%", "larger --batch"}, nil},
 		{"noise, preconditioned", noise, pre, []string{"cause: gradient noise", "larger --batch"}, []string{"--precondition"}},
+		{"noise after an SGD warm-up", noise, warm, []string{"larger --batch (about", "with --warmup-batch 128, so that the SGD warm-up keeps its batch"}, nil},
+		{"noise, warm-up batch already set", noise, own, []string{"larger --batch (about"}, []string{"--warmup-batch"}},
 	} {
 		got := HealthAdvice(tc.fig, tc.cfg)
 		for _, w := range tc.want {

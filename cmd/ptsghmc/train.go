@@ -232,11 +232,16 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	defer ch.Close()
 	c, run := ch.Cfg, ch.Runs[0]
-	chains := ""
+	chains := ladderText(run) // one chain's rungs ("1 chain" without PT)
 	if c.Chains > 1 {
-		chains = fmt.Sprintf(", %d chains", c.Chains)
+		n := fmt.Sprintf("%d chains", c.Chains)
 		if ch.Only > 0 {
-			chains = fmt.Sprintf(", chain %d of %d", ch.Only, c.Chains)
+			n = fmt.Sprintf("chain %d of %d", ch.Only, c.Chains)
+		}
+		if len(run.State().Temps) == 1 {
+			chains = n // not "1 chain, 2 chains"
+		} else {
+			chains += ", " + n
 		}
 	}
 	dest := ch.Dir
@@ -247,8 +252,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if l := c.TemperatureLabel(); l != "" {
 		tempered = " (" + l + ")"
 	}
-	fmt.Fprintf(stderr, "ptsghmc train: %s%s %s on %d examples (%d validation), %d parameters, %s%s; step %d of %d -> %s\n",
-		c.Sampler, tempered, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), ladderText(run), chains, ch.Steps(), c.Steps, dest)
+	fmt.Fprintf(stderr, "ptsghmc train: %s%s %s on %d examples (%d validation), %d parameters, %s; step %d of %d -> %s\n",
+		c.Sampler, tempered, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), chains, ch.Steps(), c.Steps, dest)
 
 	if *timeLimit > 0 {
 		var cancel context.CancelFunc
