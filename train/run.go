@@ -218,7 +218,11 @@ func autoShards(cfg runspec.Config) int {
 	if cfg.Chain > 0 { // one chain of a job array: its own process
 		chains = 1
 	}
-	return min(max(cores/(rungs*chains), 1), evaluate.MaxShards, cfg.Batch)
+	n := cfg.Batch
+	if cfg.WarmupBatch > 0 {
+		n = min(n, cfg.WarmupBatch) // a shard per example at most, in the warm-up too
+	}
+	return min(max(cores/(rungs*chains), 1), evaluate.MaxShards, n)
 }
 
 // newRun writes a new run of cfg, prepared as p, into dir, whose lock lk
