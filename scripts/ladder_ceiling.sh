@@ -24,22 +24,23 @@ data=${2:-/usr/share/datasets/fashion-mnist}
 out=${3:-runs/ladder-ceiling}
 seeds=${4:-${SEEDS:-1 2 3 4 5 6 7 8 9 10 11 12}}
 ladder=1,1.01231,1.02476,1.03737
+steps=36000
 mkdir -p "$out"
 for s in $seeds; do
-	if grep -q '"step":36000,' "$out/s$s/metrics.jsonl" 2>/dev/null; then
+	if grep -q "\"step\":$steps," "$out/s$s/metrics.jsonl" 2>/dev/null; then
 		echo "seed $s: already trained in $out/s$s (delete it to train it again)"
 		continue
 	fi
 	"$bin" train --data "$data" --train-size 10000 --validation 1000 \
 		--arch 784-32-10 --sampler ptsghmc --replicas 4 --ladder $ladder \
-		--exchange 20 --steps 36000 --burnin 200 --thin 1000 --seed "$s" \
+		--exchange 20 --steps "$steps" --burnin 200 --thin 1000 --seed "$s" \
 		--out "$out/s$s" --overwrite --quiet >"$out/s$s.log" 2>&1 ||
 		{ cat "$out/s$s.log" >&2; exit 1; }
 	echo "seed $s trained: $out/s$s"
 done
-python3 - "$out" $seeds <<'PY'
+python3 - "$out" "$steps" $seeds <<'PY'
 import json, math, sys
-out, seeds = sys.argv[1], sys.argv[2:]
+out, steps, seeds = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 burn, target = 200, 0.3
 def window(rows, t0, t1):
     # the cumulative acceptance since burn-in, differenced between two log steps
@@ -71,7 +72,7 @@ for width in (6000, 12000):
     for s in seeds:
         rows = runs[s]
         cells = []
-        for t0 in range(12000, 36000, width):
+        for t0 in range(12000, steps, width):
             w = window(rows, t0, t0 + width)
             ok = all(abs(a - target) <= 0.1 for a in w)
             passed += ok

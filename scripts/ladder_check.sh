@@ -11,8 +11,8 @@
 # attempts that swapped is printed beside it. BURNIN and STEPS (environment)
 # change the burn-in and the run's length (defaults 6000 and 12000). Prints
 # the ladder, its top temperature, the barrier Lambda, tuning's verdict and
-# the acceptances; exits 1 when a pair misses. Reads Fashion-MNIST, so it is not part of
-# `make test`.
+# the acceptances; exits 1 when a pair misses. Reads Fashion-MNIST, so it is
+# not part of `make test`.
 set -eu
 bin=${1:-bin/ptsghmc}
 data=${2:-/usr/share/datasets/fashion-mnist}
