@@ -14,8 +14,8 @@ import "C"
 import (
 	"strings"
 
-	G "gorgonia.org/gorgonia"
 	"gonum.org/v1/netlib/blas/netlib"
+	G "gorgonia.org/gorgonia"
 )
 
 // Name names the native BLAS library.
