@@ -127,7 +127,7 @@ type Config struct {
 	// on other arithmetic than it had (train --allow-arithmetic-change).
 	ArithmeticChanges []ArithmeticChange `json:"arithmetic_changes,omitempty" yaml:"arithmetic_changes,omitempty"`
 	CkptEvery         int                `json:"checkpoint_every" yaml:"checkpoint_every"`
-	LogEvery   int `json:"log_every" yaml:"log_every"`
+	LogEvery          int                `json:"log_every" yaml:"log_every"`
 
 	// NoiseTarget, when positive, makes the run noise-aware: during burn-in
 	// the step shrinks until the gradient noise's share of the momentum's
