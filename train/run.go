@@ -207,6 +207,11 @@ func usesGraph(cfg runspec.Config, model nn.Model) bool {
 	return cfg.RunEngine(model) != autodiff.EnginePlan
 }
 
+// ReferenceCores is the core count the pinned arithmetic's automatic
+// gradient shards assume on every machine (autoShards): the two cores the
+// README's figures were measured on.
+const ReferenceCores = 2
+
 // notices receives what train says once (a model running on the VM).
 var notices io.Writer = os.Stderr
 
@@ -230,8 +235,14 @@ func sayUnsupported(engine autodiff.Engine, model nn.Model) {
 // autoShards returns how many graphs one gradient is split over when the
 // config leaves it to the run: the cores each rung gets when every chain of
 // the process steps its rungs in parallel (at least 1, at most evaluate.MaxShards).
+// The shards change the gradient's sums, so in the pinned arithmetic, whose
+// runs are the same on every machine, the cores counted are ReferenceCores,
+// not the machine's (--grad-shards sets more).
 func autoShards(cfg runspec.Config) int {
 	cores := runtime.GOMAXPROCS(0)
+	if runspec.ArithmeticMode(cfg.Arithmetic, false) == autodiff.ArithmeticPinned {
+		cores = ReferenceCores
+	}
 	rungs := max(cfg.Replicas, 1)
 	if cfg.Sampler != runspec.PTSGHMC {
 		rungs = 1
