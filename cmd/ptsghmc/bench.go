@@ -115,6 +115,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.engine, "engine", "compiled", "with --model: compiled (the graph compiler) or graph (Gorgonia's VM)")
 	fs.IntVar(&c.shards, "grad-shards", 0, "with --model: split each gradient over this many graphs in parallel (0: one per core, up to 4)")
 	arith := fs.String("arithmetic", autodiff.ArithmeticPinned, "matrix products: pinned (the same bits on every machine) or native (the BLAS library's kernel for this CPU)")
+	ahead := fs.Bool("noise-ahead", true, "draw a streamed step's injected noise on another goroutine while its gradient is computed (the same variates; false: in the update, to time the difference)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	sweep := fs.Bool("sweep", false, "time replicas 1, 2, 4, 10, 20 at --batch, and batch 32, 128, 512 at --replicas; print a table")
 	plotPath := fs.String("plot", "", "with --sweep: write the scaling plot to this PNG file")
@@ -128,6 +129,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *plotPath != "" && !*sweep {
 		return fmt.Errorf("bench: --plot needs --sweep")
 	}
+	sampler.NoiseAhead.Store(*ahead)
 	if err := autodiff.UseArithmetic(*arith); err != nil {
 		return fmt.Errorf("bench: --arithmetic: %w", err)
 	}
