@@ -73,6 +73,19 @@ type Report struct {
 	PerClass []ClassResult `json:"per_class,omitempty"`
 }
 
+// BaselineLabel names the baseline's row of the metrics table: "sgd
+// baseline" or "sgd deep ensemble" for sgd runs, else "baseline" (never
+// one of the labels scripts/check_readme.sh matches).
+func (r *Report) BaselineLabel() string {
+	if r.BaselineInfo != nil && r.BaselineInfo.Sampler == "sgd" {
+		if r.BaselineInfo.Networks > 1 {
+			return "sgd deep ensemble"
+		}
+		return "sgd baseline"
+	}
+	return "baseline"
+}
+
 // CurvePt is the ensemble's accuracy and NLL after its first Samples samples.
 type CurvePt struct {
 	Samples  int     `json:"samples"`

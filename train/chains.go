@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
@@ -220,10 +220,10 @@ func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) 
 		if c.Only == 0 {
 			return c.Runs[0].Train(ctx, p)
 		}
-		defer evaluate.WithBLASThreads(1)() // one BLAS thread, as when it runs beside the others
+		defer autodiff.WithBLASThreads(1)() // one BLAS thread, as when it runs beside the others
 		return c.Runs[0].train(ctx, p)
 	}
-	defer evaluate.WithBLASThreads(1)()
+	defer autodiff.WithBLASThreads(1)()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var mu sync.Mutex
@@ -276,7 +276,7 @@ func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) 
 // in Train, when the process runs several chains or one of an array.
 func (c *Chains) Finish() error {
 	if len(c.Runs) > 1 || c.Only > 0 {
-		defer evaluate.WithBLASThreads(1)()
+		defer autodiff.WithBLASThreads(1)()
 	}
 	for i, r := range c.Runs {
 		if err := r.Finish(); err != nil {

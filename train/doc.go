@@ -27,7 +27,7 @@
 // loop, each job is a function of that state: the kernel of a config and
 // its cyclical step-size schedule, which steps keep samples, the metrics
 // line (with the tempering and health figures of package diagnose), the
-// validation fit (an evaluate.Predictor), the checkpoint's assembly and
+// validation fit (an autodiff.Predictor), the checkpoint's assembly and
 // restoration, and the BLAS threads a run uses while it computes.
 //
 // Scoring a run's samples is package evaluate's job; the settings and the

@@ -13,8 +13,6 @@ import (
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/autodiff/compile"
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/diagnose"
-	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -37,14 +35,14 @@ type Run struct {
 	state   *tempering.PTState
 	pots    []*autodiff.Potential
 	batches []*datasets.Batches // rung j's minibatch order (state.Orders[j])
-	val     *evaluate.Predictor // rung 1's fit to Val (nil without a validation set)
+	val     *autodiff.Predictor // rung 1's fit to Val (nil without a validation set)
 	samples *rundir.SampleWriter
 	metrics *os.File
 	mbytes  int64              // bytes of metrics written
 	last    rundir.MetricsLine // the last metrics line written
 	warned  []warnedAt         // per rung: the last health window warned about
 	// threads is how many threads one BLAS call may use while the run
-	// computes (0: the process's setting; see evaluate.WithBLASThreads).
+	// computes (0: the process's setting; see autodiff.WithBLASThreads).
 	threads int
 	lock    *rundir.Lock // the writer's lock of Dir, released by Close
 	// kernels is the registry the run's kernel is of (nil:
@@ -195,7 +193,7 @@ func runThreads(cfg runspec.Config, model nn.Model, validation bool) int {
 	}
 	switch {
 	case len(temps) > 1 && workers > 1, shards > 1, cfg.Chains > 1,
-		validation && evaluate.PredictorShards(model) > 1:
+		validation && autodiff.PredictorShards(model) > 1:
 		return 1
 	}
 	return 0
@@ -234,7 +232,7 @@ func sayUnsupported(engine autodiff.Engine, model nn.Model) {
 
 // autoShards returns how many graphs one gradient is split over when the
 // config leaves it to the run: the cores each rung gets when every chain of
-// the process steps its rungs in parallel (at least 1, at most evaluate.MaxShards).
+// the process steps its rungs in parallel (at least 1, at most autodiff.MaxShards).
 // The shards change the gradient's sums, so in the pinned arithmetic, whose
 // runs are the same on every machine, the cores counted are ReferenceCores,
 // not the machine's (--grad-shards sets more).
@@ -258,7 +256,7 @@ func autoShards(cfg runspec.Config) int {
 	if cfg.WarmupBatch > 0 {
 		n = min(n, cfg.WarmupBatch) // a shard per example at most, in the warm-up too
 	}
-	return min(max(cores/(rungs*chains), 1), evaluate.MaxShards, n)
+	return min(max(cores/(rungs*chains), 1), autodiff.MaxShards, n)
 }
 
 // newRun writes a new run of cfg, prepared as p, into dir, whose lock lk
@@ -366,11 +364,11 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 		}
 	}
 	if val != nil {
-		ev, err := evaluate.NewLogitEvaluator(engine, model, cfg.DTypeValue())
+		ev, err := autodiff.NewLogitEvaluator(engine, model, cfg.DTypeValue())
 		if err != nil {
 			return nil, err
 		}
-		r.val = &evaluate.Predictor{Eval: ev}
+		r.val = &autodiff.Predictor{Eval: ev}
 	}
 	return r, nil
 }
@@ -512,9 +510,6 @@ func (r *Run) Close() error {
 	err2 := r.metrics.Close()
 	return errors.Join(err1, err2, r.lock.Release())
 }
-
-// Tempering returns the run's tempering figures (nil for a single chain).
-func (r *Run) Tempering() *diagnose.Tempering { return diagnose.TemperingOf(r.state, r.Cfg) }
 
 // LastMetrics returns the last metrics line written.
 func (r *Run) LastMetrics() rundir.MetricsLine { return r.last }

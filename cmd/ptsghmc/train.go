@@ -278,6 +278,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if i != 1 { // chain 1's figures are shown; every chain's steps count
 			s.LogLik, s.SwapRate, s.Samples = progress.lastStatus.LogLik, progress.lastStatus.SwapRate, progress.lastStatus.Samples
 		}
+		if s.Unhealthy != nil {
+			s.Warning += "\n  what to change: " + diagnose.HealthAdvice(*s.Unhealthy, ch.Runs[i-1].Cfg)
+		}
 		if s.Warning != "" && len(ch.Runs) > 1 {
 			s.Warning = fmt.Sprintf("chain %d: %s", i, s.Warning)
 		}
@@ -331,13 +334,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "; validation accuracy of the last rung-1 state %.4f, log-likelihood %.4f", m.ValAcc, m.ValLogLik)
 		}
 		fmt.Fprintln(stdout)
-		if tp := r.Tempering(); tp != nil {
+		if tp := diagnose.TemperingOf(r.State(), r.Cfg); tp != nil {
 			printTempering(stdout, tp)
 		}
 		if p := r.Preconditioning(); p != "" {
 			fmt.Fprintln(stdout, p)
 		}
-		fmt.Fprintln(stdout, r.Health())
+		fmt.Fprintln(stdout, diagnose.HealthOf(r.State(), r.Cfg))
 	}
 	return nil
 }
