@@ -137,7 +137,7 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 	if s.Replicas > 1 {
 		cfg.Sampler, cfg.Replicas = runspec.PTSGHMC, s.Replicas
 	}
-	pt, err := train.NewPT(runspec.Setup{}, cfg, data.N)
+	pt, err := train.NewPT(runspec.DefaultSetup(), cfg, data.N)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // Export file entries besides the learnables.
@@ -77,7 +78,7 @@ func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, err := cfg.BuildModel()
+		m, err := cfg.BuildModel(runspec.DefaultSetup().Models) // runs of the process's registered models
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", dir, err)
 		}

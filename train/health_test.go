@@ -19,6 +19,7 @@ import (
 // to lower --lr or raise --batch, write the figures to metrics.jsonl, and
 // warn while running. With --noise-target the burn-in shrinks the step.
 func TestHealthVerdict(t *testing.T) {
+	t.Parallel()
 	cfg := smallConfig()
 	cfg.Sampler, cfg.LR, cfg.Friction, cfg.Batch = "sgnht", 0.5, 0.01, 8
 	cfg.Steps, cfg.BurnIn, cfg.LogEvery = 600, 200, 20
@@ -26,7 +27,7 @@ func TestHealthVerdict(t *testing.T) {
 	for _, target := range []float64{0, 0.05} {
 		cfg.NoiseTarget = target
 		dir := filepath.Join(t.TempDir(), "run")
-		r, err := NewFromData(dir, cfg, data)
+		r, err := New(dir, cfg, true, setupOf(data))
 		if err != nil {
 			t.Fatal(err)
 		}

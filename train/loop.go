@@ -86,7 +86,7 @@ func (r *Run) beforeStep(pt *tempering.PT, st *tempering.PTState) error {
 func (r *Run) afterStep(progress func(Status)) error {
 	cfg := r.Cfg
 	step := r.state.Steps
-	if keepSampleAs(cfg, step, r.optimiser) {
+	if keepSample(cfg, step, r.optimiser) {
 		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func (r *Run) warmup() error {
 	case r.state.Steps < w:
 		c := r.Cfg
 		c.Sampler = "sgd"
-		k, err := kernel(c, r.Data.N, 1) // sgd, of sampler.Kernels
+		k, err := kernelFrom(c, sampler.Kernels, r.Data.N, 1) // sgd, of sampler.Kernels
 		if err != nil {
 			return err
 		}

@@ -45,25 +45,21 @@ type Run struct {
 	// computes (0: the process's setting; see autodiff.WithBLASThreads).
 	threads int
 	lock    *rundir.Lock // the writer's lock of Dir, released by Close
-	// kernels is the registry the run's kernel is of (nil:
-	// sampler.Kernels), and optimiser whether that kernel is an optimiser.
+	// kernels is the registry the run's kernel is of (its Setup's), and
+	// optimiser whether that kernel is an optimiser.
 	kernels   []sampler.KernelInfo
 	optimiser bool
 }
 
-// New creates a run directory and initialises a run from cfg. With
-// overwrite false an existing run in dir is an error. The run holds the
-// directory's lock (rundir.Acquire) until Close: a run that another
-// process writes is refused, and never overwritten.
-func New(dir string, cfg runspec.Config, overwrite bool) (*Run, error) {
-	return newWith(dir, cfg, overwrite, runspec.Setup{})
-}
-
-// newWith is New with the setup given: it validates cfg and builds its
-// model once, and with overwrite false refuses a directory that holds a
-// run.
-func newWith(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Run, error) {
-	if err := cfg.ValidateIn(s); err != nil {
+// New creates a run directory and initialises a run from cfg with the
+// registries and training data of s (runspec.DefaultSetup: the process's
+// registries, the data loaded from cfg.Data). It validates cfg and builds
+// its model once. With overwrite false an existing run in dir is an error;
+// with overwrite true its files and chain directories are removed. The run
+// holds the directory's lock (rundir.Acquire) until Close: a run that
+// another process writes is refused, and never overwritten.
+func New(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Run, error) {
+	if err := cfg.Validate(s); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {
@@ -130,25 +126,6 @@ func clearRun(dir string, k int) error {
 		}
 	}
 	return nil
-}
-
-// NewFromData is New with the data given (for tests and embedding); it
-// writes over the files of a run in dir (but not one another process holds).
-func NewFromData(dir string, cfg runspec.Config, train *datasets.Dataset) (*Run, error) {
-	s := runspec.Setup{Train: train}
-	if err := cfg.ValidateIn(s); err != nil {
-		return nil, err
-	}
-	p, err := prepare(s, cfg)
-	if err != nil {
-		return nil, err
-	}
-	locks, err := lockForCreate(dir, 1) // chain directories too: none may be in use
-	if err != nil {
-		return nil, err
-	}
-	defer locks.release(dir)
-	return newRun(dir, cfg, p, locks[dir])
 }
 
 // recordIdentity returns cfg with what a run records of its identity: the
@@ -328,7 +305,7 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 		r.Spec = *model.MLP
 	}
 	r.kernels = p.setup.Kernels
-	info, err := cfg.KernelIn(r.kernels)
+	info, err := cfg.Kernel(r.kernels)
 	if err != nil {
 		return nil, err
 	}
@@ -373,13 +350,14 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 	return r, nil
 }
 
-// Resume reopens the run in dir from its checkpoint. steps > 0 replaces the
-// run's target step count. The run holds the directory's lock until Close:
-// a run that another process writes is refused.
-func Resume(dir string, steps int) (*Run, error) { return resumeWith(dir, steps, runspec.Setup{}) }
-
-// resumeWith is Resume with the setup given.
-func resumeWith(dir string, steps int, s runspec.Setup) (*Run, error) {
+// Resume reopens the run in dir from its checkpoint, with the registries
+// and training data of s (those the run was made with). steps > 0 replaces
+// the run's target step count. The run holds the directory's lock until
+// Close: a run that another process writes is refused.
+func Resume(dir string, steps int, s runspec.Setup) (*Run, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
 	lk, err := rundir.Acquire(dir)
 	if err != nil {
 		return nil, err
@@ -409,15 +387,10 @@ func resumeWith(dir string, steps int, s runspec.Setup) (*Run, error) {
 // checkpointConfigValid validates the config of the checkpoint in dir,
 // naming the checkpoint and wrapping ErrCheckpoint.
 func checkpointConfigValid(dir string, cfg runspec.Config, s runspec.Setup) error {
-	if err := cfg.ValidateIn(s); err != nil {
+	if err := cfg.Validate(s); err != nil {
 		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, rundir.ErrCheckpoint)
 	}
 	return nil
-}
-
-// ResumeFromData is Resume with the training data given.
-func ResumeFromData(dir string, train *datasets.Dataset, steps int) (*Run, error) {
-	return resumeWith(dir, steps, runspec.Setup{Train: train})
 }
 
 // resume reopens the run in dir from its checkpoint c, whose config the

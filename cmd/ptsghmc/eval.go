@@ -90,7 +90,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("eval: --split %q: expected test or validation", *split)
 	}
-	opt := evaluate.EvalOptions{SkipCorrupt: *skipCorrupt, FromStep: *fromStep, Baselines: baselines, Seed: *seed}
+	opt := evaluate.EvalOptions{Setup: runspec.DefaultSetup(), SkipCorrupt: *skipCorrupt, FromStep: *fromStep, Baselines: baselines, Seed: *seed}
 	for _, o := range oods {
 		if o == "builtin" {
 			opt.BuiltinOOD = true
@@ -229,13 +229,14 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := cfg.BuildModel()
+	setup := runspec.DefaultSetup()
+	m, err := cfg.BuildModel(setup.Models)
 	if err != nil {
 		return fmt.Errorf("run %s: %w", *run, err)
 	}
 	data.Classes = m.Outputs
 	data.Labels = make([]int, n)
-	_, model, err := evaluate.RunModel(*run, data)
+	_, model, err := evaluate.RunModel(setup, *run, data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *images, err)
 	}
@@ -249,7 +250,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	skipped, dropped, read := 0, 0, 0
 	for _, d := range dirs {
-		if _, _, err := evaluate.RunModel(d, data); err != nil {
+		if _, _, err := evaluate.RunModel(setup, d, data); err != nil {
 			return err
 		}
 		spath := filepath.Join(d, rundir.SamplesFile)
