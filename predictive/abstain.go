@@ -88,8 +88,8 @@ func (p *Posterior) FixAbstention(data *datasets.Dataset, rate float64, source s
 	if kept > 0 {
 		a.AccuracyKept = float64(right) / float64(kept)
 	}
-	a.Method = fmt.Sprintf("abstain when the mutual information exceeds %.6g, its %g quantile on the %d images of %s (inverse empirical CDF): %d of them (%.2f%%) are refused",
-		a.Threshold, 1-rate, data.N, source, a.Abstained, 100*float64(a.Abstained)/float64(data.N))
+	a.Method = fmt.Sprintf("abstain when the mutual information exceeds %.6g, its %g quantile (inverse empirical CDF) on %s (%d images, of which %d, %.2f%%, abstain)",
+		a.Threshold, 1-rate, source, data.N, a.Abstained, 100*float64(a.Abstained)/float64(data.N))
 	p.mu.Lock()
 	p.abstain = a
 	p.mu.Unlock()
