@@ -95,6 +95,20 @@ func New(post *predictive.Posterior, opt Options) (*Server, error) {
 // Limits returns the limits in force (defaults filled in).
 func (s *Server) Limits() Limits { return s.limits }
 
+// Answered returns how many requests of path (one of the server's paths)
+// have been answered, whatever their status.
+func (s *Server) Answered(path string) uint64 {
+	s.metrics.mu.Lock()
+	defer s.metrics.mu.Unlock()
+	n := uint64(0)
+	for k, v := range s.metrics.requests {
+		if k[0] == path {
+			n += v
+		}
+	}
+	return n
+}
+
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 

@@ -161,6 +161,6 @@ func serveUntilSignal(ln net.Listener, srv *serve.Server, f serveFlags, stdout i
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
-	fmt.Fprintln(stdout, "stopped")
+	fmt.Fprintf(stdout, "stopped: %d /v1/predict requests answered\n", srv.Answered("/v1/predict"))
 	return nil
 }
