@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -87,6 +88,10 @@ flags:`)
 			return err
 		}
 	}
+	// The data read to fix the threshold (the training images too, for
+	// their fingerprint) is garbage now: give it back to the system, so
+	// the resident memory is the samples' and the evaluator's.
+	debug.FreeOSMemory()
 	srv, err := serve.New(post, serve.Options{Limits: serve.Limits{MaxImages: f.maxImages, MaxBody: f.maxBody, BatchImages: f.batchImages}})
 	if err != nil {
 		return err
