@@ -273,7 +273,9 @@ func errorCount(st *stats) int {
 	return n
 }
 
-func indent(s string) string { return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n" }
+func indent(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
+}
 
 // report prints the measurement.
 func report(s settings, warm, st *stats, elapsed time.Duration, passes, images float64, rss [3]int) {
