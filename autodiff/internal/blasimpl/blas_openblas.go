@@ -6,30 +6,34 @@ package blasimpl
 #cgo LDFLAGS: -lopenblas
 void openblas_set_num_threads(int);
 int openblas_get_num_threads(void);
+char* openblas_get_corename(void);
+char* openblas_get_config(void);
 */
 import "C"
 
 import (
-	"gonum.org/v1/gonum/blas/blas32"
-	"gonum.org/v1/gonum/blas/blas64"
+	"strings"
+
 	"gonum.org/v1/netlib/blas/netlib"
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
-// Name names the BLAS library matrix products go through.
+// Name names the native BLAS library.
 const Name = "openblas"
 
-func init() {
-	impl := netlib.Implementation{}
-	blas64.Use(impl)
-	blas32.Use(impl)
-	G.Use(impl)
-	tensor.Use(impl)
+func native() G.BLAS { return netlib.Implementation{} }
+
+func nativeLibrary() string {
+	// "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64"
+	f := strings.Fields(C.GoString(C.openblas_get_config()))
+	if len(f) >= 2 {
+		return "openblas " + f[1]
+	}
+	return "openblas"
 }
 
-// SetThreads sets how many threads one BLAS call may use.
-func SetThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
+func nativeKernel() string { return C.GoString(C.openblas_get_corename()) }
 
-// Threads returns how many threads one BLAS call may use.
-func Threads() int { return int(C.openblas_get_num_threads()) }
+func setNativeThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
+
+func nativeThreads() int { return int(C.openblas_get_num_threads()) }

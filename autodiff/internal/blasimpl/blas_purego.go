@@ -2,12 +2,20 @@
 
 package blasimpl
 
-// Name names the BLAS library matrix products go through.
+import (
+	gonumblas "gonum.org/v1/gonum/blas/gonum"
+	G "gorgonia.org/gorgonia"
+)
+
+// Name names the native BLAS library.
 const Name = "gonum (pure Go)"
 
-// SetThreads does nothing in the pure-Go build: gonum's BLAS threads are
-// managed by the Go scheduler.
-func SetThreads(n int) {}
+func native() G.BLAS { return gonumblas.Implementation{} }
 
-// Threads returns 1 in the pure-Go build.
-func Threads() int { return 1 }
+func nativeLibrary() string { return "gonum" }
+
+func nativeKernel() string { return "go" }
+
+func setNativeThreads(n int) {}
+
+func nativeThreads() int { return 1 }
