@@ -76,10 +76,11 @@ func evalProbs(t *testing.T, run string, data *datasets.Dataset) ([]float64, *ev
 }
 
 // TestPredictIsEvalEnsemble: Predict's probabilities, entropy and mutual
-// information are evaluate's Ensemble's on the same images, bit for bit
-// when they come in one call (eval's batch), to float32 rounding when they
-// come one by one through the Batcher's merged passes, for float32 and
-// float64 samples and a run of two chains; and
+// information are evaluate's Ensemble's on the same images, bit for bit,
+// whether they come in one call (eval's batch) or one by one through the
+// Batcher's merged passes of other sizes (the default pinned arithmetic's
+// products do not depend on the batch), for float32 and float64 samples
+// and a run of two chains; and
 // eval's accuracy and NLL are the Score of Predict's probabilities.
 func TestPredictIsEvalEnsemble(t *testing.T) {
 	for _, c := range []struct {
@@ -132,14 +133,15 @@ func TestPredictIsEvalEnsemble(t *testing.T) {
 				if all[i].Entropy != h || all[i].MutualInformation != mi {
 					t.Fatalf("image %d: entropy %v mi %v, eval's %v %v", i, all[i].Entropy, all[i].MutualInformation, h, mi)
 				}
-				// merged passes of other sizes: the GEMM's summation order
-				// depends on the batch, so equal to float32 rounding
+				// merged passes of other sizes: the pinned arithmetic (the
+				// default) sums each product element in k order whatever
+				// the batch, so bit for bit too
 				for cl := 0; cl < k; cl++ {
-					if got := one[i].Probabilities[cl]; math.Abs(got-want[i*k+cl]) > 1e-6 {
+					if got := one[i].Probabilities[cl]; got != want[i*k+cl] {
 						t.Fatalf("image %d class %d through the batcher: %v, eval's ensemble %v", i, cl, got, want[i*k+cl])
 					}
 				}
-				if math.Abs(one[i].Entropy-h) > 1e-5 || math.Abs(one[i].MutualInformation-mi) > 1e-5 {
+				if one[i].Entropy != h || one[i].MutualInformation != mi {
 					t.Fatalf("image %d through the batcher: entropy %v mi %v, eval's %v %v", i, one[i].Entropy, one[i].MutualInformation, h, mi)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -362,7 +363,7 @@ func TestMergedPasses(t *testing.T) {
 		if a.code != 200 || len(a.pr.Predictions) != 1 {
 			t.Fatalf("request %d: %d %s", i, a.code, a.raw)
 		}
-		if g, w := a.pr.Predictions[0].Probabilities, want[i].Probabilities; math.Abs(g[0]-w[0]) > 1e-6 || a.pr.Predictions[0].Class != want[i].Class {
+		if g, w := a.pr.Predictions[0].Probabilities, want[i].Probabilities; !slices.Equal(g, w) || a.pr.Predictions[0].Class != want[i].Class {
 			t.Fatalf("request %d: %v, want %v", i, g, w)
 		}
 	}
