@@ -18,16 +18,10 @@ var ErrClosed = errors.New("predictive: batcher closed")
 // (docs/serve.md measures it). With MaxImages 1 every call has a pass of
 // its own.
 type Batcher struct {
-	post *Posterior
-	// MaxImages bounds the images of one pass (a call of more images has
-	// a pass of its own).
-	maxImages int
-	// OnPass, when not nil, is called after each pass with its number of
-	// calls and images, its duration and its error (for metrics).
-	onPass func(calls, images int, d time.Duration, err error)
-	// beforePass, when not nil, is called before each pass (tests hold a
-	// pass with it).
-	beforePass func()
+	post       *Posterior
+	maxImages  int                                                 // BatcherOptions.MaxImages, at least 1
+	onPass     func(calls, images int, d time.Duration, err error) // BatcherOptions.OnPass
+	beforePass func()                                              // BatcherOptions.BeforePass
 
 	jobs chan *job
 	quit chan struct{}
