@@ -59,7 +59,6 @@ type Posterior struct {
 	mu      sync.Mutex
 	base    *evaluate.Ensemble // on a one-image template; Predict runs its On(images)
 	weights []weights          // the samples, in their stored precision
-	scratch []float64          // one float32 sample widened for Ensemble.Add
 	abstain *Abstention
 }
 
@@ -231,21 +230,6 @@ func (p *Posterior) keep(step int, theta []float64, f32 bool) {
 
 // Samples returns the number of pooled samples.
 func (p *Posterior) Samples() int { return len(p.Steps) }
-
-// sample returns sample s as float64 (a view valid until the next call).
-func (p *Posterior) sample(s int) []float64 {
-	w := p.weights[s]
-	if w.f64 != nil {
-		return w.f64
-	}
-	if p.scratch == nil {
-		p.scratch = make([]float64, p.Model.NumParams())
-	}
-	for i, v := range w.f32 {
-		p.scratch[i] = float64(v)
-	}
-	return p.scratch
-}
 
 // Label returns the class label of output c: the data's label when the
 // runs were trained on a subset of classes (runspec.Config.Classes), else c.

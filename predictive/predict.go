@@ -93,8 +93,12 @@ func (p *Posterior) PredictFlat(x []float32, n int) ([]Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	for s := range p.weights {
-		if err := ens.Add(p.sample(s)); err != nil {
+	for s, w := range p.weights {
+		add := func() error { return ens.Add(w.f64) }
+		if w.f32 != nil {
+			add = func() error { return ens.AddFloat32(w.f32) }
+		}
+		if err := add(); err != nil {
 			return nil, fmt.Errorf("sample %d (step %d): %w", s, p.Steps[s], err)
 		}
 	}
