@@ -9,7 +9,7 @@ PKGS    := libopenblas-dev dataset-fashion-mnist
 # small packages), and a failure to install them does not stop deps.
 PYPKGS  := python3-xarray python3-zarr
 
-.PHONY: all deps build run run-long serve-load test test-long cluster-test soak bench bench-pt bench-torch fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
+.PHONY: all deps build run run-long serve-load test test-long cluster-test soak bench bench-pt bench-torch bench-arithmetic fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
 
 all: build
 
@@ -159,6 +159,13 @@ bench-lenet: build
 bench-pt: build
 	./$(BIN) bench --arch 784-400-400-10 --replicas 10 --batch 128 --steps 50
 	./$(BIN) bench --sweep --steps 30 --plot docs/scaling.png
+
+# bench-arithmetic times what the pinned arithmetic (the default: the same
+# bits on every machine, docs/reproducibility.md) costs against the native
+# OpenBLAS kernels this CPU runs: one SGNHT chain and train's PT step,
+# settings alternating, ROUNDS rounds (default 3; about 5 minutes).
+bench-arithmetic: build
+	scripts/bench_arithmetic.sh ./$(BIN) $(or $(ROUNDS),3)
 
 bench-torch: build
 	BIN=$(BIN) scripts/bench_side_by_side.sh

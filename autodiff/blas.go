@@ -40,3 +40,7 @@ func SetBLASThreads(n int) { blasimpl.SetThreads(n) }
 
 // BLASThreads returns how many threads one matrix product may use.
 func BLASThreads() int { return blasimpl.Threads() }
+
+// NativeBLAS returns the native BLAS library's name and version, the
+// kernel it picked for this CPU, and its default threads per product.
+func NativeBLAS() (library, kernel string, threads int) { return blasimpl.NativeBLAS() }

@@ -116,8 +116,18 @@ type Config struct {
 	// (autodiff.ShardedEvaluator). 0 at creation: the cores each rung gets;
 	// the value used is recorded, so a resume computes the same sums.
 	GradShards int `json:"grad_shards,omitempty" yaml:"grad_shards,omitempty"`
-	CkptEvery  int `json:"checkpoint_every" yaml:"checkpoint_every"`
-	LogEvery   int `json:"log_every" yaml:"log_every"`
+	// Arithmetic is what the run's matrix products compute with (see
+	// arithmetic.go): asked at creation as "pinned" (also when empty: the
+	// same bits on every machine) or "native" (the BLAS library's own
+	// kernel and threads), recorded by the run as the arithmetic's ID
+	// ("pinned-v1", "native openblas 0.3.21 Cooperlake x2"). Empty in a
+	// recorded run: made before the field, on the native BLAS.
+	Arithmetic string `json:"arithmetic,omitempty" yaml:"arithmetic,omitempty"`
+	// ArithmeticChanges lists the steps from which a resumed run continued
+	// on other arithmetic than it had (train --allow-arithmetic-change).
+	ArithmeticChanges []ArithmeticChange `json:"arithmetic_changes,omitempty" yaml:"arithmetic_changes,omitempty"`
+	CkptEvery         int                `json:"checkpoint_every" yaml:"checkpoint_every"`
+	LogEvery          int                `json:"log_every" yaml:"log_every"`
 
 	// NoiseTarget, when positive, makes the run noise-aware: during burn-in
 	// the step shrinks until the gradient noise's share of the momentum's
@@ -152,7 +162,7 @@ func DefaultConfig() Config {
 		Sampler: "sgnht", Replicas: 4, TMax: 1.5, Ladder: "geometric", Chains: 1,
 		Steps: 60000, BurnIn: 10000, Thin: 250, Batch: 128,
 		LR: 0.02, Friction: 0.1, Inertia: 0, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTolerance: 1e-8, XTest: "barker", XF: 1,
-		DType: "float32", Engine: "plan", Seed: 1, CkptEvery: 1000, LogEvery: 200,
+		DType: "float32", Engine: "plan", Arithmetic: "pinned", Seed: 1, CkptEvery: 1000, LogEvery: 200,
 		Tempering: "noise", Precondition: "none",
 	}
 }
@@ -254,6 +264,7 @@ func (c Config) ValidateIn(s Setup) error {
 		{c.TrainSize >= 0, "train_size must be non-negative"},
 		{c.DType == "float32" || c.DType == "float64", "dtype must be float32 or float64"},
 		{c.Engine == "plan" || c.Engine == "compiled" || c.Engine == "graph", "engine must be plan, compiled or graph"},
+		{validArithmetic(c.Arithmetic), "arithmetic must be pinned or native"},
 		{c.Corr == "nnls" || c.Corr == "hermite", "correction must be nnls or hermite"},
 		{c.Scheme == "alternate" || c.Scheme == "first", "scheme must be alternate or first"},
 		{c.Chains >= 1, "chains must be at least 1"},

@@ -30,6 +30,10 @@ type Setup struct {
 	// Train is the training data before the validation split (nil: loaded
 	// from Config.Data).
 	Train *datasets.Dataset
+	// AllowArithmeticChange lets a resumed run continue on other arithmetic
+	// than it recorded (another native BLAS kernel or thread count): the
+	// change is recorded in its config instead of refused.
+	AllowArithmeticChange bool
 }
 
 // ModelRegistry returns the setup's model registry.

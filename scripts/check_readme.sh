@@ -8,7 +8,10 @@
 # with rows "| ensemble (posterior) | samples | accuracy | NLL | ECE | Brier |"
 # and "| single sample | ... |"; `ptsghmc eval` prints the same rows as
 #   ensemble (posterior)   200  0.8954  0.2941  0.0221  0.1526
-# Exits 1, showing both, when they differ.
+# Exits 1, showing both, when they differ. The README names the arithmetic its
+# figures were computed with on the marker line (arithmetic=ID); when make run
+# computed with another (train --arithmetic native), the figures cannot
+# match, and the check says so in one line instead of comparing them.
 set -eu
 readme=$1
 log=$2
@@ -32,6 +35,12 @@ printed=$(awk '
 		print name, $3, $4, $5, $6, $7 # both names are two words
 	}' "$log")
 
+want_arith=$(sed -n 's/.*<!-- make-run-figures.*arithmetic=\([^ ]*\).*/\1/p' "$readme" | head -1)
+got_arith=$(sed -n 's/^ptsghmc train: arithmetic \(native [^(]*[^ (]\|[^ ]*\).*/\1/p' "$log" | head -1)
+if [ -n "$want_arith" ] && [ "$got_arith" != "$want_arith" ]; then
+	echo "check_readme: make run computed with arithmetic '${got_arith:-unknown}', the README's figures with '$want_arith': other arithmetic rounds otherwise, so they cannot match (run make run without --arithmetic native; docs/reproducibility.md)" >&2
+	exit 1
+fi
 [ -n "$quoted" ] || { echo "check_readme: no make-run-figures table in $readme" >&2; exit 1; }
 [ -n "$printed" ] || { echo "check_readme: no ensemble figures in $log (did make run finish?)" >&2; exit 1; }
 if [ "$quoted" = "$printed" ]; then

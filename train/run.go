@@ -173,7 +173,32 @@ func recordIdentity(cfg runspec.Config, p *prepared) (runspec.Config, error) {
 	if cfg.GradShards == 0 && usesGraph(cfg, model) {
 		cfg.GradShards = autoShards(cfg)
 	}
+	mode := runspec.ArithmeticMode(cfg.Arithmetic, false)
+	cfg.Arithmetic = runspec.ArithmeticID(mode, runThreads(cfg, model, cfg.Validation > 0))
 	return cfg, nil
+}
+
+// runThreads returns how many threads one BLAS call of a run of cfg uses
+// while it trains (0: the library's default): one when its rungs, chains,
+// gradient shards or validation shards run in parallel goroutines, or they
+// would oversubscribe the cores. Native BLAS rounds differently with other
+// threads, so the run's arithmetic records it.
+func runThreads(cfg runspec.Config, model nn.Model, validation bool) int {
+	temps, _ := cfg.Temps()
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	shards := 1
+	if usesGraph(cfg, model) {
+		shards = max(cfg.GradShards, 1) // runs older than the field: 1
+	}
+	switch {
+	case len(temps) > 1 && workers > 1, shards > 1, cfg.Chains > 1,
+		validation && evaluate.PredictorShards(model) > 1:
+		return 1
+	}
+	return 0
 }
 
 // usesGraph reports whether the run's gradients run on a graph (compiled
@@ -181,6 +206,11 @@ func recordIdentity(cfg runspec.Config, p *prepared) (runspec.Config, error) {
 func usesGraph(cfg runspec.Config, model nn.Model) bool {
 	return cfg.RunEngine(model) != autodiff.EnginePlan
 }
+
+// ReferenceCores is the core count the pinned arithmetic's automatic
+// gradient shards assume on every machine (autoShards): the two cores the
+// README's figures were measured on.
+const ReferenceCores = 2
 
 // notices receives what train says once (a model running on the VM).
 var notices io.Writer = os.Stderr
@@ -205,8 +235,14 @@ func sayUnsupported(engine autodiff.Engine, model nn.Model) {
 // autoShards returns how many graphs one gradient is split over when the
 // config leaves it to the run: the cores each rung gets when every chain of
 // the process steps its rungs in parallel (at least 1, at most evaluate.MaxShards).
+// The shards change the gradient's sums, so in the pinned arithmetic, whose
+// runs are the same on every machine, the cores counted are ReferenceCores,
+// not the machine's (--grad-shards sets more).
 func autoShards(cfg runspec.Config) int {
 	cores := runtime.GOMAXPROCS(0)
+	if runspec.ArithmeticMode(cfg.Arithmetic, false) == autodiff.ArithmeticPinned {
+		cores = ReferenceCores
+	}
 	rungs := max(cfg.Replicas, 1)
 	if cfg.Sampler != runspec.PTSGHMC {
 		rungs = 1
@@ -280,6 +316,11 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The arithmetic before any evaluator takes its products.
+	// cfg is a run's record here: recordIdentity's, or a checkpoint's.
+	if err := autodiff.UseArithmetic(runspec.ArithmeticMode(cfg.Arithmetic, true)); err != nil {
+		return nil, err
+	}
 	temps, err := cfg.Temps()
 	if err != nil {
 		return nil, err
@@ -297,21 +338,10 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 	if r.pt, err = NewPT(p.setup, cfg, tr.N); err != nil {
 		return nil, err
 	}
-	// Replicas step in parallel goroutines; each BLAS call then uses one
-	// thread, or the cores are oversubscribed (set while the run trains).
-	workers := cfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	if len(temps) > 1 && workers > 1 {
-		r.threads = 1
-	}
+	r.threads = runThreads(cfg, model, val != nil)
 	shards := 1
 	if usesGraph(cfg, model) {
 		shards = max(cfg.GradShards, 1) // runs older than the field: 1
-	}
-	if shards > 1 {
-		r.threads = 1
 	}
 	engine := cfg.RunEngine(model)
 	sayUnsupported(engine, model)
@@ -341,9 +371,6 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 			return nil, err
 		}
 		r.val = &evaluate.Predictor{Eval: ev}
-		if evaluate.PredictorShards(model) > 1 {
-			r.threads = 1
-		}
 	}
 	return r, nil
 }
@@ -418,6 +445,9 @@ func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir
 		return nil, err
 	}
 	r.lock = lk
+	if err := r.continueArithmetic(c.Steps, p.setup.AllowArithmeticChange); err != nil {
+		return nil, err
+	}
 	if err := rundir.CheckFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
 		return nil, err
 	}
@@ -439,13 +469,35 @@ func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir
 		return nil, err
 	}
 	r.mbytes = c.Metrics
-	if cfg.Steps != c.Config.Steps {
-		if err := rundir.WriteConfig(dir, cfg); err != nil {
+	if r.Cfg.Steps != c.Config.Steps || r.Cfg.Arithmetic != c.Config.Arithmetic {
+		if err := rundir.WriteConfig(dir, r.Cfg); err != nil {
 			r.Close()
 			return nil, err
 		}
 	}
 	return r, nil
+}
+
+// continueArithmetic checks that the resumed run r, at step, computes with
+// the arithmetic it recorded. When it does not, it refuses, unless allow,
+// and then records the change in r.Cfg. A run made before runs recorded
+// their arithmetic continues on the native BLAS, as it ran, and records it.
+func (r *Run) continueArithmetic(step int, allow bool) error {
+	have := r.Cfg.Arithmetic
+	now := runspec.ArithmeticID(runspec.ArithmeticMode(have, true), runThreads(r.Cfg, r.Model, r.Cfg.Validation > 0))
+	if have == now {
+		return nil
+	}
+	if have != "" && !allow {
+		return runspec.ArithmeticDiffers(r.Dir, step, have, now)
+	}
+	from := have
+	if from == "" {
+		from = runspec.Unrecorded
+	}
+	r.Cfg.ArithmeticChanges = append(r.Cfg.ArithmeticChanges, runspec.ArithmeticChange{Step: step, From: from, To: now})
+	r.Cfg.Arithmetic = now
+	return nil
 }
 
 // Steps returns the steps done so far.

@@ -77,6 +77,11 @@ func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Cha
 	if haveErr == nil && have.Engine == asked {
 		cfg.Engine = have.Engine // a run made before the graph compiler keeps its engine
 	}
+	if haveErr == nil {
+		if cfg, err = taskArithmetic(dir, have, cfg, s.AllowArithmeticChange); err != nil {
+			return nil, fmt.Errorf("chain %d: %w", i, err)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
@@ -126,6 +131,21 @@ func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Cha
 	return c, nil
 }
 
+// taskArithmetic checks a chain task's arithmetic, recorded in cfg, against
+// the run's, recorded in have by the first task: a task on another node
+// whose arithmetic differs is refused, unless allow, and then runs on its
+// own arithmetic, recorded in its chain's config (eval reports the mix);
+// the run's config keeps the first task's.
+func taskArithmetic(dir string, have, cfg runspec.Config, allow bool) (runspec.Config, error) {
+	if have.Arithmetic == cfg.Arithmetic || have.Arithmetic == "" {
+		return cfg, nil
+	}
+	if !allow {
+		return cfg, fmt.Errorf("%w (the run's chains would be computed with two arithmetics)", runspec.ArithmeticDiffers(dir, 0, have.Arithmetic, cfg.Arithmetic))
+	}
+	return cfg, nil
+}
+
 // claimRunConfig writes cfg as dir's run config unless one exists, and
 // otherwise checks that the existing one has the same settings. Concurrent
 // callers are safe: exactly one link succeeds.
@@ -169,6 +189,9 @@ func claimRunConfig(dir string, cfg runspec.Config) error {
 // "name saved (this task: value)"; the chain number is not compared.
 func configDiff(want, got runspec.Config) []string {
 	want.Chain, got.Chain = 0, 0
+	// The arithmetic is checked on its own (checkTaskArithmetic, resume).
+	want.Arithmetic, got.Arithmetic = "", ""
+	want.ArithmeticChanges, got.ArithmeticChanges = nil, nil
 	// a run saved before the preconditioner existed ran with none
 	for _, c := range []*runspec.Config{&want, &got} {
 		if c.Precondition == "" {

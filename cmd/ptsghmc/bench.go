@@ -114,6 +114,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.model, "model", "", "time one SGNHT step (minibatch gradient and update) of this registered model instead (lenet, cnn3)")
 	fs.StringVar(&c.engine, "engine", "compiled", "with --model: compiled (the graph compiler) or graph (Gorgonia's VM)")
 	fs.IntVar(&c.shards, "grad-shards", 0, "with --model: split each gradient over this many graphs in parallel (0: one per core, up to 4)")
+	arith := fs.String("arithmetic", autodiff.ArithmeticPinned, "matrix products: pinned (the same bits on every machine) or native (the BLAS library's kernel for this CPU)")
+	ahead := fs.Bool("noise-ahead", true, "draw a streamed step's injected noise on another goroutine while its gradient is computed (the same variates; false: in the update, to time the difference)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	sweep := fs.Bool("sweep", false, "time replicas 1, 2, 4, 10, 20 at --batch, and batch 32, 128, 512 at --replicas; print a table")
 	plotPath := fs.String("plot", "", "with --sweep: write the scaling plot to this PNG file")
@@ -126,6 +128,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *plotPath != "" && !*sweep {
 		return fmt.Errorf("bench: --plot needs --sweep")
+	}
+	sampler.NoiseAhead.Store(*ahead)
+	if err := autodiff.UseArithmetic(*arith); err != nil {
+		return fmt.Errorf("bench: --arithmetic: %w", err)
+	}
+	if !*asJSON {
+		fmt.Fprintf(stdout, "arithmetic: %s\n", autodiff.CurrentArithmetic())
 	}
 	if c.model != "" {
 		if *sweep {
@@ -176,7 +185,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, map[string][]BenchResult{"replicas": byReplicas, "batch": byBatch})
 	}
-	fmt.Fprintf(stdout, "PT-SGHMC %s, %s, BLAS %s, exchange every %d steps, %d timed steps each\n\n", c.arch, c.dtype, autodiff.BLASName, c.every, c.steps)
+	fmt.Fprintf(stdout, "PT-SGHMC %s, %s, arithmetic %s, exchange every %d steps, %d timed steps each\n\n", c.arch, c.dtype, autodiff.CurrentArithmetic().ID(), c.every, c.steps)
 	fmt.Fprintln(stdout, "| replicas | batch | steps/s | replica-steps/s | gradient ms | update ms | exchange ms | GFLOP/s | process peak RSS so far MiB |")
 	fmt.Fprintln(stdout, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range append(append([]BenchResult(nil), byReplicas...), byBatch...) {
@@ -288,7 +297,7 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 	wall := time.Since(start).Seconds()
 	runtime.ReadMemStats(&ms1)
 	workers := min(runtime.GOMAXPROCS(0), len(temps))
-	res = BenchResult{Arch: c.arch, Replicas: len(temps), Batch: c.batch, DType: c.dtype, BLAS: autodiff.BLASName, Steps: c.steps}
+	res = BenchResult{Arch: c.arch, Replicas: len(temps), Batch: c.batch, DType: c.dtype, BLAS: autodiff.CurrentArithmetic().ID(), Steps: c.steps}
 	res.StepsPerSec = float64(c.steps) / wall
 	res.GradientSec = float64(gradNS.Load()) / 1e9 / float64(workers) / float64(c.steps)
 	// exchange steps also contain a gradient phase: approximate the exchange
@@ -323,7 +332,7 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 }
 
 func printBench(w io.Writer, res BenchResult) {
-	fmt.Fprintf(w, "PT-SGHMC %s, %d replicas, batch %d, %s, BLAS %s, %d steps\n", res.Arch, res.Replicas, res.Batch, res.DType, res.BLAS, res.Steps)
+	fmt.Fprintf(w, "PT-SGHMC %s, %d replicas, batch %d, %s, arithmetic %s, %d steps\n", res.Arch, res.Replicas, res.Batch, res.DType, res.BLAS, res.Steps)
 	fmt.Fprintf(w, "  steps/s            %8.2f\n", res.StepsPerSec)
 	fmt.Fprintf(w, "  per step: gradient %7.2f ms, update %7.2f ms, exchange %7.2f ms\n", res.GradientSec*1e3, res.UpdateSec*1e3, res.ExchangeSec*1e3)
 	fmt.Fprintf(w, "  gradient phase     %8.1f GFLOP/s = %.0f%% of the measured float32 GEMM peak %.1f GFLOP/s\n", res.GradGFLOPS, 100*res.PeakShare, res.PeakGFLOPS)
@@ -477,7 +486,7 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 	wall, cpu := time.Since(start).Seconds(), machine.CPUTime()-cpu0
 	runtime.ReadMemStats(&ms1)
 	res = ModelBenchResult{Model: c.model, Params: model.NumParams(), Engine: c.engine, Shards: shards, Batch: c.batch,
-		DType: c.dtype, BLAS: autodiff.BLASName, Steps: c.steps, MACs: res.MACs}
+		DType: c.dtype, BLAS: autodiff.CurrentArithmetic().ID(), Steps: c.steps, MACs: res.MACs}
 	res.StepMS = wall / float64(c.steps) * 1e3
 	res.CPUMS = cpu.Seconds() / float64(c.steps) * 1e3
 	res.StepsPerSec = float64(c.steps) / wall
@@ -497,7 +506,7 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 }
 
 func printModelBench(w io.Writer, r ModelBenchResult) {
-	fmt.Fprintf(w, "SGNHT step of %s (%d parameters), engine %s, %d gradient shards, batch %d, %s, BLAS %s, %d steps\n",
+	fmt.Fprintf(w, "SGNHT step of %s (%d parameters), engine %s, %d gradient shards, batch %d, %s, arithmetic %s, %d steps\n",
 		r.Model, r.Params, r.Engine, r.Shards, r.Batch, r.DType, r.BLAS, r.Steps)
 	fmt.Fprintf(w, "  ms a step          %8.1f (%.2f steps/s; gradient %.1f ms; process CPU %.1f ms a step)\n", r.StepMS, r.StepsPerSec, r.GradientMS, r.CPUMS)
 	if r.MACs == 0 {

@@ -108,6 +108,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			opt.Shifts = append(opt.Shifts, strings.TrimSpace(k))
 		}
 	}
+	if mixed, err := rundir.MixedArithmetic(runs); err != nil {
+		return err
+	} else if len(mixed) > 0 {
+		fmt.Fprintf(stderr, "eval: the pooled chains were computed with mixed arithmetic (train --arithmetic; docs/reproducibility.md):\n  %s\n", strings.Join(mixed, "\n  "))
+	}
 	rep, err := evaluate.EvaluateWith(runs, "", test, opt)
 	if err != nil {
 		return err

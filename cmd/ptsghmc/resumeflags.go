@@ -9,7 +9,7 @@ import (
 )
 
 // resumeFlagsApply are the train flags that act on a resumed run.
-var resumeFlagsApply = map[string]bool{"resume": true, "steps": true, "time-limit": true, "quiet": true}
+var resumeFlagsApply = map[string]bool{"resume": true, "steps": true, "time-limit": true, "quiet": true, "allow-arithmetic-change": true}
 
 // checkResumeFlags refuses, with --resume, flags that would change the
 // run's configuration: a resumed run continues with the configuration in

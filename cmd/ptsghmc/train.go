@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
@@ -68,6 +69,7 @@ func bindConfig(fs *flag.FlagSet, c *runspec.Config) {
 	fs.Float64Var(&c.XF, "resghmc-f", c.XF, "with --exchange-test resghmc: divisor F of the variance correction (1: the penalty method; reSGHMC uses up to 3e5, swapping more and with more bias)")
 	fs.StringVar(&c.DType, "dtype", c.DType, "float32 or float64")
 	fs.StringVar(&c.Engine, "engine", c.Engine, "plan (an MLP's BLAS plan; any other model compiled), compiled (every model's graph compiled) or graph (Gorgonia's VM)")
+	fs.StringVar(&c.Arithmetic, "arithmetic", c.Arithmetic, "matrix products: pinned (the same bits, so the same samples, on every machine) or native (the BLAS library's kernel for this CPU and its threads: faster on some machines, other samples on others); recorded by the run")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.Uint64Var(&c.SplitSeed, "split-seed", c.SplitSeed, "seed of the training subset and validation split (0: --seed), so runs of several seeds hold out the same validation set (eval --split validation)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "replicas stepped at once (0: number of cores)")
@@ -153,6 +155,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	overwrite := fs.Bool("overwrite", false, "replace an existing run in --out")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	timeLimit := fs.Duration("time-limit", 0, "wall-clock budget (e.g. 20m): stop then and end the run at the step reached, as if --steps had said so (0: none)")
+	allowArith := fs.Bool("allow-arithmetic-change", false, "with --resume or --chain: continue a run on other arithmetic than it recorded (another native BLAS kernel or thread count) and record the change, instead of refusing")
 	chainArg := fs.String("chain", "", "run only this chain (1..K) of the --chains K run in --out, as one task of a job array; \"env\": the chain is $SLURM_ARRAY_TASK_ID (submit with --array=1-K) or $JOB_COMPLETION_INDEX+1 (Kubernetes Indexed Job). A chain with a checkpoint resumes from it, so the same command starts a task and continues it after a requeue (see docs/cluster.md)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: ptsghmc train [flags]\n\nSamples the posterior of a Bayesian MLP (--arch) or of a registered model (--model lenet); rung-1 samples go to OUT/samples, metrics to OUT/metrics.jsonl,\nthe whole state to OUT/checkpoint every --checkpoint-every steps and on SIGINT/SIGTERM, after which\ntrain exits with status %d (requeue me: rerun the same command to continue).\n\nflags:\n", exitRequeue)
@@ -203,7 +206,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if cerr != nil {
 			return cerr
 		}
-		if ch, err = train.OpenChain(*out, cfg, i); err != nil {
+		if ch, err = train.OpenChainWith(*out, cfg, i, runspec.Setup{AllowArithmeticChange: *allowArith}); err != nil {
 			return err
 		}
 		verb := "starting"
@@ -215,7 +218,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if err := checkResumeFlags(fs, args, *resume); err != nil {
 			return err
 		}
-		ch, err = train.ResumeChains(*resume, steps)
+		ch, err = train.ResumeChainsWith(*resume, steps, runspec.Setup{AllowArithmeticChange: *allowArith})
 	default:
 		if cfg.Replicas == 0 {
 			if cfg, err = train.ChooseReplicas(ctx, cfg); err != nil {
@@ -254,6 +257,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "ptsghmc train: %s%s %s on %d examples (%d validation), %d parameters, %s; step %d of %d -> %s\n",
 		c.Sampler, tempered, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), chains, ch.Steps(), c.Steps, dest)
+	fmt.Fprintf(stderr, "ptsghmc train: arithmetic %s\n", arithmeticLine(run.Cfg.Arithmetic))
 
 	if *timeLimit > 0 {
 		var cancel context.CancelFunc
@@ -498,4 +502,14 @@ func (v *replicasValue) Set(s string) error {
 	}
 	*v = replicasValue(n)
 	return nil
+}
+
+// arithmeticLine says what a run's recorded arithmetic id is and what runs it
+// here.
+func arithmeticLine(id string) string {
+	a := autodiff.CurrentArithmetic()
+	if a.ID() == id {
+		return a.String()
+	}
+	return id + " (here: " + a.String() + ")"
 }

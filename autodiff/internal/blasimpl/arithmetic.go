@@ -113,3 +113,8 @@ func goBuild() string {
 	}
 	return s
 }
+
+// NativeBLAS returns the native library, its kernel and its threads.
+func NativeBLAS() (library, kernel string, threads int) {
+	return nativeLibrary(), nativeKernel(), nativeThreads()
+}

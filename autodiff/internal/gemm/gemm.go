@@ -98,20 +98,75 @@ func gemm[T float](kn kernel[T], transA, transB bool, m, n, k int, alpha T, a []
 		scale(m, n, beta, c, ldc)
 		return
 	}
-	op := product[T]{kn: kn, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
+	p := getProduct[T]()
+	defer putProduct(p)
+	p.kn, p.transA, p.transB, p.m, p.n, p.k = kn, transA, transB, m, n, k
+	p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc = alpha, a, lda, b, ldb, beta, c, ldc
 	panels := (n + kn.nr - 1) / kn.nr
 	w := min(Workers(), panels)
 	if w <= 1 || m*n*k < minParallelFMAs {
-		op.columns(0, n)
+		p.columns(0, n)
 		return
 	}
-	var wg sync.WaitGroup
+	// Goroutines take contiguous runs of whole panels; the split changes no
+	// bit (doc.go).
+	startWorkers(w - 1)
+	p.wg.Add(w - 1)
 	for i := 1; i < w; i++ {
-		j0, j1 := i*panels/w*kn.nr, min((i+1)*panels/w*kn.nr, n)
-		wg.Go(func() { op.columns(j0, j1) })
+		jobs <- job{p: p, j0: i * panels / w * kn.nr, j1: min((i+1)*panels/w*kn.nr, n)}
 	}
-	op.columns(0, min(panels/w*kn.nr, n))
-	wg.Wait()
+	p.columns(0, min(panels/w*kn.nr, n))
+	p.wg.Wait()
+}
+
+// A job is a run of C's columns for a worker goroutine.
+type job struct {
+	p      columnRunner
+	j0, j1 int
+}
+
+type columnRunner interface {
+	columns(j0, j1 int)
+	done()
+}
+
+var (
+	jobs        = make(chan job, 64)
+	workersMu   sync.Mutex
+	workersLive int
+)
+
+// startWorkers makes sure n worker goroutines wait for jobs; they live as
+// long as the process.
+func startWorkers(n int) {
+	workersMu.Lock()
+	defer workersMu.Unlock()
+	for ; workersLive < n; workersLive++ {
+		go func() {
+			for j := range jobs {
+				j.p.columns(j.j0, j.j1)
+				j.p.done()
+			}
+		}()
+	}
+}
+
+var products32 = sync.Pool{New: func() any { return new(product[float32]) }}
+var products64 = sync.Pool{New: func() any { return new(product[float64]) }}
+
+func productPool[T float]() *sync.Pool {
+	var zero T
+	if unsafe.Sizeof(zero) == 4 {
+		return &products32
+	}
+	return &products64
+}
+
+func getProduct[T float]() *product[T] { return productPool[T]().Get().(*product[T]) }
+
+func putProduct[T float](p *product[T]) {
+	p.a, p.b, p.c = nil, nil, nil // hold no caller's memory
+	productPool[T]().Put(p)
 }
 
 // scale sets C = beta C (C = 0 when beta is 0, without reading C).
@@ -136,7 +191,10 @@ type product[T float] struct {
 	alpha, beta    T
 	a, b, c        []T
 	lda, ldb, ldc  int
+	wg             sync.WaitGroup
 }
+
+func (p *product[T]) done() { p.wg.Done() }
 
 // scratch is one goroutine's packing buffers.
 type scratch[T float] struct {
@@ -146,15 +204,16 @@ type scratch[T float] struct {
 var scratch32 = sync.Pool{New: func() any { return new(scratch[float32]) }}
 var scratch64 = sync.Pool{New: func() any { return new(scratch[float64]) }}
 
-func getScratch[T float](mr, nr int) (*scratch[T], func()) {
-	var pool *sync.Pool
+func scratchPool[T float]() *sync.Pool {
 	var zero T
 	if unsafe.Sizeof(zero) == 4 {
-		pool = &scratch32
-	} else {
-		pool = &scratch64
+		return &scratch32
 	}
-	s := pool.Get().(*scratch[T])
+	return &scratch64
+}
+
+func getScratch[T float](mr, nr int) *scratch[T] {
+	s := scratchPool[T]().Get().(*scratch[T])
 	if len(s.a) < mr*BlockK {
 		s.a = make([]T, mr*BlockK)
 	}
@@ -164,7 +223,7 @@ func getScratch[T float](mr, nr int) (*scratch[T], func()) {
 	if len(s.c) < mr*nr {
 		s.c = make([]T, mr*nr)
 	}
-	return s, func() { pool.Put(s) }
+	return s
 }
 
 // columns computes C's columns [j0, j1): every K block, every panel of nr
@@ -174,8 +233,8 @@ func (p *product[T]) columns(j0, j1 int) {
 		return
 	}
 	mr, nr := p.kn.mr, p.kn.nr
-	s, done := getScratch[T](mr, nr)
-	defer done()
+	s := getScratch[T](mr, nr)
+	defer scratchPool[T]().Put(s)
 	for pc := 0; pc < p.k; pc += BlockK {
 		kc := min(BlockK, p.k-pc)
 		beta := p.beta

@@ -167,3 +167,18 @@ func TestKernelsAgree(t *testing.T) {
 	t.Run("float32", func(t *testing.T) { agree(t, ks32) })
 	t.Run("float64", func(t *testing.T) { agree(t, ks64) })
 }
+
+// TestNoAllocs: a product, split over goroutines or not, allocates nothing
+// once its pools are warm (a sampler step must not allocate).
+func TestNoAllocs(t *testing.T) {
+	defer SetWorkers(Workers())
+	rng := rand.New(rand.NewPCG(5, 6))
+	sh := shape{m: 128, n: 100, k: 300, alpha: 1}
+	a, lda, b, ldb, c, ldc := operands[float32](rng, sh)
+	for _, w := range []int{1, 2} {
+		SetWorkers(w)
+		if n := testing.AllocsPerRun(20, func() { Sgemm(false, false, sh.m, sh.n, sh.k, 1, a, lda, b, ldb, 0, c, ldc) }); n != 0 {
+			t.Errorf("%d goroutines: %v allocations per product", w, n)
+		}
+	}
+}
