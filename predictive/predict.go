@@ -86,7 +86,9 @@ func (p *Posterior) PredictFlat(x []float32, n int) ([]Prediction, error) {
 	if err := p.CheckImages(x, n); err != nil {
 		return nil, err
 	}
-	data := &datasets.Dataset{N: n, D: p.Model.Inputs, X: x, Classes: p.Model.Outputs}
+	// Labels are not read for logits, but a graph model's evaluator loads
+	// a batch's labels with its images.
+	data := &datasets.Dataset{N: n, D: p.Model.Inputs, X: x, Classes: p.Model.Outputs, Labels: make([]int, n)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ens, err := p.base.On(data)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
@@ -21,6 +22,12 @@ import (
 // tinyRun trains a 16-8-3 run of chains chains on synthetic images into a
 // new directory and returns it with held-out images of the same classes.
 func tinyRun(t testing.TB, chains int, dtype string) (string, *datasets.Dataset) {
+	t.Helper()
+	return tinyModelRun(t, chains, dtype, "")
+}
+
+// tinyModelRun is tinyRun of a registered model (4x4 images; "": the MLP).
+func tinyModelRun(t testing.TB, chains int, dtype, model string) (string, *datasets.Dataset) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	all, err := datasets.SyntheticImages(400, 16, 3, rng)
@@ -34,6 +41,9 @@ func tinyRun(t testing.TB, chains int, dtype string) (string, *datasets.Dataset)
 	data, test := all.Subset(idx[:300]), all.Subset(idx[300:])
 	cfg := runspec.DefaultConfig()
 	cfg.Arch, cfg.Validation, cfg.Chains, cfg.DType = "16-8-3", 0, chains, dtype
+	if model != "" {
+		cfg.Arch, cfg.Model = "", model
+	}
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.LR = 300, 100, 20, 32, 0.5
 	dir := filepath.Join(t.TempDir(), "run")
 	run, err := train.NewChainsFromData(dir, cfg, data)
@@ -158,6 +168,50 @@ func TestPredictIsEvalEnsemble(t *testing.T) {
 				t.Fatalf("accuracy %v NLL %v, eval's %v %v", m.Accuracy, m.NLL, rep.Ensemble.Accuracy, rep.Ensemble.NLL)
 			}
 		})
+	}
+}
+
+// TestPredictGraphModel: a registered CNN (a compiled graph, its batches
+// split over the cores) predicts eval's probabilities too, for images
+// without labels, in one call and through merged passes.
+func TestPredictGraphModel(t *testing.T) {
+	nn.Models["predictive-test-cnn"] = func(p nn.PriorConfig) (nn.Model, error) {
+		return nn.ConvNet{Height: 4, Width: 4, Channels: 1, Conv: []int{2}, Kernel: 3, Dense: []int{6}, Classes: 3, Prior: p}.Model("predictive-test-cnn")
+	}
+	defer delete(nn.Models, "predictive-test-cnn")
+	run, test := tinyModelRun(t, 1, "float32", "predictive-test-cnn")
+	post, err := Load(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := evalProbs(t, run, test)
+	unlabelled := &datasets.Dataset{N: test.N, D: test.D, X: test.X}
+	all, err := post.PredictData(unlabelled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBatcher(post, BatcherOptions{MaxImages: 7})
+	defer b.Close()
+	var wg sync.WaitGroup
+	one := make([][]Prediction, test.N)
+	for i := 0; i < test.N; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			one[i], _ = b.Predict(context.Background(), test.Row(i), 1)
+		}(i)
+	}
+	wg.Wait()
+	k := test.Classes
+	for i := 0; i < test.N; i++ {
+		if len(one[i]) != 1 {
+			t.Fatalf("image %d: no prediction through the batcher", i)
+		}
+		for c := 0; c < k; c++ {
+			if all[i].Probabilities[c] != want[i*k+c] || math.Abs(one[i][0].Probabilities[c]-want[i*k+c]) > 1e-6 {
+				t.Fatalf("image %d class %d: %v (one call), %v (batcher), eval's %v", i, c, all[i].Probabilities[c], one[i][0].Probabilities[c], want[i*k+c])
+			}
+		}
 	}
 }
 
