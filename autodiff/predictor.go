@@ -50,6 +50,13 @@ type Predictor struct {
 // Each calls f(i, z) for every example i of data, in order, with z its
 // logits under theta (a view valid during the call).
 func (p *Predictor) Each(theta []float64, data *datasets.Dataset, f func(i int, z []float64)) error {
+	return p.EachOf(func(idx []int, out []float64) error { return Logits(p.Eval, theta, data, idx, out) }, data, f)
+}
+
+// EachOf is Each with the logits of a batch idx computed by logits (a
+// float32 sample's, Float32Logits, say), in batches of the evaluator's
+// size.
+func (p *Predictor) EachOf(logits func(idx []int, out []float64) error, data *datasets.Dataset, f func(i int, z []float64)) error {
 	k := data.Classes
 	mb := p.Eval.MaxBatch()
 	if len(p.logits) < mb*k {
@@ -60,7 +67,7 @@ func (p *Predictor) Each(theta []float64, data *datasets.Dataset, f func(i int, 
 		for i := s; i < min(s+mb, data.N); i++ {
 			p.idx = append(p.idx, i)
 		}
-		if err := Logits(p.Eval, theta, data, p.idx, p.logits); err != nil {
+		if err := logits(p.idx, p.logits); err != nil {
 			return err
 		}
 		for r, i := range p.idx {

@@ -104,7 +104,8 @@ type Ensemble struct {
 	Last  []float64 // the last sample's probabilities
 
 	pred    *autodiff.Predictor
-	threads int // BLAS threads per call while Add runs (0: the process's setting)
+	wide    []float64 // a float32 sample widened (AddFloat32)
+	threads int       // BLAS threads per call while Add runs (0: the process's setting)
 }
 
 // NewEnsemble returns an empty ensemble of an MLP spec on data.
@@ -154,9 +155,15 @@ func (e *Ensemble) Add(theta []float64) error {
 	if n := e.Model.NumParams(); len(theta) != n {
 		return fmt.Errorf("ensemble: sample of %d values, model %s has %d parameters (samples of another model?)", len(theta), e.Model.Name, n)
 	}
+	return e.addEach(func(f func(i int, z []float64)) error { return e.pred.Each(theta, e.Data, f) })
+}
+
+// addEach adds the sample whose logits each hands over, example by
+// example.
+func (e *Ensemble) addEach(each func(f func(i int, z []float64)) error) error {
 	defer autodiff.WithBLASThreads(e.threads)()
 	k := e.Data.Classes
-	err := e.pred.Each(theta, e.Data, func(i int, z []float64) {
+	err := each(func(i int, z []float64) {
 		lse := autodiff.LogSumExp(z)
 		h := 0.0
 		for c, v := range z {

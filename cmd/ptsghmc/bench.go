@@ -42,7 +42,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	sampler.NoiseAhead.Store(*ahead)
 	if err := autodiff.UseArithmetic(*arith); err != nil {
-		return fmt.Errorf("bench: --arithmetic: %w", err)
+		return fmt.Errorf("--arithmetic: %w", err)
 	}
 	if !*asJSON {
 		fmt.Fprintf(stdout, "arithmetic: %s\n", autodiff.CurrentArithmetic())

@@ -154,13 +154,16 @@ func startWorkers(n int) {
 var products32 = sync.Pool{New: func() any { return new(product[float32]) }}
 var products64 = sync.Pool{New: func() any { return new(product[float64]) }}
 
-func productPool[T float]() *sync.Pool {
+// poolFor returns p32 for float32 and p64 for float64.
+func poolFor[T float](p32, p64 *sync.Pool) *sync.Pool {
 	var zero T
 	if unsafe.Sizeof(zero) == 4 {
-		return &products32
+		return p32
 	}
-	return &products64
+	return p64
 }
+
+func productPool[T float]() *sync.Pool { return poolFor[T](&products32, &products64) }
 
 func getProduct[T float]() *product[T] { return productPool[T]().Get().(*product[T]) }
 
@@ -204,13 +207,7 @@ type scratch[T float] struct {
 var scratch32 = sync.Pool{New: func() any { return new(scratch[float32]) }}
 var scratch64 = sync.Pool{New: func() any { return new(scratch[float64]) }}
 
-func scratchPool[T float]() *sync.Pool {
-	var zero T
-	if unsafe.Sizeof(zero) == 4 {
-		return &scratch32
-	}
-	return &scratch64
-}
+func scratchPool[T float]() *sync.Pool { return poolFor[T](&scratch32, &scratch64) }
 
 func getScratch[T float](mr, nr int) *scratch[T] {
 	s := scratchPool[T]().Get().(*scratch[T])
