@@ -27,6 +27,11 @@ const wyIncrement = 0xa0761d6478bd642f
 // to compare.
 var vectorNormals = true
 
+// vectorUpdate lets the unit-mass SGNHT and SGHMC update run in vector
+// registers where the CPU can (unitUpdateBlocks): the same bits, faster.
+// Tests turn it off to compare.
+var vectorUpdate = true
+
 func newNormalSource(rng *rand.Rand) normalSource { return normalSource{state: rng.Uint64()} }
 
 // uint32 returns 32 random bits.
