@@ -109,7 +109,7 @@ func Model(s Settings) (ModelResult, error) {
 		return res, err
 	}
 	var gradNS atomic.Int64
-	pots := []sampler.Potential{timedPotential{p, &gradNS}}
+	pots := []sampler.Potential{newTimedPotential(p, &gradNS)}
 	cfg := runspec.DefaultConfig() // the sampler of a training run: one sgnht chain
 	cfg.Sampler, cfg.Replicas, cfg.Batch = "sgnht", 1, s.Batch
 	pt, err := train.NewPT(runspec.DefaultSetup(), cfg, data.N)

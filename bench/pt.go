@@ -72,6 +72,14 @@ type Result struct {
 type timedPotential struct {
 	*autodiff.Potential
 	ns *atomic.Int64
+	*streamTimer
+}
+
+// newTimedPotential returns p timed into ns.
+func newTimedPotential(p *autodiff.Potential, ns *atomic.Int64) timedPotential {
+	t := &streamTimer{ns: ns}
+	t.consumeTimed = t.consumeFirst
+	return timedPotential{p, ns, t}
 }
 
 // Gradient times the potential's gradient.
@@ -87,15 +95,30 @@ func (t timedPotential) Gradient(theta, grad []float64, mb sampler.Minibatch, rn
 // there on the update's (the stream's conversion of the gradient to float64
 // with the prior's term, a pass the update used to read back, included).
 func (t timedPotential) GradientStream(theta []float64, mb sampler.Minibatch, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
-	start := time.Now()
-	first := true
-	return t.Potential.GradientStream(theta, mb, rng, func(lo int, g []float64) {
-		if first {
-			t.ns.Add(int64(time.Since(start)))
-			first = false
-		}
-		consume(lo, g)
-	})
+	t.start, t.first, t.consume = time.Now(), true, consume
+	defer func() { t.consume = nil }()
+	return t.Potential.GradientStream(theta, mb, rng, t.consumeTimed)
+}
+
+// streamTimer is a timedPotential's state within one streamed gradient,
+// kept with it so that a step allocates no closure (bench reports
+// allocations per step).
+type streamTimer struct {
+	ns           *atomic.Int64
+	start        time.Time
+	first        bool
+	consume      func(lo int, g []float64)
+	consumeTimed func(lo int, g []float64) // consumeFirst, bound once
+}
+
+// consumeFirst adds the time to the first chunk to the gradient's and
+// hands the chunk on.
+func (t *streamTimer) consumeFirst(lo int, g []float64) {
+	if t.first {
+		t.ns.Add(int64(time.Since(t.start)))
+		t.first = false
+	}
+	t.consume(lo, g)
 }
 
 // ptSetup is what PT times: the sampler, its potentials, its state after
@@ -160,7 +183,7 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 				return nil, err
 			}
 		}
-		b.pots[j] = timedPotential{p, b.gradNS}
+		b.pots[j] = newTimedPotential(p, b.gradNS)
 	}
 	starts := make([][]float64, len(pt.Temps))
 	if s.SharedStart {
@@ -172,6 +195,16 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 	}
 	if b.st, err = pt.Init(starts, 1); err != nil {
 		return nil, err
+	}
+	// as in train: each rung's minibatch order is the run's state and PT
+	// hands the kernel its minibatch (what lets a step draw its noise ahead)
+	b.st.Orders = make([]sampler.BatchOrder, len(pt.Temps))
+	for j := range b.st.Orders {
+		o, err := datasets.NewBatches(data.N, s.Batch, b.st.Streams[j].Rand)
+		if err != nil {
+			return nil, err
+		}
+		b.st.Orders[j] = o
 	}
 	if err := pt.Run(b.pots, b.first, b.st, 5, nil); err != nil {
 		return nil, err
