@@ -16,9 +16,10 @@ type Frictional interface {
 	Kernel
 	// Dynamics returns the step size h and the injected diffusion A.
 	Dynamics() (h, a float64)
-	// Scaled returns the kernel with step size f h and the same friction
-	// per step (A h, and so the injected noise per step), A/f.
-	Scaled(f float64) Kernel
+	// At returns the kernel stepping at h, as Step steps given
+	// Hyper.StepSize h: the same friction per step (A h, and so the
+	// injected noise per step).
+	At(h float64) Kernel
 }
 
 // DefaultHealthWindow is the number of steps of a health window when none

@@ -6,9 +6,14 @@ package sampler
 type KernelParams struct {
 	StepSize  float64 // h: SGNHT, SGHMC, SGD, HMC
 	Diffusion float64 // A: SGNHT's injected diffusion, the friction C of SGHMC and SGD
-	Inertia   float64 // Q: SGNHT's thermostat inertia (0: 1/A^2)
-	SGLDStep  float64 // eps: SGLD's step size
-	Leapfrog  int     // L: HMC's leapfrog steps
+	// FrictionPerStep is alpha = A h, kept by SGNHT, SGHMC and SGD when
+	// Hyper.StepSize changes their step (0: Diffusion StepSize). Rate.Params
+	// sets StepSize, Diffusion, FrictionPerStep and SGLDStep from a run's
+	// learning rate.
+	FrictionPerStep float64
+	Inertia         float64 // Q: SGNHT's thermostat inertia (0: 1/A^2)
+	SGLDStep        float64 // eps: SGLD's step size
+	Leapfrog        int     // L: HMC's leapfrog steps
 	// Tempering: how SGNHT, SGHMC and SGLD target exp(-U/T) at T != 1
 	// (the zero value tempers the noise; see Tempering).
 	Tempering Tempering
@@ -42,18 +47,20 @@ type KernelInfo struct {
 var Kernels = []KernelInfo{
 	{Name: "sgnht", Doc: "stochastic gradient Nose-Hoover thermostat (Ding et al. 2014)", Sampler: true, Minibatch: true,
 		New: func(p KernelParams) Kernel {
-			return SGNHT{StepSize: p.StepSize, Diffusion: p.Diffusion, Inertia: p.Inertia, Tempering: p.Tempering}
+			return SGNHT{StepSize: p.StepSize, Diffusion: p.Diffusion, Inertia: p.Inertia, FrictionPerStep: p.FrictionPerStep, Tempering: p.Tempering}
 		}},
 	{Name: "sghmc", Doc: "stochastic gradient HMC with a fixed friction (Chen et al. 2014)", Sampler: true, Minibatch: true,
 		New: func(p KernelParams) Kernel {
-			return SGHMC{StepSize: p.StepSize, Friction: p.Diffusion, Tempering: p.Tempering}
+			return SGHMC{StepSize: p.StepSize, Friction: p.Diffusion, FrictionPerStep: p.FrictionPerStep, Tempering: p.Tempering}
 		}},
 	{Name: "sgld", Doc: "stochastic gradient Langevin dynamics (Welling and Teh 2011)", Sampler: true, Minibatch: true,
 		New: func(p KernelParams) Kernel { return SGLD{StepSize: p.SGLDStep, Tempering: p.Tempering} }},
 	{Name: "hmc", Doc: "Hamiltonian Monte Carlo with a Metropolis test (Neal 2011)", Sampler: true, Minibatch: false,
 		New: func(p KernelParams) Kernel { return HMC{StepSize: p.StepSize, Leapfrog: p.Leapfrog} }},
 	{Name: "sgd", Doc: "momentum SGD, not a sampler: the non-Bayesian MAP baseline", Sampler: false, Minibatch: true,
-		New: func(p KernelParams) Kernel { return SGD{StepSize: p.StepSize, Friction: p.Diffusion} }},
+		New: func(p KernelParams) Kernel {
+			return SGD{StepSize: p.StepSize, Friction: p.Diffusion, FrictionPerStep: p.FrictionPerStep}
+		}},
 }
 
 // LookupKernel returns the entry of Kernels named name.

@@ -106,9 +106,12 @@ func NextMinibatch(o BatchOrder, rng *rand.Rand) Minibatch {
 type Hyper struct {
 	// StepSize is the step size of this transition in the kernel's own
 	// units (h of SGNHT, SGHMC, SGD and HMC; eps of SGLD); 0 means the
-	// kernel's StepSize. A frictional kernel (SGNHT, SGHMC) keeps its
-	// friction per step and Q A^2 when the step changes: at step f h it is
-	// its Scaled(f).
+	// kernel's StepSize. It is the one channel through which a step size
+	// changes from step to step: a learning-rate schedule (Rate.StepOf)
+	// and the health watch's noise-aware shrink both set it, and the
+	// kernel is never rebuilt. SGNHT, SGHMC and SGD keep their friction
+	// per step (FrictionPerStep) when the step changes: at h' they are
+	// their At(h').
 	StepSize float64
 	// Temp is the temperature T of the target exp(-U/T); 0 means 1.
 	Temp float64

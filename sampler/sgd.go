@@ -19,6 +19,10 @@ import "math/rand/v2"
 type SGD struct {
 	StepSize float64 // h
 	Friction float64 // C
+	// FrictionPerStep is alpha = C h, the momentum decay per step the
+	// kernel keeps when a transition's Hyper.StepSize moves its step to h':
+	// there C = alpha/h'. 0 means C StepSize.
+	FrictionPerStep float64
 }
 
 // Name returns "sgd".
@@ -35,7 +39,11 @@ func (k SGD) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Ran
 		return err
 	}
 	if h := hp.StepSize; h != 0 && h != k.StepSize {
-		k.Friction, k.StepSize = k.Friction*k.StepSize/h, h
+		alpha := k.FrictionPerStep
+		if alpha == 0 {
+			alpha = k.Friction * k.StepSize
+		}
+		k.Friction, k.StepSize = alpha/h, h
 	}
 	decay := 1 - k.Friction*k.StepSize
 	kin := 0.0 // p'p: not finite when any coordinate of p is (checked in the same pass)

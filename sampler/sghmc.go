@@ -13,28 +13,32 @@ import (
 // It is SGNHT with the thermostat held at the friction C, and tempered the
 // same way (see SGNHT and Tempering).
 type SGHMC struct {
-	StepSize  float64 // h
-	Friction  float64 // C
-	Tempering Tempering
+	StepSize float64 // h
+	Friction float64 // C
+	// FrictionPerStep is alpha = C h, the friction per step the kernel
+	// keeps when a transition's Hyper.StepSize moves its step to h': there
+	// C = alpha/h'. 0 means C StepSize.
+	FrictionPerStep float64
+	Tempering       Tempering
 }
 
 // Dynamics returns h and A = C.
 func (k SGHMC) Dynamics() (h, a float64) { return k.StepSize, k.Friction }
 
-// Scaled returns SGHMC with step f h and friction C/f (the same friction
-// and injected noise per step).
-func (k SGHMC) Scaled(f float64) Kernel { return k.scaled(f) }
+// At returns the kernel stepping at h: friction alpha/h, the same friction
+// and injected noise per step (see FrictionPerStep).
+func (k SGHMC) At(h float64) Kernel { return k.at(h) }
 
-func (k SGHMC) scaled(f float64) SGHMC {
-	return SGHMC{StepSize: k.StepSize * f, Friction: k.Friction / f, Tempering: k.Tempering}
-}
-
-// at returns the kernel that steps at h (0: k itself): its Scaled(h/StepSize).
+// at returns the kernel that steps at h (0: k itself).
 func (k SGHMC) at(h float64) SGHMC {
 	if h == 0 || h == k.StepSize {
 		return k
 	}
-	return k.scaled(h / k.StepSize)
+	alpha := k.FrictionPerStep
+	if alpha == 0 {
+		alpha = k.Friction * k.StepSize
+	}
+	return SGHMC{StepSize: h, Friction: alpha / h, FrictionPerStep: alpha, Tempering: k.Tempering}
 }
 
 // Name returns "sghmc".

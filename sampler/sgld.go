@@ -21,6 +21,10 @@ type SGLD struct {
 // Name returns "sgld".
 func (k SGLD) Name() string { return "sgld" }
 
+// RateStep returns SGLD's step at s times the learning rate r: eps' =
+// 2 s eps/N (Rate.SGLDStep).
+func (k SGLD) RateStep(r Rate, s float64) float64 { return r.SGLDStep(s) }
+
 // Init does nothing: SGLD has no auxiliary variables.
 func (k SGLD) Init(s *State, rng *rand.Rand) {}
 

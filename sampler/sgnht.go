@@ -50,6 +50,11 @@ type SGNHT struct {
 	StepSize  float64 // h
 	Diffusion float64 // A; the thermostat starts at xi = A
 	Inertia   float64 // Q; 0 means 1/A^2 (1 when A = 0)
+	// FrictionPerStep is alpha = A h, the friction per step the kernel
+	// keeps when a transition's Hyper.StepSize moves its step to h': there
+	// A = alpha/h' (Q stays Inertia). 0 means A StepSize; a kernel built
+	// from a learning rate (Rate.Params) carries the run's alpha exactly.
+	FrictionPerStep float64
 	// Tempering is how a temperature T != 1 enters the update: by the
 	// noise (the zero value, TemperNoise) or by the gradient.
 	Tempering Tempering
@@ -69,20 +74,25 @@ func (k SGNHT) inertia() float64 {
 // Dynamics returns h and A.
 func (k SGNHT) Dynamics() (h, a float64) { return k.StepSize, k.Diffusion }
 
-// Scaled returns SGNHT with step f h, diffusion A/f (the same friction and
-// injected noise per step) and inertia Q f^2 (the same Q A^2).
-func (k SGNHT) Scaled(f float64) Kernel { return k.scaled(f) }
+// At returns the kernel stepping at h: diffusion alpha/h, the same
+// friction and injected noise per step (see FrictionPerStep).
+func (k SGNHT) At(h float64) Kernel { return k.at(h) }
 
-func (k SGNHT) scaled(f float64) SGNHT {
-	return SGNHT{StepSize: k.StepSize * f, Diffusion: k.Diffusion / f, Inertia: k.Inertia * f * f, Tempering: k.Tempering}
-}
-
-// at returns the kernel that steps at h (0: k itself): its Scaled(h/StepSize).
+// at returns the kernel that steps at h (0: k itself).
 func (k SGNHT) at(h float64) SGNHT {
 	if h == 0 || h == k.StepSize {
 		return k
 	}
-	return k.scaled(h / k.StepSize)
+	alpha := k.frictionPerStep()
+	return SGNHT{StepSize: h, Diffusion: alpha / h, Inertia: k.Inertia, FrictionPerStep: alpha, Tempering: k.Tempering}
+}
+
+// frictionPerStep returns alpha, A h when FrictionPerStep is 0.
+func (k SGNHT) frictionPerStep() float64 {
+	if k.FrictionPerStep != 0 {
+		return k.FrictionPerStep
+	}
+	return k.Diffusion * k.StepSize
 }
 
 // Name returns "sgnht".

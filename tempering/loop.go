@@ -15,9 +15,9 @@ import (
 // nothing.
 type Hooks struct {
 	// Before is called before every step with the state as it stands; it
-	// may replace pt.Kernel for the step (a schedule's kernel, an SGD
-	// warm-up) and change the rungs' auxiliary state (a thermostat
-	// rescaled with the step).
+	// may set pt.StepSize for the step (a learning-rate schedule's), replace
+	// pt.Kernel (an SGD warm-up) and change the rungs' auxiliary state (a
+	// thermostat rescaled with the step).
 	Before func(pt *PT, st *PTState) error
 	// After is called after every step with the new state.
 	After func(st *PTState) error

@@ -34,6 +34,12 @@ const (
 // equilibrium).
 type PT struct {
 	Kernel sampler.Kernel
+	// StepSize is the replicas' step size for the next step, in the
+	// kernel's units (sampler.Hyper.StepSize; 0: the kernel's own): a
+	// schedule's Before hook sets it (sampler.Rate.StepOf), and a rung
+	// whose noise-aware step has shrunk steps at its multiple. The kernel
+	// itself is never rebuilt.
+	StepSize float64
 	// Temperature is the posterior temperature T0 that rung 1 samples,
 	// exp(-U/T0) (0 means 1): rung j runs at T0 Temps[j], so the ladder
 	// multiplies it, and the exchange tests use those temperatures.
@@ -451,12 +457,19 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 	pt.armMass(st)
 	pt.armNoise(st)
 	for j := range kernels {
-		kernels[j], hypers[j] = pt.Kernel, sampler.Hyper{Temp: pt.RungTemperature(st, j)}
+		kernels[j], hypers[j] = pt.Kernel, sampler.Hyper{StepSize: pt.StepSize, Temp: pt.RungTemperature(st, j)}
 		if sc := st.Stats.Health[j].Multiplier(); watched && sc != 1 {
-			// the noise-aware step: the kernel steps at sc h (Hyper), and
-			// Health reads the dynamics of the kernel stepping there
-			kernels[j] = fk.Scaled(sc)
-			hypers[j].StepSize, _ = kernels[j].(sampler.Frictional).Dynamics()
+			// the noise-aware step: the rung steps at sc times the step
+			h := pt.StepSize
+			if h == 0 {
+				h, _ = fk.Dynamics()
+			}
+			hypers[j].StepSize = h * sc
+		}
+		if watched && hypers[j].StepSize != 0 {
+			// Health and the noise correction read the dynamics of the
+			// kernel stepping there
+			kernels[j] = fk.At(hypers[j].StepSize)
 		}
 	}
 	rs := &st.rungSteps

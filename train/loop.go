@@ -65,17 +65,11 @@ func (r *Run) train(ctx context.Context, progress func(Status)) error {
 	return err
 }
 
-// beforeStep sets the kernel of the next step: the cyclical schedule's
-// (scheduledKernel, which also rescales the thermostats) and the SGD
-// warm-up's (warmup).
+// beforeStep sets the step size of the next step, the cyclical
+// schedule's (scheduledStep, which also rescales the thermostats), and the
+// SGD warm-up's kernel (warmup).
 func (r *Run) beforeStep(pt *tempering.PT, st *tempering.PTState) error {
-	k, err := scheduledKernel(r.Cfg, r.kernels, r.Data.N, st)
-	if err != nil {
-		return err
-	}
-	if k != nil {
-		pt.Kernel = k
-	}
+	pt.StepSize = scheduledStep(r.Cfg, rateOf(r.Cfg, r.Data.N), r.kernel, st)
 	return r.warmup()
 }
 
@@ -156,20 +150,20 @@ func (r *Run) warmup() error {
 	case w == 0 || r.state.Steps > w:
 		return nil
 	case r.state.Steps < w:
-		c := r.Cfg
-		c.Sampler = "sgd"
-		k, err := kernelFrom(c, sampler.Kernels, r.Data.N, 1) // sgd, of sampler.Kernels
-		if err != nil {
-			return err
+		if r.sgd == nil {
+			c := r.Cfg
+			c.Sampler = "sgd"
+			k, err := kernelFrom(c, sampler.Kernels, r.Data.N) // sgd, of sampler.Kernels
+			if err != nil {
+				return err
+			}
+			r.sgd = k
 		}
-		r.pt.Kernel = k
+		r.pt.Kernel, r.pt.StepSize = r.sgd, 0 // at the configured rate, whatever the schedule
 		return nil
 	}
-	k, err := kernelFrom(r.Cfg, r.kernels, r.Data.N, stepScale(r.Cfg, r.state.Steps+1))
-	if err != nil {
-		return err
-	}
-	r.pt.Kernel = k
+	r.pt.Kernel = r.kernel
+	k := sampler.KernelAt(r.kernel, r.pt.StepSize) // the sampler as it steps next
 	for j, s := range r.state.Rungs {
 		k.Init(s, r.state.Streams[j].Rand)
 		r.state.Stats.Health[j].Start(s.KineticTemperature())

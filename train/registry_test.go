@@ -63,7 +63,7 @@ func TestSetupRegistries(t *testing.T) {
 	if !c.Optimiser(withMine.Kernels) || c.Optimiser(defaults.Kernels) {
 		t.Error("myopt is an optimiser in the setup's registry and unknown in the default one")
 	}
-	if _, err := kernelFrom(c, withMine.Kernels, 100, 1); err != nil {
+	if _, err := kernelFrom(c, withMine.Kernels, 100); err != nil {
 		t.Errorf("kernel of the setup's registry: %v", err)
 	}
 	d := runspec.DefaultExchanges()

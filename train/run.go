@@ -45,10 +45,11 @@ type Run struct {
 	// computes (0: the process's setting; see autodiff.WithBLASThreads).
 	threads int
 	lock    *rundir.Lock // the writer's lock of Dir, released by Close
-	// kernels is the registry the run's kernel is of (its Setup's), and
-	// optimiser whether that kernel is an optimiser.
-	kernels   []sampler.KernelInfo
+	// optimiser is whether the run's kernel is an optimiser.
 	optimiser bool
+	// kernel is the run's kernel at its configured learning rate (a
+	// schedule steps it through pt.StepSize), sgd the SGD warm-up's.
+	kernel, sgd sampler.Kernel
 }
 
 // New creates a run directory and initialises a run from cfg with the
@@ -304,8 +305,7 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 	if model.MLP != nil {
 		r.Spec = *model.MLP
 	}
-	r.kernels = p.setup.Kernels
-	info, err := cfg.Kernel(r.kernels)
+	info, err := cfg.Kernel(p.setup.Kernels)
 	if err != nil {
 		return nil, err
 	}
@@ -313,6 +313,7 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 	if r.pt, err = NewPT(p.setup, cfg, tr.N); err != nil {
 		return nil, err
 	}
+	r.kernel = r.pt.Kernel
 	r.threads = runThreads(cfg, model, val != nil)
 	shards := 1
 	if usesGraph(cfg, model) {

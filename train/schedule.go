@@ -46,16 +46,15 @@ func keepSample(c runspec.Config, k int, optimiser bool) bool {
 	return (k-1)%c.Cycle >= c.Cycle-window
 }
 
-// scheduledKernel returns the replicas' kernel for the next step of st
-// (of the registry ks) under the config's cyclical
-// schedule, for training data of n examples,
-// and rescales each rung's thermostat with it; without a schedule it
-// returns nil and changes nothing. The Nose-Hoover xi settles near
-// A = alpha/h, so xi*h, the friction per step, is what must carry over
-// when h changes by sqrt(next/prev).
-func scheduledKernel(cfg runspec.Config, ks []sampler.KernelInfo, n int, st *tempering.PTState) (sampler.Kernel, error) {
+// scheduledStep returns kernel k's step size (sampler.Hyper.StepSize) for
+// the next step of st under the config's cyclical schedule, at learning
+// rate r, and rescales each rung's thermostat with it; without a schedule
+// it returns 0 (the kernel's own step) and changes nothing. The
+// Nose-Hoover xi settles near A = alpha/h, so xi*h, the friction per step,
+// is what must carry over when h changes by sqrt(next/prev).
+func scheduledStep(cfg runspec.Config, r sampler.Rate, k sampler.Kernel, st *tempering.PTState) float64 {
 	if cfg.Cycle == 0 {
-		return nil, nil
+		return 0
 	}
 	steps := st.Steps
 	prev, next := stepScale(cfg, max(steps, 1)), stepScale(cfg, steps+1)
@@ -63,5 +62,5 @@ func scheduledKernel(cfg runspec.Config, ks []sampler.KernelInfo, n int, st *tem
 	for _, s := range st.Rungs {
 		s.Xi *= f
 	}
-	return kernelFrom(cfg, ks, n, next)
+	return r.StepOf(k, next)
 }

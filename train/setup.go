@@ -72,7 +72,7 @@ func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
 	if err != nil {
 		return nil, err
 	}
-	kernel, err := kernelFrom(cfg, s.Kernels, n, stepScale(cfg, 1))
+	kernel, err := kernelFrom(cfg, s.Kernels, n) // stepScale(cfg, 1) is 1
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,98 @@
+package sampler
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestRateMapping checks the one mapping from a learning rate to the
+// kernels' steps, figure by figure.
+func TestRateMapping(t *testing.T) {
+	r := Rate{LR: 0.02, Examples: 50000}
+	h := math.Sqrt(0.02 / 50000.0)
+	p := r.Params(1, 0.1)
+	for _, tc := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"Step(1)", r.Step(1), h},
+		{"Step(0.25)", r.Step(0.25), math.Sqrt(0.25 * 0.02 / 50000)},
+		{"SGLDStep(1)", r.SGLDStep(1), 2 * 0.02 / 50000},
+		{"Params.StepSize", p.StepSize, h},
+		{"Params.Diffusion", p.Diffusion, 0.1 / h},
+		{"Params.FrictionPerStep", p.FrictionPerStep, 0.1},
+		{"Params.SGLDStep", p.SGLDStep, 2 * 0.02 / 50000},
+		{"StepOf(sgnht, 0.5)", r.StepOf(SGNHT{}, 0.5), math.Sqrt(0.5 * 0.02 / 50000)},
+		{"StepOf(sgd, 0.5)", r.StepOf(SGD{}, 0.5), math.Sqrt(0.5 * 0.02 / 50000)},
+		{"StepOf(sgld, 0.5)", r.StepOf(SGLD{}, 0.5), 2 * 0.5 * 0.02 / 50000},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %g, want %g", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// TestRateStepNoRebuild checks that a kernel built once from a rate and
+// stepped at a schedule's Hyper.StepSize (Rate.StepOf) takes, bit for bit,
+// the steps of a kernel rebuilt at every step from the scaled rate
+// (Rate.Params at s): the friction per step and an explicit inertia carry
+// over exactly. It fails when a kernel derives its friction at the new
+// step from A h instead of the rate's alpha, or scales Q with the step.
+func TestRateStepNoRebuild(t *testing.T) {
+	r := Rate{LR: 0.005, Examples: 1000} // alpha/h*h != alpha here
+	scales := []float64{1, 0.93, 0.5, 0.21, 0.05, 0.0031, 1, 0.7}
+	target := &Gaussian{Mean: make([]float64, 37), Var: make([]float64, 37), NoiseVar: 0.3}
+	for i := range target.Var {
+		target.Mean[i], target.Var[i] = float64(i%5)-2, 0.5+float64(i%3)
+	}
+	for _, e := range Kernels {
+		t.Run(e.Name, func(t *testing.T) {
+			at := func(s float64) KernelParams {
+				p := r.Params(s, 0.01)
+				p.Inertia, p.Leapfrog = 0.5, 3
+				return p
+			}
+			once := e.New(at(1))
+			a, b := NewState(make([]float64, target.Dim())), NewState(make([]float64, target.Dim()))
+			ra, rb := rand.New(rand.NewPCG(4, 5)), rand.New(rand.NewPCG(4, 5))
+			once.Init(a, ra)
+			e.New(at(scales[0])).Init(b, rb)
+			for k, s := range scales {
+				if err := once.Step(a, target, Minibatch{}, Hyper{StepSize: r.StepOf(once, s)}, ra); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.New(at(s)).Step(b, target, Minibatch{}, Hyper{}, rb); err != nil {
+					t.Fatal(err)
+				}
+				for i := range a.Theta {
+					if a.Theta[i] != b.Theta[i] || a.P[i] != b.P[i] {
+						t.Fatalf("step %d (scale %g), coordinate %d: theta %v p %v, rebuilt kernel's theta %v p %v", k+1, s, i, a.Theta[i], a.P[i], b.Theta[i], b.P[i])
+					}
+				}
+				if a.Xi != b.Xi {
+					t.Fatalf("step %d (scale %g): xi %v, rebuilt kernel's %v", k+1, s, a.Xi, b.Xi)
+				}
+			}
+		})
+	}
+}
+
+// TestKernelAt checks that the kernel a Frictional steps at Hyper.StepSize
+// h reports h and the diffusion alpha/h, and that KernelAt leaves other
+// kernels and h = 0 alone.
+func TestKernelAt(t *testing.T) {
+	p := Rate{LR: 0.02, Examples: 3000}.Params(1, 0.1)
+	for _, k := range []Kernel{SGNHT{StepSize: p.StepSize, Diffusion: p.Diffusion, FrictionPerStep: 0.1}, SGHMC{StepSize: p.StepSize, Friction: p.Diffusion, FrictionPerStep: 0.1}} {
+		h, a := KernelAt(k, 0.001).(Frictional).Dynamics()
+		if h != 0.001 || a != 0.1/0.001 {
+			t.Errorf("%s at 0.001: h %g, A %g, want 0.001, %g", k.Name(), h, a, 0.1/0.001)
+		}
+		if KernelAt(k, 0) != k {
+			t.Errorf("%s at 0: not the kernel itself", k.Name())
+		}
+	}
+	if k := (SGLD{StepSize: 1e-4}); KernelAt(k, 3e-4) != Kernel(k) {
+		t.Errorf("sgld at 3e-4: changed")
+	}
+}
