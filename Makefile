@@ -5,7 +5,7 @@ DATA    ?= /usr/share/datasets/fashion-mnist
 RUNDIR  ?= runs/default
 PKGS    := libopenblas-dev dataset-fashion-mnist
 
-.PHONY: all deps build run run-long test test-long cluster-test soak bench bench-pt bench-torch fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
+.PHONY: all deps build run run-long test test-long posteriordb cluster-test soak bench bench-pt bench-torch fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
 
 all: build
 
@@ -107,6 +107,17 @@ test: deps
 # test-long runs the long statistical tests (minutes).
 test-long: deps
 	$(GO) test -count=1 -tags=long -timeout 60m ./...
+
+# posteriordb (not part of test or test-long: about 40 minutes on one core)
+# runs the issue-43 harness (refcheck/): SGNHT, SGHMC and SGLD, with no mass
+# and with each preconditioner, full batch and at a 10-20% minibatch, on five
+# stan-dev/posteriordb posteriors against Stan's reference draws, and writes the
+# table of docs/posterior-checks.md to runs/posteriordb.md. PDB=name,name runs
+# some of them (refcheck.PosteriorNames); each takes at most about 20 minutes.
+PDB ?=
+posteriordb: deps
+	mkdir -p runs
+	$(GO) test -count=1 -tags=long -run TestPosteriordbTable -timeout 120m -v ./refcheck/ -args -posteriordb -pdb "$(PDB)" -pdb-out $(CURDIR)/runs/posteriordb.md
 
 # cluster-test (not part of test; root) starts a one-host Slurm cluster in a
 # temporary directory, runs a 4-chain Fashion-MNIST run as an array job with

@@ -1,0 +1,92 @@
+//go:build long
+
+package refcheck
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptsghmc/ptsghmc/tempering"
+)
+
+var (
+	pdbRun  = flag.Bool("posteriordb", false, "run TestPosteriordbTable (make posteriordb; not part of make test-long: about 40 minutes)")
+	pdbOut  = flag.String("pdb-out", "", "file the posteriordb table is written to (markdown)")
+	pdbOnly = flag.String("pdb", "", "comma-separated posteriors to run (default: all)")
+)
+
+// issueCases are issue 43's own rows on sblrc-blr (the issue's
+// "real regression from posteriordb, N = 100, 5 predictors of sd about
+// 200"): SGNHT at full batch, lr 3e-5 and 6e-6, and at minibatch 20 with
+// each mass at lr 3e-5, 1.6M steps, burn-in a quarter.
+func issueCases() []Case {
+	var out []Case
+	for _, c := range []Case{
+		{LR: 3e-5}, {LR: 6e-6},
+		{LR: 3e-5, Batch: 20, Precond: tempering.PrecondRMSprop},
+		{LR: 3e-5, Batch: 20, Precond: tempering.PrecondVariance},
+	} {
+		c.Posterior, c.Kernel, c.Steps = "sblrc-blr", "sgnht", 1600000
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestPosteriordbTable runs the harness (make posteriordb): for each
+// posterior, Grid's 18 cases (SGNHT, SGHMC, SGLD; no mass, rmsprop,
+// variance; full batch and the budget's minibatch) and, on sblrc-blr, the
+// issue's rows, and prints the table of their figures against the
+// reference (and writes it to -pdb-out). It checks nothing: the figures
+// are the result (docs/posterior-checks.md).
+func TestPosteriordbTable(t *testing.T) {
+	if !*pdbRun {
+		t.Skip("make posteriordb runs it (-posteriordb)")
+	}
+	names := PosteriorNames()
+	if *pdbOnly != "" {
+		names = strings.Split(*pdbOnly, ",")
+	}
+	var rows []string
+	for _, name := range names {
+		ref, err := LoadReference(DataDir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _, err := Posteriors[name].Load(DataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases, err := Grid(ref, len(d.Y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "sblrc-blr" {
+			cases = append(issueCases(), cases...)
+		}
+		t0 := time.Now()
+		for _, c := range cases {
+			r, err := Run(c, DataDir, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, r.Row())
+			t.Logf("%s  [%.0f s]", r.Row(), r.Wall.Seconds())
+		}
+		t.Logf("%s: %d cases in %.1f min", name, len(cases), time.Since(t0).Minutes())
+	}
+	table := fmt.Sprintf("%s\n%s\n", TableHeader, strings.Join(rows, "\n"))
+	fmt.Println(table)
+	if *pdbOut != "" {
+		host, _ := os.Hostname()
+		head := fmt.Sprintf("<!-- go test -tags long -run TestPosteriordbTable ./refcheck/ -pdb %q; %s %s/%s, GOMAXPROCS %d, host %s, %s -->\n",
+			*pdbOnly, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), host, time.Now().UTC().Format(time.RFC3339))
+		if err := os.WriteFile(*pdbOut, []byte(head+table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
