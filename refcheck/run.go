@@ -44,6 +44,7 @@ type Case struct {
 	Posterior string
 	Kernel    string                   // "sgnht", "sghmc" or "sgld"
 	Precond   tempering.Preconditioner // estimated during burn-in, then frozen
+	MassScale tempering.MassScale      // how the mass is normalised
 	// Batch is the minibatch size (0 or at least N: the full data set).
 	Batch int
 	// LR is train's per-example learning rate: the step h = sqrt(LR/N) of
@@ -196,7 +197,7 @@ func newChain(c Case, d Design, model nn.Model) (*chain, error) {
 		return nil, fmt.Errorf("case %s: %d steps, burn-in %d: nothing to keep", c.Posterior, c.Steps, c.burnIn())
 	}
 	pt := &tempering.PT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: c.burnIn(),
-		HealthWindow: c.window(), Precondition: c.Precond}
+		HealthWindow: c.window(), Precondition: c.Precond, MassScale: c.MassScale}
 	theta0, err := c.start(d, model)
 	if err != nil {
 		return nil, err
@@ -351,13 +352,13 @@ func (r Result) Diverged() bool { return errors.Is(r.Err, sampler.ErrDiverged) }
 // equilibrium, has omega h = omegaH: with unit mass the largest eigenvalue
 // of the precision Cov^-1; with rmsprop's mass m_i proportional to
 // E[g_i^2] = (Cov^-1)_ii (the Fisher identity), and with variance's m_i
-// proportional to 1/Cov_ii, each normalised to its smallest
-// (MassFromPrecision), that of M^-1/2 Cov^-1 M^-1/2. h = omegaH /
+// proportional to 1/Cov_ii, that of M^-1/2 Cov^-1 M^-1/2. h = omegaH /
 // sqrt(lambda_max) and LR = N h^2. It is the harness's "stable step": at
 // omega h = 0.5 symplectic Euler widens the stiffest direction by 3%
-// (1/sqrt(1 - (omega h)^2/4)); the chain's own mass (with gradient noise
+// (1/sqrt(1 - (omega h)^2/4)). scale normalises the mass as the chain
+// would (tempering.MassScale); the chain's own mass (with gradient noise
 // in rmsprop's estimate, from a finite window) differs somewhat.
-func StableLR(ref Reference, p tempering.Preconditioner, n int, omegaH float64) (float64, error) {
+func StableLR(ref Reference, p tempering.Preconditioner, scale tempering.MassScale, n int, omegaH float64) (float64, error) {
 	d := len(ref.Cov)
 	cov := mat.NewSymDense(d, nil)
 	for a := 0; a < d; a++ {
@@ -384,7 +385,7 @@ func StableLR(ref Reference, p tempering.Preconditioner, n int, omegaH float64) 
 			v[i] = 1
 		}
 	}
-	m := tempering.MassFromPrecision(v)
+	m := scale.MassFrom(v)
 	scaled := mat.NewSymDense(d, nil)
 	for a := 0; a < d; a++ {
 		for b := a; b < d; b++ {

@@ -95,15 +95,18 @@ func TestCompare(t *testing.T) {
 // TestStableLR checks the grid's step against its definition on the
 // issue's posterior: with unit mass the stiffest direction of sblrc-blr
 // is omega h = 1.29 at lr 3e-5 (docs/posterior-checks.md), so omega h =
-// 0.5 is lr 3e-5 (0.5/1.29)^2, 4.5e-6; and a mass can only lower omega h
-// at a given lr (it is at least 1), so the preconditioned steps are
-// larger.
+// 0.5 is lr 3e-5 (0.5/1.29)^2, 4.5e-6; and a mass normalised to the
+// widest can only lower omega h at a given lr (it is at least 1), so those
+// preconditioned steps are larger, whereas one normalised to the stiffest
+// (at most 1) can only raise it: that step is at most the unit mass's
+// (by the largest eigenvalue of the precision's correlation matrix, 1.24
+// here).
 func TestStableLR(t *testing.T) {
 	ref, err := LoadReference(DataDir, "sblrc-blr")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lr, err := StableLR(ref, tempering.PrecondNone, 100, 0.5)
+	lr, err := StableLR(ref, tempering.PrecondNone, tempering.MassScaleWidest, 100, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +114,21 @@ func TestStableLR(t *testing.T) {
 		t.Errorf("unit-mass stable lr %.3g, expected about 4.5e-6", lr)
 	}
 	for _, p := range []tempering.Preconditioner{tempering.PrecondRMSprop, tempering.PrecondVariance} {
-		lp, err := StableLR(ref, p, 100, 0.5)
+		lp, err := StableLR(ref, p, tempering.MassScaleWidest, 100, 0.5)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if lp < 10*lr {
 			t.Errorf("%v: stable lr %.3g, not above the unit mass's %.3g", p, lp, lr)
 		}
+		ls, err := StableLR(ref, p, tempering.MassScaleStiffest, 100, 0.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ls > lr || ls < lr/2 {
+			t.Errorf("%v, stiffest: stable lr %.3g, expected a little below the unit mass's %.3g", p, ls, lr)
+		}
+		t.Logf("%v: stable lr %.3g (widest) %.3g (stiffest); unit mass %.3g", p, lp, ls, lr)
 	}
 }
 

@@ -47,7 +47,7 @@ func Grid(ref Reference, n int) ([]Case, error) {
 	if !ok {
 		return nil, fmt.Errorf("grid: no budget for %s", ref.Posterior)
 	}
-	lr, err := StableLR(ref, tempering.PrecondNone, n, StableOmegaH)
+	lr, err := StableLR(ref, tempering.PrecondNone, tempering.MassScaleWidest, n, StableOmegaH)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +62,54 @@ func Grid(ref Reference, n int) ([]Case, error) {
 	return out, nil
 }
 
+// NoiseShareTarget is the gradient-noise share Recommended's minibatch
+// step aims at (half the health check's warning share).
+const NoiseShareTarget = 0.05
+
+// MinibatchOmegaH returns the omega h at which a minibatch of b of n
+// examples brings gradient noise of about NoiseShareTarget of the
+// momentum's diffusion at friction f per step, for a regression whose
+// minibatch gradient's variance is about (n/b - 1) times the curvature
+// (the per-example Fisher information; drawn without replacement): the
+// noise per step in the stiffest direction, (omega h)^2 (n/b - 1), against
+// the injected 2 (1 - exp(-f)). At full batch StableOmegaH.
+func MinibatchOmegaH(n, b int, f float64) float64 {
+	if b <= 0 || b >= n {
+		return StableOmegaH
+	}
+	inj := -2 * math.Expm1(-f)
+	w := math.Sqrt(NoiseShareTarget / (1 - NoiseShareTarget) * inj / (float64(n)/float64(b) - 1))
+	return math.Min(w, StableOmegaH)
+}
+
+// Recommended returns the harness's recommended preconditioned kernel on
+// a posterior of n examples: SGNHT with the rmsprop mass normalised to the
+// stiffest coordinate (tempering.MassScaleStiffest), full batch at the
+// unit-mass stable step (omega h = StableOmegaH) and at the budget's
+// minibatch at the step MinibatchOmegaH gives: the full-batch chain for
+// the budget's steps, the minibatch chain, whose step is about 10 times
+// smaller, for 10 times as many.
+func Recommended(ref Reference, n int) ([]Case, error) {
+	b, ok := Budgets[ref.Posterior]
+	if !ok {
+		return nil, fmt.Errorf("recommended: no budget for %s", ref.Posterior)
+	}
+	var out []Case
+	for _, batch := range []int{0, b.Batch} {
+		lr, err := StableLR(ref, tempering.PrecondRMSprop, tempering.MassScaleStiffest, n, MinibatchOmegaH(n, batch, 0.1))
+		if err != nil {
+			return nil, err
+		}
+		steps := b.Steps
+		if batch > 0 {
+			steps *= 10
+		}
+		out = append(out, Case{Posterior: ref.Posterior, Kernel: "sgnht", Precond: tempering.PrecondRMSprop,
+			MassScale: tempering.MassScaleStiffest, Batch: batch, LR: lr, Steps: steps})
+	}
+	return out, nil
+}
+
 // TableHeader is the markdown header of Row's table.
 const TableHeader = `| posterior | kernel | mass | batch | lr | steps | marginal sd / ref | eigen-direction sd / ref (largest first) | worst mean error (ref sds) | ESS (per 1,000 gradients) | health (windows failed/warned of after burn-in): cause |
 |---|---|---|---:|---:|---:|---|---|---:|---:|---|`
@@ -71,7 +119,11 @@ const TableHeader = `| posterior | kernel | mass | batch | lr | steps | marginal
 // the chain's ESS, 1/sqrt(2 ESS).
 func (r Result) Row() string {
 	c := r.Case
-	lead := fmt.Sprintf("| %s | %s | %v | %d | %.3g | %d |", c.Posterior, c.Kernel, c.Precond, r.Batch, c.LR, c.Steps)
+	mass := c.Precond.String()
+	if c.MassScale != tempering.MassScaleWidest {
+		mass += ", " + c.MassScale.String()
+	}
+	lead := fmt.Sprintf("| %s | %s | %s | %d | %.3g | %d |", c.Posterior, c.Kernel, mass, r.Batch, c.LR, c.Steps)
 	if r.Err != nil {
 		msg := r.Err.Error()
 		if r.Diverged() {
@@ -96,11 +148,14 @@ func (r Result) HealthText() string {
 		return "(no friction: not watched)"
 	}
 	hl := r.Health
-	s := fmt.Sprintf("**%v** (%d/%d of %d)", hl.Worst, hl.Bad, hl.Warned, hl.After)
-	if hl.Worst == sampler.HealthOK {
+	status, w := hl.Verdict()
+	s := fmt.Sprintf("**%v** (%d/%d of %d)", status, hl.Bad, hl.Warned, hl.After)
+	if status == sampler.HealthOK {
 		return s
 	}
-	w := hl.WorstWindow
+	if status > hl.Worst {
+		s += ", pooled"
+	}
 	return s + ": " + string(w.Cause()) + " (" + keyFigure(w) + ")"
 }
 
@@ -108,11 +163,15 @@ func (r Result) HealthText() string {
 func keyFigure(w sampler.HealthFigures) string {
 	switch w.Cause() {
 	case sampler.CauseNoise:
-		return fmt.Sprintf("share %.0f%%, budget %.2f", 100*w.Share, w.Budget)
+		return fmt.Sprintf("share %.0f%%, beyond chance %.0f%%, budget %.2f", 100*w.Share, 100*w.ShareBeyondChance(), w.Budget)
 	case sampler.CauseIntegration:
 		return fmt.Sprintf("sds +%.0f%%", 100*w.IntSDError)
 	}
-	return fmt.Sprintf("kinetic %.2f, friction/step %.3g", w.Kinetic, w.Friction)
+	s := fmt.Sprintf("kinetic %.2f, friction/step %.3g", w.Kinetic, w.Friction)
+	if n := w.SettleSteps(); n > 0 {
+		s += fmt.Sprintf(", %d steps to settle", n)
+	}
+	return s
 }
 
 // rangeOf returns "lo-hi" of v, with the standard error.

@@ -74,6 +74,88 @@ type Health struct {
 	// tolerance is computed from the blocks it has.)
 	IntBlockSum, IntBlockMeans, IntBlockSq float64
 	IntBlockN, IntBlocks                   int
+	// The same for each step's gradient-noise term (its MomentumNoise
+	// less the integration error paired with it), for GradNoise's
+	// statistical tolerance (HealthFigures.NoiseTol). Zero in checkpoints
+	// from before them.
+	NoiseBlockSum, NoiseBlockMeans, NoiseBlockSq float64
+	NoiseBlockN, NoiseBlocks                     int
+	// Pool sums the figures of the windows after burn-in, and Pooled is
+	// their pooled figures (see PoolSums.figures): a persistent problem
+	// too small for one window to tell from chance, with few
+	// coordinates, shows in the pooled figures. Verdict grades both.
+	Pool   PoolSums
+	Pooled HealthFigures
+}
+
+// PoolSums are sums over the windows after burn-in of their figures, and
+// of the squares of those whose tolerance the pooled figures take from
+// their spread between windows.
+type PoolSums struct {
+	Windows, Steps                int
+	Kin, KinSq, Fric, Inj, Budget float64
+	Noise, NoiseSq, Int, IntSq    float64
+	IntMeasured                   bool
+}
+
+// add adds window figures f.
+func (p *PoolSums) add(f HealthFigures) {
+	p.Windows++
+	p.Steps += f.Steps
+	p.Kin += f.Kinetic
+	p.KinSq += f.Kinetic * f.Kinetic
+	p.Fric += f.Friction
+	p.Inj += f.Injected
+	p.Budget += f.Budget
+	p.Noise += f.GradNoise
+	p.NoiseSq += f.GradNoise * f.GradNoise
+	p.Int += f.Integration
+	p.IntSq += f.Integration * f.Integration
+	p.IntMeasured = p.IntMeasured || f.IntMeasured
+}
+
+// figures returns the pooled figures of the windows summed, last the last
+// of them: each figure's mean over the windows, graded with tolerances of
+// IntTolSE (gradient noise, integration error) and 4 (kinetic
+// temperature) standard errors of that mean, from the figures' spread
+// between windows (at least 2 windows; with one, last).
+func (p PoolSums) figures(last HealthFigures) HealthFigures {
+	n := p.Windows
+	if n < 2 {
+		return last
+	}
+	fn := float64(n)
+	f := HealthFigures{Step: last.Step, Steps: p.Steps, Dim: last.Dim, Kinetic: p.Kin / fn, Friction: p.Fric / fn,
+		Injected: p.Inj / fn, GradNoise: p.Noise / fn, Integration: p.Int / fn, Budget: p.Budget / fn, IntMeasured: p.IntMeasured,
+		XiGain: last.XiGain}
+	f.KineticTol = 4 * blockSE(p.Kin, p.KinSq, n)
+	f.NoiseTol = IntTolSE * blockSE(p.Noise, p.NoiseSq, n)
+	if total := f.Injected + math.Max(f.GradNoise, 0); total > 0 {
+		f.Share = math.Max(f.GradNoise, 0) / total
+	}
+	if low := math.Max(f.GradNoise-f.NoiseTol, 0); f.Injected+low > 0 {
+		f.ShareLow = low / (f.Injected + low)
+	}
+	if f.IntMeasured {
+		if tot := f.Injected + math.Max(f.Integration, 0); tot > 0 {
+			f.IntShare = math.Max(f.Integration, 0) / tot
+		}
+		f.IntSDError = IntSDWidening(f.Integration, f.Friction)
+		se := blockSE(p.Int, p.IntSq, n)
+		f.IntSDTol = IntSDWidening(math.Max(f.Integration, 0)+IntTolSE*se, f.Friction) - f.IntSDError
+	}
+	f.Status = f.grade()
+	return f
+}
+
+// Verdict returns the chain's verdict after burn-in and the figures behind
+// it: the worst window's status and figures, or the pooled figures'
+// (Pooled) when they grade worse.
+func (hl *Health) Verdict() (HealthStatus, HealthFigures) {
+	if hl.Pool.Windows >= 2 && hl.Pooled.Status > hl.Worst {
+		return hl.Pooled.Status, hl.Pooled
+	}
+	return hl.Worst, hl.WorstWindow
 }
 
 // HealthFigures are one window's measurements.
@@ -98,6 +180,16 @@ type HealthFigures struct {
 	// Share is GradNoise / (GradNoise + Injected), the gradient noise's
 	// share in the momentum's diffusion.
 	Share float64
+	// NoiseTol is GradNoise's statistical tolerance: IntTolSE standard
+	// errors of the window's mean, from the means of blocks of
+	// IntBlockLen steps (successive terms are correlated over the
+	// momentum's relaxation time). ShareLow is the share of GradNoise -
+	// NoiseTol (at least 0): the share the window shows beyond chance,
+	// which the grade compares with WarnShare and FailShare. With few
+	// coordinates a window's GradNoise varies by several hundredths even
+	// when there is no gradient noise at all (a full batch): p'p/D
+	// fluctuates by sqrt(2/D) per step.
+	NoiseTol, ShareLow float64
 	// Integration is the integration error's part of the momentum's
 	// heating per step and coordinate, twice the mean energy error of the
 	// steps' deterministic part (IntegrationError); IntShare is
@@ -129,7 +221,29 @@ type HealthFigures struct {
 	// grows without bound, the momentum wiped every step; near 1 the
 	// friction per step is several units and the same happens in effect.
 	Budget float64
+	// XiGain is the thermostat's gain h^2/Q (SGNHT.ThermostatGain; 0 for
+	// a kernel without a thermostat): the friction per step falls by at
+	// most XiGain (1 - Kinetic) per step.
+	XiGain float64
 	Status HealthStatus
+}
+
+// SettleSteps returns about how many more steps the thermostat needs to
+// fall from the window's friction per step to its level, -log(1 - Budget)
+// (the friction that removes the momentum's heating at temperature 1),
+// when the window is cold because it is still falling from an overshoot
+// (kinetic temperature below 1, friction above 1.2 times its level): the
+// excess over XiGain (1 - Kinetic), its fall per step. 0 otherwise, or
+// when the gain is unknown.
+func (f HealthFigures) SettleSteps() int {
+	if f.XiGain <= 0 || f.Kinetic >= 1 || f.Budget >= 1 {
+		return 0
+	}
+	level := -math.Log1p(-math.Max(f.Budget, 0))
+	if f.Friction <= 1.2*level {
+		return 0
+	}
+	return int(math.Ceil((f.Friction - level) / (f.XiGain * (1 - f.Kinetic))))
 }
 
 // HealthStatus grades a window.
@@ -278,10 +392,20 @@ func intSDTol(m, sum, sq float64, n int, f float64) float64 {
 	if n < 2 {
 		return 0
 	}
+	se := blockSE(sum, sq, n)
+	return IntSDWidening(math.Max(m, 0)+IntTolSE*se, f) - IntSDWidening(m, f)
+}
+
+// blockSE returns the standard error of the mean of n block means whose
+// sum is sum and whose squares sum to sq: their sd over sqrt(n). 0 with
+// fewer than 2 blocks.
+func blockSE(sum, sq float64, n int) float64 {
+	if n < 2 {
+		return 0
+	}
 	mb := sum / float64(n)
 	v := math.Max(sq/float64(n)-mb*mb, 0) * float64(n) / float64(n-1)
-	se := math.Sqrt(v / float64(n))
-	return IntSDWidening(math.Max(m, 0)+IntTolSE*se, f) - IntSDWidening(m, f)
+	return math.Sqrt(v / float64(n))
 }
 
 // Start sets the kinetic temperature p'p/D of the chain's initial momentum,
@@ -331,8 +455,9 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 	h, a := k.Dynamics()
 	inj := InjectedVariance(a, h)
 	f := xiBefore * h
+	e := 0.0 // the integration error paired with this step (the previous step's)
 	if hl.PrevWork.Valid && w.Valid {
-		e := IntegrationError(hl.PrevWork, w, dim)
+		e = IntegrationError(hl.PrevWork, w, dim)
 		hl.IntSum += e
 		hl.IntSteps++
 		hl.IntBlockSum += e
@@ -357,7 +482,16 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 	} else {
 		hl.XiF2 += f
 	}
-	hl.NoiseSum += MomentumNoise(hl.PrevKin, kinEnd, f, inj)
+	mn := MomentumNoise(hl.PrevKin, kinEnd, f, inj)
+	hl.NoiseSum += mn
+	hl.NoiseBlockSum += mn - e
+	if hl.NoiseBlockN++; hl.NoiseBlockN >= IntBlockLen(window) {
+		m := hl.NoiseBlockSum / float64(hl.NoiseBlockN)
+		hl.NoiseBlockMeans += m
+		hl.NoiseBlockSq += m * m
+		hl.NoiseBlocks++
+		hl.NoiseBlockSum, hl.NoiseBlockN = 0, 0
+	}
 	hl.InjSum += inj
 	hl.PrevKin = kinEnd
 	if hl.Steps < window {
@@ -384,11 +518,18 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 	if total := fig.Injected + math.Max(fig.GradNoise, 0); total > 0 {
 		fig.Share = math.Max(fig.GradNoise, 0) / total
 	}
+	fig.NoiseTol = IntTolSE * blockSE(hl.NoiseBlockMeans, hl.NoiseBlockSq, hl.NoiseBlocks)
+	if low := math.Max(fig.GradNoise-fig.NoiseTol, 0); fig.Injected+low > 0 {
+		fig.ShareLow = low / (fig.Injected + low)
+	}
 	// p'p/D has variance 2/D per step and relaxes over about 1/(2 f)
 	// steps; a window mean's standard error is about
 	// sqrt(2/D / (window * min(1, 2 f))).
 	eff := n * math.Min(1, math.Max(2*fig.Friction, 1/n))
 	fig.KineticTol = 4 * math.Sqrt(2/float64(dim)/eff)
+	if g, ok := k.(interface{ ThermostatGain() float64 }); ok {
+		fig.XiGain = g.ThermostatGain()
+	}
 	fig.Status = fig.grade()
 	hl.Last = fig
 	hl.Windows++
@@ -404,11 +545,23 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 			hl.WorstWindow = fig
 		}
 		hl.Worst = max(hl.Worst, fig.Status)
+		hl.Pool.add(fig)
+		hl.Pooled = hl.Pool.figures(fig)
 	}
 	hl.Steps, hl.KinSum, hl.XiFSum, hl.XiF1, hl.XiF2, hl.NoiseSum, hl.InjSum = 0, 0, 0, 0, 0, 0, 0
 	hl.IntSum, hl.IntSteps = 0, 0
 	hl.IntBlockSum, hl.IntBlockMeans, hl.IntBlockSq, hl.IntBlockN, hl.IntBlocks = 0, 0, 0, 0, 0
+	hl.NoiseBlockSum, hl.NoiseBlockMeans, hl.NoiseBlockSq, hl.NoiseBlockN, hl.NoiseBlocks = 0, 0, 0, 0, 0
 	return true
+}
+
+// ShareBeyondChance returns the gradient noise's share beyond chance, ShareLow, or
+// Share for figures without a tolerance (from before NoiseTol).
+func (f HealthFigures) ShareBeyondChance() float64 {
+	if f.NoiseTol == 0 {
+		return f.Share
+	}
+	return f.ShareLow
 }
 
 // intSD returns the integration error's widening of the sds less its
@@ -426,9 +579,9 @@ func (f HealthFigures) intSD() float64 { return f.IntSDError - f.IntSDTol }
 func (f HealthFigures) grade() HealthStatus {
 	dev := math.Abs(f.Kinetic-1) - f.KineticTol
 	switch {
-	case f.Budget >= FailBudget, f.Share > FailShare, f.intSD() > FailIntSD, dev > 4*KineticSlack, math.IsNaN(f.Kinetic):
+	case f.Budget >= FailBudget, f.ShareBeyondChance() > FailShare, f.intSD() > FailIntSD, dev > 4*KineticSlack, math.IsNaN(f.Kinetic):
 		return HealthFail
-	case f.Share > WarnShare, f.intSD() > WarnIntSD, dev > KineticSlack:
+	case f.ShareBeyondChance() > WarnShare, f.intSD() > WarnIntSD, dev > KineticSlack:
 		return HealthWarn
 	}
 	return HealthOK
@@ -452,14 +605,17 @@ func (f HealthFigures) Problems() []string {
 	if f.Budget >= FailBudget {
 		out = append(out, fmt.Sprintf("the momentum receives %.3g of variance per step (injected %.3g + gradient noise %.3g + integration error %.3g), more than friction can remove at temperature 1 (2): the thermostat grows without bound and the momentum is wiped every step", 2*f.Budget, f.Injected, f.GradNoise, f.Integration))
 	}
-	if f.Share > WarnShare {
-		out = append(out, fmt.Sprintf("gradient noise is %.0f%% of the momentum's diffusion (h^2 Var[grad U~] = %.3g per step against %.3g injected)", 100*f.Share, f.GradNoise, f.Injected))
+	if f.ShareBeyondChance() > WarnShare {
+		out = append(out, fmt.Sprintf("gradient noise is %.0f%% of the momentum's diffusion (h^2 Var[grad U~] = %.3g +- %.2g per step against %.3g injected)", 100*f.Share, f.GradNoise, f.NoiseTol, f.Injected))
 	}
 	if f.intSD() > WarnIntSD {
 		out = append(out, fmt.Sprintf("integration error: the step is too large for the stiffest directions (energy error heats the momentum by %.3g per step against %.3g injected; sds about %.0f%% wide on average, more than the %.0f%% tolerated)", f.Integration, f.Injected, 100*f.IntSDError, 100*WarnIntSD))
 	}
 	if dev := math.Abs(f.Kinetic-1) - f.KineticTol; dev > KineticSlack {
 		out = append(out, fmt.Sprintf("kinetic temperature %.3f, not 1 (tolerance %.3f)", f.Kinetic, f.KineticTol+KineticSlack))
+	}
+	if n := f.SettleSteps(); n > 0 && f.Status != HealthOK {
+		out = append(out, fmt.Sprintf("thermostat still falling from an overshoot (friction per step %.3g, about %d more steps to its level)", f.Friction, n))
 	}
 	if f.Friction != 0 && math.Abs(f.XiTrend) > 0.1 && f.Kinetic > 1 {
 		out = append(out, fmt.Sprintf("thermostat still rising (friction per step %.3g, %+.0f%% across the window)", f.Friction, 100*f.XiTrend))
@@ -483,7 +639,7 @@ const (
 // further beyond its warning threshold when both are, or, with neither, the
 // thermostat (kinetic temperature off); CauseNone for an ok window.
 func (f HealthFigures) Cause() HealthCause {
-	noise, integ := f.Share/WarnShare, f.intSD()/WarnIntSD
+	noise, integ := f.ShareBeyondChance()/WarnShare, f.intSD()/WarnIntSD
 	if f.Budget >= FailBudget { // the heating's larger part is to blame
 		if f.GradNoise >= f.Integration {
 			noise = math.Max(noise, 1.01)
@@ -504,8 +660,8 @@ func (f HealthFigures) Cause() HealthCause {
 
 // String summarises the figures on one line.
 func (f HealthFigures) String() string {
-	s := fmt.Sprintf("%s: kinetic %.3f, friction/step %.3g (trend %+.0f%%), gradient noise %.3g vs injected %.3g (share %.0f%%, budget %.2f)",
-		f.Status, f.Kinetic, f.Friction, 100*f.XiTrend, f.GradNoise, f.Injected, 100*f.Share, f.Budget)
+	s := fmt.Sprintf("%s: kinetic %.3f, friction/step %.3g (trend %+.0f%%), gradient noise %.3g +- %.2g vs injected %.3g (share %.0f%%, beyond chance %.0f%%, budget %.2f)",
+		f.Status, f.Kinetic, f.Friction, 100*f.XiTrend, f.GradNoise, f.NoiseTol, f.Injected, 100*f.Share, 100*f.ShareBeyondChance(), f.Budget)
 	if f.IntMeasured {
 		s += fmt.Sprintf(", integration error %.3g (sds +%.1f%% +- %.1f%%)", f.Integration, 100*f.IntSDError, 100*f.IntSDTol)
 	}

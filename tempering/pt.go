@@ -64,6 +64,9 @@ type PT struct {
 	// mass during burn-in and then freezes it (see Preconditioner). It
 	// needs an SGNHT, SGHMC or SGLD kernel.
 	Precondition Preconditioner
+	// MassScale is how the estimated mass is normalised (the zero value,
+	// MassScaleWidest: the widest coordinates keep unit mass).
+	MassScale MassScale
 	// NoiseCorrection estimates each rung's gradient noise per coordinate
 	// over the end of burn-in (after the last mass re-estimate, or its
 	// second half) and from the end of burn-in injects less noise where
@@ -267,6 +270,9 @@ func (pt *PT) Validate() error {
 		}
 	default:
 		return fmt.Errorf("pt: unknown preconditioner %v", pt.Precondition)
+	}
+	if pt.MassScale != MassScaleWidest && (pt.MassScale != MassScaleStiffest || pt.Precondition == PrecondNone) {
+		return fmt.Errorf("pt: mass scale %v needs a preconditioner (and is widest or stiffest)", pt.MassScale)
 	}
 	if pt.NoiseCorrection {
 		if _, ok := pt.Kernel.(sampler.Frictional); !ok {
