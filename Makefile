@@ -4,8 +4,12 @@ BIN     := bin/ptsghmc
 DATA    ?= /usr/share/datasets/fashion-mnist
 RUNDIR  ?= runs/default
 PKGS    := libopenblas-dev dataset-fashion-mnist
+# Optional: xarray and zarr let export's test read the InferenceData store
+# back (it skips without them); installed without recommends (about 40
+# small packages), and a failure to install them does not stop deps.
+PYPKGS  := python3-xarray python3-zarr
 
-.PHONY: all deps build run run-long test test-long posteriordb posteriordb-seeds cluster-test soak bench bench-pt bench-torch fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
+.PHONY: all deps build run run-long serve-load test test-long posteriordb posteriordb-seeds cluster-test soak bench bench-pt bench-torch bench-arithmetic fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
 
 all: build
 
@@ -17,6 +21,13 @@ deps:
 		echo "installing:$$missing"; \
 		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+	@missing=""; for p in $(PYPKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing (optional, for export's InferenceData test):$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; } \
+			|| echo "not installed:$$missing (export's InferenceData test will skip)"; \
 	fi
 
 build: deps
@@ -42,6 +53,20 @@ run-long: build
 	./$(BIN) train --data $(DATA) --out runs/slong --overwrite --validation 0 --sampler sgnht --lr 0.01 --steps 350000 --burnin 20000 --thin 300
 	./$(BIN) train --data $(DATA) --out runs/sgd --overwrite --validation 0 --sampler sgd --steps 30000
 	./$(BIN) eval --run runs/slong --baseline runs/sgd --data $(DATA) --plot runs/slong/plots
+
+# serve-load (not part of test) is the bounded load test of ptsghmc serve, on
+# 127.0.0.1 only: it serves RUN (default the `make run` posterior, runs/default),
+# sends CLIENTS concurrent clients' requests (default 32, one test image
+# each, one request after another) for a 10 s warm-up and then SECONDS
+# (default 60), prints the throughput, p50/p90/p99 latency, errors and the
+# server's resident memory before and after, and stops the server with
+# SIGTERM (docs/serve.md). SERVE_ARGS="--batch-images 1" passes flags to
+# serve; LOAD_ARGS="--images 8" to the load test (cmd/serve-load -h).
+RUN     ?= $(RUNDIR)
+CLIENTS ?= 32
+SECONDS ?= 60
+serve-load: build
+	$(GO) run ./cmd/serve-load --bin $(BIN) --run $(RUN) --data $(DATA) --clients $(CLIENTS) --seconds $(SECONDS)s --serve-args "$(SERVE_ARGS)" $(LOAD_ARGS)
 
 # check-readme runs `make run` (about 10 minutes on 2 idle cores), saving its
 # output and wall time in runs/make-run.log, and checks that the figures README.md quotes for
@@ -151,6 +176,13 @@ bench-lenet: build
 bench-pt: build
 	./$(BIN) bench --arch 784-400-400-10 --replicas 10 --batch 128 --steps 50
 	./$(BIN) bench --sweep --steps 30 --plot docs/scaling.png
+
+# bench-arithmetic times what the pinned arithmetic (the default: the same
+# bits on every machine, docs/reproducibility.md) costs against the native
+# OpenBLAS kernels this CPU runs: one SGNHT chain and train's PT step,
+# settings alternating, ROUNDS rounds (default 3; about 5 minutes).
+bench-arithmetic: build
+	scripts/bench_arithmetic.sh ./$(BIN) $(or $(ROUNDS),3)
 
 bench-torch: build
 	BIN=$(BIN) scripts/bench_side_by_side.sh

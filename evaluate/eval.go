@@ -154,9 +154,15 @@ func (e *Ensemble) Add(theta []float64) error {
 	if n := e.Model.NumParams(); len(theta) != n {
 		return fmt.Errorf("ensemble: sample of %d values, model %s has %d parameters (samples of another model?)", len(theta), e.Model.Name, n)
 	}
+	return e.addEach(func(f func(i int, z []float64)) error { return e.pred.each(theta, e.Data, f) })
+}
+
+// addEach adds the sample whose logits each hands over, example by
+// example.
+func (e *Ensemble) addEach(each func(f func(i int, z []float64)) error) error {
 	defer WithBLASThreads(e.threads)()
 	k := e.Data.Classes
-	err := e.pred.each(theta, e.Data, func(i int, z []float64) {
+	err := each(func(i int, z []float64) {
 		lse := logSumExp(z)
 		h := 0.0
 		for c, v := range z {

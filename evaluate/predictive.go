@@ -44,11 +44,17 @@ type Predictor struct {
 	Eval   autodiff.Evaluator
 	logits []float64
 	idx    []int
+	wide   []float64 // a float32 sample widened (Ensemble.AddFloat32)
 }
 
 // each calls f(i, z) for every example i of data, in order, with z its
 // logits under theta (a view valid during the call).
 func (p *Predictor) each(theta []float64, data *datasets.Dataset, f func(i int, z []float64)) error {
+	return p.eachOf(func(idx []int, out []float64) error { return autodiff.Logits(p.Eval, theta, data, idx, out) }, data, f)
+}
+
+// eachOf is each with the logits of a batch idx computed by logits.
+func (p *Predictor) eachOf(logits func(idx []int, out []float64) error, data *datasets.Dataset, f func(i int, z []float64)) error {
 	k := data.Classes
 	mb := p.Eval.MaxBatch()
 	if len(p.logits) < mb*k {
@@ -59,7 +65,7 @@ func (p *Predictor) each(theta []float64, data *datasets.Dataset, f func(i int, 
 		for i := s; i < min(s+mb, data.N); i++ {
 			p.idx = append(p.idx, i)
 		}
-		if err := autodiff.Logits(p.Eval, theta, data, p.idx, p.logits); err != nil {
+		if err := logits(p.idx, p.logits); err != nil {
 			return err
 		}
 		for r, i := range p.idx {

@@ -69,40 +69,14 @@ func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{Chains: dirs}
-	var model nn.Model
-	var engine autodiff.Engine
-	total := 0
-	for i, dir := range dirs {
-		cfg, err := rundir.ReadRunConfig(dir)
-		if err != nil {
-			return nil, err
-		}
-		m, err := cfg.BuildModel()
-		if err != nil {
-			return nil, fmt.Errorf("run %s: %w", dir, err)
-		}
-		path := filepath.Join(dir, rundir.SamplesFile)
-		sc, err := rundir.ScanSamples(path, false, nil)
-		if err != nil {
-			return nil, err
-		}
-		if err := rundir.CheckSamplesModel(path, sc.Header, m); err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			model, sum.DType, engine = m, sc.Header.DType, cfg.RunEngine(m)
-		} else if rundir.SamplesModel(m) != rundir.SamplesModel(model) {
-			return nil, fmt.Errorf("export: run %s has model %s (%s), run %s has %s (%s): cannot export together", dir, m.Name, m.Layout, dirs[0], model.Name, model.Layout)
-		} else if sc.Header.DType != sum.DType {
-			return nil, fmt.Errorf("export: run %s stores %s samples, run %s %s: cannot export together", dir, sc.Header.DType, dirs[0], sum.DType)
-		}
-		if sc.Intact == 0 {
-			return nil, fmt.Errorf("export: run %s has no samples yet (burn-in not over?)", dir)
-		}
-		sum.Draws = append(sum.Draws, sc.Intact)
-		total += sc.Intact
+	model, engine, err := inspectRuns(dirs, sum)
+	if err != nil {
+		return nil, err
 	}
-	sum.Learnables = model.Layout
+	total := 0
+	for _, n := range sum.Draws {
+		total += n
+	}
 
 	var ens *evaluate.Ensemble
 	var loglik [][][]float64
@@ -216,6 +190,45 @@ func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	return sum, nil
+}
+
+// inspectRuns checks that the chains dirs hold samples of one model in
+// one precision and records their counts and precision in sum; it returns
+// the model and the engine its predictions are computed on.
+func inspectRuns(dirs []string, sum *Summary) (nn.Model, autodiff.Engine, error) {
+	var model nn.Model
+	var engine autodiff.Engine
+	for i, dir := range dirs {
+		cfg, err := rundir.ReadRunConfig(dir)
+		if err != nil {
+			return model, engine, err
+		}
+		m, err := cfg.BuildModel()
+		if err != nil {
+			return model, engine, fmt.Errorf("run %s: %w", dir, err)
+		}
+		path := filepath.Join(dir, rundir.SamplesFile)
+		sc, err := rundir.ScanSamples(path, false, nil)
+		if err != nil {
+			return model, engine, err
+		}
+		if err := rundir.CheckSamplesModel(path, sc.Header, m); err != nil {
+			return model, engine, err
+		}
+		if i == 0 {
+			model, sum.DType, engine = m, sc.Header.DType, cfg.RunEngine(m)
+		} else if rundir.SamplesModel(m) != rundir.SamplesModel(model) {
+			return model, engine, fmt.Errorf("export: run %s has model %s (%s), run %s has %s (%s): cannot export together", dir, m.Name, m.Layout, dirs[0], model.Name, model.Layout)
+		} else if sc.Header.DType != sum.DType {
+			return model, engine, fmt.Errorf("export: run %s stores %s samples, run %s %s: cannot export together", dir, sc.Header.DType, dirs[0], sum.DType)
+		}
+		if sc.Intact == 0 {
+			return model, engine, fmt.Errorf("export: run %s has no samples yet (burn-in not over?)", dir)
+		}
+		sum.Draws = append(sum.Draws, sc.Intact)
+	}
+	sum.Learnables = model.Layout
+	return model, engine, nil
 }
 
 // exampleLogLik returns log p(y_i | x_i, theta) for every example of the

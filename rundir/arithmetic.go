@@ -2,8 +2,6 @@ package rundir
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -18,19 +16,11 @@ import (
 func MixedArithmetic(dirs []string) ([]string, error) {
 	var chains []string
 	for _, d := range dirs {
-		cfg, err := ReadRunConfig(d)
+		cds, err := chainDirs(d, false) // chains not started yet have nothing to mix
 		if err != nil {
 			return nil, err
 		}
-		if cfg.Chains <= 1 || cfg.Chain != 0 {
-			chains = append(chains, d)
-			continue
-		}
-		for i := 1; i <= cfg.Chains; i++ { // chains not started yet have nothing to mix
-			if cd := ChainDir(d, cfg.Chains, i); exists(filepath.Join(cd, ConfigFile)) {
-				chains = append(chains, cd)
-			}
-		}
+		chains = append(chains, cds...)
 	}
 	var first string
 	var lines []string
@@ -64,9 +54,4 @@ func MixedArithmetic(dirs []string) ([]string, error) {
 		return nil, nil
 	}
 	return lines, nil
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

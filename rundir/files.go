@@ -122,21 +122,36 @@ func WriteTemp(dir string, b []byte) (string, error) {
 func RunDirs(dirs []string) ([]string, error) {
 	var out []string
 	for _, d := range dirs {
-		cfg, err := ReadRunConfig(d)
+		cds, err := chainDirs(d, true)
 		if err != nil {
 			return nil, err
 		}
-		if cfg.Chains <= 1 || cfg.Chain != 0 {
-			out = append(out, d)
-			continue
-		}
-		for i := 1; i <= cfg.Chains; i++ {
-			cd := ChainDir(d, cfg.Chains, i)
-			if _, err := os.Stat(filepath.Join(cd, ConfigFile)); err != nil {
+		out = append(out, cds...)
+	}
+	return out, nil
+}
+
+// chainDirs returns the chain directories of the run in d (d itself for a
+// run of one chain); a chain without a config is an error when strict and
+// left out otherwise.
+func chainDirs(d string, strict bool) ([]string, error) {
+	cfg, err := ReadRunConfig(d)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Chains <= 1 || cfg.Chain != 0 {
+		return []string{d}, nil
+	}
+	var out []string
+	for i := 1; i <= cfg.Chains; i++ {
+		cd := ChainDir(d, cfg.Chains, i)
+		if _, err := os.Stat(filepath.Join(cd, ConfigFile)); err != nil {
+			if strict {
 				return nil, fmt.Errorf("run %s has %d chains but chain %d is missing: %w", d, cfg.Chains, i, err)
 			}
-			out = append(out, cd)
+			continue
 		}
+		out = append(out, cd)
 	}
 	return out, nil
 }

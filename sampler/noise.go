@@ -19,6 +19,19 @@ type normalSource struct {
 	has   bool
 }
 
+// wyIncrement is wyrand's increment of its state per 64-bit output.
+const wyIncrement = 0xa0761d6478bd642f
+
+// vectorNormals lets fill draw the common case in vector registers where
+// the CPU can (zigFastBlocks): the same variates, faster. Tests turn it off
+// to compare.
+var vectorNormals = true
+
+// vectorUpdate lets the unit-mass SGNHT and SGHMC update run in vector
+// registers where the CPU can (unitUpdateBlocks): the same bits, faster.
+// Tests turn it off to compare.
+var vectorUpdate = true
+
 func newNormalSource(rng *rand.Rand) normalSource { return normalSource{state: rng.Uint64()} }
 
 // uint32 returns 32 random bits.
@@ -27,7 +40,7 @@ func (n *normalSource) uint32() uint32 {
 		n.has = false
 		return n.spare
 	}
-	n.state += 0xa0761d6478bd642f
+	n.state += wyIncrement
 	hi, lo := bits.Mul64(n.state, n.state^0xe7037ed1a0b428db)
 	v := hi ^ lo
 	n.spare, n.has = uint32(v>>32), true
@@ -174,7 +187,14 @@ func (n *normalSource) fill(dst []float64) {
 			i++
 			continue
 		}
-		n.state += 0xa0761d6478bd642f
+		if k := n.zigFastBlocks(dst[i:]); k > 0 {
+			// the draws whose candidates all pass the fast test, 8 at a
+			// time in vector registers (zigfill_amd64.s); the draw that
+			// stopped them is the loop's below
+			i += k
+			continue
+		}
+		n.state += wyIncrement
 		hi, lo := bits.Mul64(n.state, n.state^0xe7037ed1a0b428db)
 		v := hi ^ lo
 		j0, j1 := int32(uint32(v)), int32(uint32(v>>32))

@@ -137,7 +137,9 @@ type StreamingPotential interface {
 	// CanStream reports whether GradientStream is available.
 	CanStream() bool
 	// GradientStream evaluates the stochastic gradient at theta on mb, as
-	// Gradient would with the same minibatch and rng, calls consume on consecutive
+	// Gradient would with the same minibatch and rng (given a minibatch,
+	// mb.Index not nil, it draws nothing from rng: the step then draws its
+	// noise ahead, NoiseAhead), calls consume on consecutive
 	// chunks of it that cover [0, Dim()) in order, and returns the estimate
 	// of U(theta). consume may change theta[lo:lo+len(g)]: the potential
 	// must have read that range before the call and not read it after.
@@ -211,6 +213,7 @@ type State struct {
 	hasKinAfter bool
 
 	stepper *sgnhtStepper // the streamed update's, reused
+	ahead   *noiseJob     // its noise drawn ahead, reused
 	consume func(lo int, g []float64)
 
 	invSqrtMass []float64 // M^-1/2, nil for unit mass

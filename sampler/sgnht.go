@@ -215,6 +215,18 @@ func sgnhtStep(pot Potential, s *State, mb Minibatch, xi, h, a float64, tc tempe
 	u.reset(xi, h, a, tc, rng)
 	u.theta, u.p, u.next, u.bad = s.Theta, s.P, 0, nil
 	u.r, u.gsq, u.nsc, u.nacc = s.invSqrtMass, s.gradSq, s.InjScale, s.noiseAcc
+	if mb.Index != nil && useNoiseAhead() {
+		// The potential draws nothing from rng when given its minibatch, so
+		// the noise's seed, drawn at the first chunk otherwise, is the
+		// stream's next value now: the worker draws the same variates.
+		if s.ahead == nil {
+			s.ahead = new(noiseJob)
+		}
+		u.ns, u.seeded = newNormalSource(rng), true
+		s.ahead.start(len(s.P), u.ns)
+		u.ahead = s.ahead
+		defer func() { s.ahead.wait(); u.ahead = nil }()
+	}
 	s.U, err = sp.GradientStream(s.Theta, mb, rng, s.consume)
 	u.theta, u.p, u.r, u.gsq, u.nsc, u.nacc = nil, nil, nil, nil, nil, nil
 	switch {
@@ -262,6 +274,9 @@ type sgnhtStepper struct {
 	// gradient-noise estimate (tempering.NoiseEstimate)
 	nsc, nacc []float64
 	ones      [normalChunk]float64
+	// ahead, when not nil, holds the step's noise drawn on another
+	// goroutine (noiseahead.go): chunk reads it instead of drawing
+	ahead *noiseJob
 }
 
 // consume applies the update to the streamed chunk g of the gradient at
@@ -309,10 +324,22 @@ func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 	wb, wa, wk := u.wb, u.wa, u.wk
 	for lo := 0; lo < len(p); lo += normalChunk {
 		hi := min(lo+normalChunk, len(p))
-		z := u.buf[:hi-lo]
-		u.ns.fill(z)
+		var z []float64
+		if u.ahead != nil {
+			z = u.ahead.upTo(u.off+lo, u.off+hi)
+		} else {
+			z = u.buf[:hi-lo]
+			u.ns.fill(z)
+		}
 		pc, tc, gc := p[lo:hi], theta[lo:hi], g[lo:hi]
 		if u.r == nil && u.nsc == nil && u.nacc == nil {
+			// the leading multiple of 8 in vector registers where the CPU
+			// can, the same arithmetic in the same order (update_amd64.s)
+			sums := [5]float64{kin, pp, wb, wa, wk}
+			c := [4]float64{h, hInvT, noise, decay}
+			v := unitUpdateBlocks(tc, pc, gc, z, &c, &sums)
+			kin, pp, wb, wa, wk = sums[0], sums[1], sums[2], sums[3], sums[4]
+			pc, tc, gc, z := pc[v:], tc[v:], gc[v:], z[v:]
 			for i, zi := range z {
 				pb, k := pc[i], hInvT*gc[i]
 				pi := decay*pc[i] - hInvT*gc[i] + noise*zi

@@ -9,6 +9,8 @@
 #         exchange every 500 steps (500 timed steps: one exchange round)
 #   (iii) a single chain, no exchange, batch 128: SGNHT in ptsghmc against
 #         SGHMC in PyTorch
+#   (v)   sampling as fast as optimising: one SGNHT chain against PyTorch's
+#         AdamW step of the same network (forward, backward, optimiser)
 #   (iv)  the LeNet CNN, one chain, batch 128: `ptsghmc bench --model lenet`
 #         (the compiled graph, its default gradient shards) against
 #         scripts/pytorch_lenet_bench.py
@@ -49,6 +51,13 @@ if [ "$TORCH_MALLOC_TUNE" != 0 ]; then
 	malloc_env=(MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824)
 fi
 here=$(cd "$(dirname "$0")" && pwd)
+# TORCH_CORETYPE=Cooperlake (say) runs PyTorch's OpenBLAS on that kernel: on
+# a CPU OpenBLAS 0.3.21 does not know it falls back to Prescott (SSE3).
+[ -n "${TORCH_CORETYPE:-}" ] && malloc_env+=(OPENBLAS_CORETYPE="$TORCH_CORETYPE")
+# The CPU time (user, system) of every timed program run, per program.
+cpu_dir=$(mktemp -d)
+trap 'rm -rf "$cpu_dir"' EXIT
+timed() { local who=$1; shift; /usr/bin/time -a -o "$cpu_dir/$who" -f "%U %S" "$@"; }
 
 if ! "$PYTHON" -c 'import torch' >/dev/null 2>&1; then
 	echo "bench_side_by_side.sh: PyTorch not found ('$PYTHON -c \"import torch\"' failed)." >&2
@@ -69,13 +78,14 @@ workloads=(
 	"(i) benchmark: R=10, batch 128, exchange every 10|--replicas 10 --batch 128 --exchange 10 --steps 50|--replicas 10 --batch 128 --exchange 10 --steps 50"
 	"(ii) train default: R=4, batch 128, exchange every 500|--replicas 4 --batch 128 --exchange 500 --steps 500|--replicas 4 --batch 128 --exchange 500 --steps 500"
 	"(iii) single chain: R=1, batch 128, no exchange (SGNHT vs SGHMC)|--replicas 1 --batch 128 --exchange 0 --steps 200|--replicas 1 --batch 128 --exchange 0 --steps 200 --kernel sghmc"
+	"(v) sampling vs optimising: one SGNHT chain vs PyTorch's AdamW step|--replicas 1 --batch 128 --exchange 0 --steps 300|--replicas 1 --batch 128 --exchange 0 --steps 300 --kernel adamw"
 )
 
 # ptsghmc_rate and torch_rate print a run's steps/s, or fail with its output.
 # torch_rate's first argument is the OpenBLAS thread count ("" for its default).
 ptsghmc_rate() {
 	local out r
-	out=$("$BIN" bench --arch 784-400-400-10 --dtype float32 "$@" 2>&1) || { echo "$out" >&2; return 1; }
+	out=$(timed ptsghmc "$BIN" bench --arch 784-400-400-10 --dtype float32 "$@" 2>&1) || { echo "$out" >&2; return 1; }
 	r=$(awk '$1 == "steps/s" { print $2 }' <<<"$out")
 	[ -n "$r" ] || { echo "cannot parse steps/s from ptsghmc bench:" >&2; echo "$out" >&2; return 1; }
 	echo "$r"
@@ -84,9 +94,9 @@ torch_rate() {
 	local blas=$1 out r
 	shift
 	if [ -n "$blas" ]; then
-		out=$(env "${malloc_env[@]}" OPENBLAS_NUM_THREADS=$blas "$PYTHON" "$here/pytorch_bench.py" --arch 784-400-400-10 "$@" 2>&1) || { echo "$out" >&2; return 1; }
+		out=$(timed pytorch env "${malloc_env[@]}" OPENBLAS_NUM_THREADS=$blas "$PYTHON" "$here/pytorch_bench.py" --arch 784-400-400-10 "$@" 2>&1) || { echo "$out" >&2; return 1; }
 	else
-		out=$(env -u OPENBLAS_NUM_THREADS "${malloc_env[@]}" "$PYTHON" "$here/pytorch_bench.py" --arch 784-400-400-10 "$@" 2>&1) || { echo "$out" >&2; return 1; }
+		out=$(timed pytorch env -u OPENBLAS_NUM_THREADS "${malloc_env[@]}" "$PYTHON" "$here/pytorch_bench.py" --arch 784-400-400-10 "$@" 2>&1) || { echo "$out" >&2; return 1; }
 	fi
 	r=$(sed -n 's/.*: \([0-9.]*\) steps\/s$/\1/p' <<<"$out")
 	[ -n "$r" ] || { echo "cannot parse steps/s from pytorch_bench.py:" >&2; echo "$out" >&2; return 1; }
@@ -96,7 +106,7 @@ torch_rate() {
 # LeNet workload (iv).
 lenet_rate() {
 	local out r
-	out=$("$BIN" bench --model lenet --dtype float32 --batch 128 --steps "$LENET_STEPS" --json 2>&1) || { echo "$out" >&2; return 1; }
+	out=$(timed ptsghmc "$BIN" bench --model lenet --dtype float32 --batch 128 --steps "$LENET_STEPS" --json 2>&1) || { echo "$out" >&2; return 1; }
 	r=$(sed -n 's/.*"steps_per_sec": *\([0-9.e+-]*\).*/\1/p' <<<"$out")
 	[ -n "$r" ] || { echo "cannot parse steps_per_sec from ptsghmc bench --model lenet:" >&2; echo "$out" >&2; return 1; }
 	awk -v r="$r" 'BEGIN { printf "%.2f", r }'
@@ -105,9 +115,9 @@ torch_lenet_rate() {
 	local blas=$1 out r
 	shift
 	if [ -n "$blas" ]; then
-		out=$(env "${malloc_env[@]}" OPENBLAS_NUM_THREADS=$blas "$PYTHON" "$here/pytorch_lenet_bench.py" --batch 128 --steps "$LENET_STEPS" "$@" 2>&1) || { echo "$out" >&2; return 1; }
+		out=$(timed pytorch env "${malloc_env[@]}" OPENBLAS_NUM_THREADS=$blas "$PYTHON" "$here/pytorch_lenet_bench.py" --batch 128 --steps "$LENET_STEPS" "$@" 2>&1) || { echo "$out" >&2; return 1; }
 	else
-		out=$(env -u OPENBLAS_NUM_THREADS "${malloc_env[@]}" "$PYTHON" "$here/pytorch_lenet_bench.py" --batch 128 --steps "$LENET_STEPS" "$@" 2>&1) || { echo "$out" >&2; return 1; }
+		out=$(timed pytorch env -u OPENBLAS_NUM_THREADS "${malloc_env[@]}" "$PYTHON" "$here/pytorch_lenet_bench.py" --batch 128 --steps "$LENET_STEPS" "$@" 2>&1) || { echo "$out" >&2; return 1; }
 	fi
 	r=$(sed -n 's/.*: \([0-9.]*\) steps\/s$/\1/p' <<<"$out")
 	[ -n "$r" ] || { echo "cannot parse steps/s from pytorch_lenet_bench.py:" >&2; echo "$out" >&2; return 1; }
@@ -119,7 +129,7 @@ list() { sed 's/^ //; s/ /, /g' <<<"$1"; }
 blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs"
 echo "# ptsghmc BLAS: $("$BIN" bench --arch 20-8-3 --replicas 1 --steps 1 --json 2>/dev/null | sed -n 's/.*"blas": *"\([^"]*\)".*/\1/p'); system libblas.so.3 (PyTorch): $blas"
-echo "# PyTorch's malloc: ${malloc_env[*]:-glibc defaults}"
+echo "# PyTorch's environment: ${malloc_env[*]:-glibc defaults}; its OpenBLAS kernel: $(env "${malloc_env[@]}" "$PYTHON" -c 'import ctypes; f = ctypes.CDLL("libopenblas.so.0").openblas_get_corename; f.restype = ctypes.c_char_p; print(f().decode())' 2>/dev/null || echo unknown)"
 echo "# $("$PYTHON" -c 'import torch; print("torch", torch.__version__)'); $ROUNDS rounds, programs alternating; figures in steps/s, float32, arch 784-400-400-10"
 echo
 echo "| workload | ptsghmc bench | PyTorch 1 thread, OpenBLAS 1 thread | PyTorch 1 thread, OpenBLAS default | PyTorch 2 threads | ptsghmc best / PyTorch best |"
@@ -161,4 +171,8 @@ echo "# commands: $BIN bench --arch 784-400-400-10 --dtype float32 <flags>; [OPE
 for w in "${workloads[@]}"; do
 	IFS='|' read -r name pflags tflags <<<"$w"
 	echo "#   $name: ptsghmc $pflags | pytorch $tflags"
+done
+for who in ptsghmc pytorch; do
+	[ -s "$cpu_dir/$who" ] || continue
+	awk -v who="$who" '/^[0-9.]+ [0-9.]+$/ { u += $1; s += $2 } END { if (u + s > 0) printf "# CPU time of every %s run: user %.1f s, system %.1f s (%.0f%% system)\n", who, u, s, 100 * s / (u + s) }' "$cpu_dir/$who"
 done

@@ -31,12 +31,16 @@ p.add_argument("--batch", type=int, default=128)
 p.add_argument("--steps", type=int, default=50)
 p.add_argument("--threads", type=int, default=1)
 p.add_argument("--exchange", type=int, default=10, help="steps between exchange rounds (0: none)")
-p.add_argument("--kernel", choices=["sgnht", "sghmc"], default="sgnht")
+p.add_argument("--kernel", choices=["sgnht", "sghmc", "adamw"], default="sgnht",
+               help="adamw: one network optimised by torch.optim.AdamW (mean cross-entropy, "
+                    "forward, backward, zero_grad, step): the optimiser's step a sampler's step is compared with")
 a = p.parse_args()
 if a.replicas < 1 or a.batch < 1 or a.steps < 1 or a.threads < 1:
     p.error("replicas, batch, steps and threads must be positive")
 if a.exchange < 0:
     p.error("exchange must be >= 0 (0: no exchanges)")
+if a.kernel == "adamw" and a.replicas != 1:
+    p.error("--kernel adamw optimises one network: --replicas 1")
 torch.set_num_threads(a.threads)
 torch.manual_seed(1)
 sizes = [int(s) for s in a.arch.split("-")]
@@ -73,8 +77,24 @@ def loglik(xb, yb):
     return lp.gather(2, yb.view(1, -1, 1).expand(R, -1, 1)).squeeze(2)  # R x B
 
 
+opt = None
+if a.kernel == "adamw":
+    opt = torch.optim.AdamW(params, lr=1e-3, weight_decay=1e-2)
+
+
+def adamw_step(t):
+    idx = torch.randint(0, N, (B,))
+    loss = -loglik(X[idx], Y[idx]).mean()
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+
+
 def step(t):
     global xi
+    if opt is not None:
+        adamw_step(t)
+        return
     idx = torch.randint(0, N, (B,))
     ll = loglik(X[idx], Y[idx])
     prior = sum(0.5 * (q ** 2).sum(dim=(1, 2)) for q in params)

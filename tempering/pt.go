@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -113,6 +112,9 @@ type PTState struct {
 	// them (the step-scaled kernel of a noise-aware run, which Health reads)
 	hypers  []sampler.Hyper
 	kernels []sampler.Kernel
+	errs    []error // scratch: each rung's step error
+	// rungSteps runs a step's kernel steps (rungsteps.go)
+	rungSteps rungSteps
 }
 
 // PTStats are exchange and thermostat statistics of a PT run.
@@ -435,10 +437,11 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	errs := make([]error, r)
 	if len(st.kin) != r {
-		st.kin, st.xi0 = make([]float64, r), make([]float64, r)
+		st.kin, st.xi0, st.errs = make([]float64, r), make([]float64, r), make([]error, r)
 	}
+	errs := st.errs
+	clear(errs)
 	if len(st.Stats.Health) != r { // a state from before health watching
 		st.Stats.Health = make([]sampler.Health, r)
 	}
@@ -462,36 +465,10 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 			hypers[j].StepSize, _ = kernels[j].(sampler.Frictional).Dynamics()
 		}
 	}
-	step := func(j int) {
-		s := st.Rungs[j]
-		st.xi0[j] = s.Xi
-		s.BeginStep()
-		rng := st.Streams[j].Rand
-		var mb sampler.Minibatch
-		if st.Orders != nil {
-			mb = sampler.NextMinibatch(st.Orders[j], rng)
-		}
-		errs[j] = pt.Kernel.Step(s, pots[j], mb, hypers[j], rng)
-		st.kin[j] = s.KineticAfterStep() // summed in the update, or a pass over p in parallel too
-	}
-	if workers == 1 || r == 1 {
-		for j := 0; j < r; j++ {
-			step(j)
-		}
-	} else {
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, workers)
-		for j := 0; j < r; j++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func(j int) {
-				defer wg.Done()
-				step(j)
-				<-sem
-			}(j)
-		}
-		wg.Wait()
-	}
+	rs := &st.rungSteps
+	rs.pt, rs.pots, rs.st, rs.hypers, rs.errs = pt, pots, st, hypers, st.errs
+	rs.run(workers)
+	rs.pots, rs.hypers = nil, nil // hold no caller's potentials
 	for j, err := range errs {
 		if err != nil {
 			return fmt.Errorf("pt: step %d, rung %d (T=%g): %w", st.Steps, j, st.Temps[j], err)

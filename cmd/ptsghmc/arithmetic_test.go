@@ -17,23 +17,11 @@ import (
 // writeImageData writes an MNIST-shaped synthetic data set (28x28) large
 // enough that its products take OpenBLAS's vector kernels.
 func writeImageData(t *testing.T) string {
-	dir := t.TempDir()
 	all, err := datasets.SyntheticImages(700, 784, 10, rand.New(rand.NewPCG(5, 6)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx := make([]int, 700)
-	for i := range idx {
-		idx[i] = i
-	}
-	tr, te := all.Subset(idx[:600]), all.Subset(idx[600:])
-	if err := datasets.WriteImages(tr, 28, 28, filepath.Join(dir, datasets.TrainImages), filepath.Join(dir, datasets.TrainLabels), false); err != nil {
-		t.Fatal(err)
-	}
-	if err := datasets.WriteImages(te, 28, 28, filepath.Join(dir, datasets.TestImages), filepath.Join(dir, datasets.TestLabels), false); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return writeSplit(t, all, 600, 28, false)
 }
 
 // trainIn runs train in a child process (OpenBLAS reads OPENBLAS_CORETYPE

@@ -61,6 +61,14 @@ type BenchResult struct {
 type timedPotential struct {
 	*autodiff.Potential
 	ns *atomic.Int64
+	*streamTimer
+}
+
+// newTimedPotential returns p timed into ns.
+func newTimedPotential(p *autodiff.Potential, ns *atomic.Int64) timedPotential {
+	t := &streamTimer{ns: ns}
+	t.consumeTimed = t.consumeFirst
+	return timedPotential{p, ns, t}
 }
 
 func (t timedPotential) Gradient(theta, grad []float64, mb sampler.Minibatch, rng *rand.Rand) (float64, error) {
@@ -75,15 +83,30 @@ func (t timedPotential) Gradient(theta, grad []float64, mb sampler.Minibatch, rn
 // there on the update's (the stream's conversion of the gradient to float64
 // with the prior's term, a pass the update used to read back, included).
 func (t timedPotential) GradientStream(theta []float64, mb sampler.Minibatch, rng *rand.Rand, consume func(lo int, g []float64)) (float64, error) {
-	start := time.Now()
-	first := true
-	return t.Potential.GradientStream(theta, mb, rng, func(lo int, g []float64) {
-		if first {
-			t.ns.Add(int64(time.Since(start)))
-			first = false
-		}
-		consume(lo, g)
-	})
+	t.start, t.first, t.consume = time.Now(), true, consume
+	defer func() { t.consume = nil }()
+	return t.Potential.GradientStream(theta, mb, rng, t.consumeTimed)
+}
+
+// streamTimer is a timedPotential's state within one streamed gradient,
+// kept with it so that a step allocates no closure (bench reports
+// allocations per step).
+type streamTimer struct {
+	ns           *atomic.Int64
+	start        time.Time
+	first        bool
+	consume      func(lo int, g []float64)
+	consumeTimed func(lo int, g []float64) // consumeFirst, bound once
+}
+
+// consumeFirst adds the time to the first chunk to the gradient's and
+// hands the chunk on.
+func (t *streamTimer) consumeFirst(lo int, g []float64) {
+	if t.first {
+		t.ns.Add(int64(time.Since(t.start)))
+		t.first = false
+	}
+	t.consume(lo, g)
 }
 
 // benchConfig is one bench configuration.
@@ -115,6 +138,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.engine, "engine", "compiled", "with --model: compiled (the graph compiler) or graph (Gorgonia's VM)")
 	fs.IntVar(&c.shards, "grad-shards", 0, "with --model: split each gradient over this many graphs in parallel (0: one per core, up to 4)")
 	arith := fs.String("arithmetic", autodiff.ArithmeticPinned, "matrix products: pinned (the same bits on every machine) or native (the BLAS library's kernel for this CPU)")
+	ahead := fs.Bool("noise-ahead", true, "draw a streamed step's injected noise on another goroutine while its gradient is computed (the same variates; false: in the update, to time the difference)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	sweep := fs.Bool("sweep", false, "time replicas 1, 2, 4, 10, 20 at --batch, and batch 32, 128, 512 at --replicas; print a table")
 	plotPath := fs.String("plot", "", "with --sweep: write the scaling plot to this PNG file")
@@ -128,8 +152,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *plotPath != "" && !*sweep {
 		return fmt.Errorf("bench: --plot needs --sweep")
 	}
+	sampler.NoiseAhead.Store(*ahead)
 	if err := autodiff.UseArithmetic(*arith); err != nil {
-		return fmt.Errorf("bench: --arithmetic: %w", err)
+		return fmt.Errorf("--arithmetic: %w", err)
 	}
 	if !*asJSON {
 		fmt.Fprintf(stdout, "arithmetic: %s\n", autodiff.CurrentArithmetic())
@@ -254,7 +279,7 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 				return res, err
 			}
 		}
-		pots[j] = timedPotential{p, &gradNS}
+		pots[j] = newTimedPotential(p, &gradNS)
 	}
 	starts := make([][]float64, len(temps))
 	if c.sharedStart {
@@ -267,6 +292,16 @@ func benchOnce(c benchConfig) (BenchResult, error) {
 	st, err := pt.Init(starts, 1)
 	if err != nil {
 		return res, err
+	}
+	// as in train: each rung's minibatch order is the run's state and PT
+	// hands the kernel its minibatch (what lets a step draw its noise ahead)
+	st.Orders = make([]sampler.BatchOrder, len(temps))
+	for j := range st.Orders {
+		o, err := datasets.NewBatches(data.N, c.batch, st.Streams[j].Rand)
+		if err != nil {
+			return res, err
+		}
+		st.Orders[j] = o
 	}
 	if err := pt.Run(pots, first, st, 5, nil); err != nil {
 		return res, err
@@ -458,7 +493,7 @@ func benchModel(c benchConfig) (ModelBenchResult, error) {
 		return res, err
 	}
 	var gradNS atomic.Int64
-	pots := []sampler.Potential{timedPotential{p, &gradNS}}
+	pots := []sampler.Potential{newTimedPotential(p, &gradNS)}
 	cfg := runspec.DefaultConfig() // the sampler of a training run: one sgnht chain
 	cfg.Sampler, cfg.Replicas, cfg.Batch = "sgnht", 1, c.batch
 	pt, err := train.NewPT(runspec.Setup{}, cfg, data.N)

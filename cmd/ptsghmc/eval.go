@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/predictive"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
@@ -223,63 +223,19 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	for i, v := range img.Data {
 		data.X[i] = float32(v / 255)
 	}
-	cfg, err := rundir.ReadRunConfig(*run)
+	post, err := predictive.LoadWith(predictive.Options{FromStep: *fromStep, SkipCorrupt: *skipCorrupt, AllowWriting: true}, *run)
 	if err != nil {
 		return err
 	}
-	m, err := cfg.BuildModel()
-	if err != nil {
-		return fmt.Errorf("run %s: %w", *run, err)
+	if post.Dropped > 0 {
+		fmt.Fprintf(stderr, "predict: %d torn sample record(s) at the end of a samples file (a crash mid-write) were dropped\n", post.Dropped)
 	}
-	data.Classes = m.Outputs
-	data.Labels = make([]int, n)
-	_, model, err := evaluate.RunModel(*run, data)
+	if post.Skipped > 0 {
+		fmt.Fprintf(stderr, "predict: WARNING: %d corrupt sample record(s) skipped (--skip-corrupt); predicting with the %d intact samples\n", post.Skipped, post.Samples())
+	}
+	preds, err := post.PredictData(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *images, err)
-	}
-	ens, err := evaluate.NewModelEnsembleOn(cfg.RunEngine(model), model, data)
-	if err != nil {
-		return err
-	}
-	dirs, err := rundir.RunDirs([]string{*run}) // every chain of a multi-chain run
-	if err != nil {
-		return err
-	}
-	skipped, dropped, read := 0, 0, 0
-	for _, d := range dirs {
-		if _, _, err := evaluate.RunModel(d, data); err != nil {
-			return err
-		}
-		spath := filepath.Join(d, rundir.SamplesFile)
-		sc, err := rundir.ScanSamples(spath, *skipCorrupt, func(step int, theta []float64) error {
-			read++
-			if step < *fromStep {
-				return nil
-			}
-			if err := ens.Add(theta); err != nil {
-				return fmt.Errorf("%s: %w", spath, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		skipped += len(sc.Corrupt)
-		if sc.Dropped() {
-			dropped += sc.Torn + min(sc.TornBytes, 1)
-		}
-	}
-	if dropped > 0 {
-		fmt.Fprintf(stderr, "predict: %d torn sample record(s) at the end of a samples file (a crash mid-write) were dropped\n", dropped)
-	}
-	if skipped > 0 {
-		fmt.Fprintf(stderr, "predict: WARNING: %d corrupt sample record(s) skipped (--skip-corrupt); predicting with the %d intact samples\n", skipped, ens.Count)
-	}
-	if read == 0 {
-		return fmt.Errorf("run %s has no samples", *run)
-	}
-	if ens.Count == 0 {
-		return fmt.Errorf("run %s has no samples at step %d or later (%d samples)", *run, *fromStep, read)
 	}
 	w := stdout
 	var f *os.File
@@ -291,35 +247,18 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		w = f
 	}
 	cw := csv.NewWriter(w)
-	k := data.Classes
-	// A run on a subset of classes names them by their labels in the data.
-	label := func(c int) int {
-		if c < len(cfg.Classes) {
-			return cfg.Classes[c]
-		}
-		return c
-	}
 	head := []string{"index", "predicted"}
-	for c := 0; c < k; c++ {
-		head = append(head, fmt.Sprintf("p%d", label(c)))
+	for c := 0; c < post.Model.Outputs; c++ {
+		head = append(head, fmt.Sprintf("p%d", post.Label(c)))
 	}
 	head = append(head, "entropy", "mutual_information")
 	cw.Write(head)
-	probs := ens.Probs()
-	for i := 0; i < n; i++ {
-		p := probs[i*k : (i+1)*k]
-		best := 0
-		for c := range p {
-			if p[c] > p[best] {
-				best = c
-			}
-		}
-		rec := []string{strconv.Itoa(i), strconv.Itoa(label(best))}
-		for _, v := range p {
+	for i, p := range preds {
+		rec := []string{strconv.Itoa(i), strconv.Itoa(p.Class)}
+		for _, v := range p.Probabilities {
 			rec = append(rec, strconv.FormatFloat(v, 'g', 6, 64))
 		}
-		h, mi := ens.Uncertainty(i)
-		rec = append(rec, strconv.FormatFloat(h, 'g', 6, 64), strconv.FormatFloat(mi, 'g', 6, 64))
+		rec = append(rec, strconv.FormatFloat(p.Entropy, 'g', 6, 64), strconv.FormatFloat(p.MutualInformation, 'g', 6, 64))
 		cw.Write(rec)
 	}
 	cw.Flush()

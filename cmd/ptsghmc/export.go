@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/export"
@@ -17,11 +19,20 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var runs multiFlag
 	fs.Var(&runs, "run", "run directory (repeat to export several chains together)")
-	format := fs.String("format", "npz", "output format: npz (NumPy)")
-	out := fs.String("out", "", "output file")
+	format := fs.String("format", "npz", "output format: npz (NumPy) or zarr (ArviZ InferenceData, a Zarr v2 directory: az.from_zarr)")
+	out := fs.String("out", "", "output file (npz) or new directory (zarr)")
+	params := fs.String("params", "", "zarr: the weights of the posterior group, comma-separated: learnable names (W0,b1,...) and flat index ranges lo:hi (default: every learnable)")
+	compress := fs.String("compress", "zlib", "zarr: chunk compression, zlib or none")
 	data := fs.String("data", "", "data directory: add the per-example test log-likelihood matrix [chains, draws, examples] (for ArviZ LOO/WAIC)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: ptsghmc export --run RUNDIR [--run RUNDIR2 ...] [--format npz] --out FILE.npz [--data DIR]
+		fmt.Fprintln(stderr, `usage: ptsghmc export --run RUNDIR [--run RUNDIR2 ...] [--format npz|zarr] --out FILE.npz|DIR.zarr [--data DIR] [--params W0,b1,0:100] [--compress zlib|none]
+
+--format zarr writes ArviZ's InferenceData as a Zarr v2 store (az.from_zarr):
+groups posterior (the --params weights, dims chain, draw, NAME_dim_k),
+sample_stats (step, energy, potential_energy, kinetic_energy, lp,
+thermostat, temperature), and with --data log_likelihood (y: chain, draw,
+example) and observed_data (y); each chain's first draws, as many as the
+shortest chain has (docs/run-directory.md).
 
 Writes the rung-1 samples as a NumPy .npz archive: one array per layer named
 after the model's learnables (W0 [samples, in, out], b0 [samples, out], ...),
@@ -41,8 +52,16 @@ flags:`)
 		fs.Usage()
 		return errUsage
 	}
-	if *format != "npz" {
-		fmt.Fprintf(stderr, "export: --format %q: only npz is supported\n", *format)
+	if *format != "npz" && *format != "zarr" {
+		fmt.Fprintf(stderr, "export: --format %q: npz or zarr\n", *format)
+		return errUsage
+	}
+	if *compress != "zlib" && *compress != "none" {
+		fmt.Fprintf(stderr, "export: --compress %q: zlib or none\n", *compress)
+		return errUsage
+	}
+	if *format == "npz" && (*params != "" || *compress != "zlib") {
+		fmt.Fprintln(stderr, "export: --params and --compress apply to --format zarr only")
 		return errUsage
 	}
 	var test *datasets.Dataset
@@ -61,6 +80,9 @@ flags:`)
 				return fmt.Errorf("export --data %s: %w", *data, err)
 			}
 		}
+	}
+	if *format == "zarr" {
+		return exportZarr(stdout, *out, runs, test, *params, *compress == "zlib")
 	}
 	sum, err := export.NPZ(*out, runs, test)
 	if err != nil {
@@ -81,6 +103,27 @@ flags:`)
 			fmt.Fprintf(stdout, " (the first %d draws of each chain: ArviZ needs equal chains)", sum.LogLikDraws)
 		}
 		fmt.Fprintln(stdout)
+	}
+	if sum.Dropped > 0 {
+		fmt.Fprintf(stdout, "  %d torn sample record(s) at file ends were ignored\n", sum.Dropped)
+	}
+	return nil
+}
+
+// exportZarr writes the runs as ArviZ InferenceData in a Zarr store.
+func exportZarr(stdout io.Writer, out string, runs []string, test *datasets.Dataset, params string, compress bool) error {
+	version := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	sum, err := export.Zarr(out, runs, test, export.ZarrOptions{Params: params, Compress: compress, Created: time.Now(), Version: version})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: InferenceData (Zarr v2), groups %s; %d chain(s) x %d draws (%s)\n  posterior: %s\n",
+		out, strings.Join(sum.Groups, ", "), len(sum.Chains), sum.DrawsPerChain, sum.DType, strings.Join(sum.Variables, ", "))
+	if test != nil {
+		fmt.Fprintf(stdout, "  log_likelihood y [%d %d %d]\n", len(sum.Chains), sum.DrawsPerChain, test.N)
 	}
 	if sum.Dropped > 0 {
 		fmt.Fprintf(stdout, "  %d torn sample record(s) at file ends were ignored\n", sum.Dropped)

@@ -8,6 +8,7 @@
 //	ptsghmc slurm      [flags]   write a Slurm array job script: one task per chain
 //	ptsghmc export     [flags]   samples and log-likelihoods as a NumPy .npz archive
 //	ptsghmc predict    [flags]   class probabilities and uncertainties for new images
+//	ptsghmc serve      [flags]   the same over HTTP (POST /v1/predict), load once
 //	ptsghmc mixture    [flags]   the paper's Gaussian-mixture experiments
 //	ptsghmc tempering-sweep [flags]  PT against independent chains at equal cost, by dimension
 //	ptsghmc correction [flags]   print the Barker correction distribution's CDF
@@ -40,6 +41,7 @@ func commands() []command {
 		{"slurm", "write the Slurm array job script of a multi-chain run (one task per chain, preemption-safe)", runSlurm},
 		{"export", "write runs' samples (and test log-likelihoods) as a NumPy .npz archive", runExport},
 		{"predict", "class probabilities and uncertainties for an IDX image file", runPredict},
+		{"serve", "answer the posterior's predictions with uncertainty over HTTP", runServe},
 		{"mixture", "the paper's Gaussian-mixture experiments", runMixture},
 		{"tempering-sweep", "where PT earns its cost: PT, swaps off and independent chains at equal gradient cost as the dimension grows", runTemperingSweep},
 		{"correction", "print the Barker correction distribution's CDF as x,cdf lines", runCorrection},

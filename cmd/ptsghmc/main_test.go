@@ -27,20 +27,31 @@ func run(t *testing.T, args ...string) (string, string, int) {
 // writeData writes a tiny MNIST-like data set (4x4 images, 3 classes padded
 // to 10) in the standard IDX file names.
 func writeData(t *testing.T) string {
-	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(1, 2))
 	// one draw split in two: the test images share the training images'
 	// class prototypes (two draws would have unrelated classes)
-	all, _ := datasets.SyntheticImages(400, 16, 10, rng)
-	idx := make([]int, 400)
+	all, _ := datasets.SyntheticImages(400, 16, 10, rand.New(rand.NewPCG(1, 2)))
+	return writeSplit(t, all, 300, 4, true)
+}
+
+// writeSplit writes all's first nTrain examples as the training set and
+// the rest as the test set (gzipped when gz), side x side images, in the
+// standard IDX file names of a new directory.
+func writeSplit(t *testing.T, all *datasets.Dataset, nTrain, side int, gz bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	idx := make([]int, all.N)
 	for i := range idx {
 		idx[i] = i
 	}
-	tr, te := all.Subset(idx[:300]), all.Subset(idx[300:])
-	if err := datasets.WriteImages(tr, 4, 4, filepath.Join(dir, datasets.TrainImages), filepath.Join(dir, datasets.TrainLabels), false); err != nil {
+	tr, te := all.Subset(idx[:nTrain]), all.Subset(idx[nTrain:])
+	if err := datasets.WriteImages(tr, side, side, filepath.Join(dir, datasets.TrainImages), filepath.Join(dir, datasets.TrainLabels), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := datasets.WriteImages(te, 4, 4, filepath.Join(dir, datasets.TestImages+".gz"), filepath.Join(dir, datasets.TestLabels+".gz"), true); err != nil {
+	ti, tl := filepath.Join(dir, datasets.TestImages), filepath.Join(dir, datasets.TestLabels)
+	if gz {
+		ti, tl = ti+".gz", tl+".gz"
+	}
+	if err := datasets.WriteImages(te, side, side, ti, tl, gz); err != nil {
 		t.Fatal(err)
 	}
 	return dir

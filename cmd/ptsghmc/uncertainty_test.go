@@ -16,20 +16,8 @@ import (
 // writeImages8 writes a synthetic MNIST-like data set of 8x8 images in 6
 // classes (1200 training, 600 test images) in the standard IDX names.
 func writeImages8(t *testing.T) string {
-	dir := t.TempDir()
 	all, _ := datasets.SyntheticImages(1800, 64, 6, rand.New(rand.NewPCG(7, 8)))
-	idx := make([]int, all.N)
-	for i := range idx {
-		idx[i] = i
-	}
-	tr, te := all.Subset(idx[:1200]), all.Subset(idx[1200:])
-	if err := datasets.WriteImages(tr, 8, 8, filepath.Join(dir, datasets.TrainImages), filepath.Join(dir, datasets.TrainLabels), false); err != nil {
-		t.Fatal(err)
-	}
-	if err := datasets.WriteImages(te, 8, 8, filepath.Join(dir, datasets.TestImages), filepath.Join(dir, datasets.TestLabels), false); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return writeSplit(t, all, 1200, 8, false)
 }
 
 // evalJSON is what TestClassesOOD reads of eval --json.

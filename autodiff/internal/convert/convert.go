@@ -15,6 +15,11 @@ import "github.com/ptsghmc/ptsghmc/nn"
 // p, within L1.
 const StreamChunk = 256
 
+// vectorPasses lets SumSquares and AddPriorGrad run their float32 passes in
+// vector registers where the CPU can: the same bits. Tests turn it off to
+// compare.
+var vectorPasses = true
+
 // Float is an evaluator's element type.
 type Float interface{ ~float32 | ~float64 }
 
@@ -29,6 +34,13 @@ func SumSquares[T Float](dst []T, src []float64) float64 {
 	dst = dst[:len(src)]
 	var s0, s1, s2, s3 float64
 	i := 0
+	if d32, ok := any(dst).([]float32); ok {
+		// the leading multiple of 8 in vector registers where the CPU can:
+		// the same conversions and partial sums (convert_amd64.s)
+		sums := [4]float64{}
+		i = sumSquares32Blocks(d32, src, &sums)
+		s0, s1, s2, s3 = sums[0], sums[1], sums[2], sums[3]
+	}
 	for ; i+4 <= len(src); i += 4 {
 		s, d := src[i:i+4:i+4], dst[i:i+4:i+4]
 		d[0], d[1], d[2], d[3] = T(s[0]), T(s[1]), T(s[2]), T(s[3])
@@ -49,8 +61,12 @@ func SumSquares[T Float](dst []T, src []float64) float64 {
 // after g was written into out.
 func AddPriorGrad[T Float](out []float64, g []T, theta []float64, lam float64) {
 	g, theta = g[:len(out)], theta[:len(out)]
-	for i, v := range g {
-		out[i] = float64(v) + lam*theta[i]
+	i := 0
+	if g32, ok := any(g).([]float32); ok {
+		i = addPriorGrad32Blocks(out, g32, theta, lam)
+	}
+	for ; i < len(g); i++ {
+		out[i] = float64(g[i]) + lam*theta[i]
 	}
 }
 

@@ -151,22 +151,59 @@ func startWorkers(n int) {
 	}
 }
 
-var products32 = sync.Pool{New: func() any { return new(product[float32]) }}
-var products64 = sync.Pool{New: func() any { return new(product[float64]) }}
-
-func productPool[T float]() *sync.Pool {
-	var zero T
-	if unsafe.Sizeof(zero) == 4 {
-		return &products32
-	}
-	return &products64
+// A freeList holds values for reuse. Unlike a sync.Pool it is not emptied
+// by the garbage collector, so a product allocates nothing in a steady run
+// even across collections (TestNoAllocs); it holds at most as many values as
+// were ever in use at once.
+type freeList[X any] struct {
+	mu    sync.Mutex
+	items []*X
 }
 
-func getProduct[T float]() *product[T] { return productPool[T]().Get().(*product[T]) }
+// get returns a held value, or a new one.
+func (f *freeList[X]) get() *X {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.items); n > 0 {
+		x := f.items[n-1]
+		f.items = f.items[:n-1]
+		return x
+	}
+	return new(X)
+}
+
+// put holds x for a later get.
+func (f *freeList[X]) put(x *X) {
+	f.mu.Lock()
+	f.items = append(f.items, x)
+	f.mu.Unlock()
+}
+
+var (
+	products32 freeList[product[float32]]
+	products64 freeList[product[float64]]
+	scratch32  freeList[scratch[float32]]
+	scratch64  freeList[scratch[float64]]
+)
+
+// listFor returns l32 for float32 and l64 for float64 as the list of X[T].
+func listFor[T float, X any](l32, l64 any) *freeList[X] {
+	var zero T
+	if unsafe.Sizeof(zero) == 4 {
+		return l32.(*freeList[X])
+	}
+	return l64.(*freeList[X])
+}
+
+func productList[T float]() *freeList[product[T]] {
+	return listFor[T, product[T]](&products32, &products64)
+}
+
+func getProduct[T float]() *product[T] { return productList[T]().get() }
 
 func putProduct[T float](p *product[T]) {
 	p.a, p.b, p.c = nil, nil, nil // hold no caller's memory
-	productPool[T]().Put(p)
+	productList[T]().put(p)
 }
 
 // scale sets C = beta C (C = 0 when beta is 0, without reading C).
@@ -201,19 +238,12 @@ type scratch[T float] struct {
 	a, b, c []T
 }
 
-var scratch32 = sync.Pool{New: func() any { return new(scratch[float32]) }}
-var scratch64 = sync.Pool{New: func() any { return new(scratch[float64]) }}
-
-func scratchPool[T float]() *sync.Pool {
-	var zero T
-	if unsafe.Sizeof(zero) == 4 {
-		return &scratch32
-	}
-	return &scratch64
+func scratchList[T float]() *freeList[scratch[T]] {
+	return listFor[T, scratch[T]](&scratch32, &scratch64)
 }
 
 func getScratch[T float](mr, nr int) *scratch[T] {
-	s := scratchPool[T]().Get().(*scratch[T])
+	s := scratchList[T]().get()
 	if len(s.a) < mr*BlockK {
 		s.a = make([]T, mr*BlockK)
 	}
@@ -234,7 +264,7 @@ func (p *product[T]) columns(j0, j1 int) {
 	}
 	mr, nr := p.kn.mr, p.kn.nr
 	s := getScratch[T](mr, nr)
-	defer scratchPool[T]().Put(s)
+	defer scratchList[T]().put(s)
 	for pc := 0; pc < p.k; pc += BlockK {
 		kc := min(BlockK, p.k-pc)
 		beta := p.beta

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -179,6 +180,13 @@ func TestNoAllocs(t *testing.T) {
 		SetWorkers(w)
 		if n := testing.AllocsPerRun(20, func() { Sgemm(false, false, sh.m, sh.n, sh.k, 1, a, lda, b, ldb, 0, c, ldc) }); n != 0 {
 			t.Errorf("%d goroutines: %v allocations per product", w, n)
+		}
+		// a collection between products (a sync.Pool would then be empty)
+		if n := testing.AllocsPerRun(20, func() {
+			runtime.GC()
+			Sgemm(false, false, sh.m, sh.n, sh.k, 1, a, lda, b, ldb, 0, c, ldc)
+		}); n != 0 {
+			t.Errorf("%d goroutines, a collection between products: %v allocations per product", w, n)
 		}
 	}
 }
