@@ -185,3 +185,57 @@ func TestRowDiverged(t *testing.T) {
 		t.Errorf("row %q", row)
 	}
 }
+
+// TestStartupReported is issue 43's start-up on its own posterior:
+// full-batch chains from the model's initial values (far from the
+// posterior: the potential falls by thousands in the first thousand steps)
+// with a burn-in that ends inside the descent, and one that ends after it.
+// The descent heats the momentum; the health check read that heating as
+// gradient noise (shares of 80-98%), a reason a full-batch chain cannot
+// have. It must name the start-up transient instead, in no window read a
+// gradient-noise share beyond chance above WarnShare (nor name it), and call the chain whose burn-in outlasts the descent
+// ok.
+func TestStartupReported(t *testing.T) {
+	for _, tc := range []struct {
+		kernel string
+		burnIn int
+		want   sampler.HealthStatus
+		cause  sampler.HealthCause
+	}{
+		{"sgnht", 500, sampler.HealthFail, sampler.CauseStartup},
+		{"sghmc", 500, sampler.HealthWarn, sampler.CauseStartup},
+		{"sgnht", 5000, sampler.HealthOK, sampler.CauseNone},
+	} {
+		c := Case{Posterior: "sblrc-blr", Kernel: tc.kernel, LR: 6e-6, Steps: 20000, BurnIn: tc.burnIn, HealthWindow: 250, Start: StartModelInit}
+		d, model, err := Posteriors[c.Posterior].Load(DataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := newChain(c, d, model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noise, last := 0, 0
+		err = ch.pt.Run([]sampler.Potential{ch.pot}, nil, ch.st, c.Steps, func(s *tempering.PTState) error {
+			if f := s.Stats.Health[0].Last; f.Step != last {
+				last = f.Step
+				if f.Cause() == sampler.CauseNoise || f.ShareBeyondChance() > sampler.WarnShare {
+					noise++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hl := ch.st.Stats.Health[0]
+		status, fig := hl.Verdict()
+		t.Logf("%s, burn-in %d: verdict %v (%q) at step %d: %v", tc.kernel, tc.burnIn, status, fig.Cause(), fig.Step, fig)
+		if noise > 0 {
+			t.Errorf("%s, burn-in %d: %d windows of a full-batch chain read or named gradient noise", tc.kernel, tc.burnIn, noise)
+		}
+		if status != tc.want || fig.Cause() != tc.cause {
+			t.Errorf("%s, burn-in %d: verdict %v (%q), want %v (%q)", tc.kernel, tc.burnIn, status, fig.Cause(), tc.want, tc.cause)
+		}
+	}
+}

@@ -80,6 +80,11 @@ type Health struct {
 	// from before them.
 	NoiseBlockSum, NoiseBlockMeans, NoiseBlockSq float64
 	NoiseBlockN, NoiseBlocks                     int
+	// PotStart and PotLast are the energy U/T of the window's first and
+	// latest step (NotePotential), PotSeen whether the kernel's caller
+	// reports it: the window's descent (HealthFigures.Descent).
+	PotStart, PotLast float64
+	PotSeen           bool
 	// Pool sums the figures of the windows after burn-in, and Pooled is
 	// their pooled figures (see PoolSums.figures): a persistent problem
 	// too small for one window to tell from chance, with few
@@ -225,7 +230,53 @@ type HealthFigures struct {
 	// a kernel without a thermostat): the friction per step falls by at
 	// most XiGain (1 - Kinetic) per step.
 	XiGain float64
-	Status HealthStatus
+	// Descent is the momentum's heating per step and coordinate that the
+	// potential's fall over the window supplies, 2 (U/T at its start - at
+	// its end) / (D steps): in equilibrium about 0 (U/T fluctuates by
+	// about sqrt(D/2)), in a chain still descending from its start (a
+	// burn-in that ended inside the start-up transient) positive. It is
+	// taken out of GradNoise, which without it read a full-batch chain's
+	// descent as gradient noise (issue 43: shares of 80-98% in the windows
+	// after a burn-in of 250-1,000 steps from a far start). DescentTol is
+	// its tolerance, 3 sds of the equilibrium fluctuation, 6 / (sqrt(D)
+	// steps); DescentMeasured whether the window had U (NotePotential).
+	Descent, DescentTol float64
+	DescentMeasured     bool
+	Status              HealthStatus
+}
+
+// descentBeyondChance returns Descent less its tolerance, at least 0.
+func (f HealthFigures) descentBeyondChance() float64 {
+	if !f.DescentMeasured {
+		return 0
+	}
+	return math.Max(f.Descent-f.DescentTol, 0)
+}
+
+// DescentShare returns the descent's heating beyond its tolerance as a
+// share of the momentum's diffusion (it plus the injected variance),
+// which the grade compares with WarnShare and FailShare: a chain whose
+// potential still falls this much is not sampling the posterior yet.
+func (f HealthFigures) DescentShare() float64 {
+	d := f.descentBeyondChance()
+	if d+f.Injected <= 0 {
+		return 0
+	}
+	return d / (d + f.Injected)
+}
+
+// NotePotential records the energy U/T of the chain's state before the
+// step it is called for (sampler.State.U over the rung's temperature);
+// tempering.PT calls it before each ObserveStep. Windows without it do
+// not measure their descent.
+func (hl *Health) NotePotential(uOverT float64) {
+	if math.IsNaN(uOverT) || math.IsInf(uOverT, 0) {
+		return
+	}
+	if hl.Steps == 0 || !hl.PotSeen {
+		hl.PotStart = uOverT
+	}
+	hl.PotLast, hl.PotSeen = uOverT, true
 }
 
 // SettleSteps returns about how many more steps the thermostat needs to
@@ -515,6 +566,12 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 		fig.IntSDError = IntSDWidening(fig.Integration, fig.Friction)
 		fig.IntSDTol = intSDTol(fig.Integration, hl.IntBlockMeans, hl.IntBlockSq, hl.IntBlocks, fig.Friction)
 	}
+	if hl.PotSeen && n > 1 {
+		fig.DescentMeasured = true
+		fig.Descent = 2 * (hl.PotStart - hl.PotLast) / (float64(dim) * (n - 1))
+		fig.DescentTol = 6 / (math.Sqrt(float64(dim)) * (n - 1))
+		fig.GradNoise -= fig.Descent
+	}
 	if total := fig.Injected + math.Max(fig.GradNoise, 0); total > 0 {
 		fig.Share = math.Max(fig.GradNoise, 0) / total
 	}
@@ -552,6 +609,7 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 	hl.IntSum, hl.IntSteps = 0, 0
 	hl.IntBlockSum, hl.IntBlockMeans, hl.IntBlockSq, hl.IntBlockN, hl.IntBlocks = 0, 0, 0, 0, 0
 	hl.NoiseBlockSum, hl.NoiseBlockMeans, hl.NoiseBlockSq, hl.NoiseBlockN, hl.NoiseBlocks = 0, 0, 0, 0, 0
+	hl.PotSeen = false
 	return true
 }
 
@@ -579,9 +637,9 @@ func (f HealthFigures) intSD() float64 { return f.IntSDError - f.IntSDTol }
 func (f HealthFigures) grade() HealthStatus {
 	dev := math.Abs(f.Kinetic-1) - f.KineticTol
 	switch {
-	case f.Budget >= FailBudget, f.ShareBeyondChance() > FailShare, f.intSD() > FailIntSD, dev > 4*KineticSlack, math.IsNaN(f.Kinetic):
+	case f.Budget >= FailBudget, f.ShareBeyondChance() > FailShare, f.DescentShare() > FailShare, f.intSD() > FailIntSD, dev > 4*KineticSlack, math.IsNaN(f.Kinetic):
 		return HealthFail
-	case f.ShareBeyondChance() > WarnShare, f.intSD() > WarnIntSD, dev > KineticSlack:
+	case f.ShareBeyondChance() > WarnShare, f.DescentShare() > WarnShare, f.intSD() > WarnIntSD, dev > KineticSlack:
 		return HealthWarn
 	}
 	return HealthOK
@@ -608,6 +666,9 @@ func (f HealthFigures) Problems() []string {
 	if f.ShareBeyondChance() > WarnShare {
 		out = append(out, fmt.Sprintf("gradient noise is %.0f%% of the momentum's diffusion (h^2 Var[grad U~] = %.3g +- %.2g per step against %.3g injected)", 100*f.Share, f.GradNoise, f.NoiseTol, f.Injected))
 	}
+	if f.DescentShare() > WarnShare {
+		out = append(out, fmt.Sprintf("the chain is still descending from its start: its potential U/T fell by %.3g over the window, heating the momentum by %.3g per step against %.3g injected (the start-up transient)", f.Descent*float64(f.Dim)*float64(max(f.Steps-1, 1))/2, f.Descent, f.Injected))
+	}
 	if f.intSD() > WarnIntSD {
 		out = append(out, fmt.Sprintf("integration error: the step is too large for the stiffest directions (energy error heats the momentum by %.3g per step against %.3g injected; sds about %.0f%% wide on average, more than the %.0f%% tolerated)", f.Integration, f.Injected, 100*f.IntSDError, 100*WarnIntSD))
 	}
@@ -632,6 +693,9 @@ const (
 	CauseNoise       HealthCause = "gradient noise"    // fix: precondition, a larger batch or a smaller step
 	CauseIntegration HealthCause = "integration error" // fix: a smaller step, or precondition
 	CauseThermostat  HealthCause = "thermostat"        // fix: a longer burn-in
+	// CauseStartup: the chain is still descending from its start (its
+	// potential falls: HealthFigures.Descent); fix: a longer burn-in.
+	CauseStartup HealthCause = "start-up transient"
 )
 
 // Cause returns the main cause of the window's problems: gradient noise
@@ -639,15 +703,20 @@ const (
 // further beyond its warning threshold when both are, or, with neither, the
 // thermostat (kinetic temperature off); CauseNone for an ok window.
 func (f HealthFigures) Cause() HealthCause {
-	noise, integ := f.ShareBeyondChance()/WarnShare, f.intSD()/WarnIntSD
+	noise, integ, desc := f.ShareBeyondChance()/WarnShare, f.intSD()/WarnIntSD, f.DescentShare()/WarnShare
 	if f.Budget >= FailBudget { // the heating's larger part is to blame
-		if f.GradNoise >= f.Integration {
+		switch {
+		case f.descentBeyondChance() >= math.Max(f.GradNoise, f.Integration):
+			desc = math.Max(desc, 1.01)
+		case f.GradNoise >= f.Integration:
 			noise = math.Max(noise, 1.01)
-		} else {
+		default:
 			integ = math.Max(integ, 1.01)
 		}
 	}
 	switch {
+	case desc > 1 && desc >= noise && desc >= integ:
+		return CauseStartup
 	case noise > 1 && noise >= integ:
 		return CauseNoise
 	case integ > 1:
@@ -662,6 +731,9 @@ func (f HealthFigures) Cause() HealthCause {
 func (f HealthFigures) String() string {
 	s := fmt.Sprintf("%s: kinetic %.3f, friction/step %.3g (trend %+.0f%%), gradient noise %.3g +- %.2g vs injected %.3g (share %.0f%%, beyond chance %.0f%%, budget %.2f)",
 		f.Status, f.Kinetic, f.Friction, 100*f.XiTrend, f.GradNoise, f.NoiseTol, f.Injected, 100*f.Share, 100*f.ShareBeyondChance(), f.Budget)
+	if f.DescentMeasured {
+		s += fmt.Sprintf(", descent %.3g +- %.2g", f.Descent, f.DescentTol)
+	}
 	if f.IntMeasured {
 		s += fmt.Sprintf(", integration error %.3g (sds +%.1f%% +- %.1f%%)", f.Integration, 100*f.IntSDError, 100*f.IntSDTol)
 	}
@@ -691,8 +763,19 @@ func (hl *Health) Multiplier() float64 { return hl.stepScale() }
 // window, and stays within [1/64, 1]. It returns the factor applied. A
 // noise-aware run (tempering.PT.NoiseTarget) calls it at the end of every
 // burn-in window.
+//
+// It reads the window's gradient noise with its descent (Descent) left in,
+// as it did before the descent was measured, so noise-aware runs step as
+// they did.
 func (hl *Health) AdaptStep(target float64) float64 {
 	f := hl.Last
+	if f.DescentMeasured {
+		f.GradNoise += f.Descent
+		f.Share = 0
+		if total := f.Injected + math.Max(f.GradNoise, 0); total > 0 {
+			f.Share = math.Max(f.GradNoise, 0) / total
+		}
+	}
 	if f.GradNoise <= 0 || f.Share <= target && (f.Share >= target/2 || hl.stepScale() >= 1) {
 		return 1
 	}

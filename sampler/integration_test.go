@@ -210,3 +210,35 @@ func TestNoiseShareFewCoordinates(t *testing.T) {
 		}
 	}
 }
+
+// TestThermostatCap is issue 43's slow start: a thermostat that overshot
+// to a friction of 900 per step (as in a descent from a far start) fell
+// back by at most (A h)^2 = 0.01 per step at the default inertia, about
+// 90,000 steps, while the chain ran cold. Capped at MaxFrictionPerStep it
+// is back near its level (within 20%) in at most about 5/0.01 = 500 steps
+// plus the kinetic temperature's recovery: the test allows 2,000.
+func TestThermostatCap(t *testing.T) {
+	const d, h = 6, 0.1
+	g := &Gaussian{Mean: make([]float64, d), Var: []float64{1, 1, 1, 1, 1, 1}}
+	k := SGNHT{StepSize: h, Diffusion: 0.1 / h}
+	rng := NewStream(5, 0)
+	s := NewState(make([]float64, d))
+	k.Init(s, rng.Rand)
+	s.Xi = 900 / h
+	settled := 0
+	for i := 1; i <= 20000 && settled == 0; i++ {
+		if err := k.Step(s, g, Minibatch{}, At(1), rng.Rand); err != nil {
+			t.Fatal(err)
+		}
+		if s.Xi*h > MaxFrictionPerStep+1e-9 {
+			t.Fatalf("step %d: friction per step %g above the cap", i, s.Xi*h)
+		}
+		if s.Xi*h < 1.2*0.1 {
+			settled = i
+		}
+	}
+	t.Logf("friction per step back within 20%% of its level after %d steps", settled)
+	if settled == 0 || settled > 2000 {
+		t.Errorf("friction per step not back near its level within 2,000 steps (settled at %d)", settled)
+	}
+}
