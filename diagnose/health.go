@@ -132,6 +132,9 @@ func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
 	}
 	switch fig.Cause() {
+	case sampler.CauseStartup:
+		return fmt.Sprintf("cause: the start-up transient. The chain was still descending from its start in the window to step %d (its potential fell, heating the momentum by %.3g per step against %.3g injected): the burn-in ended inside the descent and its draws are not yet from the posterior. A --burnin past step %d (or a start nearer the posterior: --sgd-warmup)",
+			fig.Step, fig.Descent, fig.Injected, fig.Step)
 	case sampler.CauseNoise:
 		target := sampler.WarnShare / 2
 		r := fig.NoiseReduction(target)
