@@ -99,8 +99,7 @@ func TestCompare(t *testing.T) {
 // widest can only lower omega h at a given lr (it is at least 1), so those
 // preconditioned steps are larger, whereas one normalised to the stiffest
 // (at most 1) can only raise it: that step is at most the unit mass's
-// (by the largest eigenvalue of the precision's correlation matrix, 1.24
-// here).
+// (4.27e-6 against 3.86e-6 for rmsprop's mass, 4.18e-6 for variance's).
 func TestStableLR(t *testing.T) {
 	ref, err := LoadReference(DataDir, "sblrc-blr")
 	if err != nil {
