@@ -44,3 +44,19 @@ func BLASThreads() int { return blasimpl.Threads() }
 // NativeBLAS returns the native BLAS library's name and version, the
 // kernel it picked for this CPU, and its default threads per product.
 func NativeBLAS() (library, kernel string, threads int) { return blasimpl.NativeBLAS() }
+
+// WithBLASThreads sets how many threads one BLAS call may use, for the
+// whole process, to n, and returns the function that restores the previous
+// setting; n <= 0 leaves the setting alone. A run sets it while it
+// computes (train's Run.Train, Run.Finish, Chains.Train), and an ensemble
+// while it adds a sample, not for the rest of the process: rungs, chains or
+// shards stepped in parallel goroutines want one thread per call, or they
+// oversubscribe the cores.
+func WithBLASThreads(n int) (restore func()) {
+	if n <= 0 {
+		return func() {}
+	}
+	prev := BLASThreads()
+	SetBLASThreads(n)
+	return func() { SetBLASThreads(prev) }
+}

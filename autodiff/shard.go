@@ -68,6 +68,11 @@ type shard interface {
 	Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error
 }
 
+// MaxShards bounds the graphs one batch is split over by default (a run's
+// gradient shards, a predictor's forward shards): smaller shards gain
+// little (docs/models.md).
+const MaxShards = 4
+
 // NewShardedEvaluator builds shards graphs of model on Gorgonia's VM, each
 // for ceil(batch/shards) examples, with their gradients.
 func NewShardedEvaluator(model nn.Model, batch int, dtype DType, shards int) (*ShardedEvaluator, error) {

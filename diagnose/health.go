@@ -5,36 +5,10 @@ import (
 	"math"
 	"strings"
 
-	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
-
-// HealthMetricsOf returns st's health figures for a metrics line.
-func HealthMetricsOf(st *tempering.PTState) rundir.HealthMetrics {
-	var m rundir.HealthMetrics
-	for _, hl := range st.Stats.Health {
-		if hl.Windows == 0 {
-			return rundir.HealthMetrics{}
-		}
-		f := hl.Last
-		m.Health = append(m.Health, f.Status.String())
-		m.KinWindow = append(m.KinWindow, f.Kinetic)
-		m.Friction = append(m.Friction, f.Friction)
-		m.XiTrend = append(m.XiTrend, f.XiTrend)
-		m.GradNoise = append(m.GradNoise, f.GradNoise)
-		m.IntError = append(m.IntError, f.Integration)
-		m.NoiseShare = append(m.NoiseShare, f.Share)
-		m.Budget = append(m.Budget, f.Budget)
-		sc := hl.StepScale
-		if sc == 0 {
-			sc = 1
-		}
-		m.StepScale = append(m.StepScale, sc)
-	}
-	return m
-}
 
 // HealthReport is a run's verdict on its dynamics: whether the kept
 // samples can be called posterior samples, and if not, what to change.

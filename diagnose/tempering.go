@@ -64,59 +64,27 @@ const MinSwapAcceptance = 0.2
 
 // TemperingOf computes the tempering figures of a PT state (nil for a
 // single chain, or for the first-rung exchange scheme, whose pairs are not
-// adjacent). cfg supplies the burn-in and the exchange interval.
+// adjacent): its window's figures (tempering.Window) and, from them and
+// from cfg's burn-in and exchange interval, the verdict and the advice.
 func TemperingOf(st *tempering.PTState, cfg runspec.Config) *Tempering {
-	r := len(st.Temps)
-	s := &st.Stats
-	if r < 2 || cfg.Scheme == string(tempering.SchemeToFirst) || len(s.WinProposed) != r-1 || len(s.WinAccepted) != r-1 || len(s.WinReject) != r-1 {
+	w := tempering.Window(st, tempering.Scheme(cfg.Scheme))
+	if w == nil {
 		return nil
 	}
-	t := &Tempering{Temps: append([]float64(nil), st.Temps...), RoundTrips: s.WinRoundTrips,
-		WindowSteps: st.Steps - s.WinStart, AfterBurnIn: st.Steps > cfg.BurnIn, TuningRounds: len(st.Tuning.Rounds),
-		Complete: true, Every: cfg.Exchange}
+	t := &Tempering{Temps: w.Temps, SwapAcceptance: w.SwapAcceptance, SwapOutcomes: w.SwapOutcomes,
+		SwapsAccepted: w.SwapsAccepted, SwapsProposed: w.SwapsProposed, SwapFrom: w.SwapFrom, Rejection: w.Rejection,
+		Barrier: w.Barrier, LocalBarrier: w.LocalBarrier, RecommendedRungs: w.RecommendedRungs, RoundTrips: w.RoundTrips,
+		WindowSteps: w.WindowSteps, AfterBurnIn: st.Steps > cfg.BurnIn, TuningRounds: len(st.Tuning.Rounds),
+		Complete: w.Complete, Every: cfg.Exchange}
 	if tu := st.Tuning; len(tu.Rounds) > 0 && tu.NextRound == 0 && tu.Judged {
 		t.TuningOver, t.TuningConverged, t.TuningRestarts, t.NeededBurnIn = true, tu.Converged, tu.Restarts, tu.NeededBurnIn
 		t.Predicted = append([]float64(nil), tu.Predicted...)
-	}
-	t.SwapFrom = "probabilities"
-	probs := len(s.WinSwapProb) == r-1
-	switch {
-	case !probs:
-		t.SwapFrom = "outcomes"
-	case s.ProbSince > s.WinStart:
-		t.SwapFrom = fmt.Sprintf("outcomes before step %d", s.ProbSince)
-	}
-	t.SwapsAccepted = append([]int(nil), s.WinAccepted...)
-	t.SwapsProposed = append([]int(nil), s.WinProposed...)
-	floored := make([]float64, r-1)
-	for p := 0; p < r-1; p++ {
-		if s.WinProposed[p] == 0 {
-			t.Complete = false
-			t.SwapAcceptance = append(t.SwapAcceptance, 0)
-			t.SwapOutcomes = append(t.SwapOutcomes, 0)
-			t.Rejection = append(t.Rejection, 0)
-		} else {
-			t.SwapOutcomes = append(t.SwapOutcomes, s.WindowAcceptance(p))
-			if probs {
-				t.SwapAcceptance = append(t.SwapAcceptance, s.WindowSwapProbability(p))
-			} else {
-				t.SwapAcceptance = append(t.SwapAcceptance, s.WindowAcceptance(p))
-			}
-			t.Rejection = append(t.Rejection, s.WindowRejection(p))
-		}
-		floored[p] = math.Min(math.Max(t.Rejection[p], 1e-6), 1)
-		t.Barrier += t.Rejection[p]
 	}
 	if !t.Complete {
 		t.Advice = "not every pair has been tried since the window began (the end of burn-in or of a tuning round): no barrier estimate yet"
 		return t
 	}
-	if b, err := tempering.NewBarrier(st.Temps, floored); err == nil {
-		for _, temp := range st.Temps {
-			t.LocalBarrier = append(t.LocalBarrier, b.Local(1/temp))
-		}
-	}
-	t.RecommendedRungs = tempering.RecommendedRungs(t.Barrier)
+	r := len(t.Temps)
 	if t.WindowSteps > 0 {
 		t.RoundTripsPer1k = 1000 * float64(t.RoundTrips) / float64(t.WindowSteps)
 	}

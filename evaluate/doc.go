@@ -8,10 +8,9 @@
 // scores their Ensemble (Metrics: accuracy, NLL, ECE, Brier; Reliability;
 // per class, ClassResult) in a Report, with the chains' R-hat and ESS and
 // each run's tempering and health figures (package diagnose). RunModel
-// rebuilds a run's model from its directory; Ensemble and Predictor
-// evaluate a model's logits over a data set (NewLogitEvaluator, on the
-// engine the run used; WithBLASThreads scopes the BLAS threads while they
-// compute).
+// rebuilds a run's model from its directory; an Ensemble adds up the
+// predictive distributions of samples, evaluated by an autodiff.Predictor
+// on the engine the run used (autodiff.NewLogitEvaluator).
 //
 // EvalOptions add the tests of predictive uncertainty
 // (docs/uncertainty.md): out-of-distribution detection (OODSet,

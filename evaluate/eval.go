@@ -36,7 +36,7 @@ func Score(probs []float64, labels []int, k int) Metrics {
 	var binConf, binAcc [ECEBins]float64
 	for i, y := range labels {
 		p := probs[i*k : (i+1)*k]
-		best := argmax(p)
+		best := autodiff.ArgMax(p)
 		correct := 0.0
 		if best == y {
 			correct = 1
@@ -75,7 +75,7 @@ func Reliability(probs []float64, labels []int, k int) (count []int, conf, acc [
 	acc = make([]float64, ECEBins)
 	for i, y := range labels {
 		p := probs[i*k : (i+1)*k]
-		best := argmax(p)
+		best := autodiff.ArgMax(p)
 		b := confidenceBin(p[best])
 		count[b]++
 		conf[b] += p[best]
@@ -103,8 +103,9 @@ type Ensemble struct {
 	Count int
 	Last  []float64 // the last sample's probabilities
 
-	pred    *Predictor
-	threads int // BLAS threads per call while Add runs (0: the process's setting)
+	pred    *autodiff.Predictor
+	wide    []float64 // a float32 sample widened (AddFloat32)
+	threads int       // BLAS threads per call while Add runs (0: the process's setting)
 }
 
 // NewEnsemble returns an empty ensemble of an MLP spec on data.
@@ -133,14 +134,14 @@ func NewModelEnsembleOn(engine autodiff.Engine, model nn.Model, data *datasets.D
 	if data.Classes != model.Outputs || data.D != model.Inputs || !model.Logits {
 		return nil, fmt.Errorf("ensemble: model %s (%d inputs, %d outputs, logits %v) does not fit data of %d features and %d classes", model.Name, model.Inputs, model.Outputs, model.Logits, data.D, data.Classes)
 	}
-	ev, err := NewLogitEvaluator(engine, model, autodiff.Float32)
+	ev, err := autodiff.NewLogitEvaluator(engine, model, autodiff.Float32)
 	if err != nil {
 		return nil, err
 	}
 	k := data.Classes
 	e := &Ensemble{Data: data, Model: model, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
-		Last: make([]float64, data.N*k), pred: &Predictor{Eval: ev}}
-	if PredictorShards(model) > 1 {
+		Last: make([]float64, data.N*k), pred: &autodiff.Predictor{Eval: ev}}
+	if autodiff.PredictorShards(model) > 1 {
 		e.threads = 1 // the shards run in parallel
 	}
 	if model.MLP != nil {
@@ -154,16 +155,16 @@ func (e *Ensemble) Add(theta []float64) error {
 	if n := e.Model.NumParams(); len(theta) != n {
 		return fmt.Errorf("ensemble: sample of %d values, model %s has %d parameters (samples of another model?)", len(theta), e.Model.Name, n)
 	}
-	return e.addEach(func(f func(i int, z []float64)) error { return e.pred.each(theta, e.Data, f) })
+	return e.addEach(func(f func(i int, z []float64)) error { return e.pred.Each(theta, e.Data, f) })
 }
 
 // addEach adds the sample whose logits each hands over, example by
 // example.
 func (e *Ensemble) addEach(each func(f func(i int, z []float64)) error) error {
-	defer WithBLASThreads(e.threads)()
+	defer autodiff.WithBLASThreads(e.threads)()
 	k := e.Data.Classes
 	err := each(func(i int, z []float64) {
-		lse := logSumExp(z)
+		lse := autodiff.LogSumExp(z)
 		h := 0.0
 		for c, v := range z {
 			p := math.Exp(v - lse)

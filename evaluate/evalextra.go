@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -162,7 +163,7 @@ func selectiveResults(labels []int, k int, preds []predictorScores) []SelectiveR
 	for _, p := range preds {
 		correct := make([]bool, len(labels))
 		for i, y := range labels {
-			correct[i] = argmax(p.Probs[i*k:(i+1)*k]) == y
+			correct[i] = autodiff.ArgMax(p.Probs[i*k:(i+1)*k]) == y
 		}
 		for _, sc := range ScoreNames {
 			r := SelectiveResult{Score: sc, Predictor: p.Name}

@@ -17,14 +17,14 @@ func (e *Ensemble) AddFloat32(w []float32) error {
 	}
 	if ev, ok := e.pred.Eval.(autodiff.Float32Logits); ok && ev.Float32() {
 		return e.addEach(func(f func(i int, z []float64)) error {
-			return e.pred.eachOf(func(idx []int, out []float64) error { return ev.LogitsFloat32(w, e.Data, idx, out) }, e.Data, f)
+			return e.pred.EachOf(func(idx []int, out []float64) error { return ev.LogitsFloat32(w, e.Data, idx, out) }, e.Data, f)
 		})
 	}
-	if len(e.pred.wide) != len(w) {
-		e.pred.wide = make([]float64, len(w))
+	if len(e.wide) != len(w) {
+		e.wide = make([]float64, len(w))
 	}
 	for i, v := range w {
-		e.pred.wide[i] = float64(v)
+		e.wide[i] = float64(v)
 	}
-	return e.Add(e.pred.wide)
+	return e.Add(e.wide)
 }

@@ -73,6 +73,19 @@ type Report struct {
 	PerClass []ClassResult `json:"per_class,omitempty"`
 }
 
+// BaselineLabel names the baseline's row of the metrics table: "sgd
+// baseline" or "sgd deep ensemble" for sgd runs, else "baseline" (never
+// one of the labels scripts/check_readme.sh matches).
+func (r *Report) BaselineLabel() string {
+	if r.BaselineInfo != nil && r.BaselineInfo.Sampler == "sgd" {
+		if r.BaselineInfo.Networks > 1 {
+			return "sgd deep ensemble"
+		}
+		return "sgd baseline"
+	}
+	return "baseline"
+}
+
 // CurvePt is the ensemble's accuracy and NLL after its first Samples samples.
 type CurvePt struct {
 	Samples  int     `json:"samples"`
@@ -115,17 +128,18 @@ func runTempering(dir string, st *tempering.PTState, cfg runspec.Config) (*diagn
 }
 
 // RunModel returns the config and model of a run directory for data,
-// rebuilt from the config (an MLP's widths or a registered model's name)
+// rebuilt from the config (an MLP's widths or the name of a model of
+// s.Models)
 // and checked against the parameter shapes the run recorded in its config
 // and its samples header (if dir has a samples file; a run of several
 // chains keeps them in its chain directories): samples are never scored with
 // another model.
-func RunModel(dir string, data *datasets.Dataset) (runspec.Config, nn.Model, error) {
+func RunModel(s runspec.Setup, dir string, data *datasets.Dataset) (runspec.Config, nn.Model, error) {
 	cfg, err := rundir.ReadRunConfig(dir)
 	if err != nil {
 		return cfg, nn.Model{}, err
 	}
-	m, err := cfg.NNModel(data.D, data.Classes)
+	m, err := cfg.NNModel(s.Models, data.D, data.Classes)
 	if err != nil {
 		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
 	}
@@ -148,18 +162,25 @@ func RunModel(dir string, data *datasets.Dataset) (runspec.Config, nn.Model, err
 	return cfg, m, nil
 }
 
-// Evaluate pools the samples of runs and scores them on test; baseline, if
-// not empty, is an sgd run scored alongside.
+// Evaluate pools the samples of runs, made with the registries of s
+// (runspec.DefaultSetup for runs of the process's models and kernels), and
+// scores them on test; baseline, if not empty, is an sgd run scored
+// alongside.
 //
 // A run directory of several chains stands for all of them. With more than
 // one chain, R-hat and ESS are those of the held-out log-likelihood of each
 // kept sample on test (so runs without a validation split get them too).
-func Evaluate(runs []string, baseline string, test *datasets.Dataset) (*Report, error) {
-	return EvaluateWith(runs, baseline, test, EvalOptions{})
+func Evaluate(s runspec.Setup, runs []string, baseline string, test *datasets.Dataset) (*Report, error) {
+	return EvaluateWith(runs, baseline, test, EvalOptions{Setup: s})
 }
 
 // EvalOptions are the options of EvaluateWith.
 type EvalOptions struct {
+	// Setup gives the registries the runs were made with: a named model is
+	// rebuilt from Setup.Models, and whether a baseline is an optimiser
+	// comes from Setup.Kernels (runspec.DefaultSetup; a Setup without its
+	// registries is refused).
+	Setup runspec.Setup
 	// SkipCorrupt skips sample records that fail their checksum inside a
 	// samples file (counted in Report.Skipped) instead of stopping with an
 	// error wrapping ErrCorruptSamples.
@@ -201,6 +222,9 @@ type evalSet struct {
 
 // EvaluateWith is Evaluate with options.
 func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt EvalOptions) (*Report, error) {
+	if err := opt.Setup.Check(); err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
+	}
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("evaluate: no runs")
 	}
@@ -272,7 +296,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	var firstT float64
 	var single []float64
 	for ri, dir := range runs {
-		cfg, model, err := RunModel(dir, test)
+		cfg, model, err := RunModel(opt.Setup, dir, test)
 		if err != nil {
 			return nil, err
 		}
@@ -422,7 +446,7 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 	var be *Ensemble
 	var first nn.Model
 	for bi, dir := range dirs {
-		cfg, model, err := RunModel(dir, test)
+		cfg, model, err := RunModel(opt.Setup, dir, test)
 		if err != nil {
 			return nil, err
 		}
@@ -448,7 +472,7 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 			}
 			return nil
 		}
-		final := cfg.Optimiser()
+		final := cfg.Optimiser(opt.Setup.Kernels)
 		var last []float64
 		n := 0
 		spath := filepath.Join(dir, rundir.SamplesFile)

@@ -1,7 +1,9 @@
 package evaluate
 
 import (
+	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/ptsghmc/ptsghmc/rundir"
 )
@@ -59,4 +61,28 @@ func predictorInfo(dirs []string, samples int) (PredictorInfo, error) {
 		info.WallSeconds = &total
 	}
 	return info, nil
+}
+
+// String describes what a predictor averages and how long its runs took
+// to train: "2 networks (sgd), 2 samples, trained in 1.3s".
+func (in PredictorInfo) String() string {
+	nets := "networks"
+	if in.Networks == 1 {
+		nets = "network"
+	}
+	wall := "wall-clock not recorded"
+	if in.WallSeconds != nil {
+		d := time.Duration(*in.WallSeconds * float64(time.Second))
+		if d < time.Minute {
+			d = d.Round(100 * time.Millisecond)
+		} else {
+			d = d.Round(time.Second)
+		}
+		wall = "trained in " + d.String()
+	}
+	samples := "samples"
+	if in.Samples == 1 {
+		samples = "sample"
+	}
+	return fmt.Sprintf("%d %s (%s), %d %s, %s", in.Networks, nets, in.Sampler, in.Samples, samples, wall)
 }

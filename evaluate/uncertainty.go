@@ -3,6 +3,8 @@ package evaluate
 import (
 	"math"
 	"sort"
+
+	"github.com/ptsghmc/ptsghmc/autodiff"
 )
 
 // Uncertainty metrics: how well a predictive distribution's uncertainty
@@ -103,7 +105,7 @@ func scoresOf(mean, meanEnt []float64, k int) UncertaintyScores {
 		p := mean[i*k : (i+1)*k]
 		h := entropyOf(p)
 		u.Entropy[i] = h
-		u.MaxProb[i] = 1 - p[argmax(p)]
+		u.MaxProb[i] = 1 - p[autodiff.ArgMax(p)]
 		if meanEnt != nil {
 			u.MutualInfo[i] = math.Max(0, h-meanEnt[i])
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // Export file entries besides the learnables.
@@ -203,7 +204,7 @@ func inspectRuns(dirs []string, sum *Summary) (nn.Model, autodiff.Engine, error)
 		if err != nil {
 			return model, engine, err
 		}
-		m, err := cfg.BuildModel()
+		m, err := cfg.BuildModel(runspec.DefaultSetup().Models) // runs of the process's registered models
 		if err != nil {
 			return model, engine, fmt.Errorf("run %s: %w", dir, err)
 		}

@@ -41,7 +41,7 @@ func ExampleNPZ() {
 	cfg := runspec.DefaultConfig()
 	cfg.Arch, cfg.Validation, cfg.Chains = "16-8-3", 0, 2
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch = 200, 100, 20, 32
-	run, err := train.NewChainsFromData(filepath.Join(dir, "run"), cfg, data)
+	run, err := train.NewChains(filepath.Join(dir, "run"), cfg, true, runspec.DefaultSetup().WithTrain(data))
 	if err != nil {
 		fmt.Println(err)
 		return

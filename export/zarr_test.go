@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
-
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -75,7 +74,7 @@ func trainChains(t *testing.T) (string, *datasets.Dataset) {
 	cfg.Arch, cfg.Validation, cfg.Chains = "16-8-3", 0, 2
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.LogEvery = 200, 100, 20, 32, 30
 	dir := filepath.Join(t.TempDir(), "run")
-	run, err := train.NewChainsFromData(dir, cfg, data)
+	run, err := train.NewChains(dir, cfg, true, runspec.DefaultSetup().WithTrain(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +279,7 @@ func runspecLayout(t *testing.T) nn.Layout {
 	t.Helper()
 	cfg := runspec.DefaultConfig()
 	cfg.Arch = "16-8-3"
-	m, err := cfg.BuildModel()
+	m, err := cfg.BuildModel(runspec.DefaultSetup().Models)
 	if err != nil {
 		t.Fatal(err)
 	}

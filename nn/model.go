@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -269,12 +270,30 @@ type Model struct {
 	MLP *Spec
 }
 
+// graphBuilds serialises the building of graphs: Gorgonia numbers the
+// groups of some ops (Rectify, average pooling) with an unsynchronised
+// package counter (internal/encoding.NewGroup), so graphs built on several
+// goroutines at once race on it. The numbers name groups for drawing a
+// graph; they change nothing a graph computes.
+var graphBuilds sync.Mutex
+
+// serialised returns build holding graphBuilds while it runs.
+func serialised(build Builder) Builder {
+	return func(batch int, dtype tensor.Dtype) (*Graph, error) {
+		graphBuilds.Lock()
+		defer graphBuilds.Unlock()
+		return build(batch, dtype)
+	}
+}
+
 // NewModel builds name's graph once (batch 1, float64) to check it against
-// the contract and learn its layout.
+// the contract and learn its layout. The model's Build builds one graph at
+// a time in the process, so evaluators may be built on several goroutines.
 func NewModel(name string, build Builder) (Model, error) {
 	if build == nil {
 		return Model{}, fmt.Errorf("model %s: no builder", name)
 	}
+	build = serialised(build)
 	g, err := build(1, tensor.Float64)
 	if err != nil {
 		return Model{}, fmt.Errorf("model %s: %w", name, err)

@@ -29,7 +29,7 @@ func ExampleLoad() {
 	cfg := runspec.DefaultConfig()
 	cfg.Arch, cfg.Validation = "16-8-3", 0
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.LR = 300, 100, 20, 32, 0.5
-	run, err := train.NewChainsFromData(filepath.Join(dir, "run"), cfg, data)
+	run, err := train.NewChains(filepath.Join(dir, "run"), cfg, true, runspec.DefaultSetup().WithTrain(data))
 	if err != nil {
 		fmt.Println(err)
 		return

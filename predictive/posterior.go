@@ -65,7 +65,7 @@ type Posterior struct {
 // Load is LoadWith with no options: every sample of runs, refusing runs a
 // train still writes and corrupt records.
 func Load(runs ...string) (*Posterior, error) {
-	return LoadWith(Options{}, runs...)
+	return LoadWith(runspec.DefaultSetup(), Options{}, runs...)
 }
 
 // LoadWith reads the pooled samples of runs (each a run directory; a run
@@ -73,8 +73,13 @@ func Load(runs ...string) (*Posterior, error) {
 // last checkpoint, as eval pools them) into memory. It refuses a run whose
 // checkpoint fails its checksum, whose samples hold another model, or (without
 // Options.AllowWriting) that a train still writes, with an error naming the
-// directory; runs of different models or temperatures are not pooled.
-func LoadWith(opt Options, runs ...string) (*Posterior, error) {
+// directory; runs of different models or temperatures are not pooled. A
+// run's model is rebuilt from the registry of setup (runspec.DefaultSetup
+// for the process's models).
+func LoadWith(setup runspec.Setup, opt Options, runs ...string) (*Posterior, error) {
+	if err := setup.Check(); err != nil {
+		return nil, fmt.Errorf("predictive: %w", err)
+	}
 	if len(runs) == 0 {
 		return nil, errors.New("predictive: no runs")
 	}
@@ -92,7 +97,7 @@ func LoadWith(opt Options, runs ...string) (*Posterior, error) {
 	if p.Config, err = rundir.ReadRunConfig(p.Runs[0]); err != nil {
 		return nil, err
 	}
-	if p.Model, err = p.Config.BuildModel(); err != nil {
+	if p.Model, err = p.Config.BuildModel(setup.Models); err != nil {
 		return nil, fmt.Errorf("run %s: %w", p.Runs[0], err)
 	}
 	if !p.Model.Logits {
@@ -101,7 +106,7 @@ func LoadWith(opt Options, runs ...string) (*Posterior, error) {
 	p.Temperature = p.Config.PosteriorTemperature()
 	template := &datasets.Dataset{N: 1, D: p.Model.Inputs, X: make([]float32, p.Model.Inputs), Classes: p.Model.Outputs, Labels: []int{0}}
 	for i, s := range pool {
-		if err := p.readRun(i, s, template, opt); err != nil {
+		if err := p.readRun(setup, i, s, template, opt); err != nil {
 			return nil, err
 		}
 	}
@@ -138,8 +143,8 @@ var errCommitted = errors.New("end of checkpointed records")
 
 // readRun reads the samples of pooled chain i into p, checking its model
 // and temperature against the first run's.
-func (p *Posterior) readRun(i int, s rundir.ChainStatus, template *datasets.Dataset, opt Options) error {
-	cfg, model, err := evaluate.RunModel(s.Dir, template)
+func (p *Posterior) readRun(setup runspec.Setup, i int, s rundir.ChainStatus, template *datasets.Dataset, opt Options) error {
+	cfg, model, err := evaluate.RunModel(setup, s.Dir, template)
 	if err != nil {
 		return err
 	}

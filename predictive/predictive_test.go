@@ -46,7 +46,7 @@ func tinyModelRun(t testing.TB, chains int, dtype, model string) (string, *datas
 	}
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.LR = 300, 100, 20, 32, 0.5
 	dir := filepath.Join(t.TempDir(), "run")
-	run, err := train.NewChainsFromData(dir, cfg, data)
+	run, err := train.NewChains(dir, cfg, true, runspec.DefaultSetup().WithTrain(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func evalProbs(t *testing.T, run string, data *datasets.Dataset) ([]float64, *ev
 	}
 	var ens *evaluate.Ensemble
 	for _, s := range pool {
-		cfg, model, err := evaluate.RunModel(s.Dir, data)
+		cfg, model, err := evaluate.RunModel(runspec.DefaultSetup(), s.Dir, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestPredictIsEvalEnsemble(t *testing.T) {
 					t.Fatalf("image %d through the batcher: entropy %v mi %v, eval's %v %v", i, one[i].Entropy, one[i].MutualInformation, h, mi)
 				}
 			}
-			rep, err := evaluate.Evaluate([]string{run}, "", test)
+			rep, err := evaluate.Evaluate(runspec.DefaultSetup(), []string{run}, "", test)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,14 +228,14 @@ func TestLoadRefuses(t *testing.T) {
 	if !errors.Is(err, rundir.ErrLocked) || !strings.Contains(err.Error(), "still being written") {
 		t.Errorf("locked run: %v", err)
 	}
-	if _, err := LoadWith(Options{AllowWriting: true}, run); err != nil {
+	if _, err := LoadWith(runspec.DefaultSetup(), Options{AllowWriting: true}, run); err != nil {
 		t.Errorf("locked run with AllowWriting: %v", err)
 	}
 	l.Release()
 	if _, err := Load(run); err != nil {
 		t.Fatalf("released run: %v", err)
 	}
-	if _, err := LoadWith(Options{FromStep: 1 << 20}, run); err == nil || !strings.Contains(err.Error(), "no samples at step") {
+	if _, err := LoadWith(runspec.DefaultSetup(), Options{FromStep: 1 << 20}, run); err == nil || !strings.Contains(err.Error(), "no samples at step") {
 		t.Errorf("FromStep past the end: %v", err)
 	}
 
@@ -249,7 +249,7 @@ func TestLoadRefuses(t *testing.T) {
 	if _, err := Load(sm); !errors.Is(err, rundir.ErrCorruptSamples) {
 		t.Errorf("corrupt sample record: %v", err)
 	}
-	post, err := LoadWith(Options{SkipCorrupt: true}, sm)
+	post, err := LoadWith(runspec.DefaultSetup(), Options{SkipCorrupt: true}, sm)
 	if err != nil || post.Skipped != 1 {
 		t.Errorf("corrupt sample record skipped: %v, %d skipped", err, post.Skipped)
 	}

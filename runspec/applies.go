@@ -56,7 +56,7 @@ func whyOneChain(c Config) string {
 // kernelUses reports whether the config's kernel depends on the kernel
 // parameter set changes: the kernel built with it changed differs.
 func kernelUses(c Config, set func(*sampler.KernelParams)) bool {
-	k, err := runKernel(c.Sampler)
+	k, err := Config{Sampler: c.Sampler}.Kernel(sampler.Kernels)
 	if err != nil {
 		return true
 	}
@@ -68,7 +68,7 @@ func kernelUses(c Config, set func(*sampler.KernelParams)) bool {
 
 // kernelName is the kernel a config's sampler steps (sgnht for ptsghmc).
 func kernelName(c Config) string {
-	k, _ := c.KernelIn(nil)
+	k, _ := c.Kernel(sampler.Kernels)
 	return k.Name
 }
 
@@ -111,7 +111,7 @@ var applicabilities = []applicability{
 		return kernelUses(c, func(p *sampler.KernelParams) { p.Diffusion *= 2 })
 	}, why: func(c Config) string { return fmt.Sprintf("kernel %s has no momentum", kernelName(c)) }},
 	{setting: "noise_target", applies: func(c Config) bool {
-		k, err := c.KernelIn(nil)
+		k, err := c.Kernel(sampler.Kernels)
 		if err != nil {
 			return true
 		}
@@ -120,11 +120,11 @@ var applicabilities = []applicability{
 	}, why: func(c Config) string {
 		return fmt.Sprintf("kernel %s has no friction to weigh the gradient noise against", kernelName(c))
 	}},
-	{setting: "burnin", passive: true, applies: func(c Config) bool { return !c.Optimiser() }, why: whyOptimiser},
-	{setting: "thin", passive: true, applies: func(c Config) bool { return !c.Optimiser() }, why: whyOptimiser},
-	{setting: "cycle_keep", passive: true, applies: func(c Config) bool { return c.Cycle > 0 && !c.Optimiser() },
+	{setting: "burnin", passive: true, applies: func(c Config) bool { return !c.Optimiser(sampler.Kernels) }, why: whyOptimiser},
+	{setting: "thin", passive: true, applies: func(c Config) bool { return !c.Optimiser(sampler.Kernels) }, why: whyOptimiser},
+	{setting: "cycle_keep", passive: true, applies: func(c Config) bool { return c.Cycle > 0 && !c.Optimiser(sampler.Kernels) },
 		why: func(c Config) string {
-			if c.Optimiser() {
+			if c.Optimiser(sampler.Kernels) {
 				return whyOptimiser(c)
 			}
 			return "cycle 0: a constant step size has no cycles"

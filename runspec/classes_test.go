@@ -36,11 +36,11 @@ func TestSelectClasses(t *testing.T) {
 func TestClassesModel(t *testing.T) {
 	c := DefaultConfig()
 	c.Classes = []int{0, 4, 7}
-	if _, err := c.NNModel(784, 3); err == nil || !strings.Contains(err.Error(), "--arch 784-400-400-3") {
+	if _, err := c.NNModel(DefaultSetup().Models, 784, 3); err == nil || !strings.Contains(err.Error(), "--arch 784-400-400-3") {
 		t.Errorf("arch 784-400-400-10 with 3 classes: %v, want the arch it needs", err)
 	}
 	c.Model, c.Arch = "lenet", ""
-	m, err := c.NNModel(784, 3)
+	m, err := c.NNModel(DefaultSetup().Models, 784, 3)
 	if err != nil || m.Outputs != 3 {
 		t.Errorf("lenet on 3 classes: %v outputs, %v", m.Outputs, err)
 	}
@@ -48,7 +48,7 @@ func TestClassesModel(t *testing.T) {
 		t.Errorf("pooling runs of other classes: %v", err)
 	}
 	c.Classes = []int{3, 3}
-	if err := c.Validate(); err == nil {
+	if err := c.Validate(DefaultSetup()); err == nil {
 		t.Error("classes 3,3 validated")
 	}
 }

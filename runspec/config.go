@@ -203,15 +203,14 @@ func ParseConfig(b []byte, ext string, c *Config) error {
 	return fmt.Errorf("unknown extension %q: expected .json, .yaml or .yml", ext)
 }
 
-// Validate checks the configuration, naming the first bad field; a named
-// model must be in nn.Models, a kernel in sampler.Kernels and the exchange
-// test one of DefaultExchanges.
-func (c Config) Validate() error { return c.ValidateIn(Setup{}) }
-
-// ValidateIn is Validate with the registries of s (models, kernels,
-// exchange rules).
-func (c Config) ValidateIn(s Setup) error {
-	if err := c.validateModelIn(s.ModelRegistry()); err != nil {
+// Validate checks the configuration against the registries of s, naming
+// the first bad field: a named model must be in s.Models, a kernel in
+// s.Kernels and the exchange test in s.Exchanges.
+func (c Config) Validate(s Setup) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if err := c.validateModel(s.Models); err != nil {
 		return err
 	}
 	if _, err := nn.ParseActivation(c.Activation); err != nil {
@@ -220,13 +219,13 @@ func (c Config) ValidateIn(s Setup) error {
 	if c.ReplicaKernel != "" && c.Sampler != PTSGHMC {
 		return fmt.Errorf("config: replica_kernel %q needs sampler %s (sampler %s is its own kernel)", c.ReplicaKernel, PTSGHMC, c.Sampler)
 	}
-	if _, err := c.KernelIn(s.Kernels); err != nil {
+	if _, err := c.Kernel(s.Kernels); err != nil {
 		return err
 	}
-	if _, ok := LookupExchange(s.ExchangeRules(), c.XTest); !ok {
-		return fmt.Errorf("config: exchange_test %q: expected one of %s", c.XTest, strings.Join(ExchangeNames(s.ExchangeRules()), ", "))
+	if _, ok := LookupExchange(s.Exchanges, c.XTest); !ok {
+		return fmt.Errorf("config: exchange_test %q: expected one of %s", c.XTest, strings.Join(ExchangeNames(s.Exchanges), ", "))
 	}
-	opt := c.OptimiserIn(s.Kernels)
+	opt := c.Optimiser(s.Kernels)
 	checks := []struct {
 		ok   bool
 		what string

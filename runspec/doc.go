@@ -11,12 +11,15 @@
 // settings a user gave that the chosen sampler would not use.
 //
 // A Setup is what a run is built with besides its Config: the training
-// data and registries of its own (models, a ModelRegistry; kernels;
-// exchange rules, ExchangeRule and DefaultExchanges), nil meaning the
-// process's defaults. Config.ValidateIn checks a config against a Setup's
-// registries. The model a config names is built by Config.NNModel (checked
-// against the data) or BuildModel (checked against the parameter shapes a
-// run recorded); Config.RunEngine says which autodiff engine evaluates it.
+// data and the registries its names are looked up in (models, a
+// ModelRegistry; kernels; exchange rules, ExchangeRule and
+// DefaultExchanges). DefaultSetup gives the process's registries, and
+// WithModel and WithTrain add to a copy; every function that looks a name
+// up takes the Setup or the registry it needs, never a nil standing for
+// the process's. Config.Validate checks a config against a Setup. The model
+// a config names is built by Config.NNModel (checked against the data) or
+// BuildModel (checked against the parameter shapes a run recorded);
+// Config.RunEngine says which autodiff engine evaluates it.
 //
 // The data side of a config: LoadData and SplitData give a run's training
 // and validation sets (Config.TrainSize, Validation, SplitSeed; classes of

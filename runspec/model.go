@@ -23,11 +23,8 @@ func (c Config) ModelName() string {
 // run built with a Setup of its own registry uses that one alone.
 type ModelRegistry = map[string]func(nn.PriorConfig) (nn.Model, error)
 
-// validateModel checks the model fields of the config against nn.Models.
-func (c Config) validateModel() error { return c.validateModelIn(nn.Models) }
-
-// validateModelIn checks the model fields of the config against reg.
-func (c Config) validateModelIn(reg ModelRegistry) error {
+// validateModel checks the model fields of the config against reg.
+func (c Config) validateModel(reg ModelRegistry) error {
 	if c.Model == "" {
 		if _, err := nn.ParseArch(c.Arch); err != nil {
 			return fmt.Errorf("arch: %w", err)
@@ -47,15 +44,10 @@ func (c Config) validateModelIn(reg ModelRegistry) error {
 
 // NNModel returns the model the config describes, checked against data
 // with the given number of features and classes: the MLP of Arch (with
-// Activation and the prior), or the registered model named Model with the
-// config's prior (see BuildModel).
-func (c Config) NNModel(features, classes int) (nn.Model, error) {
-	return c.NnModelIn(nn.Models, features, classes)
-}
-
-// NnModelIn is NNModel with the model registry given.
-func (c Config) NnModelIn(reg ModelRegistry, features, classes int) (nn.Model, error) {
-	m, err := c.buildModelIn(reg)
+// Activation and the prior), or the model of the registry reg named Model
+// with the config's prior (see BuildModel).
+func (c Config) NNModel(reg ModelRegistry, features, classes int) (nn.Model, error) {
+	m, err := c.BuildModel(reg)
 	if err != nil {
 		return m, err
 	}
@@ -73,16 +65,14 @@ func (c Config) NnModelIn(reg ModelRegistry, features, classes int) (nn.Model, e
 	return m, nil
 }
 
-// BuildModel returns the model the config describes. When the config
-// records parameter shapes (a run's config does) the model must have exactly
+// BuildModel returns the model the config describes: the MLP of Arch, or
+// the model of the registry reg named Model. When the config records
+// parameter shapes (a run's config does) the model must have exactly
 // those: a run is never resumed or evaluated with a model other than the
 // one that made it.
-func (c Config) BuildModel() (nn.Model, error) { return c.buildModelIn(nn.Models) }
-
-// buildModelIn is BuildModel with the model registry given.
-func (c Config) buildModelIn(reg ModelRegistry) (nn.Model, error) {
+func (c Config) BuildModel(reg ModelRegistry) (nn.Model, error) {
 	var m nn.Model
-	if err := c.validateModelIn(reg); err != nil {
+	if err := c.validateModel(reg); err != nil {
 		return m, err
 	}
 	if c.Model == "" {

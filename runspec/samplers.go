@@ -18,9 +18,18 @@ const PTSGHMC = "ptsghmc"
 // ptDoc describes PTSGHMC in help texts.
 const ptDoc = "parallel tempering of sgnht replicas with minibatch exchange tests (Luo et al. 2018)"
 
-// SamplerNames returns the names a run's Config.Sampler may hold: PTSGHMC,
-// then the minibatch kernels of sampler.Kernels in the registry's order.
-func SamplerNames() []string { return samplerNamesIn(sampler.Kernels) }
+// SamplerNames returns the names a run's Config.Sampler may hold with the
+// kernel registry ks: PTSGHMC, then the minibatch kernels of ks in the
+// registry's order.
+func SamplerNames(ks []sampler.KernelInfo) []string {
+	names := []string{PTSGHMC}
+	for _, k := range ks {
+		if k.Minibatch {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
 
 // SamplerDoc returns a one-line description of the sampler named (PTSGHMC
 // or a kernel of sampler.Kernels), "" for an unknown name.
@@ -51,14 +60,10 @@ func lookupKernel(ks []sampler.KernelInfo, name string) (sampler.KernelInfo, boo
 	return sampler.KernelInfo{}, false
 }
 
-// KernelIn returns the entry of the registry ks (nil: sampler.Kernels) of
-// the kernel the config's sampler steps: for PTSGHMC its ReplicaKernel
-// (sgnht when empty), else the sampler's own, or an error naming the
-// samplers a run accepts.
-func (c Config) KernelIn(ks []sampler.KernelInfo) (sampler.KernelInfo, error) {
-	if ks == nil {
-		ks = sampler.Kernels
-	}
+// Kernel returns the entry of the registry ks of the kernel the config's
+// sampler steps: for PTSGHMC its ReplicaKernel (sgnht when empty), else
+// the sampler's own, or an error naming the samplers a run accepts.
+func (c Config) Kernel(ks []sampler.KernelInfo) (sampler.KernelInfo, error) {
 	name := c.Sampler
 	if name == PTSGHMC {
 		name = sampler.SGNHT{}.Name()
@@ -69,38 +74,17 @@ func (c Config) KernelIn(ks []sampler.KernelInfo) (sampler.KernelInfo, error) {
 	k, ok := lookupKernel(ks, name)
 	if !ok || !k.Minibatch {
 		if c.Sampler == PTSGHMC {
-			return k, fmt.Errorf("replica_kernel %q: expected a minibatch kernel of %s", name, strings.Join(samplerNamesIn(ks)[1:], ", "))
+			return k, fmt.Errorf("replica_kernel %q: expected a minibatch kernel of %s", name, strings.Join(SamplerNames(ks)[1:], ", "))
 		}
-		return k, fmt.Errorf("sampler %q: expected one of %s", name, strings.Join(samplerNamesIn(ks), ", "))
+		return k, fmt.Errorf("sampler %q: expected one of %s", name, strings.Join(SamplerNames(ks), ", "))
 	}
 	return k, nil
 }
 
-// samplerNamesIn is SamplerNames for the kernel registry ks.
-func samplerNamesIn(ks []sampler.KernelInfo) []string {
-	names := []string{PTSGHMC}
-	for _, k := range ks {
-		if k.Minibatch {
-			names = append(names, k.Name)
-		}
-	}
-	return names
-}
-
-// runKernel returns the entry of sampler.Kernels of the kernel of a run's
-// sampler, or an error naming the samplers a run accepts.
-func runKernel(name string) (sampler.KernelInfo, error) {
-	return Config{Sampler: name}.KernelIn(nil)
-}
-
-// Optimiser reports whether the config's kernel (of sampler.Kernels) is an
+// Optimiser reports whether the config's kernel (of the registry ks) is an
 // optimiser (sgd), whose run keeps its final state alone and has no
 // burn-in.
-func (c Config) Optimiser() bool { return c.OptimiserIn(nil) }
-
-// OptimiserIn is optimiser with the kernel registry ks (nil:
-// sampler.Kernels).
-func (c Config) OptimiserIn(ks []sampler.KernelInfo) bool {
-	k, err := c.KernelIn(ks)
+func (c Config) Optimiser(ks []sampler.KernelInfo) bool {
+	k, err := c.Kernel(ks)
 	return err == nil && !k.Sampler
 }

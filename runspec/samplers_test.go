@@ -3,6 +3,8 @@ package runspec
 import (
 	"strings"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // TestSamplerNames checks a run accepts exactly the names of SamplerNames
@@ -10,13 +12,13 @@ import (
 // the error for another name lists them.
 func TestSamplerNames(t *testing.T) {
 	want := "ptsghmc sgnht sghmc sgld sgd"
-	if got := strings.Join(SamplerNames(), " "); got != want {
-		t.Errorf("SamplerNames() = %s, want %s", got, want)
+	if got := strings.Join(SamplerNames(sampler.Kernels), " "); got != want {
+		t.Errorf("SamplerNames(sampler.Kernels) = %s, want %s", got, want)
 	}
 	c := DefaultConfig()
-	for _, name := range SamplerNames() {
+	for _, name := range SamplerNames(sampler.Kernels) {
 		c.Sampler = name
-		if err := c.Validate(); err != nil {
+		if err := c.Validate(DefaultSetup()); err != nil {
 			t.Errorf("sampler %s: %v", name, err)
 		}
 		if SamplerDoc(name) == "" {
@@ -25,13 +27,13 @@ func TestSamplerNames(t *testing.T) {
 	}
 	for _, name := range []string{"hmc", "magic", ""} {
 		c.Sampler = name
-		err := c.Validate()
-		if err == nil || !strings.Contains(err.Error(), strings.Join(SamplerNames(), ", ")) {
-			t.Errorf("sampler %q: error %v, want one listing %v", name, err, SamplerNames())
+		err := c.Validate(DefaultSetup())
+		if err == nil || !strings.Contains(err.Error(), strings.Join(SamplerNames(sampler.Kernels), ", ")) {
+			t.Errorf("sampler %q: error %v, want one listing %v", name, err, SamplerNames(sampler.Kernels))
 		}
 	}
 	for name, opt := range map[string]bool{"sgd": true, "sgnht": false, "ptsghmc": false, "sgld": false} {
-		if c.Sampler = name; c.Optimiser() != opt {
+		if c.Sampler = name; c.Optimiser(sampler.Kernels) != opt {
 			t.Errorf("sampler %s: optimiser %v, want %v", name, !opt, opt)
 		}
 	}

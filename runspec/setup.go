@@ -10,22 +10,22 @@ import (
 
 // Setup is what a run is built with besides its Config and its directory;
 // nothing of it is saved in the run directory (a run that names a model,
-// kernel or exchange rule of its own is resumed with the same Setup). The
-// zero Setup loads the training data from Config.Data, builds named models
-// from nn.Models, kernels from sampler.Kernels and exchange tests from
-// DefaultExchanges.
+// kernel or exchange rule of its own is resumed with the same Setup).
+// DefaultSetup returns the process's registries; a caller with a model,
+// kernel or exchange rule of its own starts from it and adds to its copies
+// (WithModel), so that no process-wide registry changes. A Setup without
+// its registries is refused (Check).
 type Setup struct {
-	// Models is the registry Config.Model names a model of (nil:
-	// nn.Models). A run given its own registry needs no change to the
-	// process-wide one: tests and embedders pass theirs here.
+	// Models is the registry Config.Model names a model of. A run given
+	// its own registry needs no change to the process-wide one: tests and
+	// embedders pass theirs here.
 	Models ModelRegistry
 	// Kernels is the registry Config.Sampler (and, for ptsghmc,
-	// Config.ReplicaKernel) names a kernel of (nil: sampler.Kernels).
-	// A kernel with state of its own is a sampler.StatefulKernel, whose
-	// state the run's checkpoints save.
+	// Config.ReplicaKernel) names a kernel of. A kernel with state of its
+	// own is a sampler.StatefulKernel, whose state the run's checkpoints
+	// save.
 	Kernels []sampler.KernelInfo
-	// Exchanges is the registry Config.XTest names an exchange rule of
-	// (nil: DefaultExchanges()).
+	// Exchanges is the registry Config.XTest names an exchange rule of.
 	Exchanges []ExchangeRule
 	// Train is the training data before the validation split (nil: loaded
 	// from Config.Data).
@@ -36,20 +36,46 @@ type Setup struct {
 	AllowArithmeticChange bool
 }
 
-// ModelRegistry returns the setup's model registry.
-func (s Setup) ModelRegistry() ModelRegistry {
-	if s.Models == nil {
-		return nn.Models
+// DefaultSetup returns the setup of the process's registries: the models
+// of nn.Models (a copy, which a caller may add to), the kernels of
+// sampler.Kernels, the exchange rules of DefaultExchanges, and the
+// training data loaded from Config.Data (Train nil).
+func DefaultSetup() Setup {
+	models := make(ModelRegistry, len(nn.Models))
+	for name, build := range nn.Models {
+		models[name] = build
 	}
-	return s.Models
+	return Setup{Models: models, Kernels: sampler.Kernels, Exchanges: DefaultExchanges()}
 }
 
-// ExchangeRules returns the setup's exchange rules.
-func (s Setup) ExchangeRules() []ExchangeRule {
-	if s.Exchanges == nil {
-		return DefaultExchanges()
+// WithModel returns s with the model registry extended by build under
+// name (a copy: s's registry is unchanged).
+func (s Setup) WithModel(name string, build func(nn.PriorConfig) (nn.Model, error)) Setup {
+	models := make(ModelRegistry, len(s.Models)+1)
+	for n, b := range s.Models {
+		models[n] = b
 	}
-	return s.Exchanges
+	models[name] = build
+	s.Models = models
+	return s
+}
+
+// WithTrain returns s with the training data given (before the
+// validation split), instead of loading it from Config.Data.
+func (s Setup) WithTrain(d *datasets.Dataset) Setup {
+	s.Train = d
+	return s
+}
+
+// Check reports an error when s lacks a registry: a Setup is made by
+// DefaultSetup (or given every registry), never left to mean the
+// process's registries by its zero value.
+func (s Setup) Check() error {
+	if s.Models == nil || s.Kernels == nil || s.Exchanges == nil {
+		return fmt.Errorf("setup: no registry of models, kernels or exchange rules (models %v, kernels %v, exchange rules %v): start from runspec.DefaultSetup()",
+			s.Models != nil, s.Kernels != nil, s.Exchanges != nil)
+	}
+	return nil
 }
 
 // ModelKey returns the settings of cfg that determine its model.

@@ -41,7 +41,7 @@ func tinyPosterior(t *testing.T) (*predictive.Posterior, *datasets.Dataset) {
 	cfg.Arch, cfg.Validation = "16-8-3", 0
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.LR = 300, 100, 20, 32, 0.5
 	dir := filepath.Join(t.TempDir(), "run")
-	run, err := train.NewChainsFromData(dir, cfg, data)
+	run, err := train.NewChains(dir, cfg, true, runspec.DefaultSetup().WithTrain(data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,15 +35,15 @@ func TestResumeRefusesOtherArithmetic(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Steps = 50
 	data := smallData(t)
-	r, dir := trainRef(t, cfg, data)
+	r, dir := trainRef(t, cfg, setupOf(data))
 	if got := r.Cfg.Arithmetic; got != "pinned-v1" {
 		t.Fatalf("a new run records arithmetic %q, want pinned-v1", got)
 	}
 	r.Close()
 	const other = "native openblas 0.3.21 Zen x7"
 	rewriteArithmetic(t, dir, other)
-	s := runspec.Setup{Train: data}
-	_, err := ResumeChainsWith(dir, 80, s)
+	s := setupOf(data)
+	_, err := ResumeChains(dir, 80, s)
 	// A native run continues natively (never silently pinned): on this
 	// machine's kernel, which is not Zen x7.
 	if err == nil || !strings.Contains(err.Error(), other) || !strings.Contains(err.Error(), `continue with "native `) || !strings.Contains(err.Error(), "--allow-arithmetic-change") {
@@ -53,7 +53,7 @@ func TestResumeRefusesOtherArithmetic(t *testing.T) {
 		t.Fatalf("a refused resume changed the run's config: %+v, %v", c.Arithmetic, err)
 	}
 	s.AllowArithmeticChange = true
-	ch, err := ResumeChainsWith(dir, 80, s)
+	ch, err := ResumeChains(dir, 80, s)
 	if err != nil {
 		t.Fatalf("resume allowed: %v", err)
 	}
@@ -75,7 +75,7 @@ func TestResumeRefusesOtherArithmetic(t *testing.T) {
 		t.Fatalf("MixedArithmetic = %q, %v", mixed, err)
 	}
 	// Resuming a finished run again on the same arithmetic is no change.
-	ch, err = ResumeChainsWith(dir, 0, runspec.Setup{Train: data})
+	ch, err = ResumeChains(dir, 0, setupOf(data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,24 +29,21 @@ const DefaultMaxReplicas = 16
 // Replicas, so a resume uses it. The pilot costs PilotReplicas x BurnIn
 // gradient steps. Other configs are returned unchanged (auto means 1 rung
 // for single-chain samplers).
-func ChooseReplicas(ctx context.Context, cfg runspec.Config) (runspec.Config, error) {
+//
+// The pilot runs with the registries and training data of s (the data
+// loaded from cfg.Data when s has none).
+func ChooseReplicas(ctx context.Context, cfg runspec.Config, s runspec.Setup) (runspec.Config, error) {
 	if cfg.Replicas != 0 || cfg.Sampler != runspec.PTSGHMC {
 		return resolveSingle(cfg), nil
 	}
-	tr, _, err := datasets.LoadMNIST(cfg.Data)
-	if err != nil {
-		return cfg, fmt.Errorf("replicas auto: %w", err)
+	if s.Train == nil {
+		tr, _, err := datasets.LoadMNIST(cfg.Data)
+		if err != nil {
+			return cfg, fmt.Errorf("replicas auto: %w", err)
+		}
+		s = s.WithTrain(tr)
 	}
-	return ChooseReplicasFromData(ctx, cfg, tr)
-}
-
-// ChooseReplicasFromData is ChooseReplicas with the training data given
-// (before the validation split, as NewFromData takes it).
-func ChooseReplicasFromData(ctx context.Context, cfg runspec.Config, data *datasets.Dataset) (runspec.Config, error) {
-	if cfg.Replicas != 0 || cfg.Sampler != runspec.PTSGHMC {
-		return resolveSingle(cfg), nil
-	}
-	return chooseReplicas(ctx, cfg, data)
+	return chooseReplicas(ctx, cfg, s)
 }
 
 func resolveSingle(cfg runspec.Config) runspec.Config {
@@ -56,7 +53,7 @@ func resolveSingle(cfg runspec.Config) runspec.Config {
 	return cfg
 }
 
-func chooseReplicas(ctx context.Context, cfg runspec.Config, data *datasets.Dataset) (runspec.Config, error) {
+func chooseReplicas(ctx context.Context, cfg runspec.Config, s runspec.Setup) (runspec.Config, error) {
 	maxR := cfg.MaxReplicas
 	if maxR == 0 {
 		maxR = DefaultMaxReplicas
@@ -73,7 +70,7 @@ func chooseReplicas(ctx context.Context, cfg runspec.Config, data *datasets.Data
 		return cfg, fmt.Errorf("replicas auto: pilot run directory: %w", err)
 	}
 	defer os.RemoveAll(scratch)
-	r, err := NewFromData(scratch, pilot, data)
+	r, err := New(scratch, pilot, true, s)
 	if err != nil {
 		return cfg, fmt.Errorf("replicas auto: pilot run: %w", err)
 	}

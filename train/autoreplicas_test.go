@@ -12,10 +12,11 @@ import (
 // its reason in the config that the run writes, so that a resume keeps it;
 // a cap below the choice wins, and single-chain samplers get 1.
 func TestChooseReplicas(t *testing.T) {
+	t.Parallel()
 	data := smallData(t)
 	base := smallConfig()
 	base.Replicas, base.Ladder, base.TMax, base.Exchange, base.BurnIn, base.Steps = 0, "adaptive", 10, 1, 200, 220
-	cfg, err := ChooseReplicasFromData(context.Background(), base, data)
+	cfg, err := ChooseReplicas(context.Background(), base, setupOf(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,12 +25,12 @@ func TestChooseReplicas(t *testing.T) {
 		t.Fatalf("chose %d rungs (%q)", cfg.Replicas, cfg.ReplicasChoice)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	r, err := NewFromData(dir, cfg, data)
+	r, err := New(dir, cfg, true, setupOf(data))
 	if err != nil {
 		t.Fatal(err)
 	}
 	interruptAt(t, r, 50)
-	r2, err := ResumeFromData(dir, data, 0)
+	r2, err := Resume(dir, 0, setupOf(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +40,12 @@ func TestChooseReplicas(t *testing.T) {
 	r2.Close()
 	capped := base
 	capped.MaxReplicas = 3
-	if c, err := ChooseReplicasFromData(context.Background(), capped, data); err != nil || c.Replicas > 3 {
+	if c, err := ChooseReplicas(context.Background(), capped, setupOf(data)); err != nil || c.Replicas > 3 {
 		t.Errorf("max_replicas 3: chose %d (%v)", c.Replicas, err)
 	}
 	single := base
 	single.Sampler = "sgnht"
-	if c, _ := ChooseReplicasFromData(context.Background(), single, data); c.Replicas != 1 {
+	if c, _ := ChooseReplicas(context.Background(), single, setupOf(data)); c.Replicas != 1 {
 		t.Errorf("sgnht with replicas auto: %d rungs, want 1", c.Replicas)
 	}
 }
@@ -53,9 +54,10 @@ func TestChooseReplicas(t *testing.T) {
 // 0 with an explicit ladder steps the same rungs at the listed
 // temperatures and never tries a swap.
 func TestSwapsOffLadder(t *testing.T) {
+	t.Parallel()
 	cfg := smallConfig()
 	cfg.Replicas, cfg.Ladder, cfg.Exchange = 3, "1,1.5,2.25", 0
-	r, err := NewFromData(filepath.Join(t.TempDir(), "run"), cfg, smallData(t))
+	r, err := New(filepath.Join(t.TempDir(), "run"), cfg, true, setupOf(smallData(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 // saved ones do, across an epoch boundary, and that each rung's order is
 // its own stream's.
 func TestBatchesSaveRestore(t *testing.T) {
+	t.Parallel()
 	streams := func() []*sampler.Stream {
 		return []*sampler.Stream{sampler.NewStream(7, 0), sampler.NewStream(7, 1)}
 	}

@@ -8,30 +8,28 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/evaluate"
-	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
-// TestBLASThreadsScoped checks a run sets BLAS to one thread per call only
-// while it trains, when its rungs or chains step in parallel, and restores
-// the process's setting afterwards.
+// TestBLASThreadsScoped checks the BLAS threads a run computes with: one
+// per call when its rungs or chains step in parallel, or its validation
+// runs on parallel forward graphs, else the process's setting (0); that the
+// run sets them only while it trains, restoring the process's setting; and
+// that an ensemble's Add leaves the setting as it found it. It changes no
+// setting itself (autodiff's TestWithBLASThreads does), and runs alone (no
+// t.Parallel): it reads the process's setting while its runs train.
 func TestBLASThreadsScoped(t *testing.T) {
-	tinyCNN("test-cnn-blas", 2)
-	defer delete(nn.Models, "test-cnn-blas")
-	prev := autodiff.BLASThreads()
-	defer autodiff.SetBLASThreads(prev)
-	autodiff.SetBLASThreads(2)
-	if autodiff.BLASThreads() != 2 {
-		t.Skip("this build's BLAS has no thread setting")
-	}
+	before := autodiff.BLASThreads()
+	data := smallData(t)
+	s := cnnSetup(data, "test-cnn-blas", 2)
 	for _, c := range []struct {
 		name    string
 		mod     func(*runspec.Config)
-		threads int  // while training
+		threads int  // while training (0: the process's setting)
 		cores   bool // the case needs several cores
 	}{
 		{"PT rungs in parallel", func(c *runspec.Config) {}, 1, false},
-		{"one sgnht chain", func(c *runspec.Config) { c.Sampler = "sgnht" }, 2, false},
+		{"one sgnht chain", func(c *runspec.Config) { c.Sampler = "sgnht" }, 0, false},
 		{"two chains in parallel", func(c *runspec.Config) { c.Sampler, c.Chains = "sgnht", 2 }, 1, false},
 		{"one chain of a CNN, validated on parallel graphs", func(c *runspec.Config) {
 			*c = cnnConfig("test-cnn-blas")
@@ -44,9 +42,18 @@ func TestBLASThreadsScoped(t *testing.T) {
 		cfg := smallConfig()
 		cfg.Steps, cfg.BurnIn = 20, 10
 		c.mod(&cfg)
-		ch, err := NewChainsFromData(filepath.Join(t.TempDir(), "run"), cfg, smallData(t))
+		ch, err := NewChains(filepath.Join(t.TempDir(), "run"), cfg, true, s)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for i, r := range ch.Runs {
+			if r.threads != c.threads {
+				t.Errorf("%s: chain %d computes with %d BLAS threads, want %d", c.name, i+1, r.threads, c.threads)
+			}
+		}
+		want := c.threads
+		if want == 0 {
+			want = before
 		}
 		during := map[int]bool{}
 		err = ch.Train(context.Background(), func(int, Status) { during[autodiff.BLASThreads()] = true })
@@ -54,27 +61,27 @@ func TestBLASThreadsScoped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(during) != 1 || !during[c.threads] {
-			t.Errorf("%s: BLAS threads %v while training, want %d", c.name, during, c.threads)
+		if len(during) != 1 || !during[want] {
+			t.Errorf("%s: BLAS threads %v while training, want %d", c.name, during, want)
 		}
-		if after := autodiff.BLASThreads(); after != 2 {
-			t.Errorf("%s: BLAS threads %d after training, want the 2 set before", c.name, after)
+		if after := autodiff.BLASThreads(); after != before {
+			t.Errorf("%s: BLAS threads %d after training, want the %d set before", c.name, after, before)
 		}
 	}
 	// The posterior-predictive ensemble of a graph model: one thread while
-	// its parallel forward graphs run.
-	model, err := cnnConfig("test-cnn-blas").BuildModel()
+	// its parallel forward graphs run, the setting restored after.
+	model, err := cnnConfig("test-cnn-blas").BuildModel(s.Models)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ens, err := evaluate.NewModelEnsemble(model, smallData(t))
+	ens, err := evaluate.NewModelEnsemble(model, data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := ens.Add(make([]float64, model.NumParams())); err != nil {
 		t.Fatal(err)
 	}
-	if after := autodiff.BLASThreads(); after != 2 {
-		t.Errorf("ensemble: BLAS threads %d after Add, want the 2 set before", after)
+	if after := autodiff.BLASThreads(); after != before {
+		t.Errorf("ensemble: BLAS threads %d after Add, want the %d set before", after, before)
 	}
 }

@@ -7,8 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
@@ -32,19 +31,15 @@ type Chains struct {
 	lock *rundir.Lock // the top directory's lock when this process writes all of several chains
 }
 
-// NewChains creates the run directory of cfg.Chains chains. With overwrite
-// false an existing run in dir is an error. The process holds the locks of
-// the run directory and of every chain directory until Close (see
-// rundir): a run another process writes is refused, and never overwritten.
-func NewChains(dir string, cfg runspec.Config, overwrite bool) (*Chains, error) {
-	return NewChainsWith(dir, cfg, overwrite, runspec.Setup{})
-}
-
-// NewChainsWith is NewChains with the setup given (the model registry, the
-// training data). It validates cfg and builds its model once for the run:
-// the chains share it.
-func NewChainsWith(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Chains, error) {
-	if err := cfg.ValidateIn(s); err != nil {
+// NewChains creates the run directory of cfg.Chains chains with the
+// registries and training data of s (runspec.DefaultSetup: the process's
+// registries, the data loaded from cfg.Data). It validates cfg and builds
+// its model once for the run: the chains share it. With overwrite false an
+// existing run in dir is an error. The process holds the locks of the run
+// directory and of every chain directory until Close (see rundir): a run
+// another process writes is refused, and never overwritten.
+func NewChains(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Chains, error) {
+	if err := cfg.Validate(s); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {
@@ -55,13 +50,6 @@ func NewChainsWith(dir string, cfg runspec.Config, overwrite bool, s runspec.Set
 		return nil, err
 	}
 	return newChains(dir, cfg, p, overwrite)
-}
-
-// NewChainsFromData is NewChains with the training data given (for tests
-// and embedding); it writes over a run in dir (but not one another process
-// holds).
-func NewChainsFromData(dir string, cfg runspec.Config, train *datasets.Dataset) (*Chains, error) {
-	return NewChainsWith(dir, cfg, true, runspec.Setup{Train: train})
 }
 
 // newChains writes a new run of cfg.Chains chains, prepared as p, into
@@ -120,21 +108,17 @@ func newChains(dir string, cfg runspec.Config, p *prepared, overwrite bool) (*Ch
 	return c, nil
 }
 
-// ResumeChains reopens the run in dir, every chain from its checkpoint.
-// steps > 0 replaces the run's target step count.
-func ResumeChains(dir string, steps int) (*Chains, error) {
-	return ResumeChainsWith(dir, steps, runspec.Setup{})
-}
-
-// ResumeChainsWith is ResumeChains with the setup given. The run's model
+// ResumeChains reopens the run in dir, every chain from its checkpoint,
+// with the registries and training data of s (those the run was made
+// with). steps > 0 replaces the run's target step count. The run's model
 // is built once, from its config, and shared by its chains.
-func ResumeChainsWith(dir string, steps int, s runspec.Setup) (*Chains, error) {
+func ResumeChains(dir string, steps int, s runspec.Setup) (*Chains, error) {
 	cfg, err := rundir.ReadRunConfig(dir)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Chains <= 1 || cfg.Chain != 0 { // one chain, or one chain's directory
-		r, err := resumeWith(dir, steps, s)
+		r, err := Resume(dir, steps, s)
 		if err != nil {
 			return nil, err
 		}
@@ -150,11 +134,6 @@ func ResumeChainsWith(dir string, steps int, s runspec.Setup) (*Chains, error) {
 		return nil, err
 	}
 	return resumeChains(dir, cfg, p, steps, top)
-}
-
-// ResumeChainsFromData is ResumeChains with the training data given.
-func ResumeChainsFromData(dir string, train *datasets.Dataset, steps int) (*Chains, error) {
-	return ResumeChainsWith(dir, steps, runspec.Setup{Train: train})
 }
 
 // resumeChains reopens every chain of the run of several chains in dir,
@@ -220,10 +199,10 @@ func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) 
 		if c.Only == 0 {
 			return c.Runs[0].Train(ctx, p)
 		}
-		defer evaluate.WithBLASThreads(1)() // one BLAS thread, as when it runs beside the others
+		defer autodiff.WithBLASThreads(1)() // one BLAS thread, as when it runs beside the others
 		return c.Runs[0].train(ctx, p)
 	}
-	defer evaluate.WithBLASThreads(1)()
+	defer autodiff.WithBLASThreads(1)()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var mu sync.Mutex
@@ -276,7 +255,7 @@ func (c *Chains) Train(ctx context.Context, progress func(chain int, s Status)) 
 // in Train, when the process runs several chains or one of an array.
 func (c *Chains) Finish() error {
 	if len(c.Runs) > 1 || c.Only > 0 {
-		defer evaluate.WithBLASThreads(1)()
+		defer autodiff.WithBLASThreads(1)()
 	}
 	for i, r := range c.Runs {
 		if err := r.Finish(); err != nil {

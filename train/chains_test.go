@@ -11,6 +11,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // TestChains runs 3 independent PT chains in one process and checks that
@@ -19,13 +20,14 @@ import (
 // whole run gives every chain the same samples and metrics as the
 // uninterrupted run.
 func TestChains(t *testing.T) {
+	t.Parallel()
 	cfg := smallConfig()
 	data := smallData(t)
-	r, single := trainRef(t, cfg, data)
+	r, single := trainRef(t, cfg, setupOf(data))
 	r.Close()
 
 	cfg.Chains = 3
-	ref := trainChainsRef(t, cfg, data)
+	ref := trainChainsRef(t, cfg, setupOf(data))
 	ss, _ := readAll(t, single)
 	for i := 1; i <= 3; i++ {
 		s, _ := readAll(t, rundir.ChainDir(ref, 3, i))
@@ -35,7 +37,7 @@ func TestChains(t *testing.T) {
 	}
 
 	dir := filepath.Join(t.TempDir(), "int")
-	c, err := NewChainsFromData(dir, cfg, data)
+	c, err := NewChains(dir, cfg, true, setupOf(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestChains(t *testing.T) {
 			t.Fatalf("stop at %d: %v", stopAt, err)
 		}
 		c.Close()
-		if c, err = ResumeChainsFromData(dir, data, 0); err != nil {
+		if c, err = ResumeChains(dir, 0, setupOf(data)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,7 +77,7 @@ func TestChains(t *testing.T) {
 		t.Error("a new run may replace a 3-chain run without --overwrite")
 	}
 	// one chain's directory resumes on its own
-	one, err := ResumeChainsFromData(rundir.ChainDir(dir, 3, 2), data, 0)
+	one, err := ResumeChains(rundir.ChainDir(dir, 3, 2), 0, setupOf(data))
 	if err != nil || len(one.Runs) != 1 || one.Steps() != cfg.Steps {
 		t.Fatalf("resume of chain 2's directory: %v", err)
 	}
@@ -88,6 +90,7 @@ func TestChains(t *testing.T) {
 // a chain started far away (weights times 6) and stopped soon after its
 // burn-in gives more than 1.1 (measured 1.029 and 2.348).
 func TestChainsRHat(t *testing.T) {
+	t.Parallel()
 	data, err := datasets.SyntheticImages(600, 16, 3, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +103,7 @@ func TestChainsRHat(t *testing.T) {
 	cfg.Sampler, cfg.Validation, cfg.Chains = "sgnht", 0, 4
 	cfg.Steps, cfg.BurnIn, cfg.Thin = 40000, 2000, 50
 	dir := filepath.Join(t.TempDir(), "run")
-	c, err := NewChainsFromData(dir, cfg, train)
+	c, err := NewChains(dir, cfg, true, setupOf(train))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +111,7 @@ func TestChainsRHat(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	good, err := evaluate.Evaluate([]string{dir}, "", test)
+	good, err := evaluate.Evaluate(runspec.DefaultSetup(), []string{dir}, "", test)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +119,7 @@ func TestChainsRHat(t *testing.T) {
 	off := cfg
 	off.Chains, off.Seed, off.Steps = 1, 99, 3000
 	odir := filepath.Join(t.TempDir(), "off")
-	r, err := NewFromData(odir, off, train)
+	r, err := New(odir, off, true, setupOf(train))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +131,7 @@ func TestChainsRHat(t *testing.T) {
 	}
 	r.Close()
 	runs, _ := rundir.RunDirs([]string{dir})
-	bad, err := evaluate.Evaluate(append(runs[:3:3], odir), "", test)
+	bad, err := evaluate.Evaluate(runspec.DefaultSetup(), append(runs[:3:3], odir), "", test)
 	if err != nil {
 		t.Fatal(err)
 	}

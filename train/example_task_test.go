@@ -25,7 +25,7 @@ func ExampleOpenChain() {
 	cfg.Arch, cfg.Validation, cfg.Batch = "16-8-3", 50, 32
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Chains = 100, 50, 10, 3
 	run := filepath.Join(dir, "run")
-	ch, err := train.OpenChainFromData(run, cfg, 2, data) // the same call resumes it after a requeue
+	ch, err := train.OpenChain(run, cfg, 2, runspec.DefaultSetup().WithTrain(data)) // the same call resumes it after a requeue
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -30,7 +30,7 @@ func Example() {
 	cfg.Sampler, cfg.Arch, cfg.Validation = "ptsghmc", "64-32-10", 200
 	cfg.Steps, cfg.BurnIn, cfg.Thin = 600, 300, 30
 	cfg.Batch, cfg.Replicas, cfg.Exchange = 32, 3, 20
-	run, err := train.NewFromData(filepath.Join(dir, "run"), cfg, data)
+	run, err := train.New(filepath.Join(dir, "run"), cfg, true, runspec.DefaultSetup().WithTrain(data))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -41,7 +41,7 @@ func Example() {
 	}
 	run.Close()
 
-	rep, err := evaluate.Evaluate([]string{run.Dir}, "", test)
+	rep, err := evaluate.Evaluate(runspec.DefaultSetup(), []string{run.Dir}, "", test)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -13,9 +13,11 @@ import (
 	"github.com/ptsghmc/ptsghmc/export"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 func TestLearnablesCoverParameters(t *testing.T) {
+	t.Parallel()
 	spec := nn.Spec{Sizes: []int{5, 4, 3}, PriorPrecision: []float64{1}}
 	got := spec.Layout()
 	type place struct {
@@ -45,7 +47,7 @@ func trainSmall(t *testing.T, dir string, steps int, seed uint64) {
 	t.Helper()
 	cfg := smallConfig()
 	cfg.Steps, cfg.Seed = steps, seed
-	r, err := NewFromData(dir, cfg, smallData(t))
+	r, err := New(dir, cfg, true, setupOf(smallData(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +60,7 @@ func trainSmall(t *testing.T, dir string, steps int, seed uint64) {
 // TestExportNPZ exports two runs of unequal length, reads the archive back
 // with npyio and checks every array against the samples files and Evaluate.
 func TestExportNPZ(t *testing.T) {
+	t.Parallel()
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	trainSmall(t, a, 120, 1) // 8 samples (burn-in 40, thin 10)
 	trainSmall(t, b, 80, 2)  // 4 samples
@@ -150,7 +153,7 @@ func TestExportNPZ(t *testing.T) {
 	if !reflect.DeepEqual(llStep, append(append([]int64(nil), wantStep[:4]...), wantStep[8:12]...)) {
 		t.Fatalf("log_likelihood_step %v", llStep)
 	}
-	rep, err := evaluate.Evaluate([]string{a, b}, "", data)
+	rep, err := evaluate.Evaluate(runspec.DefaultSetup(), []string{a, b}, "", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,12 +175,13 @@ func TestExportNPZ(t *testing.T) {
 }
 
 func TestExportNPZErrors(t *testing.T) {
+	t.Parallel()
 	a := filepath.Join(t.TempDir(), "a")
 	trainSmall(t, a, 120, 1)
 	other := filepath.Join(t.TempDir(), "other")
 	cfg := smallConfig()
 	cfg.Arch = "16-5-3"
-	r, err := NewFromData(other, cfg, smallData(t))
+	r, err := New(other, cfg, true, setupOf(smallData(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

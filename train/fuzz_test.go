@@ -37,7 +37,7 @@ func fuzzBase(t testing.TB) (dir string, payload, samples, metrics []byte) {
 		cfg := smallConfig()
 		cfg.Steps = 60
 		cfg.Corr = "hermite" // its table builds in milliseconds (nnls: most of a second per input)
-		r, err := NewFromData(dir, cfg, smallData(t))
+		r, err := New(dir, cfg, true, setupOf(smallData(t)))
 		if err != nil {
 			fuzzRun.err = err
 			return
@@ -118,7 +118,7 @@ func FuzzCheckpoint(f *testing.F) {
 		// files (those cost too much per input; TestCheckpointMismatch
 		// resumes mismatched checkpoints through the real path).
 		cfg := c.Config
-		if err := cfg.Validate(); err != nil {
+		if err := cfg.Validate(runspec.DefaultSetup()); err != nil {
 			return
 		}
 		spec, err := cfg.Spec(16, 3)
@@ -171,13 +171,13 @@ func FuzzConfig(f *testing.F) {
 		if err := runspec.ParseConfig(data, ext, &c); err != nil {
 			return
 		}
-		if err := c.Validate(); err != nil {
+		if err := c.Validate(runspec.DefaultSetup()); err != nil {
 			return
 		}
 		c.Spec(784, 10)
 		c.Temps()
 		for k := 1; k < 50; k++ {
-			keepSample(c, k)
+			keepSample(c, k, c.Optimiser(runspec.DefaultSetup().Kernels))
 			stepScale(c, k)
 		}
 	})

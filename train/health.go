@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -14,9 +13,6 @@ import (
 // line reports a window at most that old.
 func healthWindow(cfg runspec.Config) int { return 5 * cfg.LogEvery }
 
-// Health returns the run's health verdict.
-func (r *Run) Health() *diagnose.HealthReport { return diagnose.HealthOf(r.state, r.Cfg) }
-
 // warnedAt is what a run last warned about for one rung.
 type warnedAt struct {
 	windows int
@@ -25,15 +21,16 @@ type warnedAt struct {
 
 // healthWarning returns a warning when a rung's health window ended at
 // this step with a problem that is new (a worse status than last warned
-// about, or 10 windows since), else "".
-func (r *Run) healthWarning() string {
+// about, or 10 windows since), else "", and with a warning, rung 1's last
+// window when it is not ok (nil otherwise): what the advice is about.
+func (r *Run) healthWarning() (string, *sampler.HealthFigures) {
 	hs := r.state.Stats.Health
 	if len(r.warned) != len(hs) {
 		r.warned = make([]warnedAt, len(hs))
 		for j, hl := range hs { // on resume, no repeat of old windows
 			r.warned[j] = warnedAt{windows: hl.Windows}
 		}
-		return ""
+		return "", nil
 	}
 	var msgs []string
 	for j, hl := range hs {
@@ -52,11 +49,11 @@ func (r *Run) healthWarning() string {
 		}
 	}
 	if len(msgs) == 0 {
-		return ""
+		return "", nil
 	}
-	adv := ""
+	var unhealthy *sampler.HealthFigures
 	if fig := hs[0].Last; fig.Status != sampler.HealthOK {
-		adv = "\n  what to change: " + diagnose.HealthAdvice(fig, r.Cfg)
+		unhealthy = &fig
 	}
-	return strings.Join(msgs, "\n") + adv
+	return strings.Join(msgs, "\n"), unhealthy
 }

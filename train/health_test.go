@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // TestHealthVerdict runs SGNHT with a learning rate far too large for its
@@ -17,6 +19,7 @@ import (
 // to lower --lr or raise --batch, write the figures to metrics.jsonl, and
 // warn while running. With --noise-target the burn-in shrinks the step.
 func TestHealthVerdict(t *testing.T) {
+	t.Parallel()
 	cfg := smallConfig()
 	cfg.Sampler, cfg.LR, cfg.Friction, cfg.Batch = "sgnht", 0.5, 0.01, 8
 	cfg.Steps, cfg.BurnIn, cfg.LogEvery = 600, 200, 20
@@ -24,24 +27,30 @@ func TestHealthVerdict(t *testing.T) {
 	for _, target := range []float64{0, 0.05} {
 		cfg.NoiseTarget = target
 		dir := filepath.Join(t.TempDir(), "run")
-		r, err := NewFromData(dir, cfg, data)
+		r, err := New(dir, cfg, true, setupOf(data))
 		if err != nil {
 			t.Fatal(err)
 		}
-		warnings := 0
+		warnings, unhealthy := 0, 0
 		if err := r.Train(context.Background(), func(s Status) {
 			if s.Warning != "" {
 				warnings++
 			}
+			if s.Unhealthy != nil {
+				if s.Warning == "" || s.Unhealthy.Status == sampler.HealthOK {
+					t.Errorf("step %d: Unhealthy %v with warning %q: want rung 1's bad window beside a warning", s.Step, s.Unhealthy.Status, s.Warning)
+				}
+				unhealthy++
+			}
 		}); err != nil {
 			t.Fatal(err)
 		}
-		hr := r.Health()
+		hr := diagnose.HealthOf(r.State(), r.Cfg)
 		r.Close()
 		t.Logf("noise target %g: %d warnings\n%s", target, warnings, hr)
 		if target == 0 {
-			if hr.Posterior || warnings == 0 {
-				t.Fatalf("lr 0.5, batch 8: posterior %v, %d warnings: want the check to refuse and warn", hr.Posterior, warnings)
+			if hr.Posterior || warnings == 0 || unhealthy == 0 {
+				t.Fatalf("lr 0.5, batch 8: posterior %v, %d warnings (%d with rung 1's figures): want the check to refuse and warn", hr.Posterior, warnings, unhealthy)
 			}
 			if !strings.Contains(hr.Advice, "--lr") || !strings.Contains(hr.Advice, "--batch") {
 				t.Fatalf("advice %q names neither --lr nor --batch", hr.Advice)

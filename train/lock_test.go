@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // TestOneWriterPerRunDirectory opens a run (one chain, two chains in one
@@ -22,6 +23,7 @@ import (
 // the run (readers take no lock). After the holder closes, the directory
 // is writable again.
 func TestOneWriterPerRunDirectory(t *testing.T) {
+	t.Parallel()
 	data := smallData(t)
 	cfg := smallConfig()
 	cfg.Sampler, cfg.Steps = "sgnht", 60
@@ -31,12 +33,12 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 	holder := fmt.Sprintf("pid %d on host %s", os.Getpid(), host)
 
 	type opener func(dir string) (closer interface{ Close() error }, err error)
-	newOne := func(dir string) (interface{ Close() error }, error) { return NewFromData(dir, cfg, data) }
-	newTwo := func(dir string) (interface{ Close() error }, error) { return NewChainsFromData(dir, two, data) }
-	resumeOne := func(dir string) (interface{ Close() error }, error) { return ResumeFromData(dir, data, 0) }
-	resumeAll := func(dir string) (interface{ Close() error }, error) { return ResumeChainsFromData(dir, data, 0) }
+	newOne := func(dir string) (interface{ Close() error }, error) { return New(dir, cfg, true, setupOf(data)) }
+	newTwo := func(dir string) (interface{ Close() error }, error) { return NewChains(dir, two, true, setupOf(data)) }
+	resumeOne := func(dir string) (interface{ Close() error }, error) { return Resume(dir, 0, setupOf(data)) }
+	resumeAll := func(dir string) (interface{ Close() error }, error) { return ResumeChains(dir, 0, setupOf(data)) }
 	chainTask := func(i int) opener {
-		return func(dir string) (interface{ Close() error }, error) { return OpenChainFromData(dir, two, i, data) }
+		return func(dir string) (interface{ Close() error }, error) { return OpenChain(dir, two, i, setupOf(data)) }
 	}
 	chain1 := func(dir string) string { return rundir.ChainDir(dir, 2, 1) }
 	top := func(dir string) string { return dir }
@@ -50,7 +52,7 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 			open opener
 		}
 	}{
-		{"one chain", func(dir string) (*Chains, error) { return NewChainsFromData(dir, cfg, data) }, top, map[string]struct {
+		{"one chain", func(dir string) (*Chains, error) { return NewChains(dir, cfg, true, setupOf(data)) }, top, map[string]struct {
 			at   func(dir string) string
 			open opener
 		}{
@@ -59,7 +61,7 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 			"resume":           {top, resumeOne},
 			"resume chains":    {top, resumeAll},
 		}},
-		{"two chains", func(dir string) (*Chains, error) { return NewChainsFromData(dir, two, data) }, chain1, map[string]struct {
+		{"two chains", func(dir string) (*Chains, error) { return NewChains(dir, two, true, setupOf(data)) }, chain1, map[string]struct {
 			at   func(dir string) string
 			open opener
 		}{
@@ -69,7 +71,7 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 			"resume chain 1":   {chain1, resumeOne},
 			"chain task 2":     {top, chainTask(2)},
 		}},
-		{"chain task", func(dir string) (*Chains, error) { return OpenChainFromData(dir, two, 1, data) }, chain1, map[string]struct {
+		{"chain task", func(dir string) (*Chains, error) { return OpenChain(dir, two, 1, setupOf(data)) }, chain1, map[string]struct {
 			at   func(dir string) string
 			open opener
 		}{
@@ -105,7 +107,7 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 			if err := ch.Train(context.Background(), nil); err != nil {
 				t.Fatalf("the holder after the refusals: %v", err)
 			}
-			rep, err := evaluate.Evaluate([]string{tc.files(dir)}, "", data) // a reader, while the lock is held
+			rep, err := evaluate.Evaluate(runspec.DefaultSetup(), []string{tc.files(dir)}, "", data) // a reader, while the lock is held
 			if err != nil || rep.Ensemble.Samples == 0 {
 				t.Fatalf("Evaluate while the run holds its lock: %v", err)
 			}
@@ -173,11 +175,12 @@ func equalFiles(a, b map[string][]byte) bool {
 // is removed, and an old chain held by another writer stops the overwrite
 // before anything is removed.
 func TestOverwriteKeepsChainLocks(t *testing.T) {
+	t.Parallel()
 	data := smallData(t)
 	cfg := smallConfig()
 	cfg.Sampler, cfg.Steps, cfg.Chains = "sgnht", 60, 3
 	dir := filepath.Join(t.TempDir(), "run")
-	c, err := NewChainsFromData(dir, cfg, data)
+	c, err := NewChains(dir, cfg, true, setupOf(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,14 +192,14 @@ func TestOverwriteKeepsChainLocks(t *testing.T) {
 	}
 	before := snapshot(t, rundir.ChainDir(dir, 3, 1))
 	cfg.Chains = 2
-	if _, err := NewChainsFromData(dir, cfg, data); !errors.Is(err, rundir.ErrLocked) {
+	if _, err := NewChains(dir, cfg, true, setupOf(data)); !errors.Is(err, rundir.ErrLocked) {
 		t.Fatalf("overwrite over a held chain: %v, want ErrLocked", err)
 	}
 	if !equalFiles(before, snapshot(t, rundir.ChainDir(dir, 3, 1))) {
 		t.Fatal("a refused overwrite changed chain 1")
 	}
 	held.Release()
-	c, err = NewChainsFromData(dir, cfg, data)
+	c, err = NewChains(dir, cfg, true, setupOf(data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -22,8 +22,12 @@ type Status struct {
 	Samples      int
 	Logged       bool // a metrics line was written at this step
 	// Warning, when not empty, is a health window's verdict that the
-	// dynamics are leaving their regime (see Run.Health).
-	Warning string
+	// dynamics are leaving their regime (diagnose.HealthOf gives the run's
+	// verdict); Unhealthy is then rung 1's last health window when it is
+	// not ok, whose cause diagnose.HealthAdvice turns into what to change
+	// (nil when rung 1 is ok).
+	Warning   string
+	Unhealthy *sampler.HealthFigures
 }
 
 // Train runs until the configured number of steps, keeping rung-1 samples,
@@ -35,7 +39,7 @@ type Status struct {
 // rungs step in parallel or a gradient is split over parallel graphs); the
 // process's setting is restored when Train returns.
 func (r *Run) Train(ctx context.Context, progress func(Status)) error {
-	defer evaluate.WithBLASThreads(r.threads)()
+	defer autodiff.WithBLASThreads(r.threads)()
 	return r.train(ctx, progress)
 }
 
@@ -82,7 +86,7 @@ func (r *Run) beforeStep(pt *tempering.PT, st *tempering.PTState) error {
 func (r *Run) afterStep(progress func(Status)) error {
 	cfg := r.Cfg
 	step := r.state.Steps
-	if keepSampleAs(cfg, step, r.optimiser) {
+	if keepSample(cfg, step, r.optimiser) {
 		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
 			return err
 		}
@@ -99,7 +103,9 @@ func (r *Run) afterStep(progress func(Status)) error {
 		}
 	}
 	if progress != nil {
-		progress(Status{Step: step, Target: cfg.Steps, LogLik: r.last.LogLik, SwapRate: swapRates(r.state.Stats), Samples: r.samples.Count, Logged: logged, Warning: r.healthWarning()})
+		s := Status{Step: step, Target: cfg.Steps, LogLik: r.last.LogLik, SwapRate: swapRates(r.state.Stats), Samples: r.samples.Count, Logged: logged}
+		s.Warning, s.Unhealthy = r.healthWarning()
+		progress(s)
 	}
 	return nil
 }
@@ -115,7 +121,7 @@ func (r *Run) Finish() error {
 	if step >= r.Cfg.Steps {
 		return nil
 	}
-	defer evaluate.WithBLASThreads(r.threads)()
+	defer autodiff.WithBLASThreads(r.threads)()
 	r.Cfg.Steps = step
 	if r.optimiser && step > 0 {
 		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
@@ -152,7 +158,7 @@ func (r *Run) warmup() error {
 	case r.state.Steps < w:
 		c := r.Cfg
 		c.Sampler = "sgd"
-		k, err := kernel(c, r.Data.N, 1) // sgd, of sampler.Kernels
+		k, err := kernelFrom(c, sampler.Kernels, r.Data.N, 1) // sgd, of sampler.Kernels
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -18,13 +17,39 @@ func stateMetrics(st *tempering.PTState, cfg runspec.Config, samples int) rundir
 		m.Xi = append(m.Xi, q.Xi)
 		m.Kinetic = append(m.Kinetic, q.KineticTemperature())
 	}
-	m.HealthMetrics = diagnose.HealthMetricsOf(st)
-	if tp := diagnose.TemperingOf(st, cfg); tp != nil {
-		m.Temps, m.Walker = tp.Temps, append([]int(nil), st.Stats.Walker...)
-		if tp.Complete {
-			m.SwapAcceptance, m.Barrier, m.LocalBarrier = tp.SwapAcceptance, tp.Barrier, tp.LocalBarrier
-			m.RecommendedRungs, m.WindowRoundTrips = tp.RecommendedRungs, tp.RoundTrips
+	m.HealthMetrics = healthMetrics(st)
+	if w := tempering.Window(st, tempering.Scheme(cfg.Scheme)); w != nil {
+		m.Temps, m.Walker = w.Temps, append([]int(nil), st.Stats.Walker...)
+		if w.Complete {
+			m.SwapAcceptance, m.Barrier, m.LocalBarrier = w.SwapAcceptance, w.Barrier, w.LocalBarrier
+			m.RecommendedRungs, m.WindowRoundTrips = w.RecommendedRungs, w.RoundTrips
 		}
+	}
+	return m
+}
+
+// healthMetrics returns the health figures of st's rungs for a metrics
+// line: each rung's last health window (none before every rung has one).
+func healthMetrics(st *tempering.PTState) rundir.HealthMetrics {
+	var m rundir.HealthMetrics
+	for _, hl := range st.Stats.Health {
+		if hl.Windows == 0 {
+			return rundir.HealthMetrics{}
+		}
+		f := hl.Last
+		m.Health = append(m.Health, f.Status.String())
+		m.KinWindow = append(m.KinWindow, f.Kinetic)
+		m.Friction = append(m.Friction, f.Friction)
+		m.XiTrend = append(m.XiTrend, f.XiTrend)
+		m.GradNoise = append(m.GradNoise, f.GradNoise)
+		m.IntError = append(m.IntError, f.Integration)
+		m.NoiseShare = append(m.NoiseShare, f.Share)
+		m.Budget = append(m.Budget, f.Budget)
+		sc := hl.StepScale
+		if sc == 0 {
+			sc = 1
+		}
+		m.StepScale = append(m.StepScale, sc)
 	}
 	return m
 }

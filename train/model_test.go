@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
@@ -19,12 +20,18 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// tinyCNN registers a CNN for the 4x4 images of smallData under name, with
-// convolution channels conv.
-func tinyCNN(name string, conv int) {
-	nn.Models[name] = func(p nn.PriorConfig) (nn.Model, error) {
+// tinyCNN returns the builder of a CNN for the 4x4 images of smallData
+// named name, with convolution channels conv.
+func tinyCNN(name string, conv int) func(nn.PriorConfig) (nn.Model, error) {
+	return func(p nn.PriorConfig) (nn.Model, error) {
 		return nn.ConvNet{Height: 4, Width: 4, Channels: 1, Conv: []int{conv}, Kernel: 3, Dense: []int{5}, Classes: 3, Prior: p}.Model(name)
 	}
+}
+
+// cnnSetup returns the setup of a run on data whose model registry holds
+// tinyCNN(name, conv) under name (the process's registry is unchanged).
+func cnnSetup(data *datasets.Dataset, name string, conv int) runspec.Setup {
+	return setupOf(data).WithModel(name, tinyCNN(name, conv))
 }
 
 func cnnConfig(name string) runspec.Config {
@@ -45,20 +52,20 @@ func cnnConfig(name string) runspec.Config {
 // (Gorgonia's VM) is what runs of graph models made before the compiler
 // use, whether they recorded graph or plan (Config.RunEngine).
 func TestCNNResumeEqualsUninterrupted(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ asked, recorded string }{{"plan", "compiled"}, {"graph", "graph"}} {
 		t.Run(c.asked, func(t *testing.T) { testCNNResume(t, c.asked, c.recorded) })
 	}
 }
 
 func testCNNResume(t *testing.T, engine, recorded string) {
-	tinyCNN("test-cnn-resume", 2)
-	defer delete(nn.Models, "test-cnn-resume")
 	cfg := cnnConfig("test-cnn-resume")
 	cfg.GradShards = 2 // each rung's gradient split over two graphs
 	cfg.Engine = engine
 	data := smallData(t)
+	s := cnnSetup(data, "test-cnn-resume", 2)
 	ref := filepath.Join(t.TempDir(), "ref")
-	r, err := NewFromData(ref, cfg, data)
+	r, err := New(ref, cfg, true, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +95,12 @@ func testCNNResume(t *testing.T, engine, recorded string) {
 	}
 
 	dir := filepath.Join(t.TempDir(), "int")
-	if r, err = NewFromData(dir, cfg, data); err != nil {
+	if r, err = New(dir, cfg, true, s); err != nil {
 		t.Fatal(err)
 	}
 	for _, stopAt := range []int{13, 27} {
 		interruptAt(t, r, stopAt)
-		if r, err = ResumeFromData(dir, data, 0); err != nil {
+		if r, err = Resume(dir, 0, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,31 +125,30 @@ func testCNNResume(t *testing.T, engine, recorded string) {
 // model changed under the same name (config shapes), and samples of another
 // model in the run directory (samples header).
 func TestRunRefusesOtherModel(t *testing.T) {
-	tinyCNN("test-cnn-other", 2)
-	defer delete(nn.Models, "test-cnn-other")
+	t.Parallel()
 	cfg := cnnConfig("test-cnn-other")
 	cfg.Sampler, cfg.Steps = "sgnht", 20
 	data := smallData(t)
-	r, dir := trainRef(t, cfg, data)
+	s := cnnSetup(data, "test-cnn-other", 2)
+	r, dir := trainRef(t, cfg, s)
 	r.Close()
-	if _, err := evaluate.Evaluate([]string{dir}, "", data); err != nil {
+	if _, err := evaluate.Evaluate(s, []string{dir}, "", data); err != nil {
 		t.Fatalf("evaluate the run's own model: %v", err)
 	}
 
-	tinyCNN("test-cnn-other", 3) // same name, another network
-	if _, err := ResumeFromData(dir, data, 30); err == nil || !strings.Contains(err.Error(), "refusing") {
+	other := cnnSetup(data, "test-cnn-other", 3) // same name, another network
+	if _, err := Resume(dir, 30, other); err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("resume with another model: %v, want a refusal", err)
 	}
-	if _, err := evaluate.Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
+	if _, err := evaluate.Evaluate(other, []string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("evaluate with another model: %v, want a refusal", err)
 	}
-	tinyCNN("test-cnn-other", 2)
 
 	// An MLP's samples put in the CNN's run directory.
 	mlp := smallConfig()
 	mlp.Sampler, mlp.Steps, mlp.Replicas = "sgnht", 50, 1
 	mdir := filepath.Join(t.TempDir(), "mlp")
-	r, err := NewFromData(mdir, mlp, data)
+	r, err := New(mdir, mlp, true, setupOf(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,10 +163,10 @@ func TestRunRefusesOtherModel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, rundir.SamplesFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := evaluate.Evaluate([]string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
+	if _, err := evaluate.Evaluate(s, []string{dir}, "", data); err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("evaluate an MLP's samples as the CNN's: %v, want a refusal", err)
 	}
-	if _, err := evaluate.Evaluate([]string{dir, mdir}, "", data); err == nil {
+	if _, err := evaluate.Evaluate(s, []string{dir, mdir}, "", data); err == nil {
 		t.Fatal("pooled a CNN run with an MLP run")
 	}
 }
@@ -169,6 +175,7 @@ func TestRunRefusesOtherModel(t *testing.T) {
 // were recorded (an MLP's widths alone in the samples header, no shapes in
 // config.json) are still read, as MLPs.
 func TestOldArchOnlyHeader(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := smallConfig()
 	if err := rundir.WriteConfig(dir, cfg); err != nil {
@@ -186,7 +193,7 @@ func TestOldArchOnlyHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	_, m, err := evaluate.RunModel(dir, smallData(t))
+	_, m, err := evaluate.RunModel(runspec.DefaultSetup(), dir, smallData(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,6 +205,7 @@ func TestOldArchOnlyHeader(t *testing.T) {
 // TestAutoShards checks the gradient shards a graph run takes when its
 // config leaves them to it: the cores each rung gets, at least 1, at most 4.
 func TestAutoShards(t *testing.T) {
+	t.Parallel()
 	cores := runtime.GOMAXPROCS(0)
 	for _, tc := range []struct {
 		name string
@@ -220,9 +228,8 @@ func TestAutoShards(t *testing.T) {
 // TestRunEngine checks which engine a run's config selects: a graph model
 // recorded with plan (a run made before the graph compiler) keeps the VM.
 func TestRunEngine(t *testing.T) {
-	tinyCNN("test-cnn-engine", 2)
-	defer delete(nn.Models, "test-cnn-engine")
-	cnn, err := nn.Models["test-cnn-engine"](nn.PriorConfig{Precision: 1})
+	t.Parallel()
+	cnn, err := tinyCNN("test-cnn-engine", 2)(nn.PriorConfig{Precision: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +259,7 @@ func TestRunEngine(t *testing.T) {
 // TestUnsupportedSaidOnce checks that a model with an op the compiler does
 // not know trains on the VM and that train says so once, naming the op.
 func TestUnsupportedSaidOnce(t *testing.T) {
-	nn.Models["test-unsupported"] = func(p nn.PriorConfig) (nn.Model, error) {
+	unsupported := func(p nn.PriorConfig) (nn.Model, error) {
 		c := nn.ConvNet{Height: 4, Width: 4, Channels: 1, Conv: []int{2}, Kernel: 3, Dense: []int{5}, Classes: 3, Prior: p}
 		return nn.NewModel("test-unsupported", func(batch int, dt tensor.Dtype) (*nn.Graph, error) {
 			g, err := c.Build(batch, dt)
@@ -270,16 +277,15 @@ func TestUnsupportedSaidOnce(t *testing.T) {
 			return g, err
 		})
 	}
-	defer delete(nn.Models, "test-unsupported")
 	var buf bytes.Buffer
 	old := notices
 	notices = &buf
 	defer func() { notices = old }()
 	cfg := cnnConfig("test-unsupported")
 	cfg.Sampler, cfg.Steps, cfg.BurnIn, cfg.Replicas = "sgnht", 10, 2, 1
-	data := smallData(t)
+	s := setupOf(smallData(t)).WithModel("test-unsupported", unsupported)
 	for i := 0; i < 2; i++ {
-		r, err := NewFromData(filepath.Join(t.TempDir(), "run"), cfg, data)
+		r, err := New(filepath.Join(t.TempDir(), "run"), cfg, true, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,18 +304,19 @@ func TestUnsupportedSaidOnce(t *testing.T) {
 // engine, trains, resumes bit for bit, evaluates, and samples what the BLAS
 // plan's run samples to float32 rounding over a short run.
 func TestCompiledMLPRun(t *testing.T) {
+	t.Parallel()
 	data := smallData(t)
 	final := map[string][]float64{}
 	for _, engine := range []string{"plan", "compiled"} {
 		cfg := smallConfig()
 		cfg.Engine, cfg.Steps, cfg.BurnIn, cfg.GradShards = engine, 40, 10, 2
 		dir := filepath.Join(t.TempDir(), engine)
-		r, err := NewFromData(dir, cfg, data)
+		r, err := New(dir, cfg, true, setupOf(data))
 		if err != nil {
 			t.Fatal(err)
 		}
 		interruptAt(t, r, 17)
-		if r, err = ResumeFromData(dir, data, 0); err != nil {
+		if r, err = Resume(dir, 0, setupOf(data)); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.Train(context.Background(), nil); err != nil {
@@ -321,7 +328,7 @@ func TestCompiledMLPRun(t *testing.T) {
 		if err != nil || saved.Engine != engine {
 			t.Fatalf("config records engine %q (%v), want %q", saved.Engine, err, engine)
 		}
-		if _, err := evaluate.Evaluate([]string{dir}, "", data); err != nil {
+		if _, err := evaluate.Evaluate(runspec.DefaultSetup(), []string{dir}, "", data); err != nil {
 			t.Fatalf("evaluate the %s run: %v", engine, err)
 		}
 	}

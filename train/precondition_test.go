@@ -17,6 +17,7 @@ import (
 // default recorded in config.json, old configs resuming as none, and a
 // run whose chains end burn-in with frozen, non-trivial masses.
 func TestPreconditionConfig(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		mod  func(*runspec.Config)
@@ -32,7 +33,7 @@ func TestPreconditionConfig(t *testing.T) {
 	} {
 		c := smallConfig()
 		tc.mod(&c)
-		if err := c.Validate(); (err == nil) != tc.ok {
+		if err := c.Validate(runspec.DefaultSetup()); (err == nil) != tc.ok {
 			t.Errorf("%s: validate error %v, want ok %v", tc.name, err, tc.ok)
 		}
 	}
@@ -50,7 +51,7 @@ func TestPreconditionConfig(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Precondition = "rmsprop"
 	dir := filepath.Join(t.TempDir(), "run")
-	r, err := NewFromData(dir, cfg, smallData(t))
+	r, err := New(dir, cfg, true, setupOf(smallData(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,41 +22,45 @@ func (optimiserKernel) Name() string { return "myopt" }
 // and DefaultExchanges are left alone): names are looked up in the Setup's
 // registries, not in the defaults.
 func TestSetupRegistries(t *testing.T) {
+	t.Parallel()
 	mine := sampler.KernelInfo{Name: "mykernel", Sampler: true, Minibatch: true,
 		New: func(p sampler.KernelParams) sampler.Kernel { return sampler.SGLD{StepSize: p.SGLDStep} }}
 	myopt := sampler.KernelInfo{Name: "myopt", Sampler: false, Minibatch: true,
 		New: func(p sampler.KernelParams) sampler.Kernel { return optimiserKernel{} }}
 	rule := runspec.ExchangeRule{Name: "always", New: func(runspec.Config) (tempering.ExchangeTest, error) { return nil, nil }}
-	withMine := runspec.Setup{Kernels: []sampler.KernelInfo{mine, myopt}, Exchanges: append(runspec.DefaultExchanges(), rule)}
+	defaults := runspec.DefaultSetup()
+	withMine := runspec.DefaultSetup()
+	withMine.Kernels, withMine.Exchanges = []sampler.KernelInfo{mine, myopt}, append(runspec.DefaultExchanges(), rule)
 	cases := []struct {
 		name string
 		s    runspec.Setup
 		set  func(*runspec.Config)
 		want string // "" for valid
 	}{
-		{"defaults", runspec.Setup{}, func(*runspec.Config) {}, ""},
-		{"custom kernel, default registry", runspec.Setup{}, func(c *runspec.Config) { c.Sampler = "mykernel" }, `sampler "mykernel": expected one of ptsghmc, sgnht`},
+		{"defaults", defaults, func(*runspec.Config) {}, ""},
+		{"a zero setup", runspec.Setup{}, func(*runspec.Config) {}, "start from runspec.DefaultSetup()"},
+		{"custom kernel, default registry", defaults, func(c *runspec.Config) { c.Sampler = "mykernel" }, `sampler "mykernel": expected one of ptsghmc, sgnht`},
 		{"custom kernel", withMine, func(c *runspec.Config) { c.Sampler = "mykernel" }, ""},
 		{"replica kernel", withMine, func(c *runspec.Config) { c.ReplicaKernel = "mykernel" }, ""},
 		{"sgnht is not in the setup's registry", withMine, func(*runspec.Config) {}, `replica_kernel "sgnht": expected a minibatch kernel of mykernel, myopt`},
-		{"replica kernel, default registry", runspec.Setup{}, func(c *runspec.Config) { c.ReplicaKernel = "mykernel" }, `replica_kernel "mykernel"`},
+		{"replica kernel, default registry", defaults, func(c *runspec.Config) { c.ReplicaKernel = "mykernel" }, `replica_kernel "mykernel"`},
 		{"replica kernel of one chain", withMine, func(c *runspec.Config) { c.Sampler, c.ReplicaKernel = "mykernel", "mykernel" }, "needs sampler ptsghmc"},
 		{"custom optimiser has no burn-in", withMine, func(c *runspec.Config) { c.Sampler, c.BurnIn, c.Temperature = "myopt", c.Steps, 0.5 }, "temperature does not apply"},
-		{"custom rule, default registry", runspec.Setup{}, func(c *runspec.Config) { c.XTest = "always" }, `exchange_test "always": expected one of barker, resghmc`},
+		{"custom rule, default registry", defaults, func(c *runspec.Config) { c.XTest = "always" }, `exchange_test "always": expected one of barker, resghmc`},
 		{"custom rule", withMine, func(c *runspec.Config) { c.XTest, c.ReplicaKernel = "always", "mykernel" }, ""},
-		{"empty rule is barker", runspec.Setup{}, func(c *runspec.Config) { c.XTest = "" }, ""},
+		{"empty rule is barker", defaults, func(c *runspec.Config) { c.XTest = "" }, ""},
 	}
 	for _, tc := range cases {
 		c := smallConfig()
 		tc.set(&c)
-		err := c.ValidateIn(tc.s)
+		err := c.Validate(tc.s)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
 	c := smallConfig()
 	c.Sampler = "myopt"
-	if !c.OptimiserIn(withMine.Kernels) || c.Optimiser() {
+	if !c.Optimiser(withMine.Kernels) || c.Optimiser(defaults.Kernels) {
 		t.Error("myopt is an optimiser in the setup's registry and unknown in the default one")
 	}
 	if _, err := kernelFrom(c, withMine.Kernels, 100, 1); err != nil {
@@ -73,6 +77,7 @@ func TestSetupRegistries(t *testing.T) {
 // rungs and restores it: each rung's kernel state comes back, and a
 // kernel that keeps none refuses it.
 func TestCheckpointKernelState(t *testing.T) {
+	t.Parallel()
 	cfg := smallConfig()
 	k := countKernel{}
 	pt := &tempering.PT{Kernel: k, Temps: []float64{1, 2, 3}}

@@ -22,10 +22,11 @@ import (
 // good checkpoint and the samples it covers are intact, no temporary file
 // is left, and the run resumes to the same files as an uninterrupted run.
 func TestWriteErrors(t *testing.T) {
+	t.Parallel()
 	cfg := smallConfig()
 	cfg.Corr = "hermite" // its table builds in milliseconds
 	data := smallData(t)
-	r, ref := trainRef(t, cfg, data)
+	r, ref := trainRef(t, cfg, setupOf(data))
 	r.Close()
 	ws, wm := readAll(t, ref)
 
@@ -63,7 +64,7 @@ func TestWriteErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
-			r, err := NewFromData(dir, cfg, data)
+			r, err := New(dir, cfg, true, setupOf(data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +98,7 @@ func TestWriteErrors(t *testing.T) {
 				t.Fatalf("samples of the last checkpoint (%d): %v", ck.Samples, err)
 			}
 			sw.Close()
-			r, err = ResumeFromData(dir, data, 0)
+			r, err = Resume(dir, 0, setupOf(data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,11 +134,12 @@ func rewriteCheckpoint(t *testing.T, dir string, change func(c *rundir.Checkpoin
 // checkpoint and config of a version without the data fingerprint still
 // resume; other training data is refused with an error naming both.
 func TestCheckpointMismatch(t *testing.T) {
+	t.Parallel()
 	cfg := smallConfig()
 	cfg.Corr = "hermite"
 	data := smallData(t)
 	base := filepath.Join(t.TempDir(), "base")
-	r, err := NewFromData(base, cfg, data)
+	r, err := New(base, cfg, true, setupOf(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +186,7 @@ func TestCheckpointMismatch(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := fresh(t)
 			rewriteCheckpoint(t, dir, c.change)
-			r, err := ResumeFromData(dir, data, 0)
+			r, err := Resume(dir, 0, setupOf(data))
 			if err == nil {
 				r.Close()
 				t.Fatal("resumed")
@@ -212,7 +214,7 @@ func TestCheckpointMismatch(t *testing.T) {
 			dir := fresh(t)
 			b := c.change(append([]byte(nil), h...))
 			os.WriteFile(filepath.Join(dir, rundir.SamplesFile), b, 0o644)
-			r, err := ResumeFromData(dir, data, 0)
+			r, err := Resume(dir, 0, setupOf(data))
 			if err == nil {
 				r.Close()
 				t.Fatal("resumed")
@@ -228,7 +230,7 @@ func TestCheckpointMismatch(t *testing.T) {
 	t.Run("other training data", func(t *testing.T) {
 		dir := fresh(t)
 		other, _ := datasets.SyntheticImages(200, 16, 3, rand.New(rand.NewPCG(2, 2)))
-		_, err := ResumeFromData(dir, other, 0)
+		_, err := Resume(dir, 0, setupOf(other))
 		if !errors.Is(err, rundir.ErrOtherData) || !strings.Contains(err.Error(), dir) || strings.Count(err.Error(), "170 examples x 16 features, 3 classes") != 2 {
 			t.Fatalf("error %v", err)
 		}
@@ -245,7 +247,7 @@ func TestCheckpointMismatch(t *testing.T) {
 		delete(m, "data_fingerprint")
 		b, _ = json.Marshal(m)
 		os.WriteFile(filepath.Join(dir, rundir.ConfigFile), b, 0o644)
-		ch, err := ResumeChainsFromData(dir, data, 0)
+		ch, err := ResumeChains(dir, 0, setupOf(data))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,8 +13,6 @@ import (
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/autodiff/compile"
 	"github.com/ptsghmc/ptsghmc/datasets"
-	"github.com/ptsghmc/ptsghmc/diagnose"
-	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -37,35 +35,31 @@ type Run struct {
 	state   *tempering.PTState
 	pots    []*autodiff.Potential
 	batches []*datasets.Batches // rung j's minibatch order (state.Orders[j])
-	val     *evaluate.Predictor // rung 1's fit to Val (nil without a validation set)
+	val     *autodiff.Predictor // rung 1's fit to Val (nil without a validation set)
 	samples *rundir.SampleWriter
 	metrics *os.File
 	mbytes  int64              // bytes of metrics written
 	last    rundir.MetricsLine // the last metrics line written
 	warned  []warnedAt         // per rung: the last health window warned about
 	// threads is how many threads one BLAS call may use while the run
-	// computes (0: the process's setting; see evaluate.WithBLASThreads).
+	// computes (0: the process's setting; see autodiff.WithBLASThreads).
 	threads int
 	lock    *rundir.Lock // the writer's lock of Dir, released by Close
-	// kernels is the registry the run's kernel is of (nil:
-	// sampler.Kernels), and optimiser whether that kernel is an optimiser.
+	// kernels is the registry the run's kernel is of (its Setup's), and
+	// optimiser whether that kernel is an optimiser.
 	kernels   []sampler.KernelInfo
 	optimiser bool
 }
 
-// New creates a run directory and initialises a run from cfg. With
-// overwrite false an existing run in dir is an error. The run holds the
-// directory's lock (rundir.Acquire) until Close: a run that another
-// process writes is refused, and never overwritten.
-func New(dir string, cfg runspec.Config, overwrite bool) (*Run, error) {
-	return newWith(dir, cfg, overwrite, runspec.Setup{})
-}
-
-// newWith is New with the setup given: it validates cfg and builds its
-// model once, and with overwrite false refuses a directory that holds a
-// run.
-func newWith(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Run, error) {
-	if err := cfg.ValidateIn(s); err != nil {
+// New creates a run directory and initialises a run from cfg with the
+// registries and training data of s (runspec.DefaultSetup: the process's
+// registries, the data loaded from cfg.Data). It validates cfg and builds
+// its model once. With overwrite false an existing run in dir is an error;
+// with overwrite true its files and chain directories are removed. The run
+// holds the directory's lock (rundir.Acquire) until Close: a run that
+// another process writes is refused, and never overwritten.
+func New(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Run, error) {
+	if err := cfg.Validate(s); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {
@@ -134,25 +128,6 @@ func clearRun(dir string, k int) error {
 	return nil
 }
 
-// NewFromData is New with the data given (for tests and embedding); it
-// writes over the files of a run in dir (but not one another process holds).
-func NewFromData(dir string, cfg runspec.Config, train *datasets.Dataset) (*Run, error) {
-	s := runspec.Setup{Train: train}
-	if err := cfg.ValidateIn(s); err != nil {
-		return nil, err
-	}
-	p, err := prepare(s, cfg)
-	if err != nil {
-		return nil, err
-	}
-	locks, err := lockForCreate(dir, 1) // chain directories too: none may be in use
-	if err != nil {
-		return nil, err
-	}
-	defer locks.release(dir)
-	return newRun(dir, cfg, p, locks[dir])
-}
-
 // recordIdentity returns cfg with what a run records of its identity: the
 // fingerprint of its training data and its model's parameter shapes (of
 // p's data and model, which the run was prepared with). Every path that
@@ -195,7 +170,7 @@ func runThreads(cfg runspec.Config, model nn.Model, validation bool) int {
 	}
 	switch {
 	case len(temps) > 1 && workers > 1, shards > 1, cfg.Chains > 1,
-		validation && evaluate.PredictorShards(model) > 1:
+		validation && autodiff.PredictorShards(model) > 1:
 		return 1
 	}
 	return 0
@@ -234,7 +209,7 @@ func sayUnsupported(engine autodiff.Engine, model nn.Model) {
 
 // autoShards returns how many graphs one gradient is split over when the
 // config leaves it to the run: the cores each rung gets when every chain of
-// the process steps its rungs in parallel (at least 1, at most evaluate.MaxShards).
+// the process steps its rungs in parallel (at least 1, at most autodiff.MaxShards).
 // The shards change the gradient's sums, so in the pinned arithmetic, whose
 // runs are the same on every machine, the cores counted are ReferenceCores,
 // not the machine's (--grad-shards sets more).
@@ -258,7 +233,7 @@ func autoShards(cfg runspec.Config) int {
 	if cfg.WarmupBatch > 0 {
 		n = min(n, cfg.WarmupBatch) // a shard per example at most, in the warm-up too
 	}
-	return min(max(cores/(rungs*chains), 1), evaluate.MaxShards, n)
+	return min(max(cores/(rungs*chains), 1), autodiff.MaxShards, n)
 }
 
 // newRun writes a new run of cfg, prepared as p, into dir, whose lock lk
@@ -330,7 +305,7 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 		r.Spec = *model.MLP
 	}
 	r.kernels = p.setup.Kernels
-	info, err := cfg.KernelIn(r.kernels)
+	info, err := cfg.Kernel(r.kernels)
 	if err != nil {
 		return nil, err
 	}
@@ -366,22 +341,23 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 		}
 	}
 	if val != nil {
-		ev, err := evaluate.NewLogitEvaluator(engine, model, cfg.DTypeValue())
+		ev, err := autodiff.NewLogitEvaluator(engine, model, cfg.DTypeValue())
 		if err != nil {
 			return nil, err
 		}
-		r.val = &evaluate.Predictor{Eval: ev}
+		r.val = &autodiff.Predictor{Eval: ev}
 	}
 	return r, nil
 }
 
-// Resume reopens the run in dir from its checkpoint. steps > 0 replaces the
-// run's target step count. The run holds the directory's lock until Close:
-// a run that another process writes is refused.
-func Resume(dir string, steps int) (*Run, error) { return resumeWith(dir, steps, runspec.Setup{}) }
-
-// resumeWith is Resume with the setup given.
-func resumeWith(dir string, steps int, s runspec.Setup) (*Run, error) {
+// Resume reopens the run in dir from its checkpoint, with the registries
+// and training data of s (those the run was made with). steps > 0 replaces
+// the run's target step count. The run holds the directory's lock until
+// Close: a run that another process writes is refused.
+func Resume(dir string, steps int, s runspec.Setup) (*Run, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
 	lk, err := rundir.Acquire(dir)
 	if err != nil {
 		return nil, err
@@ -411,15 +387,10 @@ func resumeWith(dir string, steps int, s runspec.Setup) (*Run, error) {
 // checkpointConfigValid validates the config of the checkpoint in dir,
 // naming the checkpoint and wrapping ErrCheckpoint.
 func checkpointConfigValid(dir string, cfg runspec.Config, s runspec.Setup) error {
-	if err := cfg.ValidateIn(s); err != nil {
+	if err := cfg.Validate(s); err != nil {
 		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, rundir.ErrCheckpoint)
 	}
 	return nil
-}
-
-// ResumeFromData is Resume with the training data given.
-func ResumeFromData(dir string, train *datasets.Dataset, steps int) (*Run, error) {
-	return resumeWith(dir, steps, runspec.Setup{Train: train})
 }
 
 // resume reopens the run in dir from its checkpoint c, whose config the
@@ -512,9 +483,6 @@ func (r *Run) Close() error {
 	err2 := r.metrics.Close()
 	return errors.Join(err1, err2, r.lock.Release())
 }
-
-// Tempering returns the run's tempering figures (nil for a single chain).
-func (r *Run) Tempering() *diagnose.Tempering { return diagnose.TemperingOf(r.state, r.Cfg) }
 
 // LastMetrics returns the last metrics line written.
 func (r *Run) LastMetrics() rundir.MetricsLine { return r.last }

@@ -29,12 +29,10 @@ func cyclePos(c runspec.Config, k int) float64 {
 	return float64((k-1)%c.Cycle) / float64(c.Cycle)
 }
 
-// keepSample reports whether the rung-1 state after step k is kept.
-func keepSample(c runspec.Config, k int) bool { return keepSampleAs(c, k, c.Optimiser()) }
-
-// keepSampleAs is keepSample for a run whose kernel is an optimiser or not
-// (a run knows which once, from its kernel registry).
-func keepSampleAs(c runspec.Config, k int, optimiser bool) bool {
+// keepSample reports whether the rung-1 state after step k is kept by a
+// run whose kernel is an optimiser or not (a run knows which once, from its
+// kernel registry).
+func keepSample(c runspec.Config, k int, optimiser bool) bool {
 	if optimiser || c.SGDWarmup >= c.Steps {
 		return k == c.Steps
 	}
@@ -49,7 +47,7 @@ func keepSampleAs(c runspec.Config, k int, optimiser bool) bool {
 }
 
 // scheduledKernel returns the replicas' kernel for the next step of st
-// (of the registry ks, nil: sampler.Kernels) under the config's cyclical
+// (of the registry ks) under the config's cyclical
 // schedule, for training data of n examples,
 // and rescales each rung's thermostat with it; without a schedule it
 // returns nil and changes nothing. The Nose-Hoover xi settles near

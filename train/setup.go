@@ -36,8 +36,8 @@ func prepare(s runspec.Setup, cfg runspec.Config) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg := s.ModelRegistry()
-	model, err := cfg.NnModelIn(reg, tr.D, tr.Classes)
+	reg := s.Models
+	model, err := cfg.NNModel(reg, tr.D, tr.Classes)
 	if err != nil {
 		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
@@ -50,7 +50,7 @@ func prepare(s runspec.Setup, cfg runspec.Config) (*prepared, error) {
 // whose checkpoint describes another model than the run's config).
 func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
 	if runspec.ModelKey(cfg) != p.key {
-		return cfg.NnModelIn(p.reg, p.tr.D, p.tr.Classes)
+		return cfg.NNModel(p.reg, p.tr.D, p.tr.Classes)
 	}
 	if cfg.Shapes != "" && cfg.Shapes != p.model.Layout.String() {
 		return p.model, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", cfg.ModelName(), cfg.Shapes, p.model.Layout)
@@ -65,6 +65,9 @@ func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
 // exchange rule, its pairing and the ladder's adaptation. Runs build their
 // sampler here, and so does ptsghmc bench, so both step the same sampler.
 func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
 	temps, err := cfg.Temps()
 	if err != nil {
 		return nil, err
@@ -79,9 +82,9 @@ func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
 	if len(temps) > 1 {
 		pt.Every = cfg.Exchange
 		pt.Scheme = tempering.Scheme(cfg.Scheme)
-		rule, ok := runspec.LookupExchange(s.ExchangeRules(), cfg.XTest)
+		rule, ok := runspec.LookupExchange(s.Exchanges, cfg.XTest)
 		if !ok {
-			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(runspec.ExchangeNames(s.ExchangeRules()), ", "))
+			return nil, fmt.Errorf("exchange_test %q: expected one of %s", cfg.XTest, strings.Join(runspec.ExchangeNames(s.Exchanges), ", "))
 		}
 		if pt.Exchange, err = rule.New(cfg); err != nil {
 			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)

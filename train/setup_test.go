@@ -14,9 +14,10 @@ import (
 // run, of one chain or of three, resuming it, and opening one chain task
 // each build the model once.
 func TestModelBuiltOncePerRun(t *testing.T) {
+	t.Parallel()
 	data := smallData(t)
 	builds := 0
-	reg := runspec.ModelRegistry{"counted": func(p nn.PriorConfig) (nn.Model, error) {
+	s := setupOf(data).WithModel("counted", func(p nn.PriorConfig) (nn.Model, error) {
 		builds++
 		mlp := smallConfig()
 		mlp.Prior, mlp.PriorFanIn, mlp.PriorDF = p.Precision, p.FanIn, p.DF
@@ -25,8 +26,7 @@ func TestModelBuiltOncePerRun(t *testing.T) {
 			return nn.Model{}, err
 		}
 		return spec.Model()
-	}}
-	s := runspec.Setup{Models: reg, Train: data}
+	})
 	cfg := smallConfig()
 	cfg.Model, cfg.Arch, cfg.Sampler, cfg.Steps = "counted", "", "sgnht", 60
 	for _, tc := range []struct {
@@ -36,14 +36,14 @@ func TestModelBuiltOncePerRun(t *testing.T) {
 		reopen func(dir string, cfg runspec.Config) (*Chains, error)
 	}{
 		{"one chain", 1,
-			func(dir string, cfg runspec.Config) (*Chains, error) { return NewChainsWith(dir, cfg, false, s) },
-			func(dir string, cfg runspec.Config) (*Chains, error) { return ResumeChainsWith(dir, 0, s) }},
+			func(dir string, cfg runspec.Config) (*Chains, error) { return NewChains(dir, cfg, false, s) },
+			func(dir string, cfg runspec.Config) (*Chains, error) { return ResumeChains(dir, 0, s) }},
 		{"three chains", 3,
-			func(dir string, cfg runspec.Config) (*Chains, error) { return NewChainsWith(dir, cfg, false, s) },
-			func(dir string, cfg runspec.Config) (*Chains, error) { return ResumeChainsWith(dir, 0, s) }},
+			func(dir string, cfg runspec.Config) (*Chains, error) { return NewChains(dir, cfg, false, s) },
+			func(dir string, cfg runspec.Config) (*Chains, error) { return ResumeChains(dir, 0, s) }},
 		{"a chain task", 3,
-			func(dir string, cfg runspec.Config) (*Chains, error) { return OpenChainWith(dir, cfg, 2, s) },
-			func(dir string, cfg runspec.Config) (*Chains, error) { return OpenChainWith(dir, cfg, 2, s) }},
+			func(dir string, cfg runspec.Config) (*Chains, error) { return OpenChain(dir, cfg, 2, s) },
+			func(dir string, cfg runspec.Config) (*Chains, error) { return OpenChain(dir, cfg, 2, s) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")

@@ -18,9 +18,10 @@ import (
 // the resume when the window began before it, none when burn-in ended after
 // it.
 func TestResumeWithoutSwapProb(t *testing.T) {
+	t.Parallel()
 	cfg := smallConfig() // burn-in 40, 120 steps, exchanges every 5
 	data := smallData(t)
-	r, _ := trainRef(t, cfg, data)
+	r, _ := trainRef(t, cfg, setupOf(data))
 	want := append([]float64(nil), r.State().Rungs[0].Theta...)
 	if tp := diagnose.TemperingOf(r.State(), cfg); tp == nil || tp.SwapFrom != "probabilities" {
 		t.Fatalf("uninterrupted run: %+v", tp)
@@ -32,7 +33,7 @@ func TestResumeWithoutSwapProb(t *testing.T) {
 	}{{61, "outcomes before step 61"}, {20, "probabilities"}} {
 		t.Run(fmt.Sprint(tc.stop), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "old")
-			r, err := NewFromData(dir, cfg, data)
+			r, err := New(dir, cfg, true, setupOf(data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +46,7 @@ func TestResumeWithoutSwapProb(t *testing.T) {
 			if err := rundir.WriteCheckpoint(dir, c); err != nil {
 				t.Fatal(err)
 			}
-			if r, err = ResumeFromData(dir, data, 0); err != nil {
+			if r, err = Resume(dir, 0, setupOf(data)); err != nil {
 				t.Fatal(err)
 			}
 			s := r.State().Stats

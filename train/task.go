@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
@@ -38,18 +37,11 @@ var ErrConfigMismatch = errors.New("settings disagree with the run's config")
 // (Chains.Resumed is set): the same call starts a chain and continues it
 // after a preemption or requeue. A finished chain resumes with nothing
 // left to do.
-func OpenChain(dir string, cfg runspec.Config, i int) (*Chains, error) {
-	return OpenChainWith(dir, cfg, i, runspec.Setup{})
-}
-
-// OpenChainFromData is OpenChain with the training data given.
-func OpenChainFromData(dir string, cfg runspec.Config, i int, train *datasets.Dataset) (*Chains, error) {
-	return OpenChainWith(dir, cfg, i, runspec.Setup{Train: train})
-}
-
-// OpenChainWith is OpenChain with the setup given (the model registry, the
-// training data). It validates cfg and builds the model once.
-func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Chains, error) {
+//
+// s gives the registries and the training data (runspec.DefaultSetup: the
+// process's registries, the data loaded from cfg.Data); the chain
+// validates cfg and builds the model once.
+func OpenChain(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Chains, error) {
 	if cfg.Chains < 2 {
 		return nil, fmt.Errorf("chain %d: a chain task needs a run of at least 2 chains, got chains %d", i, cfg.Chains)
 	}
@@ -57,7 +49,7 @@ func OpenChainWith(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Cha
 		return nil, fmt.Errorf("chain %d: not a chain of this run, whose chains are 1..%d", i, cfg.Chains)
 	}
 	cfg.Chain = 0
-	if err := cfg.ValidateIn(s); err != nil {
+	if err := cfg.Validate(s); err != nil {
 		return nil, err
 	}
 	p, err := prepare(s, cfg)

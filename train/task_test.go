@@ -17,14 +17,15 @@ import (
 
 // TestOpenChainConcurrent starts the 4 chains of a run as 4 goroutines at
 // once (as array tasks on a shared file system would), each opening its
-// chain with OpenChainFromData, and checks that exactly one run config is
+// chain with OpenChain, and checks that exactly one run config is
 // written, that every chain equals chain i of the one-process run byte for
 // byte, and that RunStatus and Evaluate see them all finished.
 func TestOpenChainConcurrent(t *testing.T) {
+	t.Parallel()
 	cfg := smallConfig()
 	cfg.Chains, cfg.Steps, cfg.Sampler = 4, 80, "sgnht"
 	data := smallData(t)
-	ref := trainChainsRef(t, cfg, data)
+	ref := trainChainsRef(t, cfg, setupOf(data))
 
 	dir := filepath.Join(t.TempDir(), "tasks")
 	var wg sync.WaitGroup
@@ -33,7 +34,7 @@ func TestOpenChainConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			ch, err := OpenChainFromData(dir, cfg, i, data)
+			ch, err := OpenChain(dir, cfg, i, setupOf(data))
 			if err != nil {
 				errs[i-1] = err
 				return
@@ -76,19 +77,19 @@ func TestOpenChainConcurrent(t *testing.T) {
 			t.Errorf("chain %d: %+v, want finished with 4 samples", s.Chain, s)
 		}
 	}
-	rep, err := evaluate.Evaluate([]string{dir}, "", data)
+	rep, err := evaluate.Evaluate(runspec.DefaultSetup(), []string{dir}, "", data)
 	if err != nil || rep.Ensemble.Samples != 16 || len(rep.Runs) != 4 || !(rep.RHat > 0) {
 		t.Fatalf("Evaluate of the tasks' run: %v, %+v", err, rep)
 	}
 	// a chain directory named alone, its checkpoint gone, still evaluates
 	// (every intact record counts)
 	os.Remove(filepath.Join(rundir.ChainDir(dir, 4, 3), rundir.CheckpointFile))
-	rep, err = evaluate.Evaluate([]string{rundir.ChainDir(dir, 4, 3)}, "", data)
+	rep, err = evaluate.Evaluate(runspec.DefaultSetup(), []string{rundir.ChainDir(dir, 4, 3)}, "", data)
 	if err != nil || rep.Ensemble.Samples != 4 {
 		t.Fatalf("Evaluate of a chain without its checkpoint: %v, %+v", err, rep)
 	}
 	// in the run, that chain now counts as missing and the others are pooled
-	rep, err = evaluate.Evaluate([]string{dir}, "", data)
+	rep, err = evaluate.Evaluate(runspec.DefaultSetup(), []string{dir}, "", data)
 	if err != nil || rep.Ensemble.Samples != 12 || rep.Chains[2].State != rundir.ChainMissing {
 		t.Fatalf("Evaluate with chain 3 missing: %v, %+v", err, rep)
 	}
@@ -99,11 +100,12 @@ func TestOpenChainConcurrent(t *testing.T) {
 // of range, a run of one chain, a single-chain run in the directory, and a
 // checkpoint of other settings.
 func TestOpenChainRefuses(t *testing.T) {
+	t.Parallel()
 	data := smallData(t)
 	cfg := smallConfig()
 	cfg.Chains, cfg.Steps, cfg.BurnIn = 2, 30, 10
 	dir := filepath.Join(t.TempDir(), "run")
-	ch, err := OpenChainFromData(dir, cfg, 2, data)
+	ch, err := OpenChain(dir, cfg, 2, setupOf(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ func TestOpenChainRefuses(t *testing.T) {
 	single := filepath.Join(t.TempDir(), "single")
 	one := cfg
 	one.Chains = 1
-	r, err := NewFromData(single, one, data)
+	r, err := New(single, one, true, setupOf(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,12 +134,12 @@ func TestOpenChainRefuses(t *testing.T) {
 		{"single-chain run there", single, cfg, 1, "holds a single-chain run"},
 	}
 	for _, c := range cases {
-		_, err := OpenChainFromData(c.dir, c.cfg, c.i, data)
+		_, err := OpenChain(c.dir, c.cfg, c.i, setupOf(data))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
-	if _, err := OpenChainFromData(dir, other, 1, data); !errors.Is(err, ErrConfigMismatch) {
+	if _, err := OpenChain(dir, other, 1, setupOf(data)); !errors.Is(err, ErrConfigMismatch) {
 		t.Errorf("other settings: %v does not wrap ErrConfigMismatch", err)
 	}
 	// a chain directory whose checkpoint has other settings than the run's
@@ -150,12 +152,13 @@ func TestOpenChainRefuses(t *testing.T) {
 	if err := rundir.WriteCheckpoint(cd, ck); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenChainFromData(dir, cfg, 2, data); err == nil || !strings.Contains(err.Error(), "lr 0.04 (this task: 0.02)") {
+	if _, err := OpenChain(dir, cfg, 2, setupOf(data)); err == nil || !strings.Contains(err.Error(), "lr 0.04 (this task: 0.02)") {
 		t.Errorf("checkpoint of other settings: %v", err)
 	}
 }
 
 func TestConfigDiff(t *testing.T) {
+	t.Parallel()
 	base := runspec.DefaultConfig()
 	old := base
 	old.XTolerance = 0 // a run saved before xtolerance existed

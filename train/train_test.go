@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
-
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -39,6 +38,10 @@ func smallConfig() runspec.Config {
 	return c
 }
 
+// setupOf returns the process's registries with the training data d: the
+// Setup of a run of the built-in models and kernels on d.
+func setupOf(d *datasets.Dataset) runspec.Setup { return runspec.DefaultSetup().WithTrain(d) }
+
 func smallData(t testing.TB) *datasets.Dataset {
 	d, err := datasets.SyntheticImages(200, 16, 3, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
@@ -50,10 +53,10 @@ func smallData(t testing.TB) *datasets.Dataset {
 // trainRef trains cfg on data uninterrupted in a new directory and returns
 // the open run and its directory: the reference an interrupted run is
 // compared with, or a finished run to evaluate or resume.
-func trainRef(t *testing.T, cfg runspec.Config, data *datasets.Dataset) (*Run, string) {
+func trainRef(t *testing.T, cfg runspec.Config, s runspec.Setup) (*Run, string) {
 	t.Helper()
 	ref := filepath.Join(t.TempDir(), "ref")
-	r, err := NewFromData(ref, cfg, data)
+	r, err := New(ref, cfg, true, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,10 +69,10 @@ func trainRef(t *testing.T, cfg runspec.Config, data *datasets.Dataset) (*Run, s
 // trainChainsRef trains cfg's chains on data in one process, uninterrupted,
 // in a new directory, closes them and returns the directory: the reference
 // that chains run otherwise are compared with.
-func trainChainsRef(t *testing.T, cfg runspec.Config, data *datasets.Dataset) string {
+func trainChainsRef(t *testing.T, cfg runspec.Config, s runspec.Setup) string {
 	t.Helper()
 	ref := filepath.Join(t.TempDir(), "ref")
-	c, err := NewChainsFromData(ref, cfg, data)
+	c, err := NewChains(ref, cfg, true, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +109,7 @@ func readAll(t *testing.T, dir string) (samples, metrics []byte) {
 // restarted: it is stopped inside that round, at its end, inside the
 // restarted one and after tuning.
 func TestResumeEqualsUninterrupted(t *testing.T) {
+	t.Parallel()
 	adaptive := func(target float64) func(*runspec.Config) {
 		return func(c *runspec.Config) { c.Replicas, c.Ladder, c.SwapTarget = 4, "adaptive", target }
 	}
@@ -154,13 +158,13 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 				stops = []int{33, 61, 97}
 			}
 			data := smallData(t)
-			r, ref := trainRef(t, cfg, data)
+			r, ref := trainRef(t, cfg, setupOf(data))
 			want := append([]float64(nil), r.State().Rungs[0].Theta...)
 			r.Close()
 			ws, wm := readAll(t, ref)
 
 			dir := filepath.Join(t.TempDir(), "int")
-			r, err := NewFromData(dir, cfg, data)
+			r, err := New(dir, cfg, true, setupOf(data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +175,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 				f, _ := os.OpenFile(filepath.Join(dir, rundir.SamplesFile), os.O_APPEND|os.O_WRONLY, 0)
 				f.Write([]byte("torn record"))
 				f.Close()
-				if r, err = ResumeFromData(dir, data, 0); err != nil {
+				if r, err = Resume(dir, 0, setupOf(data)); err != nil {
 					t.Fatal(err)
 				}
 				if r.Steps() != stopAt {
@@ -222,6 +226,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 // TestCyclicalSchedule checks the cyclical learning-rate multiplier and
 // which steps keep samples.
 func TestCyclicalSchedule(t *testing.T) {
+	t.Parallel()
 	c := smallConfig()
 	c.Cycle, c.CycleKeep, c.BurnIn, c.Thin = 10, 0.3, 10, 1
 	for _, tc := range []struct {
@@ -240,12 +245,12 @@ func TestCyclicalSchedule(t *testing.T) {
 		if got := stepScale(c, tc.step); math.Abs(got-tc.scale) > 1e-15 {
 			t.Errorf("step %d: scale %v, want %v", tc.step, got, tc.scale)
 		}
-		if got := keepSample(c, tc.step); got != tc.keep {
+		if got := keepSample(c, tc.step, false); got != tc.keep {
 			t.Errorf("step %d: keep %v, want %v", tc.step, got, tc.keep)
 		}
 	}
 	c.Cycle = 0
-	if stepScale(c, 17) != 1 || !keepSample(c, 17) {
+	if stepScale(c, 17) != 1 || !keepSample(c, 17, false) {
 		t.Error("without a cycle every step runs at the full rate and thinning alone decides")
 	}
 }
@@ -254,9 +259,10 @@ func TestCyclicalSchedule(t *testing.T) {
 // offset of its last 4 KB (and flips bytes) and checks each is rejected with
 // a clear error, and that Resume leaves the file untouched.
 func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
+	t.Parallel()
 	cfg := smallConfig()
 	dir := t.TempDir()
-	r, err := NewFromData(dir, cfg, smallData(t))
+	r, err := New(dir, cfg, true, setupOf(smallData(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +298,7 @@ func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
 	// Resume of a run whose checkpoint is corrupt fails and keeps the file.
 	corrupt := append([]byte(nil), good[:len(good)-100]...)
 	os.WriteFile(path, corrupt, 0o644)
-	if _, err := ResumeFromData(dir, smallData(t), 0); err == nil {
+	if _, err := Resume(dir, 0, setupOf(smallData(t))); err == nil {
 		t.Fatal("corrupt checkpoint resumed")
 	}
 	after, _ := os.ReadFile(path)
@@ -305,6 +311,7 @@ func TestCheckpointTruncatedOrCorrupt(t *testing.T) {
 }
 
 func TestSamplesTornRecord(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s")
 	w, err := rundir.CreateSamples(path, rundir.SampleHeader{Arch: "2-2", Params: 3, DType: "float64"})
 	if err != nil {
@@ -356,6 +363,7 @@ func TestSamplesTornRecord(t *testing.T) {
 }
 
 func TestConfigFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	js := filepath.Join(dir, "c.json")
 	os.WriteFile(js, []byte(`{"arch": "784-100-10", "steps": 77}`), 0o644)
@@ -375,24 +383,24 @@ func TestConfigFiles(t *testing.T) {
 	}
 	c = runspec.DefaultConfig()
 	c.Friction = 2
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "friction") {
+	if err := c.Validate(runspec.DefaultSetup()); err == nil || !strings.Contains(err.Error(), "friction") {
 		t.Fatalf("bad friction: %v", err)
 	}
 	for _, tol := range []float64{-1e-8, 1} {
 		c = runspec.DefaultConfig()
 		c.XTolerance = tol
-		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "xtolerance") {
+		if err := c.Validate(runspec.DefaultSetup()); err == nil || !strings.Contains(err.Error(), "xtolerance") {
 			t.Fatalf("xtolerance %v: %v", tol, err)
 		}
 	}
 	c = runspec.DefaultConfig()
 	c.XMargin = -1
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "xmargin") {
+	if err := c.Validate(runspec.DefaultSetup()); err == nil || !strings.Contains(err.Error(), "xmargin") {
 		t.Fatalf("bad xmargin: %v", err)
 	}
 	c = runspec.DefaultConfig()
 	c.PriorDF = -2
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "prior_df") {
+	if err := c.Validate(runspec.DefaultSetup()); err == nil || !strings.Contains(err.Error(), "prior_df") {
 		t.Fatalf("bad prior_df: %v", err)
 	}
 	c.PriorDF = 4
@@ -405,6 +413,7 @@ func TestConfigFiles(t *testing.T) {
 // TestConfigTempering checks that bad tempering settings are refused with
 // an error naming the setting.
 func TestConfigTempering(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		mod  func(*runspec.Config)
@@ -437,7 +446,7 @@ func TestConfigTempering(t *testing.T) {
 			c := runspec.DefaultConfig()
 			c.Sampler, c.Replicas, c.Exchange, c.BurnIn = "ptsghmc", 4, 500, 8000
 			tc.mod(&c)
-			err := c.Validate()
+			err := c.Validate(runspec.DefaultSetup())
 			if tc.want == "" && err != nil {
 				t.Fatalf("refused: %v", err)
 			}
@@ -470,9 +479,10 @@ func interruptAt(t *testing.T, r *Run, stop int) {
 // and that a config that predates the tempering setting resumes with the
 // gradient tempering its PT rungs used.
 func TestPosteriorTemperatureWired(t *testing.T) {
+	t.Parallel()
 	cfg := smallConfig()
 	cfg.Temperature = 0.1
-	r, err := NewFromData(filepath.Join(t.TempDir(), "cold"), cfg, smallData(t))
+	r, err := New(filepath.Join(t.TempDir(), "cold"), cfg, true, setupOf(smallData(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,6 +512,7 @@ func TestPosteriorTemperatureWired(t *testing.T) {
 // and record another count), refused by CheckSettings with the count to
 // give, while Validate (which resumes also run) leaves it to them.
 func TestLadderLength(t *testing.T) {
+	t.Parallel()
 	all := func(string) bool { return true }
 	for _, tc := range []struct {
 		ladder string

@@ -12,13 +12,14 @@ import (
 // does not), and its batch orders hold 8 examples a batch during the
 // warm-up and 32 after it.
 func TestWarmupBatch(t *testing.T) {
+	t.Parallel()
 	data := smallData(t)
 	base := smallConfig()
 	base.Sampler, base.SGDWarmup, base.Steps, base.BurnIn = "sgnht", 30, 30, 20
 	warmupAt := func(batch, warmupBatch int) []float64 {
 		cfg := base
 		cfg.Batch, cfg.WarmupBatch = batch, warmupBatch
-		r, _ := trainRef(t, cfg, data)
+		r, _ := trainRef(t, cfg, setupOf(data))
 		defer r.Close()
 		for _, b := range r.batches {
 			if want := cfg.StepBatch(29, data.N); b.Size != want {
@@ -38,7 +39,7 @@ func TestWarmupBatch(t *testing.T) {
 	// after the warm-up, the sampler's steps take --batch
 	cfg := base
 	cfg.Batch, cfg.WarmupBatch, cfg.Steps, cfg.BurnIn = 32, 8, 40, 30
-	r, _ := trainRef(t, cfg, data)
+	r, _ := trainRef(t, cfg, setupOf(data))
 	defer r.Close()
 	for _, b := range r.batches {
 		if b.Size != 32 {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/plots"
 	"github.com/ptsghmc/ptsghmc/predictive"
+	"github.com/ptsghmc/ptsghmc/report"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
@@ -38,7 +40,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	plotDir := fs.String("plot", "", "write PNG plots into this directory")
 	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
 	otherData := fs.Bool("other-data", false, "evaluate on --data even when its training set is not the one the runs were trained on (default: refuse)")
-	report := fs.String("report", "", "write a self-contained HTML report (tables and plots) to this file")
+	reportPath := fs.String("report", "", "write a self-contained HTML report (tables and plots) to this file")
 	split := fs.String("split", "test", "score on the test images (test) or on the runs' held-out validation examples (validation: choose configurations without the test set; the runs and baseline must share one split)")
 	fromStep := fs.Int("from-step", 0, "use only the samples taken at this step or later (a longer burn-in chosen after the run; 0: all samples)")
 	fs.Usage = func() {
@@ -88,7 +90,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("eval: --split %q: expected test or validation", *split)
 	}
-	opt := evaluate.EvalOptions{SkipCorrupt: *skipCorrupt, FromStep: *fromStep, Baselines: baselines, Seed: *seed}
+	opt := evaluate.EvalOptions{Setup: runspec.DefaultSetup(), SkipCorrupt: *skipCorrupt, FromStep: *fromStep, Baselines: baselines, Seed: *seed}
 	for _, o := range oods {
 		if o == "builtin" {
 			opt.BuiltinOOD = true
@@ -121,12 +123,12 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		rep.Split = *split
 	}
 	if *plotDir != "" {
-		if err := writePlots(*plotDir, rep); err != nil {
+		if err := plots.WriteEvaluation(*plotDir, rep); err != nil {
 			return err
 		}
 	}
-	if *report != "" {
-		if err := writeReportFile(*report, rep); err != nil {
+	if *reportPath != "" {
+		if err := report.WriteFile(*reportPath, rep); err != nil {
 			return err
 		}
 	}
@@ -138,8 +140,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if *plotDir != "" {
 		fmt.Fprintf(stdout, "plots written to %s\n", *plotDir)
 	}
-	if *report != "" {
-		fmt.Fprintf(stdout, "report written to %s\n", *report)
+	if *reportPath != "" {
+		fmt.Fprintf(stdout, "report written to %s\n", *reportPath)
 	}
 	return nil
 }
@@ -164,7 +166,7 @@ func printReport(w io.Writer, rep *evaluate.Report) {
 	row("ensemble (posterior)", rep.Ensemble)
 	row("single sample", rep.Single)
 	if rep.Baseline != nil {
-		row(baselineLabel(rep), *rep.Baseline)
+		row(rep.BaselineLabel(), *rep.Baseline)
 	}
 	if len(rep.Runs) > 1 {
 		if rep.RHat == 0 { // R-hat is positive when computed
@@ -223,7 +225,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	for i, v := range img.Data {
 		data.X[i] = float32(v / 255)
 	}
-	post, err := predictive.LoadWith(predictive.Options{FromStep: *fromStep, SkipCorrupt: *skipCorrupt, AllowWriting: true}, *run)
+	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{FromStep: *fromStep, SkipCorrupt: *skipCorrupt, AllowWriting: true}, *run)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/runspec"
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 type command struct {
@@ -36,7 +37,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"train", "sample a Bayesian model's posterior: --sampler " + strings.Join(runspec.SamplerNames(), ", ") + " (default " + runspec.DefaultConfig().Sampler + ")", runTrain},
+		{"train", "sample a Bayesian model's posterior: --sampler " + strings.Join(runspec.SamplerNames(sampler.Kernels), ", ") + " (default " + runspec.DefaultConfig().Sampler + ")", runTrain},
 		{"eval", "posterior-predictive figures of one or more runs", runEval},
 		{"slurm", "write the Slurm array job script of a multi-chain run (one task per chain, preemption-safe)", runSlurm},
 		{"export", "write runs' samples (and test log-likelihoods) as a NumPy .npz archive", runExport},

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/bench"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/experiments"
@@ -278,7 +279,7 @@ func TestBenchCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: %s", stderr)
 	}
-	var res BenchResult
+	var res bench.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("bench JSON: %v\n%s", err, out)
 	}
@@ -298,23 +299,20 @@ func TestBenchCommand(t *testing.T) {
 	}
 }
 
-// TestBenchModel checks bench --model: a LeNet step at a small batch on
-// the compiled engine, its multiply-adds (the autodiff test checks the
-// count against a hand count), and the VM engine for comparison.
+// TestBenchModel checks that bench --model passes its flags to
+// bench.Model (whose test checks the figures) and prints its JSON, and
+// that an unknown model is refused naming the registered ones.
 func TestBenchModel(t *testing.T) {
-	for _, engine := range []string{"compiled", "graph"} {
-		out, stderr, code := run(t, "bench", "--model", "lenet", "--engine", engine, "--batch", "4", "--steps", "2", "--grad-shards", "2", "--json")
-		if code != 0 {
-			t.Fatalf("bench --model lenet --engine %s: %s", engine, stderr)
-		}
-		var res ModelBenchResult
-		if err := json.Unmarshal([]byte(out), &res); err != nil {
-			t.Fatalf("bench JSON: %v\n%s", err, out)
-		}
-		// per example: conv1 2*627,200, conv2 3*10,035,200, fc 3*805,376
-		if res.Model != "lenet" || res.Shards != 2 || res.StepMS <= 0 || res.MACs != 4*33776128 || res.PeakGFLOPS <= 0 || res.FloorMS <= 0 {
-			t.Errorf("bench result %+v", res)
-		}
+	out, stderr, code := run(t, "bench", "--model", "lenet", "--engine", "graph", "--batch", "4", "--steps", "2", "--grad-shards", "2", "--json")
+	if code != 0 {
+		t.Fatalf("bench --model lenet: %s", stderr)
+	}
+	var res bench.ModelResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("bench JSON: %v\n%s", err, out)
+	}
+	if res.Model != "lenet" || res.Engine != "graph" || res.Shards != 2 || res.Batch != 4 || res.Steps != 2 || res.StepMS <= 0 {
+		t.Errorf("bench result %+v", res)
 	}
 	if _, stderr, code := run(t, "bench", "--model", "no-such-model"); code == 0 || !strings.Contains(stderr, "lenet") {
 		t.Errorf("unknown model: code %d, %s", code, stderr)

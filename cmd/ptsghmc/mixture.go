@@ -10,12 +10,8 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/experiments"
+	"github.com/ptsghmc/ptsghmc/plots"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/palette"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 )
 
 func runMixture(args []string, stdout, stderr io.Writer) error {
@@ -56,7 +52,7 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *plotPath != "" {
-		if err := plotMixture(*plotPath, r.Mixture, r.Samples, r.Trace, o.Thin, r.Summary); err != nil {
+		if err := plots.Mixture(*plotPath, r.Mixture, r.Samples, r.Trace, o.Thin, r.Summary); err != nil {
 			return err
 		}
 	}
@@ -81,78 +77,4 @@ func writeCSV(path string, xs [][]float64) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
-}
-
-// grid2d is a 2-d histogram as a plotter.GridXYZ.
-type grid2d struct {
-	n        int
-	lo, step float64
-	val      [][]float64
-}
-
-func (g grid2d) Dims() (int, int)   { return g.n, g.n }
-func (g grid2d) Z(c, r int) float64 { return g.val[c][r] }
-func (g grid2d) X(c int) float64    { return g.lo + (float64(c)+0.5)*g.step }
-func (g grid2d) Y(r int) float64    { return g.lo + (float64(r)+0.5)*g.step }
-
-func plotMixture(path string, m *sampler.Mixture, xs [][]float64, trace []float64, thin int, sum experiments.MixtureSummary) error {
-	left := plot.New()
-	left.Title.Text = fmt.Sprintf("%s, %s: samples vs true density", sum.Target, sum.Sampler)
-	if m.Dim() == 1 {
-		vals := make(plotter.Values, len(xs))
-		for i, x := range xs {
-			vals[i] = x[0]
-		}
-		hist, err := plotter.NewHist(vals, 120)
-		if err != nil {
-			return err
-		}
-		hist.Normalize(1)
-		left.Add(hist)
-		dens := plotter.NewFunction(func(x float64) float64 { return m.Density([]float64{x}) })
-		dens.Samples = 600
-		dens.Width = vg.Points(1.5)
-		left.Add(dens)
-		left.X.Min, left.X.Max = -13, 13
-		left.X.Label.Text = "theta"
-	} else {
-		g := grid2d{n: 80, lo: -10, step: 0.25}
-		g.val = make([][]float64, g.n)
-		for c := range g.val {
-			g.val[c] = make([]float64, g.n)
-		}
-		for _, x := range xs {
-			c, r := int((x[0]-g.lo)/g.step), int((x[1]-g.lo)/g.step)
-			if c >= 0 && c < g.n && r >= 0 && r < g.n {
-				g.val[c][r]++
-			}
-		}
-		hm := plotter.NewHeatMap(g, palette.Heat(32, 1))
-		left.Add(hm)
-		// true density contours
-		t := grid2d{n: 80, lo: -10, step: 0.25}
-		t.val = make([][]float64, t.n)
-		for c := range t.val {
-			t.val[c] = make([]float64, t.n)
-			for r := range t.val[c] {
-				t.val[c][r] = m.Density([]float64{t.X(c), t.Y(r)})
-			}
-		}
-		ct := plotter.NewContour(t, []float64{0.01, 0.05, 0.1}, palette.Rainbow(3, 0.6, 0.9, 1, 1, 1))
-		left.Add(ct)
-		left.X.Label.Text, left.Y.Label.Text = "theta 1", "theta 2"
-	}
-	right := plot.New()
-	right.Title.Text = "rung-1 trace (first coordinate)"
-	right.X.Label.Text = "step"
-	pts := make(plotter.XYs, len(trace))
-	for i, v := range trace {
-		pts[i] = plotter.XY{X: float64((i + 1) * thin), Y: v}
-	}
-	line, err := plotter.NewLine(pts)
-	if err != nil {
-		return err
-	}
-	right.Add(line)
-	return saveRow(path, left, right)
 }

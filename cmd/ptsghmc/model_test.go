@@ -10,13 +10,18 @@ import (
 	"github.com/ptsghmc/ptsghmc/nn"
 )
 
-// TestTrainModelFlag trains a registered CNN with --model, resumes it, and
-// evaluates and predicts with it; --model with --arch is refused.
-func TestTrainModelFlag(t *testing.T) {
+// The command names models of the process's registry (runspec.DefaultSetup
+// copies nn.Models): the test binary registers its CNN once, before any
+// test runs, as a program registers its own models in init.
+func init() {
 	nn.Models["cmd-test-cnn"] = func(p nn.PriorConfig) (nn.Model, error) {
 		return nn.ConvNet{Height: 4, Width: 4, Channels: 1, Conv: []int{2}, Kernel: 3, Dense: []int{6}, Classes: 10, Prior: p}.Model("cmd-test-cnn")
 	}
-	defer delete(nn.Models, "cmd-test-cnn")
+}
+
+// TestTrainModelFlag trains a registered CNN with --model, resumes it, and
+// evaluates and predicts with it; --model with --arch is refused.
+func TestTrainModelFlag(t *testing.T) {
 	data := writeData(t)
 	rd := filepath.Join(t.TempDir(), "cnn")
 	common := []string{"--data", data, "--model", "cmd-test-cnn", "--validation", "50", "--batch", "32", "--burnin", "10", "--thin", "5", "--log-every", "10", "--quiet"}

@@ -80,7 +80,7 @@ flags:`)
 		return fmt.Errorf("serve: want --from-step >= 0, 0 <= --abstain-rate < 1, --max-images and --batch-images >= 1, --max-body >= 0 (got %d, %g, %d, %d, %d)", f.fromStep, f.abstainRate, f.maxImages, f.batchImages, f.maxBody)
 	}
 	start := time.Now()
-	post, err := predictive.LoadWith(predictive.Options{FromStep: f.fromStep}, f.runs...)
+	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{FromStep: f.fromStep}, f.runs...)
 	if err != nil {
 		return err
 	}

@@ -129,7 +129,7 @@ func runSlurm(args []string, stdout, stderr io.Writer) error {
 	if cfg.Chains < 2 {
 		return fmt.Errorf("--chains %d: an array job needs at least 2 chains", cfg.Chains)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.Validate(runspec.DefaultSetup()); err != nil {
 		return err
 	}
 	if err := checkSettings(fs, args, cfg, stderr); err != nil {

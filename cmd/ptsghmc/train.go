@@ -18,6 +18,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
+	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/train"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -38,7 +39,7 @@ func bindConfig(fs *flag.FlagSet, c *runspec.Config) {
 	fs.Float64Var(&c.Temperature, "temperature", c.Temperature, "posterior temperature T: sample the tempered posterior exp(-U/T) (T < 1: a \"cold posterior\"; PT's ladder multiplies it; 0 or 1: the Bayes posterior)")
 	fs.StringVar(&c.Tempering, "tempering", c.Tempering, "how T enters the kernels: noise (injected noise and thermostat target scale with T, so --lr keeps its meaning) or gradient (gradient divided by T at the same step; see docs/sampler.md)")
 	fs.BoolVar(&c.PriorFanIn, "prior-fan-in", c.PriorFanIn, "scale each layer's prior precision by its fan-in")
-	fs.StringVar(&c.Sampler, "sampler", c.Sampler, samplerHelp(runspec.SamplerNames()))
+	fs.StringVar(&c.Sampler, "sampler", c.Sampler, samplerHelp(runspec.SamplerNames(sampler.Kernels)))
 	fs.Var((*replicasValue)(&c.Replicas), "replicas", "PT-SGHMC replicas (rungs), or auto: a pilot of 4 rungs tunes an adaptive ladder over the burn-in, measures the barrier Lambda and picks Lambda/r(A)+1 rungs for --swap-target A, else about 2 Lambda (at most --max-replicas)")
 	fs.IntVar(&c.MaxReplicas, "max-replicas", c.MaxReplicas, "with --replicas auto: at most this many rungs (0: 16)")
 	fs.Float64Var(&c.TMax, "tmax", c.TMax, "top temperature of the ladder")
@@ -194,6 +195,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	sigCtx := ctx
 
+	setup := runspec.DefaultSetup()
+	setup.AllowArithmeticChange = *allowArith
 	var ch *train.Chains
 	switch {
 	case *chainArg != "":
@@ -207,7 +210,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if cerr != nil {
 			return cerr
 		}
-		if ch, err = train.OpenChainWith(*out, cfg, i, runspec.Setup{AllowArithmeticChange: *allowArith}); err != nil {
+		if ch, err = train.OpenChain(*out, cfg, i, setup); err != nil {
 			return err
 		}
 		verb := "starting"
@@ -219,17 +222,17 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if err := checkResumeFlags(fs, args, *resume); err != nil {
 			return err
 		}
-		ch, err = train.ResumeChainsWith(*resume, steps, runspec.Setup{AllowArithmeticChange: *allowArith})
+		ch, err = train.ResumeChains(*resume, steps, setup)
 	default:
 		if cfg.Replicas == 0 {
-			if cfg, err = train.ChooseReplicas(ctx, cfg); err != nil {
+			if cfg, err = train.ChooseReplicas(ctx, cfg, setup); err != nil {
 				return err
 			}
 			if cfg.ReplicasChoice != "" {
 				fmt.Fprintf(stderr, "ptsghmc train: --replicas auto chose %s\n", cfg.ReplicasChoice)
 			}
 		}
-		ch, err = train.NewChains(*out, cfg, *overwrite)
+		ch, err = train.NewChains(*out, cfg, *overwrite, setup)
 	}
 	if err != nil {
 		return err
@@ -278,6 +281,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		done[i-1] = s.Step
 		if i != 1 { // chain 1's figures are shown; every chain's steps count
 			s.LogLik, s.SwapRate, s.Samples = progress.lastStatus.LogLik, progress.lastStatus.SwapRate, progress.lastStatus.Samples
+		}
+		if s.Unhealthy != nil {
+			s.Warning += "\n  what to change: " + diagnose.HealthAdvice(*s.Unhealthy, ch.Runs[i-1].Cfg)
 		}
 		if s.Warning != "" && len(ch.Runs) > 1 {
 			s.Warning = fmt.Sprintf("chain %d: %s", i, s.Warning)
@@ -332,13 +338,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "; validation accuracy of the last rung-1 state %.4f, log-likelihood %.4f", m.ValAcc, m.ValLogLik)
 		}
 		fmt.Fprintln(stdout)
-		if tp := r.Tempering(); tp != nil {
+		if tp := diagnose.TemperingOf(r.State(), r.Cfg); tp != nil {
 			printTempering(stdout, tp)
 		}
 		if p := r.Preconditioning(); p != "" {
 			fmt.Fprintln(stdout, p)
 		}
-		fmt.Fprintln(stdout, r.Health())
+		fmt.Fprintln(stdout, diagnose.HealthOf(r.State(), r.Cfg))
 	}
 	return nil
 }

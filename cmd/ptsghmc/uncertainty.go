@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/evaluate"
@@ -47,41 +46,6 @@ func loadOODImages(path string) (*datasets.Dataset, error) {
 	return d, nil
 }
 
-// baselineLabel is the metrics table's label of the baseline row: never
-// one of the labels scripts/check_readme.sh matches.
-func baselineLabel(rep *evaluate.Report) string {
-	if rep.BaselineInfo != nil && rep.BaselineInfo.Sampler == "sgd" {
-		if rep.BaselineInfo.Networks > 1 {
-			return "sgd deep ensemble"
-		}
-		return "sgd baseline"
-	}
-	return "baseline"
-}
-
-// infoText describes what a predictor averages.
-func infoText(in evaluate.PredictorInfo) string {
-	nets := "networks"
-	if in.Networks == 1 {
-		nets = "network"
-	}
-	wall := "wall-clock not recorded"
-	if in.WallSeconds != nil {
-		d := time.Duration(*in.WallSeconds * float64(time.Second))
-		if d < time.Minute {
-			d = d.Round(100 * time.Millisecond)
-		} else {
-			d = d.Round(time.Second)
-		}
-		wall = "trained in " + d.String()
-	}
-	samples := "samples"
-	if in.Samples == 1 {
-		samples = "sample"
-	}
-	return fmt.Sprintf("%d %s (%s), %d %s, %s", in.Networks, nets, in.Sampler, in.Samples, samples, wall)
-}
-
 // fmtPtr formats a value that may be null.
 func fmtPtr(v *float64) string {
 	if v == nil {
@@ -96,8 +60,8 @@ func fmtPtr(v *float64) string {
 // per-class tables.
 func printUncertainty(w io.Writer, rep *evaluate.Report, selective bool) {
 	if rep.BaselineInfo != nil {
-		fmt.Fprintf(w, "\nensemble: %s\n", infoText(rep.EnsembleInfo))
-		fmt.Fprintf(w, "%s: %s (%s)\n", baselineLabel(rep), infoText(*rep.BaselineInfo), strings.Join(rep.BaselineInfo.Runs, ", "))
+		fmt.Fprintf(w, "\nensemble: %s\n", rep.EnsembleInfo.String())
+		fmt.Fprintf(w, "%s: %s (%s)\n", rep.BaselineLabel(), rep.BaselineInfo.String(), strings.Join(rep.BaselineInfo.Runs, ", "))
 	}
 	if len(rep.Classes) > 0 {
 		fmt.Fprintf(w, "\ntrained on classes %s (outputs 0..%d)\n", runspec.FormatClasses(rep.Classes), len(rep.Classes)-1)

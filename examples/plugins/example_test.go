@@ -55,7 +55,7 @@ func trainPlugins(dir string, stop int) (outcome, error) {
 
 // trainWith is trainPlugins with the setup s.
 func trainWith(dir string, stop int, s runspec.Setup) (outcome, error) {
-	run, err := train.NewChainsWith(dir, config(), false, s)
+	run, err := train.NewChains(dir, config(), false, s)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -71,7 +71,7 @@ func trainWith(dir string, stop int, s runspec.Setup) (outcome, error) {
 		if !errors.Is(err, train.ErrInterrupted) {
 			return outcome{}, fmt.Errorf("interrupt at %d: %v", stop, err)
 		}
-		if run, err = train.ResumeChainsWith(dir, 0, s); err != nil {
+		if run, err = train.ResumeChains(dir, 0, s); err != nil {
 			return outcome{}, err
 		}
 	}

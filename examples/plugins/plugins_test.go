@@ -77,7 +77,7 @@ func TestPluginsNeedTheirSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := runspec.Setup{Models: runspec.ModelRegistry{plugins.ModelName: plugins.TinyModel}, Train: d}
+	base := runspec.DefaultSetup().WithTrain(d).WithModel(plugins.ModelName, plugins.TinyModel)
 	cases := []struct {
 		name string
 		set  func(*runspec.Config)
@@ -90,7 +90,7 @@ func TestPluginsNeedTheirSetup(t *testing.T) {
 	for _, c := range cases {
 		cfg := config()
 		c.set(&cfg)
-		_, err := train.NewChainsWith(filepath.Join(t.TempDir(), "run"), cfg, false, base)
+		_, err := train.NewChains(filepath.Join(t.TempDir(), "run"), cfg, false, base)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		}
@@ -99,7 +99,7 @@ func TestPluginsNeedTheirSetup(t *testing.T) {
 	if _, err := trainPlugins(dir, 30); err != nil {
 		t.Fatal(err)
 	}
-	_, err = train.ResumeChainsWith(dir, 0, base)
+	_, err = train.ResumeChains(dir, 0, base)
 	if !errors.Is(err, rundir.ErrCheckpoint) || !strings.Contains(err.Error(), "psgld") {
 		t.Errorf("resume without the plug-ins: error %v, want an unusable checkpoint naming psgld", err)
 	}

@@ -32,7 +32,7 @@ func run(data, out, arch string, steps int) error {
 	cfg := runspec.DefaultConfig() // one SGNHT chain, lr 0.02, batch 128, Gaussian prior
 	cfg.Data, cfg.Arch, cfg.Validation = data, arch, 0
 	cfg.Steps, cfg.BurnIn, cfg.Thin = steps, steps/4, max(steps/100, 1)
-	r, err := train.New(out, cfg, true) // loads the training images; checkpoints as it goes
+	r, err := train.New(out, cfg, true, runspec.DefaultSetup()) // loads the training images; checkpoints as it goes
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func run(data, out, arch string, steps int) error {
 	if err != nil {
 		return err
 	}
-	rep, err := evaluate.Evaluate([]string{out}, "", test) // the ensemble of the kept samples
+	rep, err := evaluate.Evaluate(runspec.DefaultSetup(), []string{out}, "", test) // the ensemble of the kept samples
 	if err != nil {
 		return err
 	}

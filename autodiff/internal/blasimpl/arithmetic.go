@@ -61,10 +61,16 @@ func install(impl G.BLAS) {
 }
 
 // Use makes the process's matrix products use mode (Pinned or Native).
-// Evaluators take the products when they are built: call it before.
+// Evaluators take the products when they are built: call it before. Asked
+// for the mode in use it changes nothing: gonum's, Gorgonia's and tensor's
+// BLAS are package variables read without a lock, so a run built on one
+// goroutine does not write them while another's evaluators read them.
 func Use(m string) error {
 	mu.Lock()
 	defer mu.Unlock()
+	if m == mode {
+		return nil
+	}
 	switch m {
 	case Pinned:
 		install(pinned{})

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -10,19 +10,20 @@ import (
 	"path/filepath"
 
 	"github.com/ptsghmc/ptsghmc/evaluate"
+	"github.com/ptsghmc/ptsghmc/plots"
 	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
-// writeReportFile writes the evaluation as one self-contained HTML page:
-// tables and the plots of writePlots embedded as base64 PNG data URIs, no
-// reference to anything outside the file.
-func writeReportFile(path string, rep *evaluate.Report) error {
-	figs, err := renderPlots(rep)
+// WriteFile writes the evaluation rep as one self-contained HTML page to
+// path: its tables and the figures of plots.Evaluation embedded as base64
+// PNG data URIs, no reference to anything outside the file.
+func WriteFile(path string, rep *evaluate.Report) error {
+	figs, err := plots.Evaluation(rep)
 	if err != nil {
 		return err
 	}
 	var b bytes.Buffer
-	if err := writeHTMLReport(&b, rep, figs); err != nil {
+	if err := Write(&b, rep, figs); err != nil {
 		return fmt.Errorf("report %s: %w", path, err)
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
@@ -31,32 +32,36 @@ func writeReportFile(path string, rep *evaluate.Report) error {
 	return nil
 }
 
-// reportRow is one predictor's row of the metrics table.
-type reportRow struct {
+// row is one predictor's row of the metrics table.
+type row struct {
 	Name string
 	evaluate.Metrics
 }
 
-// reportChain is one chain's row of the chains table.
-type reportChain struct {
+// chain is one chain's row of the chains table.
+type chain struct {
 	Dir     string
 	Samples int
 	HeldOut float64 // mean over its samples of the held-out log-likelihood
 }
 
-// reportImage is a figure as the page embeds it.
-type reportImage struct {
+// image is a figure as the page embeds it.
+type image struct {
 	Name, Title string
 	Src         template.HTMLAttr // src="data:image/png;base64,..."
 }
 
-// writeHTMLReport writes the page for rep and its figures to w.
-func writeHTMLReport(w io.Writer, rep *evaluate.Report, figs []figure) error {
-	rows := []reportRow{{"ensemble (posterior)", rep.Ensemble}, {"single sample", rep.Single}}
+// Write writes the page of rep with its figures figs to w: the metrics
+// table, what the ensemble and the baseline average, out-of-distribution
+// detection, selective prediction, dataset shift and per-class tables when
+// the report has them, the chains (with split R-hat and ESS when pooled),
+// each PT chain's ladder, and the figures.
+func Write(w io.Writer, rep *evaluate.Report, figs []plots.Figure) error {
+	rows := []row{{"ensemble (posterior)", rep.Ensemble}, {"single sample", rep.Single}}
 	if rep.Baseline != nil {
-		rows = append(rows, reportRow{baselineLabel(rep), *rep.Baseline})
+		rows = append(rows, row{rep.BaselineLabel(), *rep.Baseline})
 	}
-	var chains []reportChain
+	var chains []chain
 	for c, tr := range rep.HeldOut {
 		m := 0.0
 		for _, v := range tr {
@@ -65,38 +70,45 @@ func writeHTMLReport(w io.Writer, rep *evaluate.Report, figs []figure) error {
 		if len(tr) > 0 {
 			m /= float64(len(tr))
 		}
-		chains = append(chains, reportChain{Dir: rep.Runs[c], Samples: len(tr), HeldOut: m})
+		chains = append(chains, chain{Dir: rep.Runs[c], Samples: len(tr), HeldOut: m})
 	}
-	var imgs []reportImage
+	var imgs []image
 	for _, f := range figs {
 		// A whole attribute, written as is: as a plain value html/template
 		// would escape base64's '+' as an entity; its alphabet needs no
 		// escaping, and the bytes are our own PNG.
-		imgs = append(imgs, reportImage{f.Name, f.Title, template.HTMLAttr(`src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(f.PNG) + `"`)})
+		imgs = append(imgs, image{f.Name, f.Title, template.HTMLAttr(`src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(f.PNG) + `"`)})
 	}
-	return reportTemplate.Execute(w, map[string]any{
-		"Rep":     rep,
-		"Rows":    rows,
-		"Chains":  chains,
-		"Pooled":  len(rep.Runs) > 1,
-		"Images":  imgs,
-		"Bins":    evaluate.ECEBins,
-		"EnsInfo": infoText(rep.EnsembleInfo),
-		"BaseInfo": func() string {
-			if rep.BaselineInfo == nil {
-				return ""
-			}
-			return infoText(*rep.BaselineInfo)
-		}(),
-		"BaseLabel": baselineLabel(rep),
+	baseInfo := ""
+	if rep.BaselineInfo != nil {
+		baseInfo = rep.BaselineInfo.String()
+	}
+	return page.Execute(w, map[string]any{
+		"Rep":       rep,
+		"Rows":      rows,
+		"Chains":    chains,
+		"Pooled":    len(rep.Runs) > 1,
+		"Images":    imgs,
+		"Bins":      evaluate.ECEBins,
+		"EnsInfo":   rep.EnsembleInfo.String(),
+		"BaseInfo":  baseInfo,
+		"BaseLabel": rep.BaselineLabel(),
 		"Classes":   runspec.FormatClasses(rep.Classes),
 	})
 }
 
-var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+// optional formats a value that may be null ("-").
+func optional(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", *v)
+}
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f4":   func(v float64) string { return fmt.Sprintf("%.4f", v) },
 	"f3":   func(v float64) string { return fmt.Sprintf("%.3g", v) },
-	"fp":   fmtPtr,
+	"fp":   optional,
 	"base": filepath.Base,
 	"inc":  func(i int) int { return i + 1 },
 	"div1": func(t float64) float64 { return 1 / t },
