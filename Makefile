@@ -133,18 +133,21 @@ test: deps
 test-long: deps
 	$(GO) test -count=1 -tags=long -timeout 60m ./...
 
-# posteriordb (not part of test or test-long: about 40 minutes on one core)
-# runs the issue-43 harness (refcheck/): SGNHT, SGHMC and SGLD, with no mass
-# and with each preconditioner, full batch and at a 10-20% minibatch, on five
+# posteriordb (not part of test or test-long: about 70 minutes here at the
+# full budgets, refcheck.Budgets) runs the issue-43 harness (refcheck/):
+# SGNHT, SGHMC and SGLD, with no mass and with each preconditioner, full batch
+# and at a 10-20% minibatch, and the recommended kernel, on five
 # stan-dev/posteriordb posteriors against Stan's reference draws, and writes the
 # table of docs/posterior-checks.md to runs/posteriordb.md. PDB=name,name runs
-# some of them (refcheck.PosteriorNames); each takes at most about 20 minutes.
+# some of them (refcheck.PosteriorNames); PDBSCALE=0.1 runs a tenth of every
+# case's steps (7 minutes here; the table's header records the scale).
 PDB ?=
+PDBSCALE ?= 1
 posteriordb: deps
 	mkdir -p runs
-	$(GO) test -count=1 -tags=long -run TestPosteriordbTable -timeout 120m -v ./refcheck/ -args -posteriordb -pdb "$(PDB)" -pdb-out $(CURDIR)/runs/posteriordb.md
+	$(GO) test -count=1 -tags=long -run TestPosteriordbTable -timeout 120m -v ./refcheck/ -args -posteriordb -pdb "$(PDB)" -pdb-scale $(PDBSCALE) -pdb-out $(CURDIR)/runs/posteriordb.md
 
-# posteriordb-seeds (a few minutes) runs issue 43's minibatch row and the
+# posteriordb-seeds (about 2 minutes here) runs issue 43's minibatch row and the
 # recommended preconditioned chain on sblrc-blr with seeds 1-5
 # (docs/posterior-checks.md: the over-dispersion is Monte Carlo error).
 posteriordb-seeds: deps

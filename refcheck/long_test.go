@@ -15,7 +15,7 @@ import (
 )
 
 var (
-	pdbRun  = flag.Bool("posteriordb", false, "run TestPosteriordbTable (make posteriordb; not part of make test-long: about 40 minutes)")
+	pdbRun  = flag.Bool("posteriordb", false, "run TestPosteriordbTable (make posteriordb; not part of make test-long: about 70 minutes here; -pdb-scale shortens it)")
 	pdbOut  = flag.String("pdb-out", "", "file the posteriordb table is written to (markdown)")
 	pdbOnly = flag.String("pdb", "", "comma-separated posteriors to run (default: all)")
 	// pdbScale shortens (or lengthens) every case by a factor, burn-in,
