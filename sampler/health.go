@@ -80,11 +80,15 @@ type Health struct {
 	// from before them.
 	NoiseBlockSum, NoiseBlockMeans, NoiseBlockSq float64
 	NoiseBlockN, NoiseBlocks                     int
-	// PotStart and PotLast are the energy U/T of the window's first and
-	// latest step (NotePotential), PotSeen whether the kernel's caller
-	// reports it: the window's descent (HealthFigures.Descent).
-	PotStart, PotLast float64
-	PotSeen           bool
+	// The energy U/T (NotePotential) at the window's first and latest
+	// step, and summed, with its squares, over its first and last
+	// PotBlockLen steps (PotFirstN, PotLastN steps seen in each): the
+	// window's descent (HealthFigures.Descent). PotSeen is whether the
+	// kernel's caller reports it.
+	PotStart, PotEnd                         float64
+	PotFirst, PotFirstSq, PotLast, PotLastSq float64
+	PotFirstN, PotLastN                      int
+	PotSeen                                  bool
 	// Pool sums the figures of the windows after burn-in, and Pooled is
 	// their pooled figures (see PoolSums.figures): a persistent problem
 	// too small for one window to tell from chance, with few
@@ -231,18 +235,34 @@ type HealthFigures struct {
 	// most XiGain (1 - Kinetic) per step.
 	XiGain float64
 	// Descent is the momentum's heating per step and coordinate that the
-	// potential's fall over the window supplies, 2 (U/T at its start - at
-	// its end) / (D steps): in equilibrium about 0 (U/T fluctuates by
-	// about sqrt(D/2)), in a chain still descending from its start (a
-	// burn-in that ended inside the start-up transient) positive. It is
-	// taken out of GradNoise, which without it read a full-batch chain's
-	// descent as gradient noise (issue 43: shares of 80-98% in the windows
-	// after a burn-in of 250-1,000 steps from a far start). DescentTol is
-	// its tolerance, 3 sds of the equilibrium fluctuation, 6 / (sqrt(D)
-	// steps); DescentMeasured whether the window had U (NotePotential).
+	// potential's fall over the window supplies, 2 (U/T at its first step
+	// - at its last) / (D (steps - 1)): in
+	// equilibrium about 0 (U/T fluctuates by about sqrt(D/2)), in a chain
+	// still descending from its start (a burn-in that ended inside the
+	// start-up transient) positive. Beyond its tolerance (either sign) it
+	// is taken out of GradNoise, which
+	// without it read a full-batch chain's descent as gradient noise (issue
+	// 43: shares of 80-98% in the windows after a burn-in of 250-1,000
+	// steps from a far start). DescentTol is its tolerance, 3 standard
+	// errors (Health.descent); DescentMeasured whether the window had U
+	// (NotePotential).
 	Descent, DescentTol float64
 	DescentMeasured     bool
 	Status              HealthStatus
+}
+
+// descent returns the window's Descent and DescentTol: 2 (U/T at its
+// first step - at its latest) / (D (steps - 1)), and 3 standard errors of
+// it, from the equilibrium fluctuation of U/T (variance about D/2 at each
+// end) and the spread of U/T over each end's PotBlockLen steps (a
+// minibatch estimate's noise, and the fluctuation within the block).
+func (hl *Health) descent(dim int) (float64, float64) {
+	n1, n2 := float64(hl.PotFirstN), float64(hl.PotLastN)
+	m1, m2 := hl.PotFirst/n1, hl.PotLast/n2
+	v1 := math.Max(hl.PotFirstSq/n1-m1*m1, 0)
+	v2 := math.Max(hl.PotLastSq/n2-m2*m2, 0)
+	scale := 2 / (float64(dim) * math.Max(float64(hl.Steps-1), 1))
+	return scale * (hl.PotStart - hl.PotEnd), 3 * scale * math.Sqrt(float64(dim)+v1+v2)
 }
 
 // descentBeyondChance returns Descent less its tolerance, at least 0.
@@ -265,18 +285,39 @@ func (f HealthFigures) DescentShare() float64 {
 	return d / (d + f.Injected)
 }
 
+// PotBlockLen returns the steps at each end of a window of window steps
+// whose energies' spread gives its descent's tolerance: a tenth of it (at
+// least 1). With few coordinates and a small batch a minibatch estimate of
+// U is noisy enough to read as a descent; the spread measures that.
+func PotBlockLen(window int) int { return max(window/10, 1) }
+
 // NotePotential records the energy U/T of the chain's state before the
-// step it is called for (sampler.State.U over the rung's temperature);
-// tempering.PT calls it before each ObserveStep. Windows without it do
-// not measure their descent.
-func (hl *Health) NotePotential(uOverT float64) {
+// step it is called for (sampler.State.U over the rung's temperature), in a
+// health window of window steps; tempering.PT calls it before each
+// ObserveStep. Windows without it do not measure their descent.
+func (hl *Health) NotePotential(uOverT float64, window int) {
 	if math.IsNaN(uOverT) || math.IsInf(uOverT, 0) {
 		return
 	}
-	if hl.Steps == 0 || !hl.PotSeen {
-		hl.PotStart = uOverT
+	if window <= 0 {
+		window = DefaultHealthWindow
 	}
-	hl.PotLast, hl.PotSeen = uOverT, true
+	if hl.Steps == 0 {
+		hl.PotFirst, hl.PotFirstSq, hl.PotLast, hl.PotLastSq, hl.PotFirstN, hl.PotLastN = 0, 0, 0, 0, 0, 0
+		hl.PotStart, hl.PotSeen = uOverT, true
+	}
+	hl.PotEnd = uOverT
+	l := PotBlockLen(window)
+	if hl.Steps < l {
+		hl.PotFirst += uOverT
+		hl.PotFirstSq += uOverT * uOverT
+		hl.PotFirstN++
+	}
+	if hl.Steps >= window-l {
+		hl.PotLast += uOverT
+		hl.PotLastSq += uOverT * uOverT
+		hl.PotLastN++
+	}
 }
 
 // SettleSteps returns about how many more steps the thermostat needs to
@@ -566,11 +607,12 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 		fig.IntSDError = IntSDWidening(fig.Integration, fig.Friction)
 		fig.IntSDTol = intSDTol(fig.Integration, hl.IntBlockMeans, hl.IntBlockSq, hl.IntBlocks, fig.Friction)
 	}
-	if hl.PotSeen && n > 1 {
+	if hl.PotSeen && hl.PotFirstN > 0 && hl.PotLastN > 0 {
 		fig.DescentMeasured = true
-		fig.Descent = 2 * (hl.PotStart - hl.PotLast) / (float64(dim) * (n - 1))
-		fig.DescentTol = 6 / (math.Sqrt(float64(dim)) * (n - 1))
-		fig.GradNoise -= fig.Descent
+		fig.Descent, fig.DescentTol = hl.descent(dim)
+		if math.Abs(fig.Descent) > fig.DescentTol { // beyond chance: not noise
+			fig.GradNoise -= fig.Descent
+		}
 	}
 	if total := fig.Injected + math.Max(fig.GradNoise, 0); total > 0 {
 		fig.Share = math.Max(fig.GradNoise, 0) / total
@@ -609,7 +651,6 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 	hl.IntSum, hl.IntSteps = 0, 0
 	hl.IntBlockSum, hl.IntBlockMeans, hl.IntBlockSq, hl.IntBlockN, hl.IntBlocks = 0, 0, 0, 0, 0
 	hl.NoiseBlockSum, hl.NoiseBlockMeans, hl.NoiseBlockSq, hl.NoiseBlockN, hl.NoiseBlocks = 0, 0, 0, 0, 0
-	hl.PotSeen = false
 	return true
 }
 

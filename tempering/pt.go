@@ -488,7 +488,7 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 		if temp == 0 {
 			temp = 1
 		}
-		hl.NotePotential(s.U / temp) // the window's descent
+		hl.NotePotential(s.U/temp, pt.HealthWindow) // the window's descent
 		ended := hl.ObserveStep(kernels[j].(sampler.Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
 		if ended && pt.NoiseTarget > 0 && st.Steps <= pt.BurnIn {
 			if g := hl.AdaptStep(pt.NoiseTarget); g != 1 {
