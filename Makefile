@@ -9,7 +9,7 @@ PKGS    := libopenblas-dev dataset-fashion-mnist
 # small packages), and a failure to install them does not stop deps.
 PYPKGS  := python3-xarray python3-zarr
 
-.PHONY: all deps build run run-long serve-load test test-long cluster-test soak bench bench-pt bench-torch bench-arithmetic fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
+.PHONY: all deps build run run-long serve-load test test-long posteriordb posteriordb-seeds cluster-test soak bench bench-pt bench-torch bench-arithmetic fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
 
 all: build
 
@@ -132,6 +132,26 @@ test: deps
 # test-long runs the long statistical tests (minutes).
 test-long: deps
 	$(GO) test -count=1 -tags=long -timeout 60m ./...
+
+# posteriordb (not part of test or test-long: about 70 minutes here at the
+# full budgets, refcheck.Budgets) runs the issue-43 harness (refcheck/):
+# SGNHT, SGHMC and SGLD, with no mass and with each preconditioner, full batch
+# and at a 10-20% minibatch, and the recommended kernel, on five
+# stan-dev/posteriordb posteriors against Stan's reference draws, and writes the
+# table of docs/posterior-checks.md to runs/posteriordb.md. PDB=name,name runs
+# some of them (refcheck.PosteriorNames); PDBSCALE=0.1 runs a tenth of every
+# case's steps (7 minutes here; the table's header records the scale).
+PDB ?=
+PDBSCALE ?= 1
+posteriordb: deps
+	mkdir -p runs
+	$(GO) test -count=1 -tags=long -run TestPosteriordbTable -timeout 120m -v ./refcheck/ -args -posteriordb -pdb "$(PDB)" -pdb-scale $(PDBSCALE) -pdb-out $(CURDIR)/runs/posteriordb.md
+
+# posteriordb-seeds (about 2 minutes here) runs issue 43's minibatch row and the
+# recommended preconditioned chain on sblrc-blr with seeds 1-5
+# (docs/posterior-checks.md: the over-dispersion is Monte Carlo error).
+posteriordb-seeds: deps
+	$(GO) test -count=1 -tags=long -run TestPosteriordbSeeds -timeout 60m -v ./refcheck/ -args -posteriordb
 
 # cluster-test (not part of test; root) starts a one-host Slurm cluster in a
 # temporary directory, runs a 4-chain Fashion-MNIST run as an array job with

@@ -37,6 +37,9 @@ type RungHealth struct {
 	StepScale      float64               `json:"step_scale"`
 	Last           sampler.HealthFigures `json:"last"`
 	WorstWindow    sampler.HealthFigures `json:"worst_window"` // after burn-in
+	// Pooled are the windows after burn-in pooled (sampler.Health.Pooled):
+	// a persistent problem too small for one window to tell from chance.
+	Pooled sampler.HealthFigures `json:"pooled"`
 }
 
 // HealthOf returns the health verdict of state st of a run configured by
@@ -54,9 +57,9 @@ func HealthOf(st *tempering.PTState, cfg runspec.Config) *HealthReport {
 		if sc == 0 {
 			sc = 1
 		}
-		rh := RungHealth{Temp: tempering.TemperedRung(cfg.PosteriorTemperature(), st.Temps[j]), Windows: hl.Windows, After: hl.After, Bad: hl.Bad, Warned: hl.Warned, Worst: hl.Worst.String(), StepScale: sc, Last: hl.Last, WorstWindow: hl.WorstWindow}
+		rh := RungHealth{Temp: tempering.TemperedRung(cfg.PosteriorTemperature(), st.Temps[j]), Windows: hl.Windows, After: hl.After, Bad: hl.Bad, Warned: hl.Warned, Worst: hl.Worst.String(), StepScale: sc, Last: hl.Last, WorstWindow: hl.WorstWindow, Pooled: hl.Pooled}
 		rep.Rungs = append(rep.Rungs, rh)
-		status, fig := hl.Worst, hl.WorstWindow
+		status, fig := hl.Verdict()
 		if fig.Steps == 0 { // a checkpoint from before WorstWindow
 			fig = hl.Last
 		}
@@ -103,6 +106,9 @@ func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
 	}
 	switch fig.Cause() {
+	case sampler.CauseStartup:
+		return fmt.Sprintf("cause: the start-up transient. The chain was still descending from its start in the window to step %d (its potential fell, heating the momentum by %.3g per step against %.3g injected): the burn-in ended inside the descent and its draws are not yet from the posterior. A --burnin past step %d (or a start nearer the posterior: --sgd-warmup)",
+			fig.Step, fig.Descent, fig.Injected, fig.Step)
 	case sampler.CauseNoise:
 		target := sampler.WarnShare / 2
 		r := fig.NoiseReduction(target)
@@ -127,7 +133,7 @@ func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 	case sampler.CauseIntegration:
 		r := math.Min(sampler.WarnIntSD/2/fig.IntSDError, 1)
 		batch := "; a larger --batch will not help"
-		if fig.Share > sampler.WarnShare {
+		if fig.ShareBeyondChance() > sampler.WarnShare {
 			// the smaller lr also cuts the noise per step by r; the
 			// batch takes the rest
 			q := fig.NoiseReduction(sampler.WarnShare / 2)
@@ -136,6 +142,10 @@ func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 		}
 		return fmt.Sprintf("cause: integration error (the step is too large for the stiffest directions). %sa smaller --lr (about %.3g instead of %g: the widening grows about as the learning rate)%s",
 			precond, cfg.LR*r, cfg.LR, batch)
+	}
+	if n := fig.SettleSteps(); n > 0 {
+		return fmt.Sprintf("cause: the thermostat. The burn-in ended inside the start-up transient: the kinetic temperature is %.2f with the thermostat's friction at %.3g per step, still falling from its overshoot by at most %.3g per step; it needs about %d more steps from step %d, so a --burnin of about %d (or more: the fall slows near the level)",
+			fig.Kinetic, fig.Friction, fig.XiGain*(1-fig.Kinetic), n, fig.Step, fig.Step+n)
 	}
 	if fig.Kinetic < 1 {
 		return "cause: the thermostat. The kinetic temperature is below 1 with little gradient noise or integration error: the thermostat has not settled (a longer --burnin, or the default --thermostat-inertia 0, which scales with the friction)"
@@ -158,6 +168,9 @@ func (h *HealthReport) String() string {
 			j+1, r.Temp, r.Windows, r.Last.Steps, r.After, r.Bad, r.Warned, scale, r.Last)
 		if r.After > 0 && r.WorstWindow.Status != sampler.HealthOK && r.WorstWindow.Step != r.Last.Step {
 			fmt.Fprintf(&b, "    worst window after burn-in (to step %d): %s\n", r.WorstWindow.Step, r.WorstWindow)
+		}
+		if r.After > 1 && r.Pooled.Status > r.WorstWindow.Status {
+			fmt.Fprintf(&b, "    the %d windows after burn-in pooled: %s\n", r.After, r.Pooled)
 		}
 	}
 	switch {

@@ -21,6 +21,13 @@ func TestHealthAdviceCause(t *testing.T) {
 	both := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 3.3, Share: 0.95, Integration: 4.2, IntMeasured: true, IntSDError: 1.29, Friction: 3, Budget: 3.8, Status: sampler.HealthFail}
 	noiseInt := noise
 	noiseInt.IntSDError, noiseInt.IntMeasured = 0.08, true
+	// issue 43: sblrc-blr at full batch from the model's initial values,
+	// burn-in 500: the chain still descending (TestStartupReported's window)
+	startup := sampler.HealthFigures{Step: 750, Steps: 250, Dim: 6, Kinetic: 1.403, Injected: 0.19, GradNoise: -0.0096, Integration: -1.32, IntMeasured: true,
+		Descent: 2.63, DescentTol: 0.0098, DescentMeasured: true, Friction: 5, Budget: 0.74, Status: sampler.HealthFail}
+	// a cold window with the thermostat still falling from its overshoot:
+	// (3.79 - (-log 0.9)) / (0.01 (1 - 0.5)) = 737 more steps
+	settle := sampler.HealthFigures{Step: 1250, Steps: 250, Dim: 6, Kinetic: 0.5, Injected: 0.19, Friction: 3.79, XiGain: 0.01, Budget: 0.1, Status: sampler.HealthFail}
 	cfg := runspec.DefaultConfig()
 	pre := cfg
 	pre.Precondition = "rmsprop"
@@ -42,6 +49,8 @@ func TestHealthAdviceCause(t *testing.T) {
 		{"noise, preconditioned", noise, pre, []string{"cause: gradient noise", "larger --batch"}, []string{"--precondition"}},
 		{"noise after an SGD warm-up", noise, warm, []string{"larger --batch (about", "with --warmup-batch 128, so that the SGD warm-up keeps its batch"}, nil},
 		{"noise, warm-up batch already set", noise, own, []string{"larger --batch (about"}, []string{"--warmup-batch"}},
+		{"start-up transient", startup, cfg, []string{"cause: the start-up transient", "--burnin past step 750"}, []string{"gradient noise", "--batch"}},
+		{"thermostat settling", settle, cfg, []string{"cause: the thermostat", "start-up transient", "about 737 more steps", "--burnin of about 1987"}, []string{"gradient noise"}},
 	} {
 		got := HealthAdvice(tc.fig, tc.cfg)
 		for _, w := range tc.want {

@@ -23,16 +23,19 @@ func Exact(r Regression, d Design, points int) (mean []float64, cov [][]float64,
 	n, k := len(d.Y), len(d.X[0])
 	p := k + 1 // coefficients, with the intercept
 	icpt := 0  // the intercept's place among the coefficients
-	if !r.InterceptFirst {
+	switch {
+	case r.NoIntercept:
+		p, icpt = k, -1
+	case !r.InterceptFirst:
 		icpt = k
 	}
 	row := func(i int) []float64 {
 		out := make([]float64, 0, p)
-		if r.InterceptFirst {
+		if icpt == 0 {
 			out = append(out, 1)
 		}
 		out = append(out, d.X[i]...)
-		if !r.InterceptFirst {
+		if icpt == k {
 			out = append(out, 1)
 		}
 		return out

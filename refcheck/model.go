@@ -21,6 +21,8 @@ const (
 	ScaleHalfCauchy
 	// ScaleHalfStudentT is student_t(DF, 0, Scale) on sigma > 0.
 	ScaleHalfStudentT
+	// ScaleHalfNormal is normal(0, Scale) on sigma > 0.
+	ScaleHalfNormal
 )
 
 // ScalePrior is a prior on sigma.
@@ -42,13 +44,14 @@ type StudentT struct {
 //	y ~ normal(a + X w, sigma),
 //
 // sampled as theta = (a, w, log sigma) when InterceptFirst (Stan's
-// beta[1], beta[2..], as in the ARM models) or (w, a, log sigma) (brms's
-// b, Intercept).
+// beta[1], beta[2..], as in the ARM models), (w, a, log sigma) (brms's
+// b, Intercept), or (w, log sigma) with NoIntercept (a = 0).
 type Regression struct {
 	Name           string
 	N              int // examples: the per-example share of the prior terms below is 1/N
 	Inputs         int // columns of X (without the intercept)
 	InterceptFirst bool
+	NoIntercept    bool
 	SlopePrior     nn.Prior // the prior of w (zero-mean Gaussian or Student-t; precision 0 is flat)
 	InterceptPrior StudentT // the prior of a (DF 0: flat)
 	Sigma          ScalePrior
@@ -79,7 +82,10 @@ func (r Regression) build(batch int, dt tensor.Dtype) (*nn.Graph, error) {
 	x := G.NewMatrix(g, dt, G.WithShape(batch, r.Inputs), G.WithName("x"))
 	y := G.NewMatrix(g, dt, G.WithShape(batch, 1), G.WithName("y"))
 	w := G.NewMatrix(g, dt, G.WithShape(r.Inputs, 1), G.WithName("w"))
-	a := G.NewVector(g, dt, G.WithShape(1), G.WithName("a"))
+	var a *G.Node
+	if !r.NoIntercept {
+		a = G.NewVector(g, dt, G.WithShape(1), G.WithName("a"))
+	}
 	s := G.NewVector(g, dt, G.WithShape(1), G.WithName("log_sigma"))
 	ll, err := r.logLik(x, y, w, a, s)
 	if err != nil {
@@ -87,13 +93,16 @@ func (r Regression) build(batch int, dt tensor.Dtype) (*nn.Graph, error) {
 	}
 	flat := nn.Prior{}
 	learn, priors := G.Nodes{w, a, s}, []nn.Prior{r.SlopePrior, flat, flat}
-	if r.InterceptFirst {
+	switch {
+	case r.NoIntercept:
+		learn, priors = G.Nodes{w, s}, []nn.Prior{r.SlopePrior, flat}
+	case r.InterceptFirst:
 		learn, priors = G.Nodes{a, w, s}, []nn.Prior{flat, r.SlopePrior, flat}
 	}
 	// Initial values: zero coefficients and sigma = 1 (a user's start;
 	// the harness starts its chains elsewhere, see Start).
 	return &nn.Graph{G: g, Batch: batch, DType: dt, Input: x, Target: y, Learnables: learn,
-		Priors: priors, InitSD: []float64{0, 0, 0}, LogLik: ll}, nil
+		Priors: priors, InitSD: make([]float64, len(learn)), LogLik: ll}, nil
 }
 
 // logLik builds LogLik ([batch]) from the nodes of build.
@@ -107,8 +116,10 @@ func (r Regression) logLik(x, y, w, a, s *G.Node) (*G.Node, error) {
 		return n
 	}
 	c := func(v float64) *G.Node { return constant(dt, v) }
-	xw := must(G.Mul(x, w))
-	f := must(G.BroadcastAdd(xw, a, nil, []byte{0}))
+	f := must(G.Mul(x, w))
+	if a != nil {
+		f = must(G.BroadcastAdd(f, a, nil, []byte{0}))
+	}
 	d := must(G.Sub(y, f))
 	sq := must(G.Square(d))
 	prec := must(G.Exp(must(G.Mul(c(-2), s)))) // 1/sigma^2
@@ -120,7 +131,7 @@ func (r Regression) logLik(x, y, w, a, s *G.Node) (*G.Node, error) {
 	if lp := r.Sigma.logDensity(s, c, must); lp != nil {
 		perEx = must(G.Add(perEx, must(G.Mul(c(k), lp))))
 	}
-	if t := r.InterceptPrior; t.DF > 0 {
+	if t := r.InterceptPrior; t.DF > 0 && a != nil {
 		// log student_t(a | df, loc, scale) = -(df+1)/2 log1p(((a-loc)/scale)^2/df) + const
 		z := must(G.Square(must(G.Sub(a, c(t.Loc)))))
 		lp := must(G.Mul(c(-(t.DF+1)/2), must(G.Log1p(must(G.Mul(c(1/(t.Scale*t.Scale*t.DF)), z))))))
@@ -139,6 +150,9 @@ func (r Regression) logLik(x, y, w, a, s *G.Node) (*G.Node, error) {
 func (p ScalePrior) logDensity(s *G.Node, c func(float64) *G.Node, must func(*G.Node, error) *G.Node) *G.Node {
 	var df float64
 	switch p.Kind {
+	case ScaleHalfNormal:
+		// -sigma^2 / (2 scale^2)
+		return must(G.Mul(c(-0.5/(p.Scale*p.Scale)), must(G.Exp(must(G.Mul(c(2), s))))))
 	case ScaleHalfCauchy:
 		df = 1
 	case ScaleHalfStudentT:
@@ -154,6 +168,8 @@ func (p ScalePrior) logDensity(s *G.Node, c func(float64) *G.Node, must func(*G.
 // LogDensity returns log p(sigma) up to a constant (0 for the flat prior).
 func (p ScalePrior) LogDensity(sigma float64) float64 {
 	switch p.Kind {
+	case ScaleHalfNormal:
+		return -0.5 * sigma * sigma / (p.Scale * p.Scale)
 	case ScaleHalfCauchy:
 		return -math.Log1p(sigma * sigma / (p.Scale * p.Scale))
 	case ScaleHalfStudentT:

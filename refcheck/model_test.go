@@ -16,12 +16,15 @@ func potentialAt(r Regression, d Design, theta []float64) float64 {
 	k := len(d.X[0])
 	var a float64
 	var w []float64
-	if r.InterceptFirst {
+	switch {
+	case r.NoIntercept:
+		w = theta[:k]
+	case r.InterceptFirst:
 		a, w = theta[0], theta[1:k+1]
-	} else {
+	default:
 		w, a = theta[:k], theta[k]
 	}
-	s := theta[k+1]
+	s := theta[len(theta)-1]
 	sigma := math.Exp(s)
 	u := 0.0
 	for i, x := range d.X {

@@ -48,6 +48,13 @@ var Posteriors = map[string]Posterior{
 		Model:  Regression{Inputs: 6, InterceptFirst: true},
 		design: mesquite,
 	},
+	"sblrc-blr": {
+		Name: "sblrc-blr", Data: "sblrc", Stan: "blr",
+		Coefs: []string{"beta[1]", "beta[2]", "beta[3]", "beta[4]", "beta[5]"},
+		Model: Regression{Inputs: 5, NoIntercept: true, SlopePrior: nn.Prior{Precision: 0.01},
+			Sigma: ScalePrior{Kind: ScaleHalfNormal, Scale: 10}},
+		design: sblr,
+	},
 	"diamonds-diamonds": {
 		Name: "diamonds-diamonds", Data: "diamonds", Stan: "diamonds",
 		Coefs: diamondsCoefs(),
@@ -179,6 +186,27 @@ func diamonds(d rawData) (Design, error) {
 		cols[j] = c
 	}
 	return columns(y, cols...), nil
+}
+
+// sblr is blr.stan's design: y on the N x D matrix X, no intercept.
+func sblr(d rawData) (Design, error) {
+	n, err := d.int("N")
+	if err != nil {
+		return Design{}, err
+	}
+	k, err := d.int("D")
+	if err != nil {
+		return Design{}, err
+	}
+	y, err := d.vector("y", n)
+	if err != nil {
+		return Design{}, err
+	}
+	x, err := d.matrix("X", n, k)
+	if err != nil {
+		return Design{}, err
+	}
+	return Design{X: x, Y: y}, nil
 }
 
 // diamondsCoefs returns b[1] .. b[24], Intercept.

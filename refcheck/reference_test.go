@@ -67,6 +67,7 @@ func TestDataBlobs(t *testing.T) {
 		"kidiq":    "7f7b1977999ee2641772f1b3ac123564e2891897",
 		"mesquite": "598b8e48a9a3f005afd30bbc1a8eae324294823f",
 		"diamonds": "68519c7963c0e441c36de9d8be279dbaada44fbb",
+		"sblrc":    "8092f509f038d17e5de145617560f57ced0ceadc",
 	}
 	for name, blob := range want {
 		got, err := gitBlob(filepath.Join(DataDir, "data", name+".json.zip"))

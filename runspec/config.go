@@ -83,6 +83,13 @@ type Config struct {
 	// "variance" (from the positions' variances); see
 	// tempering.Preconditioner. Runs that do not record it ran with none.
 	Precondition string `json:"precondition,omitempty" yaml:"precondition,omitempty"`
+	// MassScale is how the preconditioner's mass is normalised: "widest"
+	// (the default, and what runs that do not record it ran with: the
+	// widest coordinates keep unit mass, the others are slowed to their
+	// pace) or "stiffest" (the stiffest keep unit mass, the others are
+	// sped up to their pace; the learning rate keeps its unit-mass
+	// meaning). See tempering.MassScale.
+	MassScale string `json:"mass_scale,omitempty" yaml:"mass_scale,omitempty"`
 	// NoiseCorrection estimates each chain's gradient noise per
 	// coordinate at the end of burn-in and from then on injects less noise
 	// where the gradient brings more (tempering.PT.NoiseCorrection), so that
@@ -235,6 +242,8 @@ func (c Config) Validate(s Setup) error {
 		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
 		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
 		{validPrecondition(c.Precondition), "precondition must be none, rmsprop or variance"},
+		{validMassScale(c.MassScale), "mass_scale must be widest or stiffest"},
+		{c.MassScaleValue() == tempering.MassScaleWidest || c.PreconditionValue() != tempering.PrecondNone, "mass_scale needs a preconditioner (precondition rmsprop or variance)"},
 		{!c.NoiseCorrection || c.Sampler == PTSGHMC || c.Sampler == "sgnht" || c.Sampler == "sghmc", "noise_correction needs a sampler with friction (ptsghmc, sgnht or sghmc)"},
 		{!c.NoiseCorrection || c.NoiseTarget == 0 && c.Cycle == 0 && c.SGDWarmup == 0, "noise_correction needs a fixed step and kernel (no noise_target, cycle or sgd_warmup)"},
 		{!c.NoiseCorrection || c.BurnIn >= 10, "noise_correction needs a burn-in of at least 10 steps to estimate the noise"},
@@ -321,6 +330,19 @@ func (c Config) PosteriorTemperature() float64 {
 func validPrecondition(name string) bool {
 	_, err := tempering.ParsePreconditioner(name)
 	return err == nil
+}
+
+// validMassScale reports whether name is a mass scale ("" is widest).
+func validMassScale(name string) bool {
+	_, err := tempering.ParseMassScale(name)
+	return err == nil
+}
+
+// MassScaleValue returns the run's mass scale (widest for runs that do
+// not record one; an invalid name, which Validate refuses, is widest).
+func (c Config) MassScaleValue() tempering.MassScale {
+	s, _ := tempering.ParseMassScale(c.MassScale)
+	return s
 }
 
 // PreconditionValue returns the run's preconditioner (none for runs that

@@ -75,6 +75,97 @@ type Health struct {
 	// tolerance is computed from the blocks it has.)
 	IntBlockSum, IntBlockMeans, IntBlockSq float64
 	IntBlockN, IntBlocks                   int
+	// The same for each step's gradient-noise term (its MomentumNoise
+	// less the integration error paired with it), for GradNoise's
+	// statistical tolerance (HealthFigures.NoiseTol). Zero in checkpoints
+	// from before them.
+	NoiseBlockSum, NoiseBlockMeans, NoiseBlockSq float64
+	NoiseBlockN, NoiseBlocks                     int
+	// The energy U/T (NotePotential) at the window's first and latest
+	// step, and summed, with its squares, over its first and last
+	// PotBlockLen steps (PotFirstN, PotLastN steps seen in each): the
+	// window's descent (HealthFigures.Descent). PotSeen is whether the
+	// kernel's caller reports it.
+	PotStart, PotEnd                         float64
+	PotFirst, PotFirstSq, PotLast, PotLastSq float64
+	PotFirstN, PotLastN                      int
+	PotSeen                                  bool
+	// Pool sums the figures of the windows after burn-in, and Pooled is
+	// their pooled figures (see PoolSums.figures): a persistent problem
+	// too small for one window to tell from chance, with few
+	// coordinates, shows in the pooled figures. Verdict grades both.
+	Pool   PoolSums
+	Pooled HealthFigures
+}
+
+// PoolSums are sums over the windows after burn-in of their figures, and
+// of the squares of those whose tolerance the pooled figures take from
+// their spread between windows.
+type PoolSums struct {
+	Windows, Steps                int
+	Kin, KinSq, Fric, Inj, Budget float64
+	Noise, NoiseSq, Int, IntSq    float64
+	IntMeasured                   bool
+}
+
+// add adds window figures f.
+func (p *PoolSums) add(f HealthFigures) {
+	p.Windows++
+	p.Steps += f.Steps
+	p.Kin += f.Kinetic
+	p.KinSq += f.Kinetic * f.Kinetic
+	p.Fric += f.Friction
+	p.Inj += f.Injected
+	p.Budget += f.Budget
+	p.Noise += f.GradNoise
+	p.NoiseSq += f.GradNoise * f.GradNoise
+	p.Int += f.Integration
+	p.IntSq += f.Integration * f.Integration
+	p.IntMeasured = p.IntMeasured || f.IntMeasured
+}
+
+// figures returns the pooled figures of the windows summed, last the last
+// of them: each figure's mean over the windows, graded with tolerances of
+// IntTolSE (gradient noise, integration error) and 4 (kinetic
+// temperature) standard errors of that mean, from the figures' spread
+// between windows (at least 2 windows; with one, last).
+func (p PoolSums) figures(last HealthFigures) HealthFigures {
+	n := p.Windows
+	if n < 2 {
+		return last
+	}
+	fn := float64(n)
+	f := HealthFigures{Step: last.Step, Steps: p.Steps, Dim: last.Dim, Kinetic: p.Kin / fn, Friction: p.Fric / fn,
+		Injected: p.Inj / fn, GradNoise: p.Noise / fn, Integration: p.Int / fn, Budget: p.Budget / fn, IntMeasured: p.IntMeasured,
+		XiGain: last.XiGain}
+	f.KineticTol = 4 * blockSE(p.Kin, p.KinSq, n)
+	f.NoiseTol = IntTolSE * blockSE(p.Noise, p.NoiseSq, n)
+	if total := f.Injected + math.Max(f.GradNoise, 0); total > 0 {
+		f.Share = math.Max(f.GradNoise, 0) / total
+	}
+	if low := math.Max(f.GradNoise-f.NoiseTol, 0); f.Injected+low > 0 {
+		f.ShareLow = low / (f.Injected + low)
+	}
+	if f.IntMeasured {
+		if tot := f.Injected + math.Max(f.Integration, 0); tot > 0 {
+			f.IntShare = math.Max(f.Integration, 0) / tot
+		}
+		f.IntSDError = IntSDWidening(f.Integration, f.Friction)
+		se := blockSE(p.Int, p.IntSq, n)
+		f.IntSDTol = IntSDWidening(math.Max(f.Integration, 0)+IntTolSE*se, f.Friction) - f.IntSDError
+	}
+	f.Status = f.grade()
+	return f
+}
+
+// Verdict returns the chain's verdict after burn-in and the figures behind
+// it: the worst window's status and figures, or the pooled figures'
+// (Pooled) when they grade worse.
+func (hl *Health) Verdict() (HealthStatus, HealthFigures) {
+	if hl.Pool.Windows >= 2 && hl.Pooled.Status > hl.Worst {
+		return hl.Pooled.Status, hl.Pooled
+	}
+	return hl.Worst, hl.WorstWindow
 }
 
 // HealthFigures are one window's measurements.
@@ -99,6 +190,16 @@ type HealthFigures struct {
 	// Share is GradNoise / (GradNoise + Injected), the gradient noise's
 	// share in the momentum's diffusion.
 	Share float64
+	// NoiseTol is GradNoise's statistical tolerance: IntTolSE standard
+	// errors of the window's mean, from the means of blocks of
+	// IntBlockLen steps (successive terms are correlated over the
+	// momentum's relaxation time). ShareLow is the share of GradNoise -
+	// NoiseTol (at least 0): the share the window shows beyond chance,
+	// which the grade compares with WarnShare and FailShare. With few
+	// coordinates a window's GradNoise varies by several hundredths even
+	// when there is no gradient noise at all (a full batch): p'p/D
+	// fluctuates by sqrt(2/D) per step.
+	NoiseTol, ShareLow float64
 	// Integration is the integration error's part of the momentum's
 	// heating per step and coordinate, twice the mean energy error of the
 	// steps' deterministic part (IntegrationError); IntShare is
@@ -130,7 +231,112 @@ type HealthFigures struct {
 	// grows without bound, the momentum wiped every step; near 1 the
 	// friction per step is several units and the same happens in effect.
 	Budget float64
-	Status HealthStatus
+	// XiGain is the thermostat's gain h^2/Q (SGNHT.ThermostatGain; 0 for
+	// a kernel without a thermostat): the friction per step falls by at
+	// most XiGain (1 - Kinetic) per step.
+	XiGain float64
+	// Descent is the momentum's heating per step and coordinate that the
+	// potential's fall over the window supplies, 2 (U/T at its first step
+	// - at its last) / (D (steps - 1)): in
+	// equilibrium about 0 (U/T fluctuates by about sqrt(D/2)), in a chain
+	// still descending from its start (a burn-in that ended inside the
+	// start-up transient) positive. Beyond its tolerance (either sign) it
+	// is taken out of GradNoise, which
+	// without it read a full-batch chain's descent as gradient noise (issue
+	// 43: shares of 80-98% in the windows after a burn-in of 250-1,000
+	// steps from a far start). DescentTol is its tolerance, 3 standard
+	// errors (Health.descent); DescentMeasured whether the window had U
+	// (NotePotential).
+	Descent, DescentTol float64
+	DescentMeasured     bool
+	Status              HealthStatus
+}
+
+// descent returns the window's Descent and DescentTol: 2 (U/T at its
+// first step - at its latest) / (D (steps - 1)), and 3 standard errors of
+// it, from the equilibrium fluctuation of U/T (variance about D/2 at each
+// end) and the spread of U/T over each end's PotBlockLen steps (a
+// minibatch estimate's noise, and the fluctuation within the block).
+func (hl *Health) descent(dim int) (float64, float64) {
+	n1, n2 := float64(hl.PotFirstN), float64(hl.PotLastN)
+	m1, m2 := hl.PotFirst/n1, hl.PotLast/n2
+	v1 := math.Max(hl.PotFirstSq/n1-m1*m1, 0)
+	v2 := math.Max(hl.PotLastSq/n2-m2*m2, 0)
+	scale := 2 / (float64(dim) * math.Max(float64(hl.Steps-1), 1))
+	return scale * (hl.PotStart - hl.PotEnd), 3 * scale * math.Sqrt(float64(dim)+v1+v2)
+}
+
+// descentBeyondChance returns Descent less its tolerance, at least 0.
+func (f HealthFigures) descentBeyondChance() float64 {
+	if !f.DescentMeasured {
+		return 0
+	}
+	return math.Max(f.Descent-f.DescentTol, 0)
+}
+
+// DescentShare returns the descent's heating beyond its tolerance as a
+// share of the momentum's diffusion (it plus the injected variance),
+// which the grade compares with WarnShare and FailShare: a chain whose
+// potential still falls this much is not sampling the posterior yet.
+func (f HealthFigures) DescentShare() float64 {
+	d := f.descentBeyondChance()
+	if d+f.Injected <= 0 {
+		return 0
+	}
+	return d / (d + f.Injected)
+}
+
+// PotBlockLen returns the steps at each end of a window of window steps
+// whose energies' spread gives its descent's tolerance: a tenth of it (at
+// least 1). With few coordinates and a small batch a minibatch estimate of
+// U is noisy enough to read as a descent; the spread measures that.
+func PotBlockLen(window int) int { return max(window/10, 1) }
+
+// NotePotential records the energy U/T of the chain's state before the
+// step it is called for (sampler.State.U over the rung's temperature), in a
+// health window of window steps; tempering.PT calls it before each
+// ObserveStep. Windows without it do not measure their descent.
+func (hl *Health) NotePotential(uOverT float64, window int) {
+	if math.IsNaN(uOverT) || math.IsInf(uOverT, 0) {
+		return
+	}
+	if window <= 0 {
+		window = DefaultHealthWindow
+	}
+	if hl.Steps == 0 {
+		hl.PotFirst, hl.PotFirstSq, hl.PotLast, hl.PotLastSq, hl.PotFirstN, hl.PotLastN = 0, 0, 0, 0, 0, 0
+		hl.PotStart, hl.PotSeen = uOverT, true
+	}
+	hl.PotEnd = uOverT
+	l := PotBlockLen(window)
+	if hl.Steps < l {
+		hl.PotFirst += uOverT
+		hl.PotFirstSq += uOverT * uOverT
+		hl.PotFirstN++
+	}
+	if hl.Steps >= window-l {
+		hl.PotLast += uOverT
+		hl.PotLastSq += uOverT * uOverT
+		hl.PotLastN++
+	}
+}
+
+// SettleSteps returns about how many more steps the thermostat needs to
+// fall from the window's friction per step to its level, -log(1 - Budget)
+// (the friction that removes the momentum's heating at temperature 1),
+// when the window is cold because it is still falling from an overshoot
+// (kinetic temperature below 1, friction above 1.2 times its level): the
+// excess over XiGain (1 - Kinetic), its fall per step. 0 otherwise, or
+// when the gain is unknown.
+func (f HealthFigures) SettleSteps() int {
+	if f.XiGain <= 0 || f.Kinetic >= 1 || f.Budget >= 1 {
+		return 0
+	}
+	level := -math.Log1p(-math.Max(f.Budget, 0))
+	if f.Friction <= 1.2*level {
+		return 0
+	}
+	return int(math.Ceil((f.Friction - level) / (f.XiGain * (1 - f.Kinetic))))
 }
 
 // HealthStatus grades a window.
@@ -279,10 +485,20 @@ func intSDTol(m, sum, sq float64, n int, f float64) float64 {
 	if n < 2 {
 		return 0
 	}
+	se := blockSE(sum, sq, n)
+	return IntSDWidening(math.Max(m, 0)+IntTolSE*se, f) - IntSDWidening(m, f)
+}
+
+// blockSE returns the standard error of the mean of n block means whose
+// sum is sum and whose squares sum to sq: their sd over sqrt(n). 0 with
+// fewer than 2 blocks.
+func blockSE(sum, sq float64, n int) float64 {
+	if n < 2 {
+		return 0
+	}
 	mb := sum / float64(n)
 	v := math.Max(sq/float64(n)-mb*mb, 0) * float64(n) / float64(n-1)
-	se := math.Sqrt(v / float64(n))
-	return IntSDWidening(math.Max(m, 0)+IntTolSE*se, f) - IntSDWidening(m, f)
+	return math.Sqrt(v / float64(n))
 }
 
 // Start sets the kinetic temperature p'p/D of the chain's initial momentum,
@@ -332,8 +548,9 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 	h, a := k.Dynamics()
 	inj := InjectedVariance(a, h)
 	f := xiBefore * h
+	e := 0.0 // the integration error paired with this step (the previous step's)
 	if hl.PrevWork.Valid && w.Valid {
-		e := IntegrationError(hl.PrevWork, w, dim)
+		e = IntegrationError(hl.PrevWork, w, dim)
 		hl.IntSum += e
 		hl.IntSteps++
 		hl.IntBlockSum += e
@@ -358,7 +575,16 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 	} else {
 		hl.XiF2 += f
 	}
-	hl.NoiseSum += MomentumNoise(hl.PrevKin, kinEnd, f, inj)
+	mn := MomentumNoise(hl.PrevKin, kinEnd, f, inj)
+	hl.NoiseSum += mn
+	hl.NoiseBlockSum += mn - e
+	if hl.NoiseBlockN++; hl.NoiseBlockN >= IntBlockLen(window) {
+		m := hl.NoiseBlockSum / float64(hl.NoiseBlockN)
+		hl.NoiseBlockMeans += m
+		hl.NoiseBlockSq += m * m
+		hl.NoiseBlocks++
+		hl.NoiseBlockSum, hl.NoiseBlockN = 0, 0
+	}
 	hl.InjSum += inj
 	hl.PrevKin = kinEnd
 	if hl.Steps < window {
@@ -382,14 +608,28 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 		fig.IntSDError = IntSDWidening(fig.Integration, fig.Friction)
 		fig.IntSDTol = intSDTol(fig.Integration, hl.IntBlockMeans, hl.IntBlockSq, hl.IntBlocks, fig.Friction)
 	}
+	if hl.PotSeen && hl.PotFirstN > 0 && hl.PotLastN > 0 {
+		fig.DescentMeasured = true
+		fig.Descent, fig.DescentTol = hl.descent(dim)
+		if math.Abs(fig.Descent) > fig.DescentTol { // beyond chance: not noise
+			fig.GradNoise -= fig.Descent
+		}
+	}
 	if total := fig.Injected + math.Max(fig.GradNoise, 0); total > 0 {
 		fig.Share = math.Max(fig.GradNoise, 0) / total
+	}
+	fig.NoiseTol = IntTolSE * blockSE(hl.NoiseBlockMeans, hl.NoiseBlockSq, hl.NoiseBlocks)
+	if low := math.Max(fig.GradNoise-fig.NoiseTol, 0); fig.Injected+low > 0 {
+		fig.ShareLow = low / (fig.Injected + low)
 	}
 	// p'p/D has variance 2/D per step and relaxes over about 1/(2 f)
 	// steps; a window mean's standard error is about
 	// sqrt(2/D / (window * min(1, 2 f))).
 	eff := n * math.Min(1, math.Max(2*fig.Friction, 1/n))
 	fig.KineticTol = 4 * math.Sqrt(2/float64(dim)/eff)
+	if g, ok := k.(interface{ ThermostatGain() float64 }); ok {
+		fig.XiGain = g.ThermostatGain()
+	}
 	fig.Status = fig.grade()
 	hl.Last = fig
 	hl.Windows++
@@ -405,11 +645,23 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 			hl.WorstWindow = fig
 		}
 		hl.Worst = max(hl.Worst, fig.Status)
+		hl.Pool.add(fig)
+		hl.Pooled = hl.Pool.figures(fig)
 	}
 	hl.Steps, hl.KinSum, hl.XiFSum, hl.XiF1, hl.XiF2, hl.NoiseSum, hl.InjSum = 0, 0, 0, 0, 0, 0, 0
 	hl.IntSum, hl.IntSteps = 0, 0
 	hl.IntBlockSum, hl.IntBlockMeans, hl.IntBlockSq, hl.IntBlockN, hl.IntBlocks = 0, 0, 0, 0, 0
+	hl.NoiseBlockSum, hl.NoiseBlockMeans, hl.NoiseBlockSq, hl.NoiseBlockN, hl.NoiseBlocks = 0, 0, 0, 0, 0
 	return true
+}
+
+// ShareBeyondChance returns the gradient noise's share beyond chance, ShareLow, or
+// Share for figures without a tolerance (from before NoiseTol).
+func (f HealthFigures) ShareBeyondChance() float64 {
+	if f.NoiseTol == 0 {
+		return f.Share
+	}
+	return f.ShareLow
 }
 
 // intSD returns the integration error's widening of the sds less its
@@ -427,9 +679,9 @@ func (f HealthFigures) intSD() float64 { return f.IntSDError - f.IntSDTol }
 func (f HealthFigures) grade() HealthStatus {
 	dev := math.Abs(f.Kinetic-1) - f.KineticTol
 	switch {
-	case f.Budget >= FailBudget, f.Share > FailShare, f.intSD() > FailIntSD, dev > 4*KineticSlack, math.IsNaN(f.Kinetic):
+	case f.Budget >= FailBudget, f.ShareBeyondChance() > FailShare, f.DescentShare() > FailShare, f.intSD() > FailIntSD, dev > 4*KineticSlack, math.IsNaN(f.Kinetic):
 		return HealthFail
-	case f.Share > WarnShare, f.intSD() > WarnIntSD, dev > KineticSlack:
+	case f.ShareBeyondChance() > WarnShare, f.DescentShare() > WarnShare, f.intSD() > WarnIntSD, dev > KineticSlack:
 		return HealthWarn
 	}
 	return HealthOK
@@ -453,14 +705,20 @@ func (f HealthFigures) Problems() []string {
 	if f.Budget >= FailBudget {
 		out = append(out, fmt.Sprintf("the momentum receives %.3g of variance per step (injected %.3g + gradient noise %.3g + integration error %.3g), more than friction can remove at temperature 1 (2): the thermostat grows without bound and the momentum is wiped every step", 2*f.Budget, f.Injected, f.GradNoise, f.Integration))
 	}
-	if f.Share > WarnShare {
-		out = append(out, fmt.Sprintf("gradient noise is %.0f%% of the momentum's diffusion (h^2 Var[grad U~] = %.3g per step against %.3g injected)", 100*f.Share, f.GradNoise, f.Injected))
+	if f.ShareBeyondChance() > WarnShare {
+		out = append(out, fmt.Sprintf("gradient noise is %.0f%% of the momentum's diffusion (h^2 Var[grad U~] = %.3g +- %.2g per step against %.3g injected)", 100*f.Share, f.GradNoise, f.NoiseTol, f.Injected))
+	}
+	if f.DescentShare() > WarnShare {
+		out = append(out, fmt.Sprintf("the chain is still descending from its start: its potential U/T fell by %.3g over the window, heating the momentum by %.3g per step against %.3g injected (the start-up transient)", f.Descent*float64(f.Dim)*float64(max(f.Steps-1, 1))/2, f.Descent, f.Injected))
 	}
 	if f.intSD() > WarnIntSD {
 		out = append(out, fmt.Sprintf("integration error: the step is too large for the stiffest directions (energy error heats the momentum by %.3g per step against %.3g injected; sds about %.0f%% wide on average, more than the %.0f%% tolerated)", f.Integration, f.Injected, 100*f.IntSDError, 100*WarnIntSD))
 	}
 	if dev := math.Abs(f.Kinetic-1) - f.KineticTol; dev > KineticSlack {
 		out = append(out, fmt.Sprintf("kinetic temperature %.3f, not 1 (tolerance %.3f)", f.Kinetic, f.KineticTol+KineticSlack))
+	}
+	if n := f.SettleSteps(); n > 0 && f.Status != HealthOK {
+		out = append(out, fmt.Sprintf("thermostat still falling from an overshoot (friction per step %.3g, about %d more steps to its level)", f.Friction, n))
 	}
 	if f.Friction != 0 && math.Abs(f.XiTrend) > 0.1 && f.Kinetic > 1 {
 		out = append(out, fmt.Sprintf("thermostat still rising (friction per step %.3g, %+.0f%% across the window)", f.Friction, 100*f.XiTrend))
@@ -477,6 +735,9 @@ const (
 	CauseNoise       HealthCause = "gradient noise"    // fix: precondition, a larger batch or a smaller step
 	CauseIntegration HealthCause = "integration error" // fix: a smaller step, or precondition
 	CauseThermostat  HealthCause = "thermostat"        // fix: a longer burn-in
+	// CauseStartup: the chain is still descending from its start (its
+	// potential falls: HealthFigures.Descent); fix: a longer burn-in.
+	CauseStartup HealthCause = "start-up transient"
 )
 
 // Cause returns the main cause of the window's problems: gradient noise
@@ -484,15 +745,20 @@ const (
 // further beyond its warning threshold when both are, or, with neither, the
 // thermostat (kinetic temperature off); CauseNone for an ok window.
 func (f HealthFigures) Cause() HealthCause {
-	noise, integ := f.Share/WarnShare, f.intSD()/WarnIntSD
+	noise, integ, desc := f.ShareBeyondChance()/WarnShare, f.intSD()/WarnIntSD, f.DescentShare()/WarnShare
 	if f.Budget >= FailBudget { // the heating's larger part is to blame
-		if f.GradNoise >= f.Integration {
+		switch {
+		case f.descentBeyondChance() >= math.Max(f.GradNoise, f.Integration):
+			desc = math.Max(desc, 1.01)
+		case f.GradNoise >= f.Integration:
 			noise = math.Max(noise, 1.01)
-		} else {
+		default:
 			integ = math.Max(integ, 1.01)
 		}
 	}
 	switch {
+	case desc > 1 && desc >= noise && desc >= integ:
+		return CauseStartup
 	case noise > 1 && noise >= integ:
 		return CauseNoise
 	case integ > 1:
@@ -505,8 +771,11 @@ func (f HealthFigures) Cause() HealthCause {
 
 // String summarises the figures on one line.
 func (f HealthFigures) String() string {
-	s := fmt.Sprintf("%s: kinetic %.3f, friction/step %.3g (trend %+.0f%%), gradient noise %.3g vs injected %.3g (share %.0f%%, budget %.2f)",
-		f.Status, f.Kinetic, f.Friction, 100*f.XiTrend, f.GradNoise, f.Injected, 100*f.Share, f.Budget)
+	s := fmt.Sprintf("%s: kinetic %.3f, friction/step %.3g (trend %+.0f%%), gradient noise %.3g +- %.2g vs injected %.3g (share %.0f%%, beyond chance %.0f%%, budget %.2f)",
+		f.Status, f.Kinetic, f.Friction, 100*f.XiTrend, f.GradNoise, f.NoiseTol, f.Injected, 100*f.Share, 100*f.ShareBeyondChance(), f.Budget)
+	if f.DescentMeasured {
+		s += fmt.Sprintf(", descent %.3g +- %.2g", f.Descent, f.DescentTol)
+	}
 	if f.IntMeasured {
 		s += fmt.Sprintf(", integration error %.3g (sds +%.1f%% +- %.1f%%)", f.Integration, 100*f.IntSDError, 100*f.IntSDTol)
 	}
@@ -536,8 +805,19 @@ func (hl *Health) Multiplier() float64 { return hl.stepScale() }
 // window, and stays within [1/64, 1]. It returns the factor applied. A
 // noise-aware run (tempering.PT.NoiseTarget) calls it at the end of every
 // burn-in window.
+//
+// It reads the window's gradient noise with its descent (Descent) left in,
+// as it did before the descent was measured, so noise-aware runs step as
+// they did.
 func (hl *Health) AdaptStep(target float64) float64 {
 	f := hl.Last
+	if f.DescentMeasured {
+		f.GradNoise += f.Descent
+		f.Share = 0
+		if total := f.Injected + math.Max(f.GradNoise, 0); total > 0 {
+			f.Share = math.Max(f.GradNoise, 0) / total
+		}
+	}
 	if f.GradNoise <= 0 || f.Share <= target && (f.Share >= target/2 || hl.stepScale() >= 1) {
 		return 1
 	}

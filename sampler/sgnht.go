@@ -114,9 +114,44 @@ func (k SGNHT) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.R
 	if err != nil {
 		return err
 	}
+	// the thermostat is not finite when the momentum is not (a diverged
+	// step): checked before the cap
 	s.Xi, s.Kinetic, s.kinAfter, s.hasKinAfter = xi, kin, after, true
-	return finite(s.Xi)
+	if err := finite(s.Xi); err != nil {
+		return err
+	}
+	s.Xi = k.capXi(xi)
+	return nil
 }
+
+// MaxFrictionPerStep is the most friction per step, xi h, the SGNHT
+// thermostat may reach (or twice A h, when that is more). At xi h = 5 the
+// momentum keeps exp(-5) = 0.7% of itself per step, so the dynamics are
+// those of a larger xi in effect: a thermostat past it is not in
+// equilibrium (the health check fails a budget above FailBudget, a
+// friction of 2.3 per step). Without the cap, a thermostat that overshot
+// (a descent from a far start, a burn-in window of strong gradient noise
+// before the mass is estimated) to hundreds or thousands per step fell
+// back by at most (A h)^2 per step at the default inertia, and kept the
+// chain cold for 10^5 steps and more (issue 43: a friction of about 900
+// per step at kinetic temperature 0.1 took 130,000-180,000 steps to drain;
+// capped, a few hundred). A chain whose thermostat stays below the cap
+// runs as before, bit for bit.
+const MaxFrictionPerStep = 5
+
+// capXi returns xi, held to at most max(MaxFrictionPerStep, 2 A h)/h.
+func (k SGNHT) capXi(xi float64) float64 {
+	if k.StepSize <= 0 {
+		return xi
+	}
+	limit := math.Max(MaxFrictionPerStep, 2*k.Diffusion*k.StepSize) / k.StepSize
+	return math.Min(xi, limit)
+}
+
+// ThermostatGain returns h^2/Q: the thermostat's change of friction per
+// step, xi h, per step and unit of kinetic temperature above 1. After an
+// overshoot, the friction per step falls by at most this much per step.
+func (k SGNHT) ThermostatGain() float64 { return k.StepSize * k.StepSize / k.inertia() }
 
 // InjectedVariance returns the momentum variance injected per step,
 // 2 (1 - exp(-A h)): the noise that balances the exact friction exp(-A h)

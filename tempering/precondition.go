@@ -58,6 +58,61 @@ func ParsePreconditioner(name string) (Preconditioner, error) {
 	return 0, fmt.Errorf("preconditioner %q: expected none, rmsprop or variance", name)
 }
 
+// MassScale is how an estimated mass is normalised: which coordinates
+// keep unit mass.
+type MassScale int
+
+const (
+	// MassScaleWidest (the zero value, what runs that do not record a
+	// scale ran with) gives the widest coordinates unit mass and every
+	// other a heavier one (MassFromPrecision): at the same learning rate no
+	// coordinate moves faster than with unit mass, and the step must grow
+	// for the mass to speed anything up; but the burn-in's first window,
+	// before any estimate, runs at unit mass with that step, so it cannot
+	// grow past the unit-mass chain's stable step within a run.
+	MassScaleWidest MassScale = iota
+	// MassScaleStiffest gives the stiffest coordinates unit mass and every
+	// other a lighter one (MassFromPrecisionStiffest): the learning rate
+	// keeps its unit-mass meaning (a step stable with unit mass keeps the
+	// stiffest coordinates where they were), and every other coordinate
+	// moves at the stiffest one's pace. On issue 43's posteriordb
+	// regressions, whose coordinates' sds are 10^2 to 10^5 apart, it is
+	// what lets a diagonal mass speed the chain up (docs/posterior-checks.md).
+	MassScaleStiffest
+)
+
+// String returns "widest" or "stiffest".
+func (s MassScale) String() string {
+	switch s {
+	case MassScaleWidest:
+		return "widest"
+	case MassScaleStiffest:
+		return "stiffest"
+	}
+	return fmt.Sprintf("MassScale(%d)", int(s))
+}
+
+// ParseMassScale returns the MassScale named "widest" or "stiffest" (""
+// is widest).
+func ParseMassScale(name string) (MassScale, error) {
+	switch name {
+	case "widest", "":
+		return MassScaleWidest, nil
+	case "stiffest":
+		return MassScaleStiffest, nil
+	}
+	return 0, fmt.Errorf("mass scale %q: expected widest or stiffest", name)
+}
+
+// MassFrom returns the mass of per-coordinate curvature estimates v under
+// the scale s: MassFromPrecision or MassFromPrecisionStiffest.
+func (s MassScale) MassFrom(v []float64) []float64 {
+	if s == MassScaleStiffest {
+		return MassFromPrecisionStiffest(v)
+	}
+	return MassFromPrecision(v)
+}
+
 // MassWindowEnds returns the steps at which the mass is re-estimated for a
 // burn-in of burnIn steps: 10%, 20%, 40% and 80% of it (windows of 10%,
 // 10%, 20% and 40%), those that are at least a step past the previous one.
@@ -172,6 +227,37 @@ func MassFromPrecision(v []float64) []float64 {
 	return m
 }
 
+// MassFromPrecisionStiffest returns the diagonal mass of per-coordinate
+// curvature estimates v normalised to the stiffest: m_i = v_i / v_ref, at
+// least 1/MaxMass and at most 1, where v_ref is the 99th percentile of the
+// positive finite v (their largest below 100 coordinates). So the
+// stiffest coordinates keep unit mass and every other is sped up to their
+// frequency; a coordinate whose estimate is not positive (it never moved,
+// or its gradient was 0) or not finite keeps unit mass.
+func MassFromPrecisionStiffest(v []float64) []float64 {
+	var pos []float64
+	for _, x := range v {
+		if x > 0 && !math.IsInf(x, 1) {
+			pos = append(pos, x)
+		}
+	}
+	m := make([]float64, len(v))
+	for i := range m {
+		m[i] = 1
+	}
+	if len(pos) == 0 {
+		return m
+	}
+	slices.Sort(pos)
+	ref := pos[len(pos)-1-len(pos)/100]
+	for i, x := range v {
+		if x > 0 && !math.IsInf(x, 1) {
+			m[i] = math.Min(math.Max(x/ref, 1/MaxMass), 1)
+		}
+	}
+	return m
+}
+
 // adaptMass runs PT's mass adaptation for the step just taken (st.Steps):
 // it adds the step's positions to variance estimates, and at the end of a
 // window sets each rung's mass from its estimate and starts the next
@@ -196,7 +282,7 @@ func (pt *PT) adaptMass(st *PTState) error {
 		if !slices.Contains(ends, st.Steps) {
 			continue
 		}
-		if err := s.SetMass(MassFromPrecision(e.precision(pt.Precondition))); err != nil {
+		if err := s.SetMass(pt.MassScale.MassFrom(e.precision(pt.Precondition))); err != nil {
 			return fmt.Errorf("rung %d: mass at step %d: %w", j, st.Steps, err)
 		}
 		st.Stats.Health[j].PrevWork.Valid = false

@@ -48,3 +48,12 @@ func ExamplePT_precondition() {
 	// Output:
 	// mass ratio about 10^4, windows ending at [2000 4000 8000 16000]
 }
+
+// ExampleMassFromPrecisionStiffest normalises the same estimates to the
+// stiffest coordinate (MassScaleStiffest): it keeps unit mass, the others
+// are sped up to its pace.
+func ExampleMassFromPrecisionStiffest() {
+	fmt.Println(tempering.MassFromPrecisionStiffest([]float64{4e6, 2e4, 200}))
+	// Output:
+	// [1 0.005 5e-05]
+}

@@ -69,6 +69,9 @@ type PT struct {
 	// mass during burn-in and then freezes it (see Preconditioner). It
 	// needs an SGNHT, SGHMC or SGLD kernel.
 	Precondition Preconditioner
+	// MassScale is how the estimated mass is normalised (the zero value,
+	// MassScaleWidest: the widest coordinates keep unit mass).
+	MassScale MassScale
 	// NoiseCorrection estimates each rung's gradient noise per coordinate
 	// over the end of burn-in (after the last mass re-estimate, or its
 	// second half) and from the end of burn-in injects less noise where
@@ -275,6 +278,9 @@ func (pt *PT) Validate() error {
 		}
 	default:
 		return fmt.Errorf("pt: unknown preconditioner %v", pt.Precondition)
+	}
+	if pt.MassScale != MassScaleWidest && (pt.MassScale != MassScaleStiffest || pt.Precondition == PrecondNone) {
+		return fmt.Errorf("pt: mass scale %v needs a preconditioner (and is widest or stiffest)", pt.MassScale)
 	}
 	if pt.NoiseCorrection {
 		if _, ok := pt.Kernel.(sampler.Frictional); !ok {
@@ -491,6 +497,11 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 			continue
 		}
 		hl := &st.Stats.Health[j]
+		temp := hypers[j].Temp
+		if temp == 0 {
+			temp = 1
+		}
+		hl.NotePotential(s.U/temp, pt.HealthWindow) // the window's descent
 		ended := hl.ObserveStep(kernels[j].(sampler.Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
 		if ended && pt.NoiseTarget > 0 && st.Steps <= pt.BurnIn {
 			if g := hl.AdaptStep(pt.NoiseTarget); g != 1 {

@@ -33,6 +33,9 @@ func (r *Run) Preconditioning() string {
 		return ""
 	}
 	head := fmt.Sprintf("preconditioner %s", r.Cfg.PreconditionValue())
+	if sc := r.Cfg.MassScaleValue(); sc != tempering.MassScaleWidest {
+		head += fmt.Sprintf(" (mass scale %s)", sc)
+	}
 	if r.Cfg.NoiseCorrection {
 		head += ", per-coordinate noise correction"
 	}

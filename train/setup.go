@@ -77,7 +77,7 @@ func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
 		return nil, err
 	}
 	pt := &tempering.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
-		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(),
+		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(), MassScale: cfg.MassScaleValue(),
 		NoiseCorrection: cfg.NoiseCorrection}
 	if len(temps) > 1 {
 		pt.Every = cfg.Exchange

@@ -189,6 +189,9 @@ func configDiff(want, got runspec.Config) []string {
 		if c.Precondition == "" {
 			c.Precondition = "none"
 		}
+		if c.MassScale == "" { // and before the mass scale, with widest
+			c.MassScale = "widest"
+		}
 	}
 	w, g := runspec.FieldsOf(want), runspec.FieldsOf(got)
 	// Settings a config file omits when zero are compared too when only one

@@ -1,0 +1,65 @@
+package tempering_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
+)
+
+// TestMassScaleStiffest runs SGNHT and SGLD with the variance mass on a
+// Gaussian whose two coordinates have sds 100 apart, at a step the stiff
+// coordinate allows with unit mass (omega h = 0.3), which the burn-in's
+// first window runs at. Normalised to the widest coordinate (the
+// default) the mass slows the stiff one to the wide one's pace and the
+// chain barely moves (omega h = 0.003 in both); normalised to the
+// stiffest the wide coordinate is sped up to the stiff one's pace: its
+// ESS over the same steps is many times larger, and both variances are
+// right within 5%.
+func TestMassScaleStiffest(t *testing.T) {
+	g := &sampler.Gaussian{Mean: []float64{0, 0}, Var: []float64{1e-4, 1}}
+	const h, steps, burn = 0.003, 100000, 10000
+	for _, k := range []sampler.Kernel{sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, sampler.SGLD{StepSize: 2 * h * h}} {
+		ess := map[tempering.MassScale]float64{}
+		for _, scale := range []tempering.MassScale{tempering.MassScaleWidest, tempering.MassScaleStiffest} {
+			pt := &tempering.PT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: burn,
+				Precondition: tempering.PrecondVariance, MassScale: scale}
+			st, err := pt.Init([][]float64{{0, 0}}, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wide []float64
+			v := make([]float64, 2)
+			err = pt.Run([]sampler.Potential{g}, nil, st, steps, func(s *tempering.PTState) error {
+				if s.Steps > burn {
+					x := s.Rungs[0].Theta
+					wide = append(wide, x[1])
+					for j := range v {
+						v[j] += x[j] * x[j] / (steps - burn)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ess[scale] = diagnose.BulkESS([][]float64{wide})
+			t.Logf("%s, %v: mass %.3g, variances / exact %.3f %.3f, wide coordinate's ESS %.0f", k.Name(), scale, st.Rungs[0].Mass, v[0]/g.Var[0], v[1]/g.Var[1], ess[scale])
+			if scale == tempering.MassScaleStiffest {
+				for j := range v {
+					if r := math.Sqrt(v[j] / g.Var[j]); math.Abs(r-1) > 0.05 {
+						t.Errorf("%s, %v: coordinate %d sd / exact %.3f", k.Name(), scale, j, r)
+					}
+				}
+			}
+		}
+		if ess[tempering.MassScaleStiffest] < 20*ess[tempering.MassScaleWidest] {
+			t.Errorf("%s: the stiffest scale's ESS %.0f is not 20 times the widest's %.0f", k.Name(), ess[tempering.MassScaleStiffest], ess[tempering.MassScaleWidest])
+		}
+	}
+	if _, err := (&tempering.PT{Kernel: sampler.SGLD{StepSize: 1}, Temps: []float64{1}, MassScale: tempering.MassScaleStiffest}).Init([][]float64{{0}}, 1); err == nil {
+		t.Error("a mass scale without a preconditioner was accepted")
+	}
+}
