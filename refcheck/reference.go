@@ -250,3 +250,15 @@ func (r Reference) Correlation() ([][]float64, []float64, error) {
 	}
 	return corr, vals, nil
 }
+
+// covMatrix returns the reference covariance as a symmetric matrix.
+func (r Reference) covMatrix() *mat.SymDense {
+	d := len(r.Cov)
+	cov := mat.NewSymDense(d, nil)
+	for a := 0; a < d; a++ {
+		for b := a; b < d; b++ {
+			cov.SetSym(a, b, r.Cov[a][b])
+		}
+	}
+	return cov
+}

@@ -360,12 +360,7 @@ func (r Result) Diverged() bool { return errors.Is(r.Err, sampler.ErrDiverged) }
 // in rmsprop's estimate, from a finite window) differs somewhat.
 func StableLR(ref Reference, p tempering.Preconditioner, scale tempering.MassScale, n int, omegaH float64) (float64, error) {
 	d := len(ref.Cov)
-	cov := mat.NewSymDense(d, nil)
-	for a := 0; a < d; a++ {
-		for b := a; b < d; b++ {
-			cov.SetSym(a, b, ref.Cov[a][b])
-		}
-	}
+	cov := ref.covMatrix()
 	var ch mat.Cholesky
 	if !ch.Factorize(cov) {
 		return 0, fmt.Errorf("stable step of %s: covariance not positive definite", ref.Posterior)

@@ -15,12 +15,7 @@ import (
 func gaussianDraws(t *testing.T, ref Reference, n int, rng *rand.Rand) [][]float64 {
 	t.Helper()
 	d := len(ref.Mean)
-	cov := mat.NewSymDense(d, nil)
-	for a := 0; a < d; a++ {
-		for b := a; b < d; b++ {
-			cov.SetSym(a, b, ref.Cov[a][b])
-		}
-	}
+	cov := ref.covMatrix()
 	var ch mat.Cholesky
 	if !ch.Factorize(cov) {
 		t.Fatal("reference covariance not positive definite")
