@@ -65,22 +65,11 @@ func TestPosteriordbTable(t *testing.T) {
 	}
 	var rows []string
 	for _, name := range names {
-		ref, err := LoadReference(DataDir, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, _, err := Posteriors[name].Load(DataDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases, err := Grid(ref, len(d.Y))
-		if err != nil {
-			t.Fatal(err)
-		}
+		ref, n, cases := loadGrid(t, name)
 		if name == "sblrc-blr" {
 			cases = append(issueCases(), cases...)
 		}
-		rec, err := Recommended(ref, len(d.Y))
+		rec, err := Recommended(ref, n)
 		if err != nil {
 			t.Fatal(err)
 		}

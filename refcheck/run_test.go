@@ -133,18 +133,7 @@ func TestStableLR(t *testing.T) {
 // checked against the reference (the long harness does that).
 func TestRunSmoke(t *testing.T) {
 	for _, name := range PosteriorNames() {
-		ref, err := LoadReference(DataDir, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, _, err := Posteriors[name].Load(DataDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		grid, err := Grid(ref, len(d.Y))
-		if err != nil {
-			t.Fatal(err)
-		}
+		ref, _, grid := loadGrid(t, name)
 		c := grid[2] // sgnht, variance, full batch
 		if c.Kernel != "sgnht" || c.Precond != tempering.PrecondVariance || c.Batch != 0 {
 			t.Fatalf("grid[2] is %+v", c)
@@ -232,4 +221,23 @@ func TestStartupReported(t *testing.T) {
 			t.Errorf("%s, burn-in %d: verdict %v (%q), want %v (%q)", tc.kernel, tc.burnIn, status, fig.Cause(), tc.want, tc.cause)
 		}
 	}
+}
+
+// loadGrid returns posterior name's reference, its number of examples and
+// its harness grid (Grid).
+func loadGrid(t *testing.T, name string) (Reference, int, []Case) {
+	t.Helper()
+	ref, err := LoadReference(DataDir, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := Posteriors[name].Load(DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grid, err := Grid(ref, len(d.Y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref, len(d.Y), grid
 }

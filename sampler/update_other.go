@@ -1,0 +1,7 @@
+//go:build !amd64 || noasm
+
+package sampler
+
+// unitUpdateBlocks updates nothing without the assembly: chunk's loop
+// updates every coordinate.
+func unitUpdateBlocks(tc, pc, gc, z []float64, c *[4]float64, sums *[5]float64) int { return 0 }
