@@ -446,8 +446,7 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 	if len(st.kin) != r {
 		st.kin, st.xi0, st.errs = make([]float64, r), make([]float64, r), make([]error, r)
 	}
-	errs := st.errs
-	clear(errs)
+	errs := st.errs                // every rung's step writes its own
 	if len(st.Stats.Health) != r { // a state from before health watching
 		st.Stats.Health = make([]sampler.Health, r)
 	}
