@@ -8,7 +8,7 @@
 # ensemble verdict's 8 minutes in steps (scripts/ensemble_confirm.sh): 125,000 steps
 # for one chain, 84,000 for each of two, 5 sgd networks of 30,000.
 #
-# Rows (fixed 2026-11-26 23:59 UTC, before their runs):
+# Rows (fixed 2026-11-26 23:54 UTC, before their runs):
 #   ensemble        5 sgd networks of 30,000 steps (seeds 10 SEED + 1..5)
 #   t0.3            make run's posterior (T = 0.3, one chain)
 #   t0.2            T = 0.2, one chain
