@@ -52,6 +52,7 @@ type Evaluator struct {
 	f64    *program[float64]
 	ll     []float64
 	gauss  bool                         // every learnable's prior is Gaussian
+	mlp    *nn.Spec                     // an nn.Spec MLP's spec: the plan's arithmetic (mlp.go)
 	stream [convert.StreamChunk]float64 // EvalStream's chunk
 }
 
@@ -86,7 +87,7 @@ func newEvaluator(model nn.Model, batch int, dtype tensor.Dtype, withGrad bool) 
 	if batch <= 0 {
 		return nil, fmt.Errorf("compile: batch size %d must be positive", batch)
 	}
-	e := &Evaluator{model: model, batch: batch, k: model.Outputs, ll: make([]float64, batch), gauss: convert.GaussianLayout(model.Layout)}
+	e := &Evaluator{model: model, batch: batch, k: model.Outputs, ll: make([]float64, batch), gauss: convert.GaussianLayout(model.Layout), mlp: model.MLP}
 	var err error
 	switch dtype {
 	case tensor.Float32:
@@ -141,6 +142,12 @@ func (e *Evaluator) Eval(theta []float64, data *datasets.Dataset, idx []int, sca
 		sum, err := e.Likelihood(theta, data, idx, scale, grad, loglik)
 		if err != nil {
 			return 0, err
+		}
+		if e.mlp != nil { // the plan's prior, layer by layer
+			if grad != nil {
+				e.mlp.AddNegLogPriorGrad(theta, grad)
+			}
+			return e.mlp.NegLogPrior(theta) - scale*sum, nil
 		}
 		return convert.WithPrior(e.model.Layout, theta, grad, scale, sum), nil
 	}
@@ -206,6 +213,18 @@ func streamProgram[T float](e *Evaluator, p *program[T], theta []float64, data *
 	sum, prior = runProgram(e, p, theta, data, idx, scale, nil, nil, true)
 	backwardScaled(p, len(idx), scale)
 	buf := &e.stream
+	if e.mlp != nil { // layer by layer, weights and biases together, as the plan streams
+		for l, ly := range e.mlp.Layers() {
+			lam := e.mlp.Precision(l)
+			for lo := ly.W; lo < ly.B+ly.Out; lo += convert.StreamChunk {
+				hi := min(lo+convert.StreamChunk, ly.B+ly.Out)
+				out := buf[:hi-lo]
+				convert.AddPriorGrad(out, p.gflat[lo:hi], theta[lo:hi], lam)
+				consume(lo, out)
+			}
+		}
+		return sum, prior
+	}
 	for i, par := range e.model.Layout {
 		g := p.grads[i]
 		for lo := 0; lo < len(g); lo += convert.StreamChunk {
@@ -254,7 +273,14 @@ func (e *Evaluator) Likelihood(theta []float64, data *datasets.Dataset, idx []in
 // learnable.
 func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
 	prior := 0.0
+	p.rows = len(idx)
+	if m.MLP != nil {
+		prior = loadMLP(*m.MLP, p, theta, data, idx, gaussPrior)
+	}
 	for i, par := range m.Layout {
+		if m.MLP != nil {
+			break
+		}
 		th := theta[par.Offset : par.Offset+par.Size()]
 		if gaussPrior {
 			prior += 0.5 * par.Prior.Precision * convert.SumSquares(p.params[i], th)
@@ -276,6 +302,9 @@ func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Da
 	clear(p.y)
 	for r, i := range idx {
 		if data.Classes > 0 {
+			if p.labels != nil {
+				p.labels[r] = data.Labels[i]
+			}
 			p.y[r*k+data.Labels[i]] = 1
 			continue
 		}
@@ -295,9 +324,16 @@ func runProgram[T float](e *Evaluator, p *program[T], theta []float64, data *dat
 	prior = load(e.model, p, theta, data, idx, gaussPrior)
 	p.forward()
 	n := len(idx)
-	for r, v := range p.loglik[:n] {
-		e.ll[r] = float64(v)
-		sum += float64(v)
+	if p.ll64 != nil { // an MLP's, in float64
+		for r, v := range p.ll64[:n] {
+			e.ll[r] = v
+			sum += v
+		}
+	} else {
+		for r, v := range p.loglik[:n] {
+			e.ll[r] = float64(v)
+			sum += float64(v)
+		}
 	}
 	if loglik != nil {
 		copy(loglik, e.ll[:n])
@@ -306,6 +342,10 @@ func runProgram[T float](e *Evaluator, p *program[T], theta []float64, data *dat
 		return sum, prior
 	}
 	backwardScaled(p, n, scale)
+	if e.mlp != nil {
+		writeGradMLP(*e.mlp, p, theta, grad, gaussPrior)
+		return sum, prior
+	}
 	for i, par := range e.model.Layout {
 		dst := grad[par.Offset : par.Offset+par.Size()]
 		if gaussPrior {
@@ -344,5 +384,37 @@ func logitsOf[T float](e *Evaluator, p *program[T], theta []float64, data *datas
 	p.forward()
 	for i, v := range p.logits[:len(idx)*e.k] {
 		out[i] = float64(v)
+	}
+}
+
+// loadMLP writes theta into an MLP's flat parameter buffer; with gaussPrior
+// it returns the Gaussian prior's -log p(theta), layer by layer over the
+// weights and biases together, as autodiff.Plan sums it.
+func loadMLP[T float](s nn.Spec, p *program[T], theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
+	if !gaussPrior {
+		for i, v := range theta {
+			p.flat[i] = T(v)
+		}
+		return 0
+	}
+	prior := 0.0
+	for l, ly := range s.Layers() {
+		prior += 0.5 * s.Precision(l) * convert.SumSquares(p.flat[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out])
+	}
+	return prior
+}
+
+// writeGradMLP writes an MLP's gradient from its flat adjoint buffer, with
+// gaussPrior the Gaussian prior's added layer by layer, as autodiff.Plan
+// writes it.
+func writeGradMLP[T float](s nn.Spec, p *program[T], theta, grad []float64, gaussPrior bool) {
+	if !gaussPrior {
+		for i, v := range p.gflat {
+			grad[i] = float64(v)
+		}
+		return
+	}
+	for l, ly := range s.Layers() {
+		convert.AddPriorGrad(grad[ly.W:ly.B+ly.Out], p.gflat[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], s.Precision(l))
 	}
 }
