@@ -96,7 +96,7 @@ type cnode[T float] struct {
 	block    *convBlock[T]
 	dense    *denseLayer[T] // an MLP's layer (mlp.go)
 	tail     *mlpTail[T]    // an MLP's likelihood (mlp.go)
-	repeat   bool // a broadcast repeat: a view, no buffer
+	repeat   bool           // a broadcast repeat: a view, no buffer
 	kind     string
 	// mkBwd, called once in reverse topological order, claims the
 	// adjoints its step writes and returns the step (nil: none).
