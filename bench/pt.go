@@ -177,7 +177,12 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 	b := &ptSetup{pt: pt, gradNS: new(atomic.Int64), params: spec.NumParams(), sizes: sizes, engine: engine}
 	b.pots = make([]sampler.Potential, len(pt.Temps))
 	for j := range b.pots {
-		ev, err := autodiff.NewFor(engine, model, s.Batch, autodiff.DType(s.DType))
+		var ev autodiff.Evaluator
+		if engine == autodiff.EnginePlan { // the hand-written plan itself, to time against
+			ev, err = autodiff.NewPlan(spec, s.Batch, autodiff.DType(s.DType))
+		} else {
+			ev, err = autodiff.NewFor(engine, model, s.Batch, autodiff.DType(s.DType))
+		}
 		if err != nil {
 			return nil, err
 		}
