@@ -53,6 +53,7 @@ type Evaluator struct {
 	ll     []float64
 	gauss  bool                         // every learnable's prior is Gaussian
 	mlp    *nn.Spec                     // an nn.Spec MLP's spec: the plan's arithmetic (mlp.go)
+	layers []nn.Layer                   // the MLP's layers (mlp.Layers(), made once)
 	stream [convert.StreamChunk]float64 // EvalStream's chunk
 }
 
@@ -88,6 +89,9 @@ func newEvaluator(model nn.Model, batch int, dtype tensor.Dtype, withGrad bool) 
 		return nil, fmt.Errorf("compile: batch size %d must be positive", batch)
 	}
 	e := &Evaluator{model: model, batch: batch, k: model.Outputs, ll: make([]float64, batch), gauss: convert.GaussianLayout(model.Layout), mlp: model.MLP}
+	if e.mlp != nil {
+		e.layers = e.mlp.Layers()
+	}
 	var err error
 	switch dtype {
 	case tensor.Float32:
@@ -214,7 +218,7 @@ func streamProgram[T float](e *Evaluator, p *program[T], theta []float64, data *
 	backwardScaled(p, len(idx), scale)
 	buf := &e.stream
 	if e.mlp != nil { // layer by layer, weights and biases together, as the plan streams
-		for l, ly := range e.mlp.Layers() {
+		for l, ly := range e.layers {
 			lam := e.mlp.Precision(l)
 			for lo := ly.W; lo < ly.B+ly.Out; lo += convert.StreamChunk {
 				hi := min(lo+convert.StreamChunk, ly.B+ly.Out)
@@ -271,16 +275,46 @@ func (e *Evaluator) Likelihood(theta []float64, data *datasets.Dataset, idx []in
 // past len(idx) are zero padding. With gaussPrior (every learnable's prior
 // Gaussian) it returns the priors' -log p(theta), summed learnable by
 // learnable.
-func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
-	prior := 0.0
+func load[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
 	p.rows = len(idx)
-	if m.MLP != nil {
-		prior = loadMLP(*m.MLP, p, theta, data, idx, gaussPrior)
+	var prior float64
+	if e.mlp != nil {
+		prior = loadMLP(e, p, theta, gaussPrior)
+	} else {
+		prior = loadParams(e.model, p, theta, gaussPrior)
 	}
-	for i, par := range m.Layout {
-		if m.MLP != nil {
-			break
+	d, k := data.D, e.model.Outputs
+	for r, i := range idx {
+		dst := p.x[r*d : (r+1)*d]
+		for j, v := range data.Row(i) {
+			dst[j] = T(v)
 		}
+	}
+	clear(p.x[len(idx)*d:])
+	if p.labels != nil { // an MLP's likelihood reads the classes, not the one-hot target
+		for r, i := range idx {
+			p.labels[r] = data.Labels[i]
+		}
+		return prior
+	}
+	clear(p.y)
+	for r, i := range idx {
+		if data.Classes > 0 {
+			p.y[r*k+data.Labels[i]] = 1
+			continue
+		}
+		for j := 0; j < k; j++ {
+			p.y[r*k+j] = T(data.Targets[i*k+j])
+		}
+	}
+	return prior
+}
+
+// loadParams writes theta into the learnables' buffers; with gaussPrior it
+// returns the priors' -log p(theta), summed learnable by learnable.
+func loadParams[T float](m nn.Model, p *program[T], theta []float64, gaussPrior bool) float64 {
+	prior := 0.0
+	for i, par := range m.Layout {
 		th := theta[par.Offset : par.Offset+par.Size()]
 		if gaussPrior {
 			prior += 0.5 * par.Prior.Precision * convert.SumSquares(p.params[i], th)
@@ -289,27 +323,6 @@ func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Da
 		dst := p.params[i]
 		for j, v := range th {
 			dst[j] = T(v)
-		}
-	}
-	d, k := data.D, m.Outputs
-	for r, i := range idx {
-		dst := p.x[r*d : (r+1)*d]
-		for j, v := range data.Row(i) {
-			dst[j] = T(v)
-		}
-	}
-	clear(p.x[len(idx)*d:])
-	clear(p.y)
-	for r, i := range idx {
-		if data.Classes > 0 {
-			if p.labels != nil {
-				p.labels[r] = data.Labels[i]
-			}
-			p.y[r*k+data.Labels[i]] = 1
-			continue
-		}
-		for j := 0; j < k; j++ {
-			p.y[r*k+j] = T(data.Targets[i*k+j])
 		}
 	}
 	return prior
@@ -321,7 +334,7 @@ func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Da
 // adds their gradient to grad, in the passes that convert theta and the
 // gradient.
 func runProgram[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64, gaussPrior bool) (sum, prior float64) {
-	prior = load(e.model, p, theta, data, idx, gaussPrior)
+	prior = load(e, p, theta, data, idx, gaussPrior)
 	p.forward()
 	n := len(idx)
 	if p.ll64 != nil { // an MLP's, in float64
@@ -343,7 +356,7 @@ func runProgram[T float](e *Evaluator, p *program[T], theta []float64, data *dat
 	}
 	backwardScaled(p, n, scale)
 	if e.mlp != nil {
-		writeGradMLP(*e.mlp, p, theta, grad, gaussPrior)
+		writeGradMLP(e, p, theta, grad, gaussPrior)
 		return sum, prior
 	}
 	for i, par := range e.model.Layout {
@@ -380,7 +393,7 @@ func (e *Evaluator) Logits(theta []float64, data *datasets.Dataset, idx []int, o
 }
 
 func logitsOf[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, out []float64) {
-	load(e.model, p, theta, data, idx, false)
+	load(e, p, theta, data, idx, false)
 	p.forward()
 	for i, v := range p.logits[:len(idx)*e.k] {
 		out[i] = float64(v)
@@ -390,7 +403,7 @@ func logitsOf[T float](e *Evaluator, p *program[T], theta []float64, data *datas
 // loadMLP writes theta into an MLP's flat parameter buffer; with gaussPrior
 // it returns the Gaussian prior's -log p(theta), layer by layer over the
 // weights and biases together, as autodiff.Plan sums it.
-func loadMLP[T float](s nn.Spec, p *program[T], theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
+func loadMLP[T float](e *Evaluator, p *program[T], theta []float64, gaussPrior bool) float64 {
 	if !gaussPrior {
 		for i, v := range theta {
 			p.flat[i] = T(v)
@@ -398,8 +411,8 @@ func loadMLP[T float](s nn.Spec, p *program[T], theta []float64, data *datasets.
 		return 0
 	}
 	prior := 0.0
-	for l, ly := range s.Layers() {
-		prior += 0.5 * s.Precision(l) * convert.SumSquares(p.flat[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out])
+	for l, ly := range e.layers {
+		prior += 0.5 * e.mlp.Precision(l) * convert.SumSquares(p.flat[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out])
 	}
 	return prior
 }
@@ -407,14 +420,14 @@ func loadMLP[T float](s nn.Spec, p *program[T], theta []float64, data *datasets.
 // writeGradMLP writes an MLP's gradient from its flat adjoint buffer, with
 // gaussPrior the Gaussian prior's added layer by layer, as autodiff.Plan
 // writes it.
-func writeGradMLP[T float](s nn.Spec, p *program[T], theta, grad []float64, gaussPrior bool) {
+func writeGradMLP[T float](e *Evaluator, p *program[T], theta, grad []float64, gaussPrior bool) {
 	if !gaussPrior {
 		for i, v := range p.gflat {
 			grad[i] = float64(v)
 		}
 		return
 	}
-	for l, ly := range s.Layers() {
-		convert.AddPriorGrad(grad[ly.W:ly.B+ly.Out], p.gflat[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], s.Precision(l))
+	for l, ly := range e.layers {
+		convert.AddPriorGrad(grad[ly.W:ly.B+ly.Out], p.gflat[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], e.mlp.Precision(l))
 	}
 }
