@@ -112,6 +112,12 @@ type Config struct {
 	XF         float64 `json:"resghmc_f" yaml:"resghmc_f"`         // resghmc: correction divisor F (1: penalty method)
 	DType      string  `json:"dtype" yaml:"dtype"`                 // float32 or float64
 	Engine     string  `json:"engine" yaml:"engine"`               // plan, compiled or graph (see Config.RunEngine)
+	// MLPKernels records what an MLP run's compiled graph computes with:
+	// "plan", the arithmetic of the MLP's hand-written BLAS plan, bit for
+	// bit (every MLP run made since the compiled graph learned it, issue
+	// 41). Absent in older runs: an MLP run recorded then on the compiled
+	// engine keeps the generic kernels it ran on (Config.RunEngine).
+	MLPKernels string `json:"mlp_kernels,omitempty" yaml:"mlp_kernels,omitempty"`
 	Seed       uint64  `json:"seed" yaml:"seed"`
 	// SplitSeed seeds the training subset and the validation split (0: the
 	// Seed), so runs of different seeds can share one split: the members
@@ -272,6 +278,7 @@ func (c Config) Validate(s Setup) error {
 		{c.TrainSize >= 0, "train_size must be non-negative"},
 		{c.DType == "float32" || c.DType == "float64", "dtype must be float32 or float64"},
 		{c.Engine == "plan" || c.Engine == "compiled" || c.Engine == "graph", "engine must be plan, compiled or graph"},
+		{c.MLPKernels == "" || c.MLPKernels == MLPKernelsPlan, "mlp_kernels must be empty or plan"},
 		{validArithmetic(c.Arithmetic), "arithmetic must be pinned or native"},
 		{c.Corr == "nnls" || c.Corr == "hermite", "correction must be nnls or hermite"},
 		{c.Scheme == "alternate" || c.Scheme == "first", "scheme must be alternate or first"},

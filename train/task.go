@@ -70,6 +70,9 @@ func OpenChain(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Chains,
 		cfg.Engine = have.Engine // a run made before the graph compiler keeps its engine
 	}
 	if haveErr == nil {
+		cfg.MLPKernels = have.MLPKernels // as the first task recorded it (absent in older runs)
+	}
+	if haveErr == nil {
 		if cfg, err = taskArithmetic(dir, have, cfg, s.AllowArithmeticChange); err != nil {
 			return nil, fmt.Errorf("chain %d: %w", i, err)
 		}
