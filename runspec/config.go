@@ -118,7 +118,7 @@ type Config struct {
 	// 41). Absent in older runs: an MLP run recorded then on the compiled
 	// engine keeps the generic kernels it ran on (Config.RunEngine).
 	MLPKernels string `json:"mlp_kernels,omitempty" yaml:"mlp_kernels,omitempty"`
-	Seed       uint64  `json:"seed" yaml:"seed"`
+	Seed       uint64 `json:"seed" yaml:"seed"`
 	// SplitSeed seeds the training subset and the validation split (0: the
 	// Seed), so runs of different seeds can share one split: the members
 	// of a deep ensemble, scored together on its validation set.
