@@ -124,10 +124,11 @@ type Config struct {
 	// of a deep ensemble, scored together on its validation set.
 	SplitSeed uint64 `json:"split_seed,omitempty" yaml:"split_seed,omitempty"`
 	Workers   int    `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
-	// GradShards splits each minibatch gradient of a graph model (not the
-	// MLP's BLAS plan) over this many Gorgonia graphs run in parallel
-	// (autodiff.ShardedEvaluator). 0 at creation: the cores each rung gets;
-	// the value used is recorded, so a resume computes the same sums.
+	// GradShards splits each minibatch gradient (not an MLP's on engine
+	// plan) over this many Gorgonia graphs run in parallel
+	// (autodiff.ShardedEvaluator). 0 at creation: the cores each rung gets
+	// for a graph model, 1 for an MLP; the value used is recorded, so a
+	// resume computes the same sums.
 	GradShards int `json:"grad_shards,omitempty" yaml:"grad_shards,omitempty"`
 	// Arithmetic is what the run's matrix products compute with (see
 	// arithmetic.go): asked at creation as "pinned" (also when empty: the
