@@ -272,9 +272,9 @@ func (e *Evaluator) Likelihood(theta []float64, data *datasets.Dataset, idx []in
 }
 
 // load writes theta and the examples idx into the program's buffers: rows
-// past len(idx) are zero padding. With gaussPrior (every learnable's prior
-// Gaussian) it returns the priors' -log p(theta), summed learnable by
-// learnable.
+// past len(idx) are zero padding (an MLP's kernels do not read them). With
+// gaussPrior (every learnable's prior Gaussian) it returns the priors'
+// -log p(theta), summed learnable by learnable (an MLP's layer by layer).
 func load[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
 	p.rows = len(idx)
 	var prior float64
