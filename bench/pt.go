@@ -32,7 +32,7 @@ type Settings struct {
 	SharedStart bool   // every replica starts from one initialisation (PT; else each its own)
 	Peak        float64
 	Model       string // a registered model (nn.Models), for Model
-	Engine      string // with Model: compiled (""), or graph; for PT's MLP: plan (""), or compiled
+	Engine      string // with Model: compiled (""), or graph; for PT's MLP: compiled (""), or plan (the hand-written Plan)
 	Shards      int    // with Model: gradient shards (0: one per core, up to 4)
 }
 
@@ -137,7 +137,8 @@ type ptSetup struct {
 
 // newPTSetup builds the sampler a training run of s steps (train.NewPT:
 // sgnht replicas on a geometric ladder to T = 10, train's exchange test) on
-// 10,000 synthetic images, its plan potentials, and steps it 5 times.
+// 10,000 synthetic images, its potentials on s.Engine (compiled, or the
+// hand-written plan), and steps it 5 times.
 func newPTSetup(s Settings) (*ptSetup, error) {
 	sizes, err := nn.ParseArch(s.Arch)
 	if err != nil {
@@ -168,8 +169,8 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 	}
 	engine := autodiff.Engine(s.Engine)
 	switch engine {
-	case "":
-		engine = autodiff.EnginePlan
+	case "": // what train runs
+		engine = autodiff.EngineCompiled
 	case autodiff.EnginePlan, autodiff.EngineCompiled:
 	default:
 		return nil, fmt.Errorf("bench: engine %q: an MLP runs on plan or compiled", s.Engine)
