@@ -283,6 +283,14 @@ func load[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.
 	} else {
 		prior = loadParams(e.model, p, theta, gaussPrior)
 	}
+	loadExamples(e, p, data, idx)
+	return prior
+}
+
+// loadExamples writes the examples idx into the program's input and target
+// buffers.
+func loadExamples[T float](e *Evaluator, p *program[T], data *datasets.Dataset, idx []int) {
+	p.rows = len(idx)
 	d, k := data.D, e.model.Outputs
 	for r, i := range idx {
 		dst := p.x[r*d : (r+1)*d]
@@ -295,7 +303,7 @@ func load[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.
 		for r, i := range idx {
 			p.labels[r] = data.Labels[i]
 		}
-		return prior
+		return
 	}
 	clear(p.y)
 	for r, i := range idx {
@@ -307,7 +315,6 @@ func load[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.
 			p.y[r*k+j] = T(data.Targets[i*k+j])
 		}
 	}
-	return prior
 }
 
 // loadParams writes theta into the learnables' buffers; with gaussPrior it
@@ -430,4 +437,39 @@ func writeGradMLP[T float](e *Evaluator, p *program[T], theta, grad []float64, g
 	for l, ly := range e.layers {
 		convert.AddPriorGrad(grad[ly.W:ly.B+ly.Out], p.gflat[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], e.mlp.Precision(l))
 	}
+}
+
+// Float32 reports whether the evaluator takes LogitsFloat32: an MLP's, in
+// float32 (autodiff.Float32Logits).
+func (e *Evaluator) Float32() bool { return e.f32 != nil && e.mlp != nil }
+
+// LogitsFloat32 is Logits with the weights in float32, the precision a
+// float32 MLP computes in: they are copied in, not converted, and the
+// logits are those of Logits of the weights widened to float64, bit for
+// bit. Other evaluators refuse them.
+func (e *Evaluator) LogitsFloat32(w []float32, data *datasets.Dataset, idx []int, out []float64) error {
+	if !e.Float32() {
+		return fmt.Errorf("logits: model %s: only a float32 MLP takes float32 weights", e.model.Name)
+	}
+	if len(w) != e.Dim() {
+		return fmt.Errorf("logits: %d weights, model %s has %d parameters", len(w), e.model.Name, e.Dim())
+	}
+	switch {
+	case !e.model.Logits:
+		return fmt.Errorf("logits: model %s reports no logits", e.model.Name)
+	case len(idx) == 0 || len(idx) > e.batch:
+		return fmt.Errorf("logits: %d examples, expected 1 to %d", len(idx), e.batch)
+	case data.D != e.model.Inputs:
+		return fmt.Errorf("logits: data has %d features, model %s takes %d", data.D, e.model.Name, e.model.Inputs)
+	case len(out) < len(idx)*e.k:
+		return fmt.Errorf("logits: output has room for %d values, need %d", len(out), len(idx)*e.k)
+	}
+	p := e.f32
+	copy(p.flat, w)
+	loadExamples(e, p, data, idx)
+	p.forward()
+	for i, v := range p.logits[:len(idx)*e.k] {
+		out[i] = float64(v)
+	}
+	return nil
 }
