@@ -174,6 +174,25 @@ func DefaultConfig() Config {
 	}
 }
 
+// validateKernel checks the settings of the config's kernel in the
+// registry ks, and of the SGD warm-up's sgd kernel when there is one, by
+// the kernels' own Params.
+func (c Config) validateKernel(ks []sampler.KernelInfo) error {
+	_, p, err := c.KernelParams(ks)
+	if err == nil {
+		err = p.Validate()
+	}
+	if err == nil && c.SGDWarmup > 0 {
+		if p, err = c.WarmupParams(); err == nil {
+			err = p.Validate()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
+
 // LoadConfigFile reads a JSON (.json) or YAML (.yaml, .yml) file over c:
 // fields the file names replace c's, others stay. Unknown fields are errors.
 func LoadConfigFile(path string, c *Config) error {
@@ -236,7 +255,6 @@ func (c Config) Validate(s Setup) error {
 		{c.Batch > 0, "batch must be positive"},
 		{c.GradShards >= 0 && c.GradShards <= c.Batch, "grad_shards must be 0 (one per core) to batch"},
 		{c.LR > 0 && !math.IsInf(c.LR, 0), "lr must be positive"},
-		{c.Friction > 0 && c.Friction < 1, "friction must be in (0, 1)"},
 		{c.Prior >= 0, "prior must be non-negative"},
 		{c.PriorDF >= 0 && !math.IsInf(c.PriorDF, 0), "prior_df must be non-negative (0: Gaussian prior)"},
 		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
@@ -248,7 +266,6 @@ func (c Config) Validate(s Setup) error {
 		{!c.NoiseCorrection || c.NoiseTarget == 0 && c.Cycle == 0 && c.SGDWarmup == 0, "noise_correction needs a fixed step and kernel (no noise_target, cycle or sgd_warmup)"},
 		{!c.NoiseCorrection || c.BurnIn >= 10, "noise_correction needs a burn-in of at least 10 steps to estimate the noise"},
 		{c.PosteriorTemperature() == 1 || !opt, "temperature does not apply to sgd, an optimiser (it samples nothing)"},
-		{c.Inertia >= 0 && !math.IsInf(c.Inertia, 0), "thermostat_inertia must be non-negative (0: 1/A^2)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
 		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
 		{c.WarmupBatch >= 0, "warmup_batch must be non-negative (0: batch)"},
@@ -284,6 +301,9 @@ func (c Config) Validate(s Setup) error {
 		if !ch.ok {
 			return fmt.Errorf("config: %s", ch.what)
 		}
+	}
+	if err := c.validateKernel(s.Kernels); err != nil {
+		return err
 	}
 	if len(c.Classes) > 0 {
 		if _, err := ParseClasses(FormatClasses(c.Classes)); err != nil {

@@ -29,9 +29,10 @@
 // BatchOrder.
 // The kernels: SGNHT (the default of runs), SGHMC, SGLD, HMC, and SGD, momentum
 // SGD, which is an optimiser (the MAP baseline) rather than a sampler.
-// Kernels is the registry of them by name, each with a constructor from
-// KernelParams and a one-line description; every list of sampler names
-// derives from it. Frictional kernels (SGNHT, SGHMC) expose their step and
+// Kernels is the registry of them by name, each with its own settings
+// type (Params: SGNHTParams, ...; it validates itself, names the run
+// settings it reads, and builds the kernel at a learning rate) and a
+// one-line description; every list of sampler names derives from it. Frictional kernels (SGNHT, SGHMC) expose their step and
 // friction, so their dynamics can be watched (Health) and their step
 // shrunk by a noise-aware run. A kernel with state of its own (an adapted
 // moment, a counter) is a StatefulKernel: it keeps it in State.Extra and
