@@ -107,20 +107,15 @@ type RunTraces struct {
 }
 
 // runTempering returns the tempering figures of a PT run from the ladder
-// and statistics of its last checkpoint, st (nil for single-chain samplers,
-// a run without a checkpoint, or statistics older than windows).
+// and statistics of its last checkpoint, st (nil for single-chain samplers
+// or a run without a checkpoint; a checkpoint older than window statistics
+// has empty windows, rundir.DecodeCheckpoint).
 func runTempering(dir string, st *tempering.PTState, cfg runspec.Config) (*diagnose.Tempering, error) {
 	temps, err := cfg.Temps()
 	if err != nil || len(temps) < 2 || st == nil {
 		return nil, err
 	}
-	if st.Temps != nil {
-		temps = st.Temps
-	}
-	if st.Stats.WinProposed == nil { // a checkpoint older than window statistics
-		return nil, nil
-	}
-	tp := diagnose.TemperingOf(&tempering.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps, Tuning: st.Tuning}, cfg)
+	tp := diagnose.TemperingOf(st, cfg) // nil for statistics that do not match the ladder
 	if tp != nil {
 		tp.Run = dir
 	}

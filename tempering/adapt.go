@@ -282,9 +282,6 @@ func (pt *PT) tune(st *PTState) error {
 	}
 	next, lambda, err := place.NextLadder(st.Temps, inc)
 	round.Lambda = lambda
-	if tu.Exponent == 0 { // a state from before the guards: round k was the k-th
-		tu.Exponent = len(tu.Rounds) + 1
-	}
 	switch {
 	case few && st.Steps >= pt.BurnIn && tu.Stationary > 0:
 		// a short last round: too few swaps to move or judge the ladder
