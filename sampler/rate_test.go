@@ -91,3 +91,27 @@ func TestKernelAt(t *testing.T) {
 		t.Errorf("sgld at 3e-4: changed")
 	}
 }
+
+// TestMoveStep checks that the thermostat keeps its friction per step
+// when the step moves, rounded as the schedule (xi times sqrt(s/s')) and
+// the noise-aware shrink (xi over g) round it: once, from the figures at
+// run time.
+func TestMoveStep(t *testing.T) {
+	prev, next := 0.7, 0.3
+	for _, tc := range []struct {
+		xi, h, hNext float64
+		want         func(xi, h, hNext float64) float64
+	}{
+		{3.3, math.Sqrt(prev / next), 1, func(xi, h, _ float64) float64 { return xi * h }},
+		{0.1, 1, 0.37, func(xi, _, g float64) float64 { return xi / g }},
+		{41.7, 1, 1.9, func(xi, _, g float64) float64 { return xi / g }},
+		{2, 0.5, 0.25, func(float64, float64, float64) float64 { return 4 }},
+	} {
+		s := NewState([]float64{0})
+		s.Xi = tc.xi
+		s.MoveStep(tc.h, tc.hNext)
+		if want := tc.want(tc.xi, tc.h, tc.hNext); s.Xi != want {
+			t.Errorf("xi %v moved %v -> %v: %v, want %v", tc.xi, tc.h, tc.hNext, s.Xi, want)
+		}
+	}
+}

@@ -245,6 +245,14 @@ type StepWork struct {
 	Valid               bool
 }
 
+// MoveStep rescales the thermostat of a chain whose step moves from h to
+// h', given as any pair h, h' in that ratio, so that the friction per step
+// xi h stays: xi' = xi h/h'. It is the one place a driver changes xi with
+// the step (a schedule's cycle, MoveStep(sqrt(s/s'), 1); a noise-aware
+// shrink by g, MoveStep(1, g)); with one argument 1 the result is xi times
+// or over the other, rounded once.
+func (s *State) MoveStep(h, hNext float64) { s.Xi = s.Xi * h / hNext }
+
 // SetMass sets the diagonal mass matrix M = diag(m) of the momentum (nil:
 // unit mass), copying m. Every value must be positive and finite. The
 // momentum P is in units of its sd and does not change. SGNHT, SGHMC and

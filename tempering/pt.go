@@ -501,7 +501,7 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 		ended := hl.ObserveStep(kernels[j].(sampler.Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
 		if ended && pt.NoiseTarget > 0 && st.Steps <= pt.BurnIn {
 			if g := hl.AdaptStep(pt.NoiseTarget); g != 1 {
-				s.Xi /= g // the same friction per step
+				s.MoveStep(1, g) // the same friction per step
 				hl.PrevWork.Valid = false
 			}
 		}
