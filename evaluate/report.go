@@ -107,20 +107,15 @@ type RunTraces struct {
 }
 
 // runTempering returns the tempering figures of a PT run from the ladder
-// and statistics of its last checkpoint, st (nil for single-chain samplers,
-// a run without a checkpoint, or statistics older than windows).
+// and statistics of its last checkpoint, st (nil for single-chain samplers
+// or a run without a checkpoint; a checkpoint older than window statistics
+// has empty windows, rundir.DecodeCheckpoint).
 func runTempering(dir string, st *tempering.PTState, cfg runspec.Config) (*diagnose.Tempering, error) {
 	temps, err := cfg.Temps()
 	if err != nil || len(temps) < 2 || st == nil {
 		return nil, err
 	}
-	if st.Temps != nil {
-		temps = st.Temps
-	}
-	if st.Stats.WinProposed == nil { // a checkpoint older than window statistics
-		return nil, nil
-	}
-	tp := diagnose.TemperingOf(&tempering.PTState{Temps: temps, Stats: st.Stats, Steps: st.Steps, Tuning: st.Tuning}, cfg)
+	tp := diagnose.TemperingOf(st, cfg) // nil for statistics that do not match the ladder
 	if tp != nil {
 		tp.Run = dir
 	}
@@ -244,19 +239,53 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	if opt.Seed == 0 {
 		opt.Seed = 1
 	}
-	// A run on a subset of classes is scored on the test images of those
-	// classes; the others are its near out-of-distribution set.
 	first, err := rundir.ReadRunConfig(runs[0])
 	if err != nil {
 		return nil, err
 	}
+	test, extras, err := evalSets(runs, baselines, first, test, opt)
+	if err != nil {
+		return nil, err
+	}
+	p := &pooling{rep: &Report{Runs: runs, TestCount: test.N, Chains: status, FromStep: opt.FromStep, Classes: first.Classes},
+		test: test, opt: opt, extras: extras}
+	for ri, s := range pool {
+		if err := p.addRun(ri, s); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.summarise(); err != nil {
+		return nil, err
+	}
+	rep, ens := p.rep, p.ens
+	var base *Ensemble
+	if len(baselines) > 0 {
+		if base, err = scoreBaselines(rep, baselines, test, extras, opt); err != nil {
+			return nil, err
+		}
+		m := base.Metrics()
+		rep.Baseline = &m
+		rep.BaselineReliab = &Reliab{}
+		rep.BaselineReliab.Count, rep.BaselineReliab.Conf, rep.BaselineReliab.Acc = Reliability(base.Probs(), test.Labels, test.Classes)
+	}
+	uncertaintyTables(rep, test, ens, p.single, base, extras)
+	return rep, nil
+}
+
+// evalSets checks that the runs and baselines trained on the classes of
+// the first run (its config first) and returns the test set to score them
+// on and the sets scored beside it. A run on a subset of classes is
+// scored on the test images of those classes; the others are its near
+// out-of-distribution set. Then come the OOD sets of opt and the shifted
+// copies of the test set.
+func evalSets(runs, baselines []string, first runspec.Config, test *datasets.Dataset, opt EvalOptions) (*datasets.Dataset, []*evalSet, error) {
 	for _, d := range append(runs[1:len(runs):len(runs)], baselines...) {
 		c, err := rundir.ReadRunConfig(d)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := runspec.CheckSameClasses(runs[0], first.Classes, d, c.Classes); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var extras []*evalSet
@@ -264,8 +293,9 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	// already (the runs' validation split, eval --split validation).
 	if len(first.Classes) > 0 && test.Classes > len(first.Classes) {
 		var held *datasets.Dataset
+		var err error
 		if test, held, err = runspec.SelectClasses(test, first.Classes); err != nil {
-			return nil, fmt.Errorf("run %s: test set: %w", runs[0], err)
+			return nil, nil, fmt.Errorf("run %s: test set: %w", runs[0], err)
 		}
 		if held != nil {
 			extras = append(extras, &evalSet{name: OODHeldOut, data: held})
@@ -278,152 +308,187 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	for _, s := range sets {
 		d, err := asOOD(s, test.D, test.Classes)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		extras = append(extras, &evalSet{name: s.Name, data: d})
 	}
 	levels, err := shiftLevels(opt.Shifts, test, opt.Seed)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := range levels {
 		extras = append(extras, &evalSet{name: levels[i].name(), data: levels[i].data, shift: &levels[i]})
 	}
+	return test, extras, nil
+}
 
-	rep := &Report{Runs: runs, TestCount: test.N, Chains: status, FromStep: opt.FromStep, Classes: first.Classes}
-	var ens *Ensemble
-	var firstModel nn.Model
-	var firstT float64
-	var single []float64
-	for ri, dir := range runs {
-		cfg, model, err := RunModel(opt.Setup, dir, test)
-		if err != nil {
-			return nil, err
+// pooling is EvaluateWith's pass over the pooled runs: the report it
+// fills, the ensemble of every kept sample (on the test set and on each
+// extra set), and the first run's model, temperature and last sample.
+type pooling struct {
+	rep        *Report
+	test       *datasets.Dataset
+	opt        EvalOptions
+	extras     []*evalSet
+	ens        *Ensemble
+	firstModel nn.Model
+	firstT     float64
+	single     []float64 // the first run's last sample's probabilities on test
+}
+
+// addRun pools run ri of status s: its model checked against the first
+// run's, its samples added to the ensembles, its held-out trace, metrics,
+// tempering figures and health added to the report.
+func (p *pooling) addRun(ri int, s rundir.ChainStatus) error {
+	dir, rep := s.Dir, p.rep
+	cfg, model, err := RunModel(p.opt.Setup, dir, p.test)
+	if err != nil {
+		return err
+	}
+	if err := p.pool(ri, dir, cfg, model); err != nil {
+		return err
+	}
+	trace, err := p.scan(ri, s)
+	if err != nil {
+		return err
+	}
+	rep.HeldOut = append(rep.HeldOut, trace)
+	lines, err := rundir.ReadMetricsUpTo(dir, s.MetricsBytes)
+	if err != nil {
+		return err
+	}
+	rep.Traces = append(rep.Traces, RunTraces{Dir: dir, Lines: lines})
+	tp, err := runTempering(dir, s.Stats, cfg)
+	if err != nil {
+		return err
+	}
+	if tp != nil {
+		rep.Tempering = append(rep.Tempering, tp)
+	}
+	hr, err := diagnose.RunHealth(dir, s.Stats, cfg)
+	if err != nil {
+		return err
+	}
+	if hr != nil {
+		rep.Health = append(rep.Health, hr)
+	}
+	return nil
+}
+
+// pool checks that run ri (in dir, of config cfg and model) can be pooled
+// with the first: the same posterior temperature and model. The first
+// run's model makes the ensembles.
+func (p *pooling) pool(ri int, dir string, cfg runspec.Config, model nn.Model) error {
+	runs := p.rep.Runs
+	if t := cfg.PosteriorTemperature(); ri == 0 {
+		p.firstT = t
+		if t != 1 {
+			p.rep.Temperature = t
 		}
-		if t := cfg.PosteriorTemperature(); ri == 0 {
-			firstT = t
-			if t != 1 {
-				rep.Temperature = t
-			}
-		} else if t != firstT {
-			return nil, fmt.Errorf("run %s sampled at temperature %g, run %s at %g: cannot pool posteriors of different temperatures", dir, t, runs[0], firstT)
+	} else if t != p.firstT {
+		return fmt.Errorf("run %s sampled at temperature %g, run %s at %g: cannot pool posteriors of different temperatures", dir, t, runs[0], p.firstT)
+	}
+	if ri > 0 {
+		if rundir.SamplesModel(model) != rundir.SamplesModel(p.firstModel) {
+			return fmt.Errorf("run %s has model %s (%s), run %s has %s (%s): cannot pool", dir, model.Name, model.Layout, runs[0], p.firstModel.Name, p.firstModel.Layout)
 		}
-		if ri == 0 {
-			firstModel = model
-			if ens, err = NewModelEnsembleOn(cfg.RunEngine(model), model, test); err != nil {
-				return nil, err
-			}
-			for _, x := range extras {
-				x.ens = ens.sibling(x.data)
-			}
-		} else if rundir.SamplesModel(model) != rundir.SamplesModel(firstModel) {
-			return nil, fmt.Errorf("run %s has model %s (%s), run %s has %s (%s): cannot pool", dir, model.Name, model.Layout, runs[0], firstModel.Name, firstModel.Layout)
+		return nil
+	}
+	p.firstModel = model
+	var err error
+	if p.ens, err = NewModelEnsembleOn(cfg.RunEngine(model), model, p.test); err != nil {
+		return err
+	}
+	for _, x := range p.extras {
+		x.ens = p.ens.sibling(x.data)
+	}
+	return nil
+}
+
+// scan adds the checkpointed samples of run ri (status s) from FromStep on
+// to the ensembles and the report's curve, and returns the run's held-out
+// trace: the mean log-likelihood on test of each kept sample.
+func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
+	dir, rep, ens, test, opt := s.Dir, p.rep, p.ens, p.test, p.opt
+	n, used, lastStep := 0, 0, -1
+	var trace []float64
+	spath := filepath.Join(dir, rundir.SamplesFile)
+	sc, err := rundir.ScanSamples(spath, opt.SkipCorrupt, func(step int, theta []float64) error {
+		if n == s.Samples { // the rest is not checkpointed yet (a running chain)
+			return errCommitted
 		}
-		n, used, lastStep := 0, 0, -1
-		var trace []float64
-		spath := filepath.Join(dir, rundir.SamplesFile)
-		sc, err := rundir.ScanSamples(spath, opt.SkipCorrupt, func(step int, theta []float64) error {
-			if n == pool[ri].Samples { // the rest is not checkpointed yet (a running chain)
-				return errCommitted
-			}
-			n++
-			lastStep = step
-			if step < opt.FromStep {
-				return nil
-			}
-			used++
-			if err := ens.Add(theta); err != nil {
-				return fmt.Errorf("%s: %w", spath, err)
-			}
-			for _, x := range extras {
-				if err := x.ens.Add(theta); err != nil {
-					return fmt.Errorf("%s on %s: %w", spath, x.name, err)
-				}
-				if ri == 0 {
-					x.single = append(x.single[:0], x.ens.Last...)
-				}
-			}
-			ll := 0.0
-			for i, y := range test.Labels {
-				ll += math.Log(math.Max(ens.Last[i*test.Classes+y], 1e-300))
-			}
-			trace = append(trace, ll/float64(test.N))
-			if ri == 0 {
-				single = append(single[:0], ens.Last...)
-			}
-			m := Score(ens.Probs(), test.Labels, test.Classes)
-			rep.Curve = append(rep.Curve, CurvePt{Samples: ens.Count, Accuracy: m.Accuracy, NLL: m.NLL})
+		n++
+		lastStep = step
+		if step < opt.FromStep {
 			return nil
-		})
-		if errors.Is(err, errCommitted) {
-			err = nil
 		}
-		if err != nil {
-			return nil, err
+		used++
+		if err := ens.Add(theta); err != nil {
+			return fmt.Errorf("%s: %w", spath, err)
 		}
-		// Torn records past the checkpointed count are being written (a
-		// running chain); before it, or in a run read whole, they are samples lost.
-		if pool[ri].Samples < 0 || n < pool[ri].Samples {
-			rep.Dropped += sc.Torn
-			if sc.TornBytes > 0 {
-				rep.Dropped++
+		for _, x := range p.extras {
+			if err := x.ens.Add(theta); err != nil {
+				return fmt.Errorf("%s on %s: %w", spath, x.name, err)
+			}
+			if ri == 0 {
+				x.single = append(x.single[:0], x.ens.Last...)
 			}
 		}
-		rep.Skipped += len(sc.Corrupt)
-		if n == 0 {
-			return nil, fmt.Errorf("run %s has no samples yet (burn-in not over?)", dir)
+		ll := 0.0
+		for i, y := range test.Labels {
+			ll += math.Log(math.Max(ens.Last[i*test.Classes+y], 1e-300))
 		}
-		if used == 0 {
-			return nil, fmt.Errorf("run %s has no samples at step %d or later (%d samples, the last at step %d)", dir, opt.FromStep, n, lastStep)
+		trace = append(trace, ll/float64(test.N))
+		if ri == 0 {
+			p.single = append(p.single[:0], ens.Last...)
 		}
-		rep.HeldOut = append(rep.HeldOut, trace)
-		lines, err := rundir.ReadMetricsUpTo(dir, pool[ri].MetricsBytes)
-		if err != nil {
-			return nil, err
-		}
-		rep.Traces = append(rep.Traces, RunTraces{Dir: dir, Lines: lines})
-		tp, err := runTempering(dir, pool[ri].Stats, cfg)
-		if err != nil {
-			return nil, err
-		}
-		if tp != nil {
-			rep.Tempering = append(rep.Tempering, tp)
-		}
-		hr, err := diagnose.RunHealth(dir, pool[ri].Stats, cfg)
-		if err != nil {
-			return nil, err
-		}
-		if hr != nil {
-			rep.Health = append(rep.Health, hr)
+		m := Score(ens.Probs(), test.Labels, test.Classes)
+		rep.Curve = append(rep.Curve, CurvePt{Samples: ens.Count, Accuracy: m.Accuracy, NLL: m.NLL})
+		return nil
+	})
+	if errors.Is(err, errCommitted) {
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Torn records past the checkpointed count are being written (a
+	// running chain); before it, or in a run read whole, they are samples lost.
+	if s.Samples < 0 || n < s.Samples {
+		rep.Dropped += sc.Torn
+		if sc.TornBytes > 0 {
+			rep.Dropped++
 		}
 	}
+	rep.Skipped += len(sc.Corrupt)
+	if n == 0 {
+		return nil, fmt.Errorf("run %s has no samples yet (burn-in not over?)", dir)
+	}
+	if used == 0 {
+		return nil, fmt.Errorf("run %s has no samples at step %d or later (%d samples, the last at step %d)", dir, opt.FromStep, n, lastStep)
+	}
+	return trace, nil
+}
+
+// summarise fills the report's figures of the pooled ensemble: its
+// metrics, the first run's last sample's, the reliability diagram, R-hat
+// and ESS across runs, and what the predictor averages.
+func (p *pooling) summarise() error {
+	rep, ens, test := p.rep, p.ens, p.test
 	rep.Ensemble = ens.Metrics()
-	rep.Single = Score(single, test.Labels, test.Classes)
+	rep.Single = Score(p.single, test.Labels, test.Classes)
 	rep.Single.Samples = 1
 	probs := ens.Probs()
 	rep.Reliab.Count, rep.Reliab.Conf, rep.Reliab.Acc = Reliability(probs, test.Labels, test.Classes)
-	if len(runs) > 1 {
+	if len(rep.Runs) > 1 {
 		rep.RHat, rep.ESS = diagnose.SplitRHat(rep.HeldOut), diagnose.BulkESS(rep.HeldOut)
 		if math.IsNaN(rep.RHat) {
 			rep.RHat, rep.ESS = 0, 0 // chains too short
 		}
 	}
-	rep.EnsembleInfo, err = predictorInfo(runs, ens.Count)
-	if err != nil {
-		return nil, err
-	}
-	var base *Ensemble
-	if len(baselines) > 0 {
-		if base, err = scoreBaselines(rep, baselines, test, extras, opt); err != nil {
-			return nil, err
-		}
-		m := base.Metrics()
-		rep.Baseline = &m
-		rep.BaselineReliab = &Reliab{}
-		rep.BaselineReliab.Count, rep.BaselineReliab.Conf, rep.BaselineReliab.Acc = Reliability(base.Probs(), test.Labels, test.Classes)
-	}
-	uncertaintyTables(rep, test, ens, single, base, extras)
-	return rep, nil
+	var err error
+	rep.EnsembleInfo, err = predictorInfo(rep.Runs, ens.Count)
+	return err
 }
 
 // sibling returns an empty ensemble of e's model on another data set of

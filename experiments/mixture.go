@@ -45,18 +45,45 @@ func MixtureSamplers() []string {
 
 // MixtureSettings configure one run of the paper's mixture experiment.
 type MixtureSettings struct {
-	Target     string               // gauss1d4 or gauss2d5 (sampler.Target)
-	Sampler    string               // one of MixtureSamplers
-	Steps      int                  // steps of every chain
-	BurnIn     int                  // steps before the first kept sample
-	Thin       int                  // keep every this many steps
-	Seed       uint64               // the run's seed
-	Kernel     sampler.KernelParams // step sizes, diffusion, leapfrog steps
-	Replicas   int                  // PT rungs (ptsghmc only)
-	TMax       float64              // PT's top temperature
-	Every      int                  // steps between PT's exchange rounds
-	Scheme     string               // PT's exchange scheme: alternate or first
-	Correction string               // PT's noise correction: nnls or hermite
+	Target     string        // gauss1d4 or gauss2d5 (sampler.Target)
+	Sampler    string        // one of MixtureSamplers
+	Steps      int           // steps of every chain
+	BurnIn     int           // steps before the first kept sample
+	Thin       int           // keep every this many steps
+	Seed       uint64        // the run's seed
+	Kernel     MixtureKernel // step sizes, diffusion, leapfrog steps
+	Replicas   int           // PT rungs (ptsghmc only)
+	TMax       float64       // PT's top temperature
+	Every      int           // steps between PT's exchange rounds
+	Scheme     string        // PT's exchange scheme: alternate or first
+	Correction string        // PT's noise correction: nnls or hermite
+}
+
+// MixtureKernel are the hand-set dynamics of the mixture experiment's
+// samplers, in the kernels' own terms (the paper's h, A, eps and L) rather
+// than a training run's learning rate: the mixture's potential has no data
+// set size to divide a rate by.
+type MixtureKernel struct {
+	StepSize  float64 // h: sgnht (ptsghmc's rungs), sghmc, hmc
+	Diffusion float64 // sgnht's injected diffusion A, sghmc's friction C
+	SGLDStep  float64 // sgld's step eps
+	Leapfrog  int     // hmc's leapfrog steps L
+}
+
+// build returns the kernel named (a sampling kernel of sampler.Kernels)
+// with these dynamics.
+func (m MixtureKernel) build(name string) (sampler.Kernel, error) {
+	switch name {
+	case sampler.SGNHT{}.Name():
+		return sampler.SGNHT{StepSize: m.StepSize, Diffusion: m.Diffusion}, nil
+	case sampler.SGHMC{}.Name():
+		return sampler.SGHMC{StepSize: m.StepSize, Friction: m.Diffusion}, nil
+	case sampler.SGLD{}.Name():
+		return sampler.SGLD{StepSize: m.SGLDStep}, nil
+	case sampler.HMC{}.Name():
+		return sampler.HMC{StepSize: m.StepSize, Leapfrog: m.Leapfrog}, nil
+	}
+	return nil, fmt.Errorf("kernel %s: the mixture experiment has no dynamics for it", name)
 }
 
 // MixtureRun is the outcome of RunMixture.
@@ -83,7 +110,10 @@ func RunMixture(o MixtureSettings) (*MixtureRun, error) {
 	if !ok || !info.Sampler {
 		return nil, fmt.Errorf("unknown sampler %q: expected one of %s", o.Sampler, strings.Join(MixtureSamplers(), ", "))
 	}
-	k := info.New(o.Kernel)
+	k, err := o.Kernel.build(info.Name)
+	if err != nil {
+		return nil, err
+	}
 	temps := []float64{1}
 	if o.Sampler == runspec.PTSGHMC {
 		if temps, err = tempering.GeometricLadder(o.Replicas, o.TMax); err != nil {

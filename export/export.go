@@ -74,108 +74,136 @@ func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	total := 0
-	for _, n := range sum.Draws {
-		total += n
-	}
-
-	var ens *evaluate.Ensemble
-	var loglik [][][]float64
-	var llStep [][]int64
+	a := newNPZArrays(sum)
+	a.dirs = dirs
 	if data != nil {
-		if ens, err = evaluate.NewModelEnsembleOn(engine, model, data); err != nil {
+		if a.ens, err = evaluate.NewModelEnsembleOn(engine, model, data); err != nil {
 			return nil, err
 		}
 		sum.LogLikDraws = sum.Draws[0]
 		for _, n := range sum.Draws {
 			sum.LogLikDraws = min(sum.LogLikDraws, n)
 		}
-		loglik = make([][][]float64, len(dirs))
-		llStep = make([][]int64, len(dirs))
+		a.loglik = make([][][]float64, len(dirs))
+		a.llStep = make([][]int64, len(dirs))
 	}
-
-	f32 := sum.DType == "float32"
-	bufs32 := make([][]float32, len(sum.Learnables))
-	bufs64 := make([][]float64, len(sum.Learnables))
-	for i, l := range sum.Learnables {
-		if f32 {
-			bufs32[i] = make([]float32, 0, total*l.Size())
-		} else {
-			bufs64[i] = make([]float64, 0, total*l.Size())
-		}
-	}
-	steps := make([]int64, 0, total)
-	chains := make([]int64, 0, total)
 	for c, dir := range dirs {
-		draw := 0
-		_, dropped, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(step int, theta []float64) error {
-			if draw == sum.Draws[c] { // records appended after the count (a run still going)
-				return nil
-			}
-			for i, l := range sum.Learnables {
-				v := theta[l.Offset : l.Offset+l.Size()]
-				if f32 {
-					for _, x := range v {
-						bufs32[i] = append(bufs32[i], float32(x))
-					}
-				} else {
-					bufs64[i] = append(bufs64[i], v...)
-				}
-			}
-			steps = append(steps, int64(step))
-			chains = append(chains, int64(c))
-			if ens != nil && draw < sum.LogLikDraws {
-				ll, err := exampleLogLik(ens, theta)
-				if err != nil {
-					return fmt.Errorf("run %s, sample at step %d: %w", dir, step, err)
-				}
-				loglik[c] = append(loglik[c], ll)
-				llStep[c] = append(llStep[c], int64(step))
-			}
-			draw++
-			return nil
-		})
-		if err != nil {
+		if err := a.readChain(c, dir, sum); err != nil {
 			return nil, err
 		}
-		if dropped {
-			sum.Dropped++
+	}
+	if err := a.write(path, sum); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// npzArrays are the arrays NPZ writes, gathered chain by chain: each
+// learnable's samples in the stored precision, each sample's step and
+// chain, and with an ensemble each draw's per-example log-likelihood.
+type npzArrays struct {
+	total         int // samples of every chain
+	f32           bool
+	bufs32        [][]float32 // per learnable (float32 samples)
+	bufs64        [][]float64 // per learnable (float64 samples)
+	steps, chains []int64
+	ens           *evaluate.Ensemble // nil: no log-likelihoods
+	loglik        [][][]float64      // [chain][draw][example]
+	llStep        [][]int64          // [chain][draw]
+	dirs          []string           // the chains' directories
+}
+
+// newNPZArrays returns empty arrays sized for the samples sum counts (its
+// caller sets dirs and, for log-likelihoods, the ensemble).
+func newNPZArrays(sum *Summary) *npzArrays {
+	a := &npzArrays{f32: sum.DType == "float32"}
+	for _, n := range sum.Draws {
+		a.total += n
+	}
+	a.bufs32 = make([][]float32, len(sum.Learnables))
+	a.bufs64 = make([][]float64, len(sum.Learnables))
+	for i, l := range sum.Learnables {
+		if a.f32 {
+			a.bufs32[i] = make([]float32, 0, a.total*l.Size())
+		} else {
+			a.bufs64[i] = make([]float64, 0, a.total*l.Size())
 		}
 	}
+	a.steps = make([]int64, 0, a.total)
+	a.chains = make([]int64, 0, a.total)
+	return a
+}
 
+// readChain appends the sum.Draws[c] samples of chain c (in dir).
+func (a *npzArrays) readChain(c int, dir string, sum *Summary) error {
+	draw := 0
+	_, dropped, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(step int, theta []float64) error {
+		if draw == sum.Draws[c] { // records appended after the count (a run still going)
+			return nil
+		}
+		for i, l := range sum.Learnables {
+			v := theta[l.Offset : l.Offset+l.Size()]
+			if a.f32 {
+				for _, x := range v {
+					a.bufs32[i] = append(a.bufs32[i], float32(x))
+				}
+			} else {
+				a.bufs64[i] = append(a.bufs64[i], v...)
+			}
+		}
+		a.steps = append(a.steps, int64(step))
+		a.chains = append(a.chains, int64(c))
+		if a.ens != nil && draw < sum.LogLikDraws {
+			ll, err := exampleLogLik(a.ens, theta)
+			if err != nil {
+				return fmt.Errorf("run %s, sample at step %d: %w", dir, step, err)
+			}
+			a.loglik[c] = append(a.loglik[c], ll)
+			a.llStep[c] = append(a.llStep[c], int64(step))
+		}
+		draw++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if dropped {
+		sum.Dropped++
+	}
+	return nil
+}
+
+// write writes the arrays to the archive at path: to a temporary file,
+// renamed to path once complete.
+func (a *npzArrays) write(path string, sum *Summary) error {
 	tmp := path + ".tmp"
 	w, err := npz.Create(tmp)
 	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		return fmt.Errorf("export: %w", err)
 	}
-	fail := func(err error) (*Summary, error) {
+	fail := func(err error) error {
 		w.Close()
 		os.Remove(tmp)
-		return nil, fmt.Errorf("export %s: %w", path, err)
+		return fmt.Errorf("export %s: %w", path, err)
 	}
 	for i, l := range sum.Learnables {
 		var v any
-		if f32 {
-			v = withSampleAxis(bufs32[i], total, l.Shape)
+		if a.f32 {
+			v = withSampleAxis(a.bufs32[i], a.total, l.Shape)
 		} else {
-			v = withSampleAxis(bufs64[i], total, l.Shape)
+			v = withSampleAxis(a.bufs64[i], a.total, l.Shape)
 		}
 		if err := w.Write(l.Name+".npy", v); err != nil {
 			return fail(err)
 		}
 	}
-	entries := []struct {
+	type entry struct {
 		name string
 		v    any
-	}{{Step, steps}, {Chain, chains}, {ChainDirs, dirs}}
-	if ens != nil {
-		entries = append(entries, struct {
-			name string
-			v    any
-		}{LogLik, loglik}, struct {
-			name string
-			v    any
-		}{LogLikStep, llStep})
+	}
+	entries := []entry{{Step, a.steps}, {Chain, a.chains}, {ChainDirs, a.dirs}}
+	if a.ens != nil {
+		entries = append(entries, entry{LogLik, a.loglik}, entry{LogLikStep, a.llStep})
 	}
 	for _, e := range entries {
 		if err := w.Write(e.name+".npy", e.v); err != nil {
@@ -184,13 +212,13 @@ func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
 	}
 	if err := w.Close(); err != nil {
 		os.Remove(tmp)
-		return nil, fmt.Errorf("export %s: %w", path, err)
+		return fmt.Errorf("export %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return nil, fmt.Errorf("export: %w", err)
+		return fmt.Errorf("export: %w", err)
 	}
-	return sum, nil
+	return nil
 }
 
 // inspectRuns checks that the chains dirs hold samples of one model in

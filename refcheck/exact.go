@@ -20,6 +20,31 @@ import (
 // It is an independent check of the model (the graph of Regression.Model)
 // and the data against Stan's reference draws.
 func Exact(r Regression, d Design, points int) (mean []float64, cov [][]float64, err error) {
+	ne := normalEquationsOf(r, d)
+	prior, err := slopePrecisions(r, ne.p, ne.icpt)
+	if err != nil {
+		return nil, nil, err
+	}
+	nodes, best, err := ne.sigmaGrid(r, prior, points)
+	if err != nil {
+		return nil, nil, err
+	}
+	mean, cov = gridMoments(nodes, best, ne.p)
+	return mean, cov, nil
+}
+
+// normalEquations are a regression's sufficient statistics: X'X, X'y and
+// y'y of its n examples and p coefficients (the intercept at icpt; -1
+// without one).
+type normalEquations struct {
+	n, p, icpt int
+	xtx        *mat.SymDense
+	xty        *mat.VecDense
+	yty        float64
+}
+
+// normalEquationsOf returns the sufficient statistics of r on d.
+func normalEquationsOf(r Regression, d Design) normalEquations {
 	n, k := len(d.Y), len(d.X[0])
 	p := k + 1 // coefficients, with the intercept
 	icpt := 0  // the intercept's place among the coefficients
@@ -40,23 +65,28 @@ func Exact(r Regression, d Design, points int) (mean []float64, cov [][]float64,
 		}
 		return out
 	}
-	xtx := mat.NewSymDense(p, nil)
-	xty := mat.NewVecDense(p, nil)
-	yty := 0.0
+	ne := normalEquations{n: n, p: p, icpt: icpt, xtx: mat.NewSymDense(p, nil), xty: mat.NewVecDense(p, nil)}
 	for i := 0; i < n; i++ {
 		x := row(i)
-		yty += d.Y[i] * d.Y[i]
+		ne.yty += d.Y[i] * d.Y[i]
 		for a := 0; a < p; a++ {
-			xty.SetVec(a, xty.AtVec(a)+x[a]*d.Y[i])
+			ne.xty.SetVec(a, ne.xty.AtVec(a)+x[a]*d.Y[i])
 			for b := a; b < p; b++ {
-				xtx.SetSym(a, b, xtx.At(a, b)+x[a]*x[b])
+				ne.xtx.SetSym(a, b, ne.xtx.At(a, b)+x[a]*x[b])
 			}
 		}
 	}
-	prior := make([]float64, p) // prior precision of each coefficient
+	return ne
+}
+
+// slopePrecisions returns the prior precision of each of the p
+// coefficients of r (the intercept, at icpt, and flat priors: 0), or an
+// error for a prior that is not conjugate.
+func slopePrecisions(r Regression, p, icpt int) ([]float64, error) {
+	prior := make([]float64, p)
 	if lam := r.SlopePrior.Precision; lam > 0 {
 		if r.SlopePrior.DF > 0 {
-			return nil, nil, fmt.Errorf("exact posterior of %s: a Student-t prior on the slopes is not conjugate", r.Name)
+			return nil, fmt.Errorf("exact posterior of %s: a Student-t prior on the slopes is not conjugate", r.Name)
 		}
 		for a := range prior {
 			if a != icpt {
@@ -64,24 +94,36 @@ func Exact(r Regression, d Design, points int) (mean []float64, cov [][]float64,
 			}
 		}
 	}
+	return prior, nil
+}
+
+// sigmaNode is one point of the grid of log sigma: its log weight and the
+// coefficients' Gaussian given sigma (mean m, covariance v).
+type sigmaNode struct {
+	s, logw float64
+	m       []float64
+	v       *mat.SymDense
+}
+
+// sigmaGrid returns the grid of points values of log sigma, centred on the
+// least-squares residual sd, with each node's weight and conditional
+// Gaussian, and the largest log weight; an error when the grid's ends hold
+// mass.
+func (ne normalEquations) sigmaGrid(r Regression, prior []float64, points int) ([]sigmaNode, float64, error) {
+	n, p, xtx, xty, yty := ne.n, ne.p, ne.xtx, ne.xty, ne.yty
 	// centre the grid on the least-squares residual sd
 	var ls mat.VecDense
 	var ch mat.Cholesky
 	if !ch.Factorize(xtx) {
-		return nil, nil, fmt.Errorf("exact posterior of %s: X'X not positive definite", r.Name)
+		return nil, 0, fmt.Errorf("exact posterior of %s: X'X not positive definite", r.Name)
 	}
 	if err := ch.SolveVecTo(&ls, xty); err != nil {
-		return nil, nil, fmt.Errorf("exact posterior of %s: %w", r.Name, err)
+		return nil, 0, fmt.Errorf("exact posterior of %s: %w", r.Name, err)
 	}
 	rss := yty - mat.Dot(&ls, xty)
 	s0 := 0.5 * math.Log(rss/float64(n-p))
 	half := 15 / math.Sqrt(2*float64(n-p))
-	type node struct {
-		s, logw float64
-		m       []float64
-		v       *mat.SymDense
-	}
-	nodes := make([]node, points)
+	nodes := make([]sigmaNode, points)
 	best := math.Inf(-1)
 	prec := mat.NewSymDense(p, nil)
 	for g := range nodes {
@@ -97,25 +139,32 @@ func Exact(r Regression, d Design, points int) (mean []float64, cov [][]float64,
 			}
 		}
 		if !ch.Factorize(prec) {
-			return nil, nil, fmt.Errorf("exact posterior of %s: precision at log sigma %g not positive definite", r.Name, s)
+			return nil, 0, fmt.Errorf("exact posterior of %s: precision at log sigma %g not positive definite", r.Name, s)
 		}
 		var rhs, m mat.VecDense
 		rhs.ScaleVec(e, xty)
 		if err := ch.SolveVecTo(&m, &rhs); err != nil {
-			return nil, nil, fmt.Errorf("exact posterior of %s at log sigma %g: %w", r.Name, s, err)
+			return nil, 0, fmt.Errorf("exact posterior of %s at log sigma %g: %w", r.Name, s, err)
 		}
 		v := mat.NewSymDense(p, nil)
 		if err := ch.InverseTo(v); err != nil {
-			return nil, nil, fmt.Errorf("exact posterior of %s at log sigma %g: %w", r.Name, s, err)
+			return nil, 0, fmt.Errorf("exact posterior of %s at log sigma %g: %w", r.Name, s, err)
 		}
 		// log p(y | sigma) p(sigma) sigma, up to a constant
 		lw := -float64(n)*s - 0.5*e*yty + 0.5*mat.Dot(&m, &rhs) - 0.5*ch.LogDet() + r.Sigma.LogDensity(math.Exp(s)) + s
-		nodes[g] = node{s: s, logw: lw, m: append([]float64(nil), m.RawVector().Data...), v: v}
+		nodes[g] = sigmaNode{s: s, logw: lw, m: append([]float64(nil), m.RawVector().Data...), v: v}
 		best = math.Max(best, lw)
 	}
 	if edge := math.Max(nodes[0].logw, nodes[points-1].logw); edge-best > -30 {
-		return nil, nil, fmt.Errorf("exact posterior of %s: the grid of log sigma misses mass (log weight %.1f at its ends)", r.Name, edge-best)
+		return nil, 0, fmt.Errorf("exact posterior of %s: the grid of log sigma misses mass (log weight %.1f at its ends)", r.Name, edge-best)
 	}
+	return nodes, best, nil
+}
+
+// gridMoments returns the mean and covariance of theta = (the p
+// coefficients, log sigma) under the mixture of the grid's nodes (best:
+// their largest log weight).
+func gridMoments(nodes []sigmaNode, best float64, p int) (mean []float64, cov [][]float64) {
 	d1 := p + 1
 	mean = make([]float64, d1)
 	second := make([][]float64, d1) // E[theta theta']
@@ -147,5 +196,5 @@ func Exact(r Regression, d Design, points int) (mean []float64, cov [][]float64,
 			cov[a][b] = second[a][b] - mean[a]*mean[b]
 		}
 	}
-	return mean, cov, nil
+	return mean, cov
 }

@@ -22,46 +22,52 @@ import (
 // It is written to a temporary file, fsynced and renamed over the old one
 // (atomic: a crash or signal at any moment leaves a complete checkpoint);
 // the previous checkpoint is kept as checkpoint.prev (a hard link).
+//
+// Version 2 holds a Checkpoint, its sampler state a tempering.Snapshot.
+// Version 1 held the snapshot's fields flat in the checkpoint
+// (checkpointV1); DecodeCheckpoint reads both, and brings the state of
+// any older run up to date in one place (tempering.Snapshot.Upgrade).
 const (
 	CheckpointMagic   = "PTSGCKP1"
-	CheckpointVersion = 1
+	CheckpointVersion = 2
 	CheckpointFile    = "checkpoint"
 )
 
-// Checkpoint is everything needed to continue a run exactly.
+// Checkpoint is everything needed to continue a run exactly: its config,
+// the sampler's state (tempering.Snapshot: steps, rungs, streams,
+// statistics, ladder, tuning, estimates), each rung's minibatch order, and
+// the lengths of the samples and metrics files the state goes with.
 type Checkpoint struct {
+	Config runspec.Config
+	tempering.Snapshot
+	Batches []datasets.Batches
+	Samples int   // samples in the samples file
+	Metrics int64 // bytes of metrics.jsonl
+}
+
+// checkpointV1 is the payload of format version 1, which held the
+// sampler's state flat (gob decodes by field name).
+type checkpointV1 struct {
 	Config  runspec.Config
 	Steps   int
 	Rounds  int
-	Rungs   []RungState
-	Streams [][]byte // per rung, then the exchange stream
+	Rungs   []tempering.RungSnapshot
+	Streams [][]byte
 	Batches []datasets.Batches
 	Stats   tempering.PTStats
-	Temps   []float64             // the current ladder (absent in checkpoints of older versions: the config's)
-	Tuning  tempering.TuningState // ladder tuning progress and history
-	Samples int                   // samples in the samples file
-	Metrics int64                 // bytes of metrics.jsonl
-	// Mass holds each rung's preconditioner estimate while burn-in
-	// estimates one (absent otherwise, and in checkpoints older than it).
-	Mass []tempering.MassEstimate
-	// Noise holds each rung's gradient-noise estimate while burn-in
-	// estimates one (Config.NoiseCorrection).
-	Noise []tempering.NoiseEstimate
+	Temps   []float64
+	Tuning  tempering.TuningState
+	Samples int
+	Metrics int64
+	Mass    []tempering.MassEstimate
+	Noise   []tempering.NoiseEstimate
 }
 
-// RungState is one rung's saved state. Mass is its diagonal mass matrix
-// (nil: unit mass, and in checkpoints older than it) and InjScale its
-// noise correction (nil: none). Extra is the state a
-// sampler.StatefulKernel keeps of its own (sampler.MarshalExtra; nil for
-// the built-in kernels, and in checkpoints older than it: gob leaves the
-// field out when it is nil, so the format version is unchanged and older
-// checkpoints load as before).
-type RungState struct {
-	Theta, P []float64
-	Xi, U    float64
-	Mass     []float64
-	InjScale []float64
-	Extra    []byte
+// checkpoint returns the version 1 payload as a Checkpoint.
+func (c *checkpointV1) checkpoint() *Checkpoint {
+	return &Checkpoint{Config: c.Config, Batches: c.Batches, Samples: c.Samples, Metrics: c.Metrics,
+		Snapshot: tempering.Snapshot{Steps: c.Steps, Rounds: c.Rounds, Rungs: c.Rungs, Streams: c.Streams, Stats: c.Stats,
+			Temps: c.Temps, Tuning: c.Tuning, Mass: c.Mass, Noise: c.Noise}}
 }
 
 // ErrCheckpoint is wrapped by errors about an unusable checkpoint.
@@ -164,8 +170,9 @@ func DecodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
 	if string(b[:8]) != CheckpointMagic {
 		return nil, fail("bad magic %q: not a ptsghmc checkpoint", b[:8])
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != CheckpointVersion {
-		return nil, fail("format version %d, this build reads version %d", v, CheckpointVersion)
+	v := binary.LittleEndian.Uint32(b[8:])
+	if v < 1 || v > CheckpointVersion {
+		return nil, fail("format version %d, this build reads versions 1 to %d", v, CheckpointVersion)
 	}
 	n := binary.LittleEndian.Uint64(b[12:])
 	if uint64(len(b)) != head+n+sha256.Size {
@@ -176,9 +183,19 @@ func DecodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
 	if !bytes.Equal(sum[:], b[head+n:]) {
 		return nil, fail("checksum mismatch: the file is corrupt")
 	}
-	var c Checkpoint
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&c); err != nil {
+	c := &Checkpoint{}
+	var err error
+	if v == 1 {
+		var c1 checkpointV1
+		err = gob.NewDecoder(bytes.NewReader(payload)).Decode(&c1)
+		c = c1.checkpoint()
+	} else {
+		err = gob.NewDecoder(bytes.NewReader(payload)).Decode(c)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: decode: %w: %w", path, err, ErrCheckpoint)
 	}
-	return &c, nil
+	ladder, _ := c.Config.Temps() // a bad config leaves Temps nil for the resume to refuse
+	c.Upgrade(ladder)
+	return c, nil
 }

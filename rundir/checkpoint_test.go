@@ -2,13 +2,19 @@ package rundir
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/runspec"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // TestWriteCheckpointDiskFull injects a half-written checkpoint that fails
@@ -17,7 +23,7 @@ import (
 // the previous checkpoint as it was.
 func TestWriteCheckpointDiskFull(t *testing.T) {
 	dir := t.TempDir()
-	good := &Checkpoint{Config: runspec.DefaultConfig(), Steps: 50, Rungs: []RungState{{Theta: []float64{1, 2}, P: []float64{0, 0}}}}
+	good := &Checkpoint{Config: runspec.DefaultConfig(), Snapshot: tempering.Snapshot{Steps: 50, Rungs: []tempering.RungSnapshot{{Theta: []float64{1, 2}, P: []float64{0, 0}}}}}
 	if err := WriteCheckpoint(dir, good); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +36,7 @@ func TestWriteCheckpointDiskFull(t *testing.T) {
 		return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
 	}
 	defer func() { checkpointWrite = old }()
-	err := WriteCheckpoint(dir, &Checkpoint{Config: runspec.DefaultConfig(), Steps: 60})
+	err := WriteCheckpoint(dir, &Checkpoint{Config: runspec.DefaultConfig(), Snapshot: tempering.Snapshot{Steps: 60}})
 	if err == nil || !strings.Contains(err.Error(), "checkpoint.tmp: no space left on device") {
 		t.Fatalf("error %v, want one naming checkpoint.tmp and ENOSPC", err)
 	}
@@ -43,5 +49,62 @@ func TestWriteCheckpointDiskFull(t *testing.T) {
 	c, err := ReadCheckpoint(path)
 	if err != nil || c.Steps != 50 {
 		t.Fatalf("previous checkpoint: steps %v, error %v", c, err)
+	}
+}
+
+// checkpointBytes wraps a gob payload as a checkpoint file of format
+// version v.
+func checkpointBytes(t *testing.T, v uint32, payload any) []byte {
+	t.Helper()
+	var p bytes.Buffer
+	if err := gob.NewEncoder(&p).Encode(payload); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.WriteString(CheckpointMagic)
+	binary.Write(&b, binary.LittleEndian, v)
+	binary.Write(&b, binary.LittleEndian, uint64(p.Len()))
+	b.Write(p.Bytes())
+	sum := sha256.Sum256(p.Bytes())
+	b.Write(sum[:])
+	return b.Bytes()
+}
+
+// TestDecodeCheckpointVersions reads a version 1 checkpoint (the sampler's
+// state flat in it) of a run older than the ladder, the window statistics,
+// the swap probabilities and health watching, and checks that its state
+// lands in the Checkpoint's Snapshot brought up to date; a version 2 file
+// round-trips, and a newer version is refused.
+func TestDecodeCheckpointVersions(t *testing.T) {
+	cfg := runspec.DefaultConfig()
+	cfg.Sampler, cfg.Replicas, cfg.Ladder, cfg.TMax = runspec.PTSGHMC, 3, "geometric", 4
+	ladder, err := cfg.Temps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := checkpointV1{Config: cfg, Steps: 30, Rounds: 3, Samples: 2, Metrics: 99,
+		Rungs:   []tempering.RungSnapshot{{Theta: []float64{1}, P: []float64{2}, Xi: 3}, {Theta: []float64{4}, P: []float64{5}}, {Theta: []float64{6}, P: []float64{7}}},
+		Streams: [][]byte{{1}, {2}, {3}, {4}},
+		Stats:   tempering.PTStats{Proposed: []int{3, 2}, Accepted: []int{1, 2}, Walker: []int{0, 1, 2}},
+		Batches: []datasets.Batches{{N: 5, Size: 2}}}
+	c, err := DecodeCheckpoint("v1", checkpointBytes(t, 1, old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Steps != 30 || c.Rounds != 3 || c.Samples != 2 || c.Metrics != 99 || c.Config.Replicas != 3 || c.Rungs[0].Xi != 3 || c.Rungs[2].P[0] != 7 ||
+		len(c.Streams) != 4 || c.Batches[0].N != 5 {
+		t.Errorf("version 1 decoded as %+v", c)
+	}
+	if !reflect.DeepEqual(c.Temps, ladder) || len(c.Stats.WinProposed) != 2 || !reflect.DeepEqual(c.Stats.SwapProb, []float64{1, 2}) ||
+		c.Stats.ProbSince != 30 || len(c.Stats.Health) != 3 {
+		t.Errorf("version 1 not upgraded: ladder %v (want %v), windows %v, swap sums %v since %d, %d health watches",
+			c.Temps, ladder, c.Stats.WinProposed, c.Stats.SwapProb, c.Stats.ProbSince, len(c.Stats.Health))
+	}
+	again, err := DecodeCheckpoint("v2", checkpointBytes(t, CheckpointVersion, c))
+	if err != nil || !reflect.DeepEqual(again.Snapshot, c.Snapshot) {
+		t.Errorf("version 2 round trip: %v, snapshot %+v, want %+v", err, again, c.Snapshot)
+	}
+	if _, err := DecodeCheckpoint("v3", checkpointBytes(t, CheckpointVersion+1, c)); err == nil || !strings.Contains(err.Error(), "format version 3") {
+		t.Errorf("version 3: %v, want a refusal naming it", err)
 	}
 }

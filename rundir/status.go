@@ -67,7 +67,7 @@ func chainStatus(dir string, i, target int) ChainStatus {
 		return s
 	}
 	s.Steps, s.Target, s.Samples, s.MetricsBytes = ck.Steps, ck.Config.Steps, ck.Samples, ck.Metrics
-	s.Stats = &tempering.PTState{Temps: ck.Temps, Stats: ck.Stats, Steps: ck.Steps, Tuning: ck.Tuning}
+	s.Stats = ck.Figures()
 	s.State = ChainRunning
 	if ck.Steps >= ck.Config.Steps {
 		s.State = ChainFinished

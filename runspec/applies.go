@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,17 +53,12 @@ func whyOneChain(c Config) string {
 	return fmt.Sprintf("sampler %s runs one chain at T = 1; tempering is --sampler ptsghmc", c.Sampler)
 }
 
-// kernelUses reports whether the config's kernel depends on the kernel
-// parameter set changes: the kernel built with it changed differs.
-func kernelUses(c Config, set func(*sampler.KernelParams)) bool {
-	k, err := Config{Sampler: c.Sampler}.Kernel(sampler.Kernels)
-	if err != nil {
-		return true
-	}
-	p := sampler.KernelParams{StepSize: 0.01, Diffusion: 10, Inertia: 0.5, SGLDStep: 1e-4, Leapfrog: 3}
-	q := p
-	set(&q)
-	return !reflect.DeepEqual(k.New(p), k.New(q))
+// kernelReads reports whether the config's kernel reads the setting:
+// whether its Params name it (sampler.Settings). A config whose kernel is
+// unknown reads every setting (the run's validation refuses it).
+func kernelReads(c Config, setting string) bool {
+	_, p, err := c.KernelParams(sampler.Kernels)
+	return err != nil || slices.Contains(sampler.Settings(p), setting)
 }
 
 // kernelName is the kernel a config's sampler steps (sgnht for ptsghmc).
@@ -104,18 +99,17 @@ var applicabilities = []applicability{
 			}
 			return whyNoExchange(c)
 		}},
-	{setting: "thermostat_inertia", applies: func(c Config) bool {
-		return kernelUses(c, func(p *sampler.KernelParams) { p.Inertia *= 2 })
-	}, why: func(c Config) string { return fmt.Sprintf("kernel %s has no thermostat", kernelName(c)) }},
-	{setting: "friction", applies: func(c Config) bool {
-		return kernelUses(c, func(p *sampler.KernelParams) { p.Diffusion *= 2 })
-	}, why: func(c Config) string { return fmt.Sprintf("kernel %s has no momentum", kernelName(c)) }},
+	{setting: "thermostat_inertia", applies: func(c Config) bool { return kernelReads(c, "thermostat_inertia") },
+		why: func(c Config) string { return fmt.Sprintf("kernel %s has no thermostat", kernelName(c)) }},
+	{setting: "friction", applies: func(c Config) bool { return kernelReads(c, "friction") },
+		why: func(c Config) string { return fmt.Sprintf("kernel %s has no momentum", kernelName(c)) }},
 	{setting: "noise_target", applies: func(c Config) bool {
-		k, err := c.Kernel(sampler.Kernels)
+		_, p, err := c.KernelParams(sampler.Kernels)
 		if err != nil {
 			return true
 		}
-		_, ok := k.New(sampler.KernelParams{StepSize: 0.01, Diffusion: 10, Inertia: 0.5, SGLDStep: 1e-4}).(sampler.Frictional)
+		// the noise-aware step weighs the noise against the kernel's friction
+		_, ok := p.Kernel(sampler.Rate{LR: c.LR, Examples: 1}, c.TemperingValue()).(sampler.Frictional)
 		return ok
 	}, why: func(c Config) string {
 		return fmt.Sprintf("kernel %s has no friction to weigh the gradient noise against", kernelName(c))

@@ -181,6 +181,88 @@ func DefaultConfig() Config {
 	}
 }
 
+// rangeCheck is one of Validate's checks of a setting's range or of a
+// combination of settings: ok, or what is wrong.
+type rangeCheck struct {
+	ok   bool
+	what string
+}
+
+// rangeChecks returns Validate's checks of the settings' ranges and
+// combinations, in the order they are reported (opt: the kernel is an
+// optimiser).
+func (c Config) rangeChecks(opt bool) []rangeCheck {
+	return []rangeCheck{
+		{c.Steps > 0, "steps must be positive"},
+		{c.BurnIn >= 0 && c.BurnIn < c.Steps || opt, "burnin must be in [0, steps)"},
+		{c.Thin > 0, "thin must be positive"},
+		{c.Batch > 0, "batch must be positive"},
+		{c.GradShards >= 0 && c.GradShards <= c.Batch, "grad_shards must be 0 (one per core) to batch"},
+		{c.LR > 0 && !math.IsInf(c.LR, 0), "lr must be positive"},
+		{c.Prior >= 0, "prior must be non-negative"},
+		{c.PriorDF >= 0 && !math.IsInf(c.PriorDF, 0), "prior_df must be non-negative (0: Gaussian prior)"},
+		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
+		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
+		{validPrecondition(c.Precondition), "precondition must be none, rmsprop or variance"},
+		{validMassScale(c.MassScale), "mass_scale must be widest or stiffest"},
+		{c.MassScaleValue() == tempering.MassScaleWidest || c.PreconditionValue() != tempering.PrecondNone, "mass_scale needs a preconditioner (precondition rmsprop or variance)"},
+		{!c.NoiseCorrection || c.Sampler == PTSGHMC || c.Sampler == "sgnht" || c.Sampler == "sghmc", "noise_correction needs a sampler with friction (ptsghmc, sgnht or sghmc)"},
+		{!c.NoiseCorrection || c.NoiseTarget == 0 && c.Cycle == 0 && c.SGDWarmup == 0, "noise_correction needs a fixed step and kernel (no noise_target, cycle or sgd_warmup)"},
+		{!c.NoiseCorrection || c.BurnIn >= 10, "noise_correction needs a burn-in of at least 10 steps to estimate the noise"},
+		{c.PosteriorTemperature() == 1 || !opt, "temperature does not apply to sgd, an optimiser (it samples nothing)"},
+		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
+		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
+		{c.WarmupBatch >= 0, "warmup_batch must be non-negative (0: batch)"},
+		{c.WarmupBatch == 0 || c.SGDWarmup > 0, "warmup_batch needs sgd_warmup (it is the warm-up's minibatch size)"},
+		{c.GradShards <= c.WarmupBatch || c.WarmupBatch == 0, "grad_shards must be 0 (one per core) to warmup_batch"},
+		{c.PreconditionValue() == tempering.PrecondNone || !opt && c.SGDWarmup == 0, "precondition needs a sampler without sgd_warmup (sgd steps have no mass to estimate)"},
+		{c.SGDWarmup == 0 || !opt, "sgd_warmup applies to samplers (sgd is already an optimiser)"},
+		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup || c.Steps == c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
+		{c.SGDWarmup == 0 || c.Sampler != PTSGHMC || c.Replicas == 1, "sgd_warmup needs a single-chain sampler (one replica)"},
+		{c.Cycle == 0 || c.Cycle >= 2, "cycle must be 0 (constant step size) or at least 2 steps"},
+		{c.Cycle == 0 || c.CycleKeep > 0 && c.CycleKeep <= 1, "cycle_keep must be in (0, 1]"},
+		{c.Replicas >= 1, "replicas must be at least 1 (auto is resolved by ChooseReplicas before a run is created)"},
+		{c.MaxReplicas == 0 || c.MaxReplicas >= tempering.MinAutoRungs, "max_replicas must be 0 (16) or at least 3"},
+		{c.Exchange >= 0, "exchange must be non-negative"},
+		{c.XBatch >= 2, "xbatch must be at least 2"},
+		{c.XMargin >= 0, "xmargin must be non-negative"},
+		{c.XTolerance >= 0 && c.XTolerance < 1, "xtolerance must be in [0, 1)"},
+		{c.CkptEvery > 0, "checkpoint_every must be positive"},
+		{c.LogEvery > 0, "log_every must be positive"},
+		{c.Validation >= 0, "validation must be non-negative"},
+		{c.TrainSize >= 0, "train_size must be non-negative"},
+		{c.DType == "float32" || c.DType == "float64", "dtype must be float32 or float64"},
+		{c.Engine == "plan" || c.Engine == "compiled" || c.Engine == "graph", "engine must be plan, compiled or graph"},
+		{c.MLPKernels == "" || c.MLPKernels == MLPKernelsPlan, "mlp_kernels must be empty or plan"},
+		{validArithmetic(c.Arithmetic), "arithmetic must be pinned or native"},
+		{c.Corr == "nnls" || c.Corr == "hermite", "correction must be nnls or hermite"},
+		{c.Scheme == "alternate" || c.Scheme == "first", "scheme must be alternate or first"},
+		{c.Chains >= 1, "chains must be at least 1"},
+		{c.Chain >= 0 && c.Chain <= c.Chains, "chain must be in [0, chains]"},
+		{c.XTest != XTestResghmc || c.XF > 0, "resghmc_f must be positive"},
+		{c.SwapTarget == 0 || c.Ladder == "adaptive", "swap_target needs ladder adaptive"},
+	}
+}
+
+// validateKernel checks the settings of the config's kernel in the
+// registry ks, and of the SGD warm-up's sgd kernel when there is one, by
+// the kernels' own Params.
+func (c Config) validateKernel(ks []sampler.KernelInfo) error {
+	_, p, err := c.KernelParams(ks)
+	if err == nil {
+		err = p.Validate()
+	}
+	if err == nil && c.SGDWarmup > 0 {
+		if p, err = c.WarmupParams(); err == nil {
+			err = p.Validate()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
+
 // LoadConfigFile reads a JSON (.json) or YAML (.yaml, .yml) file over c:
 // fields the file names replace c's, others stay. Unknown fields are errors.
 func LoadConfigFile(path string, c *Config) error {
@@ -232,66 +314,13 @@ func (c Config) Validate(s Setup) error {
 	if _, ok := LookupExchange(s.Exchanges, c.XTest); !ok {
 		return fmt.Errorf("config: exchange_test %q: expected one of %s", c.XTest, strings.Join(ExchangeNames(s.Exchanges), ", "))
 	}
-	opt := c.Optimiser(s.Kernels)
-	checks := []struct {
-		ok   bool
-		what string
-	}{
-		{c.Steps > 0, "steps must be positive"},
-		{c.BurnIn >= 0 && c.BurnIn < c.Steps || opt, "burnin must be in [0, steps)"},
-		{c.Thin > 0, "thin must be positive"},
-		{c.Batch > 0, "batch must be positive"},
-		{c.GradShards >= 0 && c.GradShards <= c.Batch, "grad_shards must be 0 (one per core) to batch"},
-		{c.LR > 0 && !math.IsInf(c.LR, 0), "lr must be positive"},
-		{c.Friction > 0 && c.Friction < 1, "friction must be in (0, 1)"},
-		{c.Prior >= 0, "prior must be non-negative"},
-		{c.PriorDF >= 0 && !math.IsInf(c.PriorDF, 0), "prior_df must be non-negative (0: Gaussian prior)"},
-		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
-		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
-		{validPrecondition(c.Precondition), "precondition must be none, rmsprop or variance"},
-		{validMassScale(c.MassScale), "mass_scale must be widest or stiffest"},
-		{c.MassScaleValue() == tempering.MassScaleWidest || c.PreconditionValue() != tempering.PrecondNone, "mass_scale needs a preconditioner (precondition rmsprop or variance)"},
-		{!c.NoiseCorrection || c.Sampler == PTSGHMC || c.Sampler == "sgnht" || c.Sampler == "sghmc", "noise_correction needs a sampler with friction (ptsghmc, sgnht or sghmc)"},
-		{!c.NoiseCorrection || c.NoiseTarget == 0 && c.Cycle == 0 && c.SGDWarmup == 0, "noise_correction needs a fixed step and kernel (no noise_target, cycle or sgd_warmup)"},
-		{!c.NoiseCorrection || c.BurnIn >= 10, "noise_correction needs a burn-in of at least 10 steps to estimate the noise"},
-		{c.PosteriorTemperature() == 1 || !opt, "temperature does not apply to sgd, an optimiser (it samples nothing)"},
-		{c.Inertia >= 0 && !math.IsInf(c.Inertia, 0), "thermostat_inertia must be non-negative (0: 1/A^2)"},
-		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
-		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
-		{c.WarmupBatch >= 0, "warmup_batch must be non-negative (0: batch)"},
-		{c.WarmupBatch == 0 || c.SGDWarmup > 0, "warmup_batch needs sgd_warmup (it is the warm-up's minibatch size)"},
-		{c.GradShards <= c.WarmupBatch || c.WarmupBatch == 0, "grad_shards must be 0 (one per core) to warmup_batch"},
-		{c.PreconditionValue() == tempering.PrecondNone || !opt && c.SGDWarmup == 0, "precondition needs a sampler without sgd_warmup (sgd steps have no mass to estimate)"},
-		{c.SGDWarmup == 0 || !opt, "sgd_warmup applies to samplers (sgd is already an optimiser)"},
-		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup || c.Steps == c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
-		{c.SGDWarmup == 0 || c.Sampler != PTSGHMC || c.Replicas == 1, "sgd_warmup needs a single-chain sampler (one replica)"},
-		{c.Cycle == 0 || c.Cycle >= 2, "cycle must be 0 (constant step size) or at least 2 steps"},
-		{c.Cycle == 0 || c.CycleKeep > 0 && c.CycleKeep <= 1, "cycle_keep must be in (0, 1]"},
-		{c.Replicas >= 1, "replicas must be at least 1 (auto is resolved by ChooseReplicas before a run is created)"},
-		{c.MaxReplicas == 0 || c.MaxReplicas >= tempering.MinAutoRungs, "max_replicas must be 0 (16) or at least 3"},
-		{c.Exchange >= 0, "exchange must be non-negative"},
-		{c.XBatch >= 2, "xbatch must be at least 2"},
-		{c.XMargin >= 0, "xmargin must be non-negative"},
-		{c.XTolerance >= 0 && c.XTolerance < 1, "xtolerance must be in [0, 1)"},
-		{c.CkptEvery > 0, "checkpoint_every must be positive"},
-		{c.LogEvery > 0, "log_every must be positive"},
-		{c.Validation >= 0, "validation must be non-negative"},
-		{c.TrainSize >= 0, "train_size must be non-negative"},
-		{c.DType == "float32" || c.DType == "float64", "dtype must be float32 or float64"},
-		{c.Engine == "plan" || c.Engine == "compiled" || c.Engine == "graph", "engine must be plan, compiled or graph"},
-		{c.MLPKernels == "" || c.MLPKernels == MLPKernelsPlan, "mlp_kernels must be empty or plan"},
-		{validArithmetic(c.Arithmetic), "arithmetic must be pinned or native"},
-		{c.Corr == "nnls" || c.Corr == "hermite", "correction must be nnls or hermite"},
-		{c.Scheme == "alternate" || c.Scheme == "first", "scheme must be alternate or first"},
-		{c.Chains >= 1, "chains must be at least 1"},
-		{c.Chain >= 0 && c.Chain <= c.Chains, "chain must be in [0, chains]"},
-		{c.XTest != XTestResghmc || c.XF > 0, "resghmc_f must be positive"},
-		{c.SwapTarget == 0 || c.Ladder == "adaptive", "swap_target needs ladder adaptive"},
-	}
-	for _, ch := range checks {
+	for _, ch := range c.rangeChecks(c.Optimiser(s.Kernels)) {
 		if !ch.ok {
 			return fmt.Errorf("config: %s", ch.what)
 		}
+	}
+	if err := c.validateKernel(s.Kernels); err != nil {
+		return err
 	}
 	if len(c.Classes) > 0 {
 		if _, err := ParseClasses(FormatClasses(c.Classes)); err != nil {

@@ -1,6 +1,7 @@
 package runspec
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -79,6 +80,30 @@ func (c Config) Kernel(ks []sampler.KernelInfo) (sampler.KernelInfo, error) {
 		return k, fmt.Errorf("sampler %q: expected one of %s", name, strings.Join(SamplerNames(ks), ", "))
 	}
 	return k, nil
+}
+
+// KernelParams returns the entry of the registry ks of the config's
+// kernel (see Kernel) and its settings: the kernel's own Params, read from
+// the config's fields of the names it gives them (sampler.Settings).
+func (c Config) KernelParams(ks []sampler.KernelInfo) (sampler.KernelInfo, sampler.Params, error) {
+	k, err := c.Kernel(ks)
+	if err != nil {
+		return k, nil, err
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return k, nil, fmt.Errorf("config: %w", err)
+	}
+	p, err := k.NewParams(b)
+	return k, p, err
+}
+
+// WarmupParams returns the settings of the sgd kernel (of sampler.Kernels)
+// that steps the config's SGD warm-up (SGDWarmup): its own friction.
+func (c Config) WarmupParams() (sampler.Params, error) {
+	c.Sampler, c.ReplicaKernel = sampler.SGD{}.Name(), ""
+	_, p, err := c.KernelParams(sampler.Kernels)
+	return p, err
 }
 
 // Optimiser reports whether the config's kernel (of the registry ks) is an

@@ -590,6 +590,13 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 	if hl.Steps < window {
 		return false
 	}
+	hl.endWindow(hl.windowFigures(k, dim, step, window), afterBurnIn)
+	return true
+}
+
+// windowFigures returns the figures of the window that ends at step (of
+// the given length, for a chain of dim coordinates stepped by k), graded.
+func (hl *Health) windowFigures(k Frictional, dim, step, window int) HealthFigures {
 	n := float64(hl.Steps)
 	fig := HealthFigures{Step: step, Steps: hl.Steps, Dim: dim, Kinetic: hl.KinSum / n, Friction: hl.XiFSum / n,
 		Injected: hl.InjSum / n, GradNoise: hl.NoiseSum / n}
@@ -631,6 +638,12 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 		fig.XiGain = g.ThermostatGain()
 	}
 	fig.Status = fig.grade()
+	return fig
+}
+
+// endWindow records the figures fig of the window that just ended (in the
+// verdict after burn-in) and starts the next window's sums.
+func (hl *Health) endWindow(fig HealthFigures, afterBurnIn bool) {
 	hl.Last = fig
 	hl.Windows++
 	if afterBurnIn {
@@ -652,7 +665,6 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 	hl.IntSum, hl.IntSteps = 0, 0
 	hl.IntBlockSum, hl.IntBlockMeans, hl.IntBlockSq, hl.IntBlockN, hl.IntBlocks = 0, 0, 0, 0, 0
 	hl.NoiseBlockSum, hl.NoiseBlockMeans, hl.NoiseBlockSq, hl.NoiseBlockN, hl.NoiseBlocks = 0, 0, 0, 0, 0
-	return true
 }
 
 // ShareBeyondChance returns the gradient noise's share beyond chance, ShareLow, or

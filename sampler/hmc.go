@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -13,6 +14,26 @@ import (
 type HMC struct {
 	StepSize float64 // h
 	Leapfrog int     // L
+}
+
+// HMCParams are the hmc kernel's settings. HMC is not offered to training
+// runs (KernelInfo.Minibatch), so no run setting names its leapfrog steps.
+type HMCParams struct {
+	Leapfrog int `json:"leapfrog"` // L
+}
+
+// Validate checks L >= 1.
+func (p HMCParams) Validate() error {
+	if p.Leapfrog < 1 {
+		return fmt.Errorf("leapfrog must be at least 1")
+	}
+	return nil
+}
+
+// Kernel returns HMC at the rate's step h with L leapfrog steps; HMC
+// targets the temperature through its Metropolis test, t is not used.
+func (p HMCParams) Kernel(r Rate, t Tempering) Kernel {
+	return HMC{StepSize: r.Step(1), Leapfrog: p.Leapfrog}
 }
 
 // Name returns "hmc".

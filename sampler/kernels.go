@@ -1,22 +1,57 @@
 package sampler
 
-// KernelParams are the settings a kernel of Kernels is built from. Each
-// kernel reads the fields it has and ignores the others; a caller that
-// offers several kernels sets them all.
-type KernelParams struct {
-	StepSize  float64 // h: SGNHT, SGHMC, SGD, HMC
-	Diffusion float64 // A: SGNHT's injected diffusion, the friction C of SGHMC and SGD
-	// FrictionPerStep is alpha = A h, kept by SGNHT, SGHMC and SGD when
-	// Hyper.StepSize changes their step (0: Diffusion StepSize). Rate.Params
-	// sets StepSize, Diffusion, FrictionPerStep and SGLDStep from a run's
-	// learning rate.
-	FrictionPerStep float64
-	Inertia         float64 // Q: SGNHT's thermostat inertia (0: 1/A^2)
-	SGLDStep        float64 // eps: SGLD's step size
-	Leapfrog        int     // L: HMC's leapfrog steps
-	// Tempering: how SGNHT, SGHMC and SGLD target exp(-U/T) at T != 1
-	// (the zero value tempers the noise; see Tempering).
-	Tempering Tempering
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Params are the settings of one kernel of Kernels, a type of the kernel's
+// own (SGNHTParams, SGHMCParams, SGLDParams, HMCParams, SGDParams). Its
+// JSON field names are the run settings it reads, by their config-file
+// names (a flag's name with _ for -): a run decodes its config into the
+// kernel's Params, so a setting applies to a kernel exactly when its Params
+// name it (Settings). The learning rate and how a temperature enters, which
+// every run has, are Kernel's arguments instead.
+type Params interface {
+	// Validate returns an error naming the first setting out of range.
+	Validate() error
+	// Kernel returns the kernel these settings make at the learning rate r
+	// (its step, Rate.Step or Rate.SGLDStep at s = 1), tempering a
+	// temperature T != 1 by t.
+	Kernel(r Rate, t Tempering) Kernel
+}
+
+// Settings returns the names of the run settings p reads (its JSON
+// fields), sorted. A Params type names every field it reads: it has no
+// omitempty fields.
+func Settings(p Params) []string {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NewParams returns the settings of kernel k decoded from settings, a JSON
+// object of run settings by config-file name (a run's config.json): the
+// fields k's Params name are read, the others ignored.
+func (k KernelInfo) NewParams(settings []byte) (Params, error) {
+	p := k.Params()
+	if err := json.Unmarshal(settings, p); err != nil {
+		return nil, fmt.Errorf("kernel %s settings: %w", k.Name, err)
+	}
+	return p, nil
 }
 
 // KernelInfo is a kernel's entry in the registry Kernels.
@@ -32,8 +67,9 @@ type KernelInfo struct {
 	// ones it is the biased baseline of the PT-SGHMC paper), so a training
 	// run does not offer it.
 	Minibatch bool
-	// New returns the kernel with the given settings.
-	New func(KernelParams) Kernel
+	// Params returns a new zero value of the kernel's settings (a pointer,
+	// for a run to decode its config into); its Kernel builds the kernel.
+	Params func() Params
 }
 
 // Kernels is the registry of the single-chain kernels a run can name, in
@@ -46,21 +82,15 @@ type KernelInfo struct {
 // as in Luo, Zhang and Liu (2018); it is not listed here.
 var Kernels = []KernelInfo{
 	{Name: "sgnht", Doc: "stochastic gradient Nose-Hoover thermostat (Ding et al. 2014)", Sampler: true, Minibatch: true,
-		New: func(p KernelParams) Kernel {
-			return SGNHT{StepSize: p.StepSize, Diffusion: p.Diffusion, Inertia: p.Inertia, FrictionPerStep: p.FrictionPerStep, Tempering: p.Tempering}
-		}},
+		Params: func() Params { return &SGNHTParams{} }},
 	{Name: "sghmc", Doc: "stochastic gradient HMC with a fixed friction (Chen et al. 2014)", Sampler: true, Minibatch: true,
-		New: func(p KernelParams) Kernel {
-			return SGHMC{StepSize: p.StepSize, Friction: p.Diffusion, FrictionPerStep: p.FrictionPerStep, Tempering: p.Tempering}
-		}},
+		Params: func() Params { return &SGHMCParams{} }},
 	{Name: "sgld", Doc: "stochastic gradient Langevin dynamics (Welling and Teh 2011)", Sampler: true, Minibatch: true,
-		New: func(p KernelParams) Kernel { return SGLD{StepSize: p.SGLDStep, Tempering: p.Tempering} }},
+		Params: func() Params { return &SGLDParams{} }},
 	{Name: "hmc", Doc: "Hamiltonian Monte Carlo with a Metropolis test (Neal 2011)", Sampler: true, Minibatch: false,
-		New: func(p KernelParams) Kernel { return HMC{StepSize: p.StepSize, Leapfrog: p.Leapfrog} }},
+		Params: func() Params { return &HMCParams{} }},
 	{Name: "sgd", Doc: "momentum SGD, not a sampler: the non-Bayesian MAP baseline", Sampler: false, Minibatch: true,
-		New: func(p KernelParams) Kernel {
-			return SGD{StepSize: p.StepSize, Friction: p.Diffusion, FrictionPerStep: p.FrictionPerStep}
-		}},
+		Params: func() Params { return &SGDParams{} }},
 }
 
 // LookupKernel returns the entry of Kernels named name.
@@ -72,3 +102,21 @@ func LookupKernel(name string) (KernelInfo, bool) {
 	}
 	return KernelInfo{}, false
 }
+
+// validFriction checks a friction per step alpha, which must be in (0, 1).
+func validFriction(alpha float64) error {
+	if !(alpha > 0 && alpha < 1) {
+		return fmt.Errorf("friction must be in (0, 1)")
+	}
+	return nil
+}
+
+// frictionAt returns the step h at the rate r and the diffusion or
+// friction alpha/h of a friction per step alpha.
+func frictionAt(r Rate, alpha float64) (h, a float64) {
+	h = r.Step(1)
+	return h, alpha / h
+}
+
+// checkFinite is the check of a non-negative finite setting.
+func checkFinite(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }

@@ -29,14 +29,6 @@ func (r Rate) Step(s float64) float64 { return math.Sqrt(s * r.LR / float64(r.Ex
 // SGLDStep returns SGLD's step 2 s eps/N at s times the rate.
 func (r Rate) SGLDStep(s float64) float64 { return 2 * s * r.LR / float64(r.Examples) }
 
-// Params returns the step settings of KernelParams at s times the rate with
-// friction per step alpha: StepSize h, Diffusion alpha/h,
-// FrictionPerStep alpha and SGLDStep (the other fields are zero).
-func (r Rate) Params(s, alpha float64) KernelParams {
-	h := r.Step(s)
-	return KernelParams{StepSize: h, Diffusion: alpha / h, FrictionPerStep: alpha, SGLDStep: r.SGLDStep(s)}
-}
-
 // RateStepper is a kernel whose step is not h = sqrt(eps/N) in a rate's
 // terms (SGLD).
 type RateStepper interface {

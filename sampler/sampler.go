@@ -29,9 +29,10 @@
 // BatchOrder.
 // The kernels: SGNHT (the default of runs), SGHMC, SGLD, HMC, and SGD, momentum
 // SGD, which is an optimiser (the MAP baseline) rather than a sampler.
-// Kernels is the registry of them by name, each with a constructor from
-// KernelParams and a one-line description; every list of sampler names
-// derives from it. Frictional kernels (SGNHT, SGHMC) expose their step and
+// Kernels is the registry of them by name, each with its own settings
+// type (Params: SGNHTParams, ...; it validates itself, names the run
+// settings it reads, and builds the kernel at a learning rate) and a
+// one-line description; every list of sampler names derives from it. Frictional kernels (SGNHT, SGHMC) expose their step and
 // friction, so their dynamics can be watched (Health) and their step
 // shrunk by a noise-aware run. A kernel with state of its own (an adapted
 // moment, a counter) is a StatefulKernel: it keeps it in State.Extra and
@@ -243,6 +244,14 @@ type StepWork struct {
 	Before, After, Kick float64
 	Valid               bool
 }
+
+// MoveStep rescales the thermostat of a chain whose step moves from h to
+// h', given as any pair h, h' in that ratio, so that the friction per step
+// xi h stays: xi' = xi h/h'. It is the one place a driver changes xi with
+// the step (a schedule's cycle, MoveStep(sqrt(s/s'), 1); a noise-aware
+// shrink by g, MoveStep(1, g)); with one argument 1 the result is xi times
+// or over the other, rounded once.
+func (s *State) MoveStep(h, hNext float64) { s.Xi = s.Xi * h / hNext }
 
 // SetMass sets the diagonal mass matrix M = diag(m) of the momentum (nil:
 // unit mass), copying m. Every value must be positive and finite. The

@@ -25,6 +25,24 @@ type SGD struct {
 	FrictionPerStep float64
 }
 
+// SGDParams are the sgd kernel's settings.
+type SGDParams struct {
+	// Friction is alpha, the momentum's decay per step: the friction is
+	// C = alpha/h at the rate's step h.
+	Friction float64 `json:"friction"`
+}
+
+// Validate checks alpha in (0, 1).
+func (p SGDParams) Validate() error { return validFriction(p.Friction) }
+
+// Kernel returns momentum SGD at the rate's step h with friction alpha/h,
+// which it keeps at alpha per step when Hyper.StepSize moves its step. An
+// optimiser samples nothing: t is not used.
+func (p SGDParams) Kernel(r Rate, t Tempering) Kernel {
+	h, c := frictionAt(r, p.Friction)
+	return SGD{StepSize: h, Friction: c, FrictionPerStep: p.Friction}
+}
+
 // Name returns "sgd".
 func (k SGD) Name() string { return "sgd" }
 

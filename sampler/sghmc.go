@@ -22,6 +22,23 @@ type SGHMC struct {
 	Tempering       Tempering
 }
 
+// SGHMCParams are the sghmc kernel's settings.
+type SGHMCParams struct {
+	// Friction is alpha, the momentum's decay per step: the friction is
+	// C = alpha/h at the rate's step h.
+	Friction float64 `json:"friction"`
+}
+
+// Validate checks alpha in (0, 1).
+func (p SGHMCParams) Validate() error { return validFriction(p.Friction) }
+
+// Kernel returns SGHMC at the rate's step h with friction alpha/h, which it
+// keeps at alpha per step when Hyper.StepSize moves its step.
+func (p SGHMCParams) Kernel(r Rate, t Tempering) Kernel {
+	h, c := frictionAt(r, p.Friction)
+	return SGHMC{StepSize: h, Friction: c, FrictionPerStep: p.Friction, Tempering: t}
+}
+
 // Dynamics returns h and A = C.
 func (k SGHMC) Dynamics() (h, a float64) { return k.StepSize, k.Friction }
 

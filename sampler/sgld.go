@@ -18,6 +18,18 @@ type SGLD struct {
 	Tempering Tempering
 }
 
+// SGLDParams are the sgld kernel's settings: none beyond the learning
+// rate (SGLD has no momentum, so no friction).
+type SGLDParams struct{}
+
+// Validate returns nil: SGLD has no settings to check.
+func (SGLDParams) Validate() error { return nil }
+
+// Kernel returns SGLD at the rate's step 2 eps/N (Rate.SGLDStep).
+func (SGLDParams) Kernel(r Rate, t Tempering) Kernel {
+	return SGLD{StepSize: r.SGLDStep(1), Tempering: t}
+}
+
 // Name returns "sgld".
 func (k SGLD) Name() string { return "sgld" }
 

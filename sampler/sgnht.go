@@ -53,11 +53,39 @@ type SGNHT struct {
 	// FrictionPerStep is alpha = A h, the friction per step the kernel
 	// keeps when a transition's Hyper.StepSize moves its step to h': there
 	// A = alpha/h' (Q stays Inertia). 0 means A StepSize; a kernel built
-	// from a learning rate (Rate.Params) carries the run's alpha exactly.
+	// from a learning rate (SGNHTParams.Kernel) carries the run's alpha
+	// exactly.
 	FrictionPerStep float64
 	// Tempering is how a temperature T != 1 enters the update: by the
 	// noise (the zero value, TemperNoise) or by the gradient.
 	Tempering Tempering
+}
+
+// SGNHTParams are the sgnht kernel's settings.
+type SGNHTParams struct {
+	// Friction is alpha, the momentum's decay per step: the diffusion is
+	// A = alpha/h at the rate's step h.
+	Friction float64 `json:"friction"`
+	// Inertia is the thermostat's Q (0: 1/A^2, see SGNHT).
+	Inertia float64 `json:"thermostat_inertia"`
+}
+
+// Validate checks alpha in (0, 1) and Q non-negative and finite.
+func (p SGNHTParams) Validate() error {
+	if err := validFriction(p.Friction); err != nil {
+		return err
+	}
+	if !checkFinite(p.Inertia) {
+		return fmt.Errorf("thermostat_inertia must be non-negative (0: 1/A^2)")
+	}
+	return nil
+}
+
+// Kernel returns SGNHT at the rate's step h with diffusion alpha/h, which
+// it keeps at alpha per step when Hyper.StepSize moves its step.
+func (p SGNHTParams) Kernel(r Rate, t Tempering) Kernel {
+	h, a := frictionAt(r, p.Friction)
+	return SGNHT{StepSize: h, Diffusion: a, Inertia: p.Inertia, FrictionPerStep: p.Friction, Tempering: t}
 }
 
 // inertia returns Q, its default when Inertia is 0.

@@ -282,9 +282,6 @@ func (pt *PT) tune(st *PTState) error {
 	}
 	next, lambda, err := place.NextLadder(st.Temps, inc)
 	round.Lambda = lambda
-	if tu.Exponent == 0 { // a state from before the guards: round k was the k-th
-		tu.Exponent = len(tu.Rounds) + 1
-	}
 	switch {
 	case few && st.Steps >= pt.BurnIn && tu.Stationary > 0:
 		// a short last round: too few swaps to move or judge the ladder
@@ -323,8 +320,20 @@ func (pt *PT) tune(st *PTState) error {
 		}
 	}
 	round.Next = next
+	pt.endRound(st, round)
+	return nil
+}
+
+// endRound records the tuning round that just ended (round.Next: the
+// ladder of the next), moves to that ladder, restarts the window and
+// schedules the next round, cut to end at burn-in; at burn-in tuning is
+// over, judged, with the burn-in it would have needed to converge.
+func (pt *PT) endRound(st *PTState, round TuningRound) {
+	s := &st.Stats
+	tu := &st.Tuning
+	r := len(st.Temps)
 	tu.Rounds = append(tu.Rounds, round)
-	copy(st.Temps, next)
+	copy(st.Temps, round.Next)
 	s.resetWindow(st.Steps)
 	length := tuningRoundSteps(tu.Exponent, pt.Every)
 	end := min(st.Steps+length, pt.BurnIn) // the last round ends at burn-in
@@ -341,10 +350,9 @@ func (pt *PT) tune(st *PTState) error {
 				tu.NeededBurnIn = st.Steps + 2*length
 			}
 		}
-		return nil
+		return
 	}
 	tu.Trend = newRoundTrend(st.Steps, end, r)
-	return nil
 }
 
 // agrees reports whether a stationary round's measured rejections verify

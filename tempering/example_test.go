@@ -120,3 +120,25 @@ func ExampleBarrier() {
 	// Lambda 1.2, recommended rungs 3
 	// equal-barrier ladder [1.00 4.00 5.72 8.00]
 }
+
+// ExamplePTState_Snapshot saves a PT run's state as plain data halfway
+// (what a checkpoint holds), restores it into a fresh state and steps on:
+// the run continues exactly as without the break.
+func ExamplePTState_Snapshot() {
+	m, _ := sampler.Target("gauss1d4")
+	pots := []sampler.Potential{m, m}
+	run := func(breakAt int) float64 {
+		pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: []float64{1, 2}, Workers: 1}
+		st, _ := pt.Init([][]float64{m.Start()}, 5)
+		for i := 0; i < 100; i++ {
+			if i == breakAt {
+				snap, _ := st.Snapshot(pt.Kernel) // plain data: rungs, streams, statistics, ladder
+				st, _ = pt.Restore(snap, m.Dim())
+			}
+			pt.Step(pots, m, st)
+		}
+		return st.Rungs[0].Theta[0]
+	}
+	fmt.Println(run(-1) == run(50))
+	// Output: true
+}

@@ -169,8 +169,8 @@ func (s *PTStats) resetWindow(step int) {
 	clear(s.WinSwapProb)
 }
 
-// SeedSwapProb gives a state without probability sums (one restored from a
-// checkpoint written before they were recorded) sums started at its 0/1
+// SeedSwapProb gives a state without probability sums (a snapshot written
+// before they were recorded, see Snapshot.Upgrade) sums started at its 0/1
 // counts, and records that probabilities are kept from its step on.
 func (s *PTStats) SeedSwapProb(step int) {
 	if s.SwapProb != nil || len(s.Proposed) == 0 {
@@ -377,7 +377,8 @@ func (pt *PT) Check(st *PTState, dim int) error {
 		len(st.Stats.WinAccepted) != pairs || len(st.Stats.WinReject) != pairs ||
 		len(st.Stats.SwapProb) != pairs || len(st.Stats.WinSwapProb) != pairs:
 		return fmt.Errorf("pt state: exchange statistics for the wrong number of pairs (%d rungs)", r)
-	case len(st.Stats.Walker) != r || len(st.Stats.LastEnd) != r || len(st.Stats.XiSum) != r || len(st.Stats.KinSum) != r:
+	case len(st.Stats.Walker) != r || len(st.Stats.LastEnd) != r || len(st.Stats.XiSum) != r || len(st.Stats.KinSum) != r ||
+		len(st.Stats.Health) != r:
 		return fmt.Errorf("pt state: per-rung statistics for the wrong number of rungs (%d)", r)
 	}
 	if err := CheckLadder(st.Temps); err != nil {
@@ -446,11 +447,7 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 	if len(st.kin) != r {
 		st.kin, st.xi0, st.errs = make([]float64, r), make([]float64, r), make([]error, r)
 	}
-	errs := st.errs                // every rung's step writes its own
-	if len(st.Stats.Health) != r { // a state from before health watching
-		st.Stats.Health = make([]sampler.Health, r)
-	}
-	st.Stats.SeedSwapProb(st.Steps) // a state from before swap probabilities
+	errs := st.errs // every rung's step writes its own
 	fk, watched := pt.Kernel.(sampler.Frictional)
 	if st.Orders != nil && len(st.Orders) != r {
 		return fmt.Errorf("pt: %d minibatch orders for %d rungs", len(st.Orders), r)
@@ -504,7 +501,7 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 		ended := hl.ObserveStep(kernels[j].(sampler.Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
 		if ended && pt.NoiseTarget > 0 && st.Steps <= pt.BurnIn {
 			if g := hl.AdaptStep(pt.NoiseTarget); g != 1 {
-				s.Xi /= g // the same friction per step
+				s.MoveStep(1, g) // the same friction per step
 				hl.PrevWork.Valid = false
 			}
 		}

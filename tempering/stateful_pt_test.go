@@ -41,8 +41,8 @@ func (countingKernel) UnmarshalExtra(s *sampler.State, b []byte) error {
 	return nil
 }
 
-// TestStatefulKernelResume steps a PT run of a stateful kernel, saves its
-// rungs' states and streams halfway, restores them into fresh States and
+// TestStatefulKernelResume steps a PT run of a stateful kernel, takes its
+// Snapshot halfway, restores it into a fresh state (PT.Restore) and
 // checks the rest of the run is the same bit for bit as without the break;
 // a restore that drops the kernel's state does not.
 func TestStatefulKernelResume(t *testing.T) {
@@ -62,21 +62,18 @@ func TestStatefulKernelResume(t *testing.T) {
 		for i := 0; i < breakAt; i++ {
 			step()
 		}
-		for j, s := range st.Rungs {
-			b, err := sampler.MarshalExtra(pt.Kernel, s)
-			if err != nil {
-				t.Fatal(err)
+		// the one mapping out and back in (a checkpoint saves the snapshot)
+		snap, err := st.Snapshot(pt.Kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !keepExtra {
+			for j := range snap.Rungs {
+				snap.Rungs[j].Extra = binary.LittleEndian.AppendUint64(nil, 0)
 			}
-			if !keepExtra {
-				b = binary.LittleEndian.AppendUint64(nil, 0)
-			}
-			r := sampler.NewState(s.Theta)
-			copy(r.P, s.P)
-			r.Xi, r.U = s.Xi, s.U
-			if err := sampler.UnmarshalExtra(pt.Kernel, r, b); err != nil {
-				t.Fatal(err)
-			}
-			st.Rungs[j] = r
+		}
+		if st, err = pt.Restore(snap, 2); err != nil {
+			t.Fatal(err)
 		}
 		for i := breakAt; i < 20; i++ {
 			step()

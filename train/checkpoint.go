@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/rundir"
@@ -12,27 +11,16 @@ import (
 )
 
 // checkpointOf assembles the checkpoint of a run from plain state: its
-// config, the sampler state st (with what its kernel k keeps of its own), each rung's minibatch order, and the
-// lengths of its samples file (records) and metrics file (bytes). The
-// checkpoint shares st's slices; write it before stepping on.
+// config, the sampler state st as a snapshot (with what its kernel k keeps
+// of its own), each rung's minibatch order, and the lengths of its samples
+// file (records) and metrics file (bytes). The checkpoint shares st's
+// slices; write it before stepping on.
 func checkpointOf(cfg runspec.Config, k sampler.Kernel, st *tempering.PTState, batches []datasets.Batches, samples int, metrics int64) (*rundir.Checkpoint, error) {
-	c := &rundir.Checkpoint{Config: cfg, Steps: st.Steps, Rounds: st.Rounds, Stats: st.Stats,
-		Temps: st.Temps, Tuning: st.Tuning, Samples: samples, Metrics: metrics, Batches: batches, Mass: st.Mass, Noise: st.Noise}
-	for j, s := range st.Rungs {
-		extra, err := sampler.MarshalExtra(k, s)
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint: rung %d: %w", j+1, err)
-		}
-		c.Rungs = append(c.Rungs, rundir.RungState{Theta: s.Theta, P: s.P, Xi: s.Xi, U: s.U, Mass: s.Mass, InjScale: s.InjScale, Extra: extra})
+	snap, err := st.Snapshot(k)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	for _, s := range st.Streams {
-		b, err := s.MarshalBinary()
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint: %w", err)
-		}
-		c.Streams = append(c.Streams, b)
-	}
-	return c, nil
+	return &rundir.Checkpoint{Config: cfg, Snapshot: snap, Samples: samples, Metrics: metrics, Batches: batches}, nil
 }
 
 // checkpoint writes the run's whole state, after committing the samples
@@ -117,47 +105,15 @@ func finiteAll(x []float64) bool {
 }
 
 // restore validates c against the run it is restored into (pt, a model of
-// dim parameters, n training examples) and returns its sampler state.
-// Every error wraps ErrCheckpoint.
+// dim parameters, n training examples) and returns its sampler state
+// (tempering.PT.Restore; rundir.DecodeCheckpoint brought an older
+// checkpoint's state up to date). Every error wraps ErrCheckpoint.
 func restore(c *rundir.Checkpoint, cfg runspec.Config, pt *tempering.PT, dim, n int) (*tempering.PTState, error) {
 	if err := validateFor(c, cfg, dim, len(pt.Temps), n); err != nil {
 		return nil, err
 	}
-	st := &tempering.PTState{Steps: c.Steps, Rounds: c.Rounds, Stats: c.Stats, Temps: c.Temps, Tuning: c.Tuning, Mass: c.Mass, Noise: c.Noise}
-	if st.Temps == nil { // written before the ladder was state
-		st.Temps = append([]float64(nil), pt.Temps...)
-	}
-	if pairs := len(c.Rungs) - 1; st.Stats.WinProposed == nil && pairs > 0 { // written before window statistics
-		st.Stats.WinProposed, st.Stats.WinAccepted, st.Stats.WinReject = make([]int, pairs), make([]int, pairs), make([]float64, pairs)
-	}
-	// written before swap probabilities: their sums start at the 0/1 counts
-	st.Stats.SeedSwapProb(c.Steps)
-	for _, rs := range c.Rungs {
-		s := sampler.NewState(rs.Theta)
-		copy(s.P, rs.P)
-		s.Xi, s.U = rs.Xi, rs.U
-		if err := s.SetMass(rs.Mass); err != nil {
-			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, rundir.ErrCheckpoint)
-		}
-		for i, v := range rs.InjScale {
-			if !(v >= 0 && v <= math.Sqrt2) {
-				return nil, fmt.Errorf("rung %d: noise correction %d is %v, outside [0, sqrt(2)]: %w", len(st.Rungs)+1, i, v, rundir.ErrCheckpoint)
-			}
-		}
-		s.InjScale = rs.InjScale
-		if err := sampler.UnmarshalExtra(pt.Kernel, s, rs.Extra); err != nil {
-			return nil, fmt.Errorf("rung %d: %w: %w", len(st.Rungs)+1, err, rundir.ErrCheckpoint)
-		}
-		st.Rungs = append(st.Rungs, s)
-	}
-	for j, b := range c.Streams {
-		s := &sampler.Stream{}
-		if err := s.UnmarshalBinary(b); err != nil {
-			return nil, fmt.Errorf("random stream %d: %w: %w", j+1, err, rundir.ErrCheckpoint)
-		}
-		st.Streams = append(st.Streams, s)
-	}
-	if err := pt.Check(st, dim); err != nil {
+	st, err := pt.Restore(c.Snapshot, dim)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, rundir.ErrCheckpoint)
 	}
 	return st, nil

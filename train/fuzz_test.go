@@ -97,7 +97,7 @@ func FuzzCheckpoint(f *testing.F) {
 		d := c
 		d.Batches = append([]datasets.Batches(nil), c.Batches...)
 		d.Batches[1].Order = append([]int(nil), c.Batches[1].Order...)
-		d.Rungs = append([]rundir.RungState(nil), c.Rungs...)
+		d.Rungs = append([]tempering.RungSnapshot(nil), c.Rungs...)
 		mutate(&d)
 		var b bytes.Buffer
 		if err := gob.NewEncoder(&b).Encode(&d); err != nil {

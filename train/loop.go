@@ -151,9 +151,7 @@ func (r *Run) warmup() error {
 		return nil
 	case r.state.Steps < w:
 		if r.sgd == nil {
-			c := r.Cfg
-			c.Sampler = "sgd"
-			k, err := kernelFrom(c, sampler.Kernels, r.Data.N) // sgd, of sampler.Kernels
+			k, err := warmupKernel(r.Cfg, r.Data.N)
 			if err != nil {
 				return err
 			}

@@ -15,6 +15,15 @@ import (
 // optimiserKernel is a custom kernel that declares itself an optimiser.
 type optimiserKernel struct{ sampler.SGD }
 
+// optimiserParams are optimiserKernel's settings: none.
+type optimiserParams struct{}
+
+func (optimiserParams) Validate() error { return nil }
+
+func (optimiserParams) Kernel(sampler.Rate, sampler.Tempering) sampler.Kernel {
+	return optimiserKernel{}
+}
+
 func (optimiserKernel) Name() string { return "myopt" }
 
 // TestSetupRegistries validates configs against the kernel and exchange
@@ -24,9 +33,9 @@ func (optimiserKernel) Name() string { return "myopt" }
 func TestSetupRegistries(t *testing.T) {
 	t.Parallel()
 	mine := sampler.KernelInfo{Name: "mykernel", Sampler: true, Minibatch: true,
-		New: func(p sampler.KernelParams) sampler.Kernel { return sampler.SGLD{StepSize: p.SGLDStep} }}
+		Params: func() sampler.Params { return &sampler.SGLDParams{} }}
 	myopt := sampler.KernelInfo{Name: "myopt", Sampler: false, Minibatch: true,
-		New: func(p sampler.KernelParams) sampler.Kernel { return optimiserKernel{} }}
+		Params: func() sampler.Params { return &optimiserParams{} }}
 	rule := runspec.ExchangeRule{Name: "always", New: func(runspec.Config) (tempering.ExchangeTest, error) { return nil, nil }}
 	defaults := runspec.DefaultSetup()
 	withMine := runspec.DefaultSetup()

@@ -12,16 +12,24 @@ func rateOf(c runspec.Config, n int) sampler.Rate {
 }
 
 // kernelFrom returns the per-replica dynamics the config names in the
-// registry ks, for training data of n examples, at the configured learning
-// rate (sampler.Rate.Params: the step h = sqrt(eps/n), the diffusion or
-// friction alpha/h, SGLD's step 2 eps/n). A schedule changes the step
+// registry ks, for training data of n examples: the kernel's own settings
+// (runspec.Config.KernelParams) at the configured learning rate (see
+// sampler.Rate: the step h = sqrt(eps/n)). A schedule changes the step
 // through sampler.Hyper.StepSize, never by rebuilding the kernel.
 func kernelFrom(c runspec.Config, ks []sampler.KernelInfo, n int) (sampler.Kernel, error) {
-	k, err := c.Kernel(ks)
+	_, p, err := c.KernelParams(ks)
 	if err != nil {
 		return nil, err
 	}
-	p := rateOf(c, n).Params(1, c.Friction)
-	p.Inertia, p.Tempering = c.Inertia, c.TemperingValue()
-	return k.New(p), nil
+	return p.Kernel(rateOf(c, n), c.TemperingValue()), nil
+}
+
+// warmupKernel returns the sgd kernel of the config's SGD warm-up, for
+// training data of n examples, at the configured learning rate.
+func warmupKernel(c runspec.Config, n int) (sampler.Kernel, error) {
+	p, err := c.WarmupParams()
+	if err != nil {
+		return nil, err
+	}
+	return p.Kernel(rateOf(c, n), c.TemperingValue()), nil
 }

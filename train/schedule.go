@@ -60,7 +60,7 @@ func scheduledStep(cfg runspec.Config, r sampler.Rate, k sampler.Kernel, st *tem
 	prev, next := stepScale(cfg, max(steps, 1)), stepScale(cfg, steps+1)
 	f := math.Sqrt(prev / next)
 	for _, s := range st.Rungs {
-		s.Xi *= f
+		s.MoveStep(f, 1)
 	}
 	return r.StepOf(k, next)
 }

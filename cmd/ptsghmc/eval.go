@@ -55,28 +55,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	dir := *data
-	if dir == "" {
-		cfg, err := rundir.ReadRunConfig(runs[0])
-		if err != nil {
-			return err
-		}
-		dir = cfg.Data
-	}
-	full, test, err := datasets.LoadMNIST(dir)
+	full, test, err := evalData(runs, baselines, *data, *otherData)
 	if err != nil {
 		return err
-	}
-	if !*otherData {
-		// the test set belongs with the training set the runs recorded
-		check := append(append([]string(nil), runs...), baselines...)
-		// A multi-chain run's own config records the fingerprint its
-		// chains share, so chains missing or still starting are no obstacle.
-		for _, d := range check {
-			if err := rundir.CheckRunData(d, dir, full); err != nil {
-				return fmt.Errorf("%w (--other-data evaluates anyway)", err)
-			}
-		}
 	}
 	if *fromStep < 0 {
 		return fmt.Errorf("eval: --from-step %d: want a step >= 0", *fromStep)
@@ -91,24 +72,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("eval: --split %q: expected test or validation", *split)
 	}
 	opt := evaluate.EvalOptions{Setup: runspec.DefaultSetup(), SkipCorrupt: *skipCorrupt, FromStep: *fromStep, Baselines: baselines, Seed: *seed}
-	for _, o := range oods {
-		if o == "builtin" {
-			opt.BuiltinOOD = true
-			continue
-		}
-		d, err := loadOODImages(o)
-		if err != nil {
-			return err
-		}
-		opt.OOD = append(opt.OOD, evaluate.OODSet{Name: o, Data: d})
-	}
-	if *shift != "" {
-		for _, k := range strings.Split(*shift, ",") {
-			if k = strings.TrimSpace(k); k != evaluate.ShiftRotate && k != evaluate.ShiftNoise {
-				return fmt.Errorf("eval: --shift %s: %q is not a shift (want rotate, noise or rotate,noise)", *shift, k)
-			}
-			opt.Shifts = append(opt.Shifts, strings.TrimSpace(k))
-		}
+	if err := addEvalSets(&opt, oods, *shift); err != nil {
+		return err
 	}
 	if mixed, err := rundir.MixedArithmetic(runs); err != nil {
 		return err
@@ -142,6 +107,62 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	if *reportPath != "" {
 		fmt.Fprintf(stdout, "report written to %s\n", *reportPath)
+	}
+	return nil
+}
+
+// evalData loads the data the runs are scored on: from dir, or the first
+// run's data directory when dir is empty. Unless otherData, the training
+// set must be the one the runs and baselines recorded. It returns the
+// training and the test set.
+func evalData(runs, baselines []string, dir string, otherData bool) (full, test *datasets.Dataset, err error) {
+	if dir == "" {
+		cfg, err := rundir.ReadRunConfig(runs[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		dir = cfg.Data
+	}
+	full, test, err = datasets.LoadMNIST(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !otherData {
+		// the test set belongs with the training set the runs recorded
+		check := append(append([]string(nil), runs...), baselines...)
+		// A multi-chain run's own config records the fingerprint its
+		// chains share, so chains missing or still starting are no obstacle.
+		for _, d := range check {
+			if err := rundir.CheckRunData(d, dir, full); err != nil {
+				return nil, nil, fmt.Errorf("%w (--other-data evaluates anyway)", err)
+			}
+		}
+	}
+	return full, test, nil
+}
+
+// addEvalSets adds to opt the out-of-distribution sets of --ood (image
+// files or directories, "builtin" for the built-in sets) and the shifts of
+// --shift (rotate, noise or rotate,noise).
+func addEvalSets(opt *evaluate.EvalOptions, oods []string, shift string) error {
+	for _, o := range oods {
+		if o == "builtin" {
+			opt.BuiltinOOD = true
+			continue
+		}
+		d, err := loadOODImages(o)
+		if err != nil {
+			return err
+		}
+		opt.OOD = append(opt.OOD, evaluate.OODSet{Name: o, Data: d})
+	}
+	if shift != "" {
+		for _, k := range strings.Split(shift, ",") {
+			if k = strings.TrimSpace(k); k != evaluate.ShiftRotate && k != evaluate.ShiftNoise {
+				return fmt.Errorf("eval: --shift %s: %q is not a shift (want rotate, noise or rotate,noise)", shift, k)
+			}
+			opt.Shifts = append(opt.Shifts, strings.TrimSpace(k))
+		}
 	}
 	return nil
 }

@@ -77,21 +77,7 @@ flags:`)
 		return err
 	}
 	if *from != "" {
-		b, err := os.ReadFile(*from)
-		if err != nil {
-			return err
-		}
-		var sw diagnose.PTSweep
-		if err := json.Unmarshal(b, &sw); err != nil {
-			return fmt.Errorf("read %s: %w", *from, err)
-		}
-		if err := writeSweepTable(stdout, &sw); err != nil {
-			return err
-		}
-		if *plotPath != "" {
-			return plots.Sweep(*plotPath, &sw)
-		}
-		return nil
+		return printSavedSweep(stdout, *from, *plotPath)
 	}
 	ds, err := parseList(*dims, "block dimension", strconv.Atoi)
 	if err != nil {
@@ -120,39 +106,9 @@ flags:`)
 		fmt.Fprintf(stderr, "tinybnn reference (quadrature): predictive mean %.4f at x = %v, mass of v > 0 %.4f\n", ref.Predictive, bnn.Test, ref.MassPos)
 	}
 	for _, d := range ds {
-		row := diagnose.PTSweepRow{Dim: d, Seeds: ss, Error: map[string][][]float64{}}
-		for _, seed := range ss {
-			var errs map[string][]float64
-			var st *tempering.PTState
-			if bnn != nil {
-				errs, st, err = experiments.BNNSweepCase(o, bnn, ref, seed)
-			} else {
-				errs, st, err = experiments.SweepCase(o, d, seed)
-			}
-			if errors.Is(err, sampler.ErrDiverged) {
-				hint := "a smaller --h"
-				if bnn != nil {
-					hint = "make tempering-sweep runs tinybnn at --h 0.05"
-				}
-				return fmt.Errorf("%w (at --h %g; %s)", err, o.StepSize, hint)
-			}
-			if err != nil {
-				return err
-			}
-			lambda := 0.0
-			for p := range st.Stats.WinProposed {
-				lambda += st.Stats.WindowRejection(p)
-			}
-			tuned, _ := st.TunedBarrier()
-			row.Lambda = append(row.Lambda, lambda)
-			row.LambdaTuned = append(row.LambdaTuned, tuned)
-			row.Ladder = append(row.Ladder, append([]float64(nil), st.Temps...))
-			row.RoundTrips = append(row.RoundTrips, st.Stats.WinRoundTrips)
-			for _, m := range diagnose.PTSweepMethods {
-				row.Error[m] = append(row.Error[m], errs[m])
-			}
-			fmt.Fprintf(stderr, "d %d seed %d: Lambda %.3g (tuned %.3g), round trips %d; error PT %.3f, swaps off %.3f, independent %.3f\n",
-				d, seed, lambda, tuned, st.Stats.WinRoundTrips, errs["pt"][len(o.Fractions)-1], errs["swaps-off"][len(o.Fractions)-1], errs["independent"][len(o.Fractions)-1])
+		row, err := sweepRow(stderr, o, d, ss, bnn, ref)
+		if err != nil {
+			return err
 		}
 		sw.Rows = append(sw.Rows, row)
 	}
@@ -160,20 +116,90 @@ flags:`)
 		return err
 	}
 	if *jsonOut != "" {
-		f, err := os.Create(*jsonOut)
-		if err != nil {
+		if err := writeJSONFile(*jsonOut, sw); err != nil {
 			return err
-		}
-		if err := writeJSON(f, sw); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", *jsonOut, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("write %s: %w", *jsonOut, err)
 		}
 	}
 	if *plotPath != "" {
 		return plots.Sweep(*plotPath, sw)
+	}
+	return nil
+}
+
+// printSavedSweep prints the table of the sweep saved (--json) at path,
+// and its plot when plotPath is not empty.
+func printSavedSweep(stdout io.Writer, path, plotPath string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var sw diagnose.PTSweep
+	if err := json.Unmarshal(b, &sw); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := writeSweepTable(stdout, &sw); err != nil {
+		return err
+	}
+	if plotPath != "" {
+		return plots.Sweep(plotPath, &sw)
+	}
+	return nil
+}
+
+// sweepRow runs the sweep's cases of block dimension d, one per seed (of
+// the tiny BNN when bnn is not nil, with its reference ref), and returns
+// the row of their errors and barriers, each case reported on stderr.
+func sweepRow(stderr io.Writer, o experiments.SweepSettings, d int, ss []uint64, bnn *experiments.TinyBNN, ref *experiments.BNNReference) (diagnose.PTSweepRow, error) {
+	row := diagnose.PTSweepRow{Dim: d, Seeds: ss, Error: map[string][][]float64{}}
+	for _, seed := range ss {
+		var errs map[string][]float64
+		var st *tempering.PTState
+		var err error
+		if bnn != nil {
+			errs, st, err = experiments.BNNSweepCase(o, bnn, ref, seed)
+		} else {
+			errs, st, err = experiments.SweepCase(o, d, seed)
+		}
+		if errors.Is(err, sampler.ErrDiverged) {
+			hint := "a smaller --h"
+			if bnn != nil {
+				hint = "make tempering-sweep runs tinybnn at --h 0.05"
+			}
+			return row, fmt.Errorf("%w (at --h %g; %s)", err, o.StepSize, hint)
+		}
+		if err != nil {
+			return row, err
+		}
+		lambda := 0.0
+		for p := range st.Stats.WinProposed {
+			lambda += st.Stats.WindowRejection(p)
+		}
+		tuned, _ := st.TunedBarrier()
+		row.Lambda = append(row.Lambda, lambda)
+		row.LambdaTuned = append(row.LambdaTuned, tuned)
+		row.Ladder = append(row.Ladder, append([]float64(nil), st.Temps...))
+		row.RoundTrips = append(row.RoundTrips, st.Stats.WinRoundTrips)
+		for _, m := range diagnose.PTSweepMethods {
+			row.Error[m] = append(row.Error[m], errs[m])
+		}
+		fmt.Fprintf(stderr, "d %d seed %d: Lambda %.3g (tuned %.3g), round trips %d; error PT %.3f, swaps off %.3f, independent %.3f\n",
+			d, seed, lambda, tuned, st.Stats.WinRoundTrips, errs["pt"][len(o.Fractions)-1], errs["swaps-off"][len(o.Fractions)-1], errs["independent"][len(o.Fractions)-1])
+	}
+	return row, nil
+}
+
+// writeJSONFile writes v as JSON (writeJSON) to the file at path.
+func writeJSONFile(path string, v any) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writeJSON(f, v); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

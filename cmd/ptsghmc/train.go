@@ -148,9 +148,77 @@ func checkSettings(fs *flag.FlagSet, args []string, cfg runspec.Config, stderr i
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
-	fs, cfgp, err := configFlags("train", args, stderr)
+	tf, err := parseTrainFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	// Signals are caught from here on: a SIGTERM while the data loads
+	// stops the run at its first step, with a checkpoint.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sigCtx := ctx
+
+	ch, err := tf.openChains(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	dest := printTrainStart(stderr, ch)
+	if tf.timeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, tf.timeLimit)
+		defer cancel()
+	}
+	start := time.Now()
+	err = trainWithProgress(ctx, ch, tf.quiet, stderr)
+	// The wall-clock goes to a file of its own (config.json and
+	// metrics.jsonl hold no times, so reruns write them byte for byte).
+	if terr := rundir.RecordTiming(dest, time.Since(start), ch.Steps()); terr != nil {
+		fmt.Fprintf(stderr, "WARNING: %v\n", terr)
+	}
+	if errors.Is(err, train.ErrInterrupted) && sigCtx.Err() == nil && ctx.Err() != nil { // the time limit
+		if ferr := ch.Finish(); ferr != nil {
+			return ferr
+		}
+		fmt.Fprintf(stderr, "time limit %s reached: the run ends at step %d (resume with --steps to go on)\n", tf.timeLimit, ch.Steps())
+		err = nil
+	}
+	if err == train.ErrInterrupted { // checkpoint written (a failed one is joined to it, and exits 1)
+		again := "ptsghmc train --resume " + ch.Dir
+		if ch.Only > 0 {
+			again = "the same command"
+		}
+		fmt.Fprintf(stderr, "interrupted at step %d, checkpoint written; resume with: %s\n", ch.Steps(), again)
+		return requeueError{err}
+	}
+	if err != nil {
+		return err
+	}
+	printTrained(stdout, ch)
+	return nil
+}
+
+// trainFlags are train's flags beyond the config's.
+type trainFlags struct {
+	fs         *flag.FlagSet
+	args       []string
+	cfg        runspec.Config
+	steps      int // --steps when given (a resume's new length), else 0
+	out        string
+	resume     string
+	overwrite  bool
+	quiet      bool
+	timeLimit  time.Duration
+	allowArith bool
+	chain      string
+}
+
+// parseTrainFlags parses train's flags: the config (checked against the
+// sampler unless resuming) and the run's own.
+func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
+	fs, cfgp, err := configFlags("train", args, stderr)
+	if err != nil {
+		return nil, err
 	}
 	out := fs.String("out", "runs/default", "run directory")
 	resume := fs.String("resume", "", "resume the run in this directory (with --steps: continue to that many steps in all)")
@@ -164,80 +232,83 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
-		return err
+		return nil, err
 	}
-	cfg := *cfgp
-	steps := 0
+	tf := &trainFlags{fs: fs, args: args, cfg: *cfgp, out: *out, resume: *resume, overwrite: *overwrite, quiet: *quiet,
+		timeLimit: *timeLimit, allowArith: *allowArith, chain: *chainArg}
 	archSet := false
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "steps":
-			steps = cfg.Steps
+			tf.steps = tf.cfg.Steps
 		case "arch":
 			archSet = true
 		}
 	})
-	if cfg.Model != "" {
+	if tf.cfg.Model != "" {
 		if archSet {
-			return fmt.Errorf("train: --model %s and --arch %s: give one (--arch describes an MLP)", cfg.Model, cfg.Arch)
+			return nil, fmt.Errorf("train: --model %s and --arch %s: give one (--arch describes an MLP)", tf.cfg.Model, tf.cfg.Arch)
 		}
-		cfg.Arch = "" // not an MLP: keep config.json from naming one
+		tf.cfg.Arch = "" // not an MLP: keep config.json from naming one
 	}
-	if *resume == "" { // a resumed run keeps its config (checkResumeFlags)
-		if err := checkSettings(fs, args, cfg, stderr); err != nil {
-			return err
+	if tf.resume == "" { // a resumed run keeps its config (checkResumeFlags)
+		if err := checkSettings(fs, args, tf.cfg, stderr); err != nil {
+			return nil, err
 		}
 	}
+	return tf, nil
+}
 
-	// Signals are caught from here on: a SIGTERM while the data loads
-	// stops the run at its first step, with a checkpoint.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	sigCtx := ctx
-
+// openChains opens the chains the flags name: one chain of a job array
+// (--chain), a resumed run (--resume) or a new run in --out.
+func (tf *trainFlags) openChains(ctx context.Context, stderr io.Writer) (*train.Chains, error) {
+	cfg := tf.cfg
 	setup := runspec.DefaultSetup()
-	setup.AllowArithmeticChange = *allowArith
-	var ch *train.Chains
+	setup.AllowArithmeticChange = tf.allowArith
 	switch {
-	case *chainArg != "":
-		if *resume != "" || *overwrite {
-			return fmt.Errorf("--chain resumes its chain when it has a checkpoint: drop --resume and --overwrite (remove the run directory to start again)")
+	case tf.chain != "":
+		if tf.resume != "" || tf.overwrite {
+			return nil, fmt.Errorf("--chain resumes its chain when it has a checkpoint: drop --resume and --overwrite (remove the run directory to start again)")
 		}
-		if *timeLimit > 0 {
-			return fmt.Errorf("--time-limit ends a run for good; with --chain let the scheduler's time limit send SIGTERM (sbatch --signal, docs/cluster.md) and requeue the task")
+		if tf.timeLimit > 0 {
+			return nil, fmt.Errorf("--time-limit ends a run for good; with --chain let the scheduler's time limit send SIGTERM (sbatch --signal, docs/cluster.md) and requeue the task")
 		}
-		i, from, cerr := chainIndex(*chainArg, cfg.Chains, os.Getenv)
-		if cerr != nil {
-			return cerr
+		i, from, err := chainIndex(tf.chain, cfg.Chains, os.Getenv)
+		if err != nil {
+			return nil, err
 		}
-		if ch, err = train.OpenChain(*out, cfg, i, setup); err != nil {
-			return err
+		ch, err := train.OpenChain(tf.out, cfg, i, setup)
+		if err != nil {
+			return nil, err
 		}
 		verb := "starting"
 		if ch.Resumed {
 			verb = fmt.Sprintf("resuming from its checkpoint at step %d", ch.Steps())
 		}
 		fmt.Fprintf(stderr, "ptsghmc train: chain %d of %d (%s): %s\n", i, cfg.Chains, from, verb)
-	case *resume != "":
-		if err := checkResumeFlags(fs, args, *resume); err != nil {
-			return err
+		return ch, nil
+	case tf.resume != "":
+		if err := checkResumeFlags(tf.fs, tf.args, tf.resume); err != nil {
+			return nil, err
 		}
-		ch, err = train.ResumeChains(*resume, steps, setup)
-	default:
-		if cfg.Replicas == 0 {
-			if cfg, err = train.ChooseReplicas(ctx, cfg, setup); err != nil {
-				return err
-			}
-			if cfg.ReplicasChoice != "" {
-				fmt.Fprintf(stderr, "ptsghmc train: --replicas auto chose %s\n", cfg.ReplicasChoice)
-			}
+		return train.ResumeChains(tf.resume, tf.steps, setup)
+	}
+	if cfg.Replicas == 0 {
+		var err error
+		if cfg, err = train.ChooseReplicas(ctx, cfg, setup); err != nil {
+			return nil, err
 		}
-		ch, err = train.NewChains(*out, cfg, *overwrite, setup)
+		if cfg.ReplicasChoice != "" {
+			fmt.Fprintf(stderr, "ptsghmc train: --replicas auto chose %s\n", cfg.ReplicasChoice)
+		}
 	}
-	if err != nil {
-		return err
-	}
-	defer ch.Close()
+	return train.NewChains(tf.out, cfg, tf.overwrite, setup)
+}
+
+// printTrainStart prints what the chains will train and returns the
+// directory the run's files go to (a chain's own directory for one task of
+// a job array).
+func printTrainStart(stderr io.Writer, ch *train.Chains) string {
 	c, run := ch.Cfg, ch.Runs[0]
 	chains := ladderText(run) // one chain's rungs ("1 chain" without PT)
 	if c.Chains > 1 {
@@ -262,19 +333,19 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "ptsghmc train: %s%s %s on %d examples (%d validation), %d parameters, %s; step %d of %d -> %s\n",
 		c.Sampler, tempered, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), chains, ch.Steps(), c.Steps, dest)
 	fmt.Fprintf(stderr, "ptsghmc train: arithmetic %s\n", arithmeticLine(run.Cfg.Arithmetic))
+	return dest
+}
 
-	if *timeLimit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeLimit)
-		defer cancel()
-	}
-	progress := newProgress(stderr, ch.Steps()*len(ch.Runs), c.Steps*len(ch.Runs), *quiet)
+// trainWithProgress trains the chains to their end or ctx's, reporting
+// chain 1's figures and every chain's steps on stderr (unless quiet).
+func trainWithProgress(ctx context.Context, ch *train.Chains, quiet bool, stderr io.Writer) error {
+	c := ch.Cfg
+	progress := newProgress(stderr, ch.Steps()*len(ch.Runs), c.Steps*len(ch.Runs), quiet)
 	done := make([]int, len(ch.Runs))
 	for i, r := range ch.Runs {
 		done[i] = r.Steps()
 	}
-	start := time.Now()
-	err = ch.Train(ctx, func(i int, s train.Status) {
+	err := ch.Train(ctx, func(i int, s train.Status) {
 		if ch.Only > 0 {
 			i = 1
 		}
@@ -295,29 +366,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		progress.update(s)
 	})
 	progress.finish()
-	// The wall-clock goes to a file of its own (config.json and
-	// metrics.jsonl hold no times, so reruns write them byte for byte).
-	if terr := rundir.RecordTiming(dest, time.Since(start), ch.Steps()); terr != nil {
-		fmt.Fprintf(stderr, "WARNING: %v\n", terr)
-	}
-	if errors.Is(err, train.ErrInterrupted) && sigCtx.Err() == nil && ctx.Err() != nil { // the time limit
-		if ferr := ch.Finish(); ferr != nil {
-			return ferr
-		}
-		fmt.Fprintf(stderr, "time limit %s reached: the run ends at step %d (resume with --steps to go on)\n", *timeLimit, ch.Steps())
-		err = nil
-	}
-	if err == train.ErrInterrupted { // checkpoint written (a failed one is joined to it, and exits 1)
-		again := "ptsghmc train --resume " + ch.Dir
-		if ch.Only > 0 {
-			again = "the same command"
-		}
-		fmt.Fprintf(stderr, "interrupted at step %d, checkpoint written; resume with: %s\n", ch.Steps(), again)
-		return requeueError{err}
-	}
-	if err != nil {
-		return err
-	}
+	return err
+}
+
+// printTrained prints each trained chain's summary: its samples, the last
+// state's validation fit, the tempering figures, the preconditioning and
+// the health verdict.
+func printTrained(stdout io.Writer, ch *train.Chains) {
+	c := ch.Cfg
 	for i, r := range ch.Runs {
 		m := r.LastMetrics()
 		if m.Step == 0 { // resumed a finished run: nothing was done
@@ -346,7 +402,6 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(stdout, diagnose.HealthOf(r.State(), r.Cfg))
 	}
-	return nil
 }
 
 func ladderText(run *train.Run) string {

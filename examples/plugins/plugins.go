@@ -64,6 +64,19 @@ type PSGLD struct {
 	Tempering sampler.Tempering
 }
 
+// PSGLDParams are PSGLD's settings: none beyond the learning rate (its
+// decay and lambda are fixed here; a kernel with settings of its own gives
+// them JSON names, the config-file names of the run settings it reads).
+type PSGLDParams struct{}
+
+// Validate returns nil: there is nothing to check.
+func (PSGLDParams) Validate() error { return nil }
+
+// Kernel returns PSGLD at the rate's step h = sqrt(eps/N).
+func (PSGLDParams) Kernel(r sampler.Rate, t sampler.Tempering) sampler.Kernel {
+	return PSGLD{StepSize: r.Step(1), Decay: 0.99, Lambda: 1, Tempering: t}
+}
+
 // PSGLDState is PSGLD's own state of one chain: the moment V and the
 // number of steps it has averaged.
 type PSGLDState struct {
@@ -192,9 +205,7 @@ func (x *ExactMetropolis) Test(tp sampler.TermPotential, thetaJ, thetaK []float6
 func Setup(data *datasets.Dataset) runspec.Setup {
 	kernels := append(slices.Clone(sampler.Kernels), sampler.KernelInfo{
 		Name: KernelName, Doc: "preconditioned SGLD with an adapted moment (Li et al. 2016)", Sampler: true, Minibatch: true,
-		New: func(p sampler.KernelParams) sampler.Kernel {
-			return PSGLD{StepSize: p.StepSize, Decay: 0.99, Lambda: 1, Tempering: p.Tempering}
-		}})
+		Params: func() sampler.Params { return &PSGLDParams{} }})
 	exchanges := append(runspec.DefaultExchanges(), runspec.ExchangeRule{
 		Name: ExchangeName, Doc: "Metropolis test on exact energies (small data sets)",
 		New: func(runspec.Config) (tempering.ExchangeTest, error) { return &ExactMetropolis{}, nil }})

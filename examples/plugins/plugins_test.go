@@ -55,9 +55,7 @@ func TestResumeBitExact(t *testing.T) {
 	s := plugins.Setup(d)
 	for i, k := range s.Kernels {
 		if k.Name == plugins.KernelName {
-			s.Kernels[i].New = func(p sampler.KernelParams) sampler.Kernel {
-				return forgetful{plugins.PSGLD{StepSize: p.StepSize, Decay: 0.99, Lambda: 1, Tempering: p.Tempering}}
-			}
+			s.Kernels[i].Params = func() sampler.Params { return &forgetfulParams{} }
 		}
 	}
 	got, err := trainWith(filepath.Join(t.TempDir(), "forgetful"), 55, s)
@@ -67,6 +65,13 @@ func TestResumeBitExact(t *testing.T) {
 	if same(got, whole) {
 		t.Error("a kernel that forgets its moment on resume gives the same run: the test cannot see the kernel's state")
 	}
+}
+
+// forgetfulParams build the forgetful PSGLD.
+type forgetfulParams struct{ plugins.PSGLDParams }
+
+func (p forgetfulParams) Kernel(r sampler.Rate, t sampler.Tempering) sampler.Kernel {
+	return forgetful{p.PSGLDParams.Kernel(r, t).(plugins.PSGLD)}
 }
 
 // TestPluginsNeedTheirSetup checks that the plug-ins' names are unknown to
