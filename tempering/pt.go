@@ -364,7 +364,7 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 	if pt.Precondition != PrecondNone && len(MassWindowEnds(pt.BurnIn)) > 0 {
 		st.Mass = make([]MassEstimate, r)
 		for j := range st.Mass {
-			st.Mass[j].reset(pt.Precondition, len(st.Rungs[j].Theta))
+			st.Mass[j].reset(pt.Precondition, len(st.Rungs[j].Theta), pt.boundsMass())
 		}
 	}
 	if pt.NoiseCorrection {
