@@ -6,18 +6,20 @@
 // vector theta, and exposes them as the stochastic potential a sampler needs
 // (Potential).
 //
-// An Evaluator computes U~ on one of three engines (NewFor): the MLP's
-// hand-written BLAS plan (Plan, checked against the graph and finite
-// differences, which can also stream its gradient); any model's graph
-// compiled into preallocated kernels by the package autodiff/compile; or
-// Gorgonia's VM on the same graph, differentiated by Gorgonia's Grad
-// (GraphEvaluator): the reference the compiled graph is tested against, and
-// the fallback for a graph with an op the compiler does not know.
+// An Evaluator computes U~ on the graph compiled into preallocated kernels
+// by the package autodiff/compile (NewFor: engines plan and compiled; an
+// MLP's graph in the arithmetic of its hand-written BLAS plan, Plan, which
+// stays as the reference TestCompiledMLPMatchesPlan checks bit for bit),
+// or on Gorgonia's VM on the same graph, differentiated by Gorgonia's Grad
+// (GraphEvaluator, engine graph): the reference the compiled graph is
+// tested against, and the fallback for a graph with an op the compiler
+// does not know.
 // ShardedEvaluator splits a minibatch over several graphs run in parallel.
 package autodiff
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/ptsghmc/ptsghmc/autodiff/compile"
 	"github.com/ptsghmc/ptsghmc/datasets"
@@ -40,11 +42,20 @@ type Evaluator interface {
 // Engine names an Evaluator implementation.
 type Engine string
 
-// Available engines.
+// Available engines. An MLP's graph compiles to the arithmetic of its
+// hand-written BLAS plan (Plan, kept as the reference): plan and compiled
+// compute an MLP's potential bit for bit alike, on the compiled graph.
 const (
-	EnginePlan     Engine = "plan"     // an MLP's hand-written BLAS plan; any other model compiled
+	EnginePlan     Engine = "plan"     // the compiled graph, unsharded for an MLP (the MLP's engine before the compiler, the same bits)
 	EngineCompiled Engine = "compiled" // every model's graph compiled (compile.Evaluator)
 	EngineGraph    Engine = "graph"    // Gorgonia's VM on the expression graph (reference)
+	// EngineCompiledGeneric compiles an MLP's graph with the kernels every
+	// other graph gets (float32 log-softmax, the ReLU's mask from its
+	// input, ...), not the plan's arithmetic: what the compiled engine
+	// computed for an MLP before it learned the plan's, which the MLP runs
+	// recorded on it then keep (runspec.Config.RunEngine). The same as
+	// compiled for any other model.
+	EngineCompiledGeneric Engine = "compiled-generic"
 )
 
 // DType is the floating-point type an evaluator computes in.
@@ -57,28 +68,45 @@ const (
 )
 
 // NewFor returns an evaluator of model for batches of up to batch examples:
-// with engine plan (the default), the BLAS plan for an MLP and the compiled
-// graph (a *compile.Evaluator) for any other model; with compiled, the
-// compiled graph for every model; with graph, Gorgonia's VM. A graph the
-// compiler cannot compile (an op it has no kernel for, compile.Check) runs
-// on the VM.
+// with engine plan (the default) or compiled, the compiled graph (a
+// *compile.Evaluator; an MLP's in the arithmetic of its BLAS plan, which
+// NewPlan still builds); with compiled-generic, the compiled graph with the
+// generic kernels; with graph, Gorgonia's VM. A graph the compiler cannot
+// compile (an op it has no kernel for, compile.Check) runs on the VM.
 func NewFor(engine Engine, model nn.Model, batch int, dtype DType) (Evaluator, error) {
 	return newFor(engine, model, batch, dtype, true)
 }
 
+// handPlan makes engines plan and compiled build an MLP's hand-written
+// plan (HandWrittenPlan).
+var handPlan atomic.Bool
+
+// HandWrittenPlan makes NewFor build an MLP's hand-written BLAS plan
+// (NewPlan) on engines plan and compiled, as engine plan did before the
+// compiled graph computed the plan's arithmetic, until restore is called:
+// the reference whole runs on the compiled graph are checked against
+// (train's TestCompiledMLPRunSameAsPlan). The two compute the same bits;
+// the plan is not sharded.
+func HandWrittenPlan() (restore func()) {
+	handPlan.Store(true)
+	return func() { handPlan.Store(false) }
+}
+
 func newFor(engine Engine, model nn.Model, batch int, dtype DType, withGrad bool) (Evaluator, error) {
+	if model.MLP != nil && handPlan.Load() && (engine == EnginePlan || engine == "" || engine == EngineCompiled) {
+		return NewPlan(*model.MLP, batch, dtype)
+	}
 	switch engine {
-	case EnginePlan, "":
-		if model.MLP != nil {
-			return NewPlan(*model.MLP, batch, dtype)
-		}
+	case EnginePlan, "", EngineCompiled:
 		return compiledOrGraph(model, batch, dtype, withGrad)
-	case EngineCompiled:
-		return compiledOrGraph(model, batch, dtype, withGrad)
+	case EngineCompiledGeneric:
+		generic := model
+		generic.MLP = nil // the compiler's MLP kernels key on it
+		return compiledOrGraph(generic, batch, dtype, withGrad)
 	case EngineGraph:
 		return newGraphEvaluator(model, batch, dtype, withGrad)
 	}
-	return nil, fmt.Errorf("unknown engine %q: expected plan, compiled or graph", engine)
+	return nil, fmt.Errorf("unknown engine %q: expected plan, compiled, compiled-generic or graph", engine)
 }
 
 // compiledOrGraph compiles model's graph, or builds it on Gorgonia's VM if
@@ -104,8 +132,8 @@ func compiledOrGraph(model nn.Model, batch int, dtype DType, withGrad bool) (Eva
 }
 
 // NewPredictor returns an evaluator of model whose Logits reports the
-// model's logits: the BLAS plan for an MLP, the compiled forward pass of
-// the graph otherwise (Gorgonia's VM if the compiler does not support it).
+// model's logits: the compiled forward pass of the graph (an MLP's in its
+// plan's arithmetic; Gorgonia's VM if the compiler does not support it).
 func NewPredictor(model nn.Model, batch int, dtype DType) (Evaluator, error) {
 	return NewPredictorFor(EnginePlan, model, batch, dtype)
 }
@@ -119,7 +147,9 @@ func NewPredictorFor(engine Engine, model nn.Model, batch int, dtype DType) (Eva
 	return newFor(engine, model, batch, dtype, false)
 }
 
-// New returns an evaluator of spec for batches of up to batch examples.
+// New returns an evaluator of spec for batches of up to batch examples:
+// with engine plan, the hand-written BLAS plan itself (NewPlan, the
+// reference the compiled MLP is tested against); otherwise as NewFor.
 func New(engine Engine, spec nn.Spec, batch int, dtype DType) (Evaluator, error) {
 	switch engine {
 	case EnginePlan, "":

@@ -318,5 +318,29 @@ func TestCompiledNoAllocs(t *testing.T) {
 		if n != 0 {
 			t.Fatalf("%s: %v allocations per sharded gradient", dt, n)
 		}
+		// an MLP (the plan's arithmetic): its gradient written and streamed
+		spec := nn.Spec{Sizes: []int{36, 5, 3}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
+		mlp, err := spec.Model()
+		if err != nil {
+			t.Fatal(err)
+		}
+		me, err := compile.New(mlp, 4, tensorDType(dt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mtheta := perturbedInit(mlp, rng)
+		mgrad := make([]float64, len(mtheta))
+		var sink float64
+		n = testing.AllocsPerRun(5, func() {
+			if _, err := me.Eval(mtheta, data, idx, 2, mgrad, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := me.EvalStream(mtheta, data, idx, 2, func(lo int, g []float64) { sink += g[0] }); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if n != 0 {
+			t.Fatalf("%s: %v allocations per MLP gradient, written and streamed", dt, n)
+		}
 	}
 }

@@ -2,13 +2,12 @@ package autodiff
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ptsghmc/ptsghmc/autodiff/internal/convert"
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/dense"
 	"github.com/ptsghmc/ptsghmc/autodiff/internal/evalargs"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -128,7 +127,7 @@ func (p *Plan) likelihood(theta []float64, data *datasets.Dataset, idx []int, sc
 
 type float interface{ ~float32 | ~float64 }
 
-type gemmFunc[T float] func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+type gemmFunc[T float] = dense.Gemm[T]
 
 type plan[T float] struct {
 	spec     nn.Spec
@@ -207,18 +206,7 @@ func (p *plan[T]) forward(theta []float64, data *datasets.Dataset, idx []int, ga
 	}
 	last := len(p.layers) - 1
 	for l, ly := range p.layers {
-		in, out := p.acts[l][:n*ly.In], p.acts[l+1][:n*ly.Out]
-		p.gemm(blas.NoTrans, blas.NoTrans, n, ly.Out, ly.In, 1, in, ly.In, p.w[ly.W:ly.B], ly.Out, 0, out, ly.Out)
-		b := p.w[ly.B : ly.B+ly.Out]
-		for r := 0; r < n; r++ {
-			z := out[r*ly.Out : (r+1)*ly.Out]
-			for j := range z {
-				z[j] += b[j]
-			}
-			if l < last {
-				activate(p.spec.Activation, z)
-			}
-		}
+		dense.Forward(p.gemm, p.spec.Activation, l < last, p.acts[l], p.w[ly.W:ly.B], p.w[ly.B:ly.B+ly.Out], p.acts[l+1], n, ly.In, ly.Out)
 	}
 	return prior
 }
@@ -248,32 +236,19 @@ func (p *plan[T]) backward(data *datasets.Dataset, idx []int, scale float64, wit
 		dz := delta[r*ly.Out : (r+1)*ly.Out]
 		var ll float64
 		if p.spec.Likelihood == nn.Categorical {
-			m := z[0]
-			for _, v := range z {
-				m = max(m, v)
-			}
-			var se float64
-			for _, v := range z {
-				se += math.Exp(float64(v - m))
-			}
-			lse := float64(m) + math.Log(se)
 			y := data.Labels[i]
-			ll = float64(z[y]) - lse
+			var lse float64
+			ll, lse = dense.Categorical(z, y)
 			if withGrad {
-				for j, v := range z {
-					dz[j] = s * T(math.Exp(float64(v)-lse))
-				}
-				dz[y] -= s
+				dense.CategoricalGrad(z, dz, y, lse, s)
 			}
 		} else {
 			inv := 1 / (p.spec.NoiseSD * p.spec.NoiseSD)
 			t := data.Targets[i*ly.Out : (i+1)*ly.Out]
-			for j, v := range z {
-				e := float64(v) - float64(t[j])
-				ll -= 0.5 * inv * e * e
-				dz[j] = s * T(inv*e)
+			ll = dense.Gaussian(z, t, inv, p.spec.GaussianLogNorm())
+			if withGrad {
+				dense.GaussianGrad(z, dz, t, inv, s)
 			}
-			ll += p.spec.GaussianLogNorm()
 		}
 		p.ll[r] = ll
 		sum += ll
@@ -286,20 +261,13 @@ func (p *plan[T]) backward(data *datasets.Dataset, idx []int, scale float64, wit
 	}
 	for l := last; l >= 0; l-- {
 		ly := p.layers[l]
-		in := p.acts[l][:n*ly.In]
-		delta := p.dA[:n*ly.Out]
-		p.gemm(blas.Trans, blas.NoTrans, ly.In, ly.Out, n, 1, in, ly.In, delta, ly.Out, 0, p.g[ly.W:ly.B], ly.Out)
-		gb := p.g[ly.B : ly.B+ly.Out]
-		clear(gb)
-		for r := 0; r < n; r++ {
-			for j, v := range delta[r*ly.Out : (r+1)*ly.Out] {
-				gb[j] += v
-			}
-		}
+		var prev []T
 		if l > 0 {
-			prev := p.dB[:n*ly.In]
-			p.gemm(blas.NoTrans, blas.Trans, n, ly.In, ly.Out, 1, delta, ly.Out, p.w[ly.W:ly.B], ly.Out, 0, prev, ly.In)
-			activateGrad(p.spec.Activation, in, prev)
+			prev = p.dB
+		}
+		dense.Backward(p.gemm, p.acts[l], p.w[ly.W:ly.B], p.dA, p.g[ly.W:ly.B], p.g[ly.B:ly.B+ly.Out], prev, n, ly.In, ly.Out)
+		if l > 0 {
+			dense.ActivateGrad(p.spec.Activation, p.acts[l][:n*ly.In], prev[:n*ly.In])
 			p.dA, p.dB = p.dB, p.dA
 		}
 	}
@@ -332,63 +300,6 @@ func (p *plan[T]) streamGrad(theta []float64, consume func(lo int, g []float64))
 			out := buf[:hi-lo]
 			convert.AddPriorGrad(out, p.g[lo:hi], theta[lo:hi], lam)
 			consume(lo, out)
-		}
-	}
-}
-
-// activate applies the activation to z in place.
-func activate[T float](a nn.Activation, z []T) {
-	switch a {
-	case nn.ReLU:
-		for j, v := range z {
-			z[j] = max(v, 0) // branch-free: half the signs are unpredictable
-		}
-	case nn.Tanh:
-		for j, v := range z {
-			z[j] = T(math.Tanh(float64(v)))
-		}
-	case nn.Sigmoid:
-		for j, v := range z {
-			z[j] = T(1 / (1 + math.Exp(-float64(v))))
-		}
-	}
-}
-
-// activateGrad multiplies delta by the activation's derivative, expressed
-// through the activation's output a.
-func activateGrad[T float](act nn.Activation, a, delta []T) {
-	switch act {
-	case nn.ReLU:
-		reluGrad(a, delta)
-	case nn.Tanh:
-		for j, v := range a {
-			delta[j] *= 1 - v*v
-		}
-	case nn.Sigmoid:
-		for j, v := range a {
-			delta[j] *= v * (1 - v)
-		}
-	}
-}
-
-// reluGrad zeroes delta where the ReLU's output a is zero, without
-// branches (a branch per unit mispredicts on half of them and took 3x as
-// long). a is a ReLU output: +0, positive, or NaN (kept, as v <= 0 keeps it).
-func reluGrad[T float](a, delta []T) {
-	switch a := any(a).(type) {
-	case []float32:
-		d := any(delta).([]float32)[:len(a)]
-		for j, v := range a {
-			t := math.Float32bits(v) & 0x7fffffff
-			keep := uint32(int32(t|-t) >> 31) // all ones when v != 0
-			d[j] = math.Float32frombits(math.Float32bits(d[j]) & keep)
-		}
-	case []float64:
-		d := any(delta).([]float64)[:len(a)]
-		for j, v := range a {
-			t := math.Float64bits(v) & 0x7fffffffffffffff
-			keep := uint64(int64(t|-t) >> 63)
-			d[j] = math.Float64frombits(math.Float64bits(d[j]) & keep)
 		}
 	}
 }

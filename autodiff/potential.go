@@ -95,8 +95,9 @@ type streamer interface {
 	EvalStream(theta []float64, data *datasets.Dataset, idx []int, scale float64, consume func(lo int, g []float64)) (float64, error)
 }
 
-// CanStream reports whether GradientStream is available: the evaluator is
-// an MLP's BLAS plan with a Gaussian prior (sampler.StreamingPotential).
+// CanStream reports whether GradientStream is available: the evaluator
+// streams (an MLP's BLAS plan or a compiled graph, each with Gaussian
+// priors: sampler.StreamingPotential).
 func (p *Potential) CanStream() bool {
 	s, ok := p.Eval.(streamer)
 	return ok && s.CanStream()
@@ -135,7 +136,7 @@ func logLik(ev Evaluator, data *datasets.Dataset, theta []float64, idx []int, ou
 }
 
 // ParallelTerms gives Terms n evaluators of its own at the given batch size
-// and dtype (BLAS plans for an MLP, compiled graphs otherwise), so that an exchange test evaluates its n
+// and dtype (compiled graphs, an MLP's in its BLAS plan's arithmetic), so that an exchange test evaluates its n
 // configurations in parallel and in large batches (tests may need the whole
 // data set).
 func (p *Potential) ParallelTerms(n, batch int, dtype DType) error {

@@ -120,8 +120,9 @@ func PredictorShards(m nn.Model) int {
 // thread per call while it runs).
 func NewLogitEvaluator(engine Engine, m nn.Model, dtype DType) (Evaluator, error) {
 	if m.MLP != nil && engine == EngineGraph {
-		// An MLP's predictions have always come from its BLAS plan, whatever
-		// engine its gradients ran on: its runs evaluate as they did.
+		// An MLP's predictions have always come from its BLAS plan's
+		// arithmetic (now its compiled graph's), whatever engine its
+		// gradients ran on: its runs evaluate as they did.
 		engine = EnginePlan
 	}
 	if n := PredictorShards(m); n > 1 {

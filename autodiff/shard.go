@@ -108,7 +108,7 @@ func newSharded(engine Engine, model nn.Model, batch int, dtype DType, shards in
 	runtime.AddCleanup(s, (*shardPool).stop, s.shardPool)
 	for i := 0; i < shards; i++ {
 		if engine == EnginePlan && model.MLP != nil {
-			return nil, fmt.Errorf("sharded evaluator: model %s: the MLP's BLAS plan is not sharded (engine compiled or graph is)", model.Name)
+			return nil, fmt.Errorf("sharded evaluator: model %s: engine plan computes an MLP's gradient in one piece (engine compiled or graph shards it)", model.Name)
 		}
 		ev, err := newFor(engine, model, per, dtype, withGrad)
 		if err != nil {

@@ -20,13 +20,21 @@ func TestPT(t *testing.T) {
 	}
 	var b bytes.Buffer
 	res.WriteText(&b)
-	if !strings.Contains(b.String(), "PT-SGHMC 20-8-3, 3 replicas, batch 8, float32") || !strings.Contains(b.String(), "exchange tests           10") {
+	if !strings.Contains(b.String(), "PT-SGHMC 20-8-3, engine compiled, 3 replicas, batch 8, float32") || !strings.Contains(b.String(), "exchange tests           10") {
 		t.Errorf("text:\n%s", b.String())
 	}
 	one := s
 	one.Replicas = 1
 	if res, err := PT(one); err != nil || res.Replicas != 1 || res.Exchanges != 0 || res.ExchangeSec != 0 {
 		t.Errorf("one chain: %+v, %v", res, err)
+	}
+	one.Engine = "plan"
+	if res, err := PT(one); err != nil || res.Engine != "plan" || res.StepsPerSec <= 0 {
+		t.Errorf("one chain, the hand-written plan: %+v, %v", res, err)
+	}
+	one.Engine = "graph"
+	if _, err := PT(one); err == nil {
+		t.Errorf("an MLP on engine graph: no error")
 	}
 }
 

@@ -84,6 +84,9 @@ func modelEvaluator(s Settings) (ev autodiff.Evaluator, model nn.Model, shards i
 // Model times s.Steps SGNHT steps of the registered model s.Model (of
 // nn.Models) on synthetic 28x28 images, after 3 warm-up steps.
 func Model(s Settings) (ModelResult, error) {
+	if s.Engine == "" {
+		s.Engine = string(autodiff.EngineCompiled)
+	}
 	ev, model, shards, restore, err := modelEvaluator(s)
 	defer restore()
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 )
 
 // Settings are one bench configuration. PT reads Arch, Replicas, Batch,
-// Steps, DType, Every and SharedStart; Model reads Model, Engine, Shards,
+// Steps, DType, Every, SharedStart and Engine; Model reads Model, Engine, Shards,
 // Batch, Steps and DType. Peak is the float32 GEMM peak the results are
 // compared with (0: measured, machine.GEMMPeak).
 type Settings struct {
@@ -32,13 +32,14 @@ type Settings struct {
 	SharedStart bool   // every replica starts from one initialisation (PT; else each its own)
 	Peak        float64
 	Model       string // a registered model (nn.Models), for Model
-	Engine      string // with Model: compiled or graph
+	Engine      string // with Model: compiled (""), or graph; for PT's MLP: compiled (""), or plan (the hand-written Plan)
 	Shards      int    // with Model: gradient shards (0: one per core, up to 4)
 }
 
 // Result is what PT measures of one configuration.
 type Result struct {
 	Arch        string  `json:"arch"`
+	Engine      string  `json:"engine"` // the MLP's evaluators: plan or compiled
 	Replicas    int     `json:"replicas"`
 	Batch       int     `json:"batch"`
 	DType       string  `json:"dtype"`
@@ -131,11 +132,13 @@ type ptSetup struct {
 	gradNS *atomic.Int64
 	params int
 	sizes  []int
+	engine autodiff.Engine
 }
 
 // newPTSetup builds the sampler a training run of s steps (train.NewPT:
 // sgnht replicas on a geometric ladder to T = 10, train's exchange test) on
-// 10,000 synthetic images, its plan potentials, and steps it 5 times.
+// 10,000 synthetic images, its potentials on s.Engine (compiled, or the
+// hand-written plan), and steps it 5 times.
 func newPTSetup(s Settings) (*ptSetup, error) {
 	sizes, err := nn.ParseArch(s.Arch)
 	if err != nil {
@@ -164,10 +167,23 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	b := &ptSetup{pt: pt, gradNS: new(atomic.Int64), params: spec.NumParams(), sizes: sizes}
+	engine := autodiff.Engine(s.Engine)
+	switch engine {
+	case "": // what train runs
+		engine = autodiff.EngineCompiled
+	case autodiff.EnginePlan, autodiff.EngineCompiled:
+	default:
+		return nil, fmt.Errorf("bench: engine %q: an MLP runs on plan or compiled", s.Engine)
+	}
+	b := &ptSetup{pt: pt, gradNS: new(atomic.Int64), params: spec.NumParams(), sizes: sizes, engine: engine}
 	b.pots = make([]sampler.Potential, len(pt.Temps))
 	for j := range b.pots {
-		ev, err := autodiff.NewPlan(spec, s.Batch, autodiff.DType(s.DType))
+		var ev autodiff.Evaluator
+		if engine == autodiff.EnginePlan { // the hand-written plan itself, to time against
+			ev, err = autodiff.NewPlan(spec, s.Batch, autodiff.DType(s.DType))
+		} else {
+			ev, err = autodiff.NewFor(engine, model, s.Batch, autodiff.DType(s.DType))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +195,7 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 			b.first = p
 			// as in train: exchange tests evaluate both configurations in
 			// parallel on batches of 1024
-			if err := p.ParallelTerms(2, 1024, autodiff.DType(s.DType)); err != nil {
+			if err := p.ParallelTermsOn(engine, 2, 1024, autodiff.DType(s.DType)); err != nil {
 				return nil, err
 			}
 		}
@@ -259,7 +275,7 @@ func PT(s Settings) (Result, error) {
 func (b *ptSetup) result(s Settings, wall float64, exNS int64) Result {
 	temps := b.pt.Temps
 	workers := min(runtime.GOMAXPROCS(0), len(temps))
-	res := Result{Arch: s.Arch, Replicas: len(temps), Batch: s.Batch, DType: s.DType, BLAS: autodiff.CurrentArithmetic().ID(), Steps: s.Steps}
+	res := Result{Arch: s.Arch, Engine: string(b.engine), Replicas: len(temps), Batch: s.Batch, DType: s.DType, BLAS: autodiff.CurrentArithmetic().ID(), Steps: s.Steps}
 	res.StepsPerSec = float64(s.Steps) / wall
 	res.GradientSec = float64(b.gradNS.Load()) / 1e9 / float64(workers) / float64(s.Steps)
 	// exchange steps also contain a gradient phase: approximate the exchange

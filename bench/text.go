@@ -9,7 +9,7 @@ import (
 // phase's time per step, the gradient phase against the GEMM peak, the
 // update against its memory bound, the exchange tests and the memory.
 func (r Result) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "PT-SGHMC %s, %d replicas, batch %d, %s, arithmetic %s, %d steps\n", r.Arch, r.Replicas, r.Batch, r.DType, r.BLAS, r.Steps)
+	fmt.Fprintf(w, "PT-SGHMC %s, engine %s, %d replicas, batch %d, %s, arithmetic %s, %d steps\n", r.Arch, r.Engine, r.Replicas, r.Batch, r.DType, r.BLAS, r.Steps)
 	fmt.Fprintf(w, "  steps/s            %8.2f\n", r.StepsPerSec)
 	fmt.Fprintf(w, "  per step: gradient %7.2f ms, update %7.2f ms, exchange %7.2f ms\n", r.GradientSec*1e3, r.UpdateSec*1e3, r.ExchangeSec*1e3)
 	fmt.Fprintf(w, "  gradient phase     %8.1f GFLOP/s = %.0f%% of the measured float32 GEMM peak %.1f GFLOP/s\n", r.GradGFLOPS, 100*r.PeakShare, r.PeakGFLOPS)

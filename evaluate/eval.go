@@ -121,8 +121,8 @@ func NewEnsemble(spec nn.Spec, data *datasets.Dataset) (*Ensemble, error) {
 }
 
 // NewModelEnsemble returns an empty ensemble of a classifier model on data:
-// the BLAS plan computes an MLP's logits, the compiled graph any other
-// model's (NewModelEnsembleOn with engine plan).
+// the compiled graph computes the logits (an MLP's in its BLAS plan's
+// arithmetic; NewModelEnsembleOn with engine plan).
 func NewModelEnsemble(model nn.Model, data *datasets.Dataset) (*Ensemble, error) {
 	return NewModelEnsembleOn(autodiff.EnginePlan, model, data)
 }

@@ -103,7 +103,7 @@ func (s Spec) Layout() Layout {
 }
 
 // Model returns the MLP as a Model named by its widths (784-400-10), with
-// MLP set so that evaluators may use the BLAS plan.
+// MLP set so that its graph compiles to its BLAS plan's arithmetic.
 func (s Spec) Model() (Model, error) {
 	if err := s.Validate(); err != nil {
 		return Model{}, err

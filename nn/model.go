@@ -265,8 +265,9 @@ type Model struct {
 	Outputs int  // classes or regression targets per example
 	OneHot  bool // a classifier: targets are one-hot labels
 	Logits  bool // the graph reports logits (a classifier that eval and predict can score)
-	// MLP, when not nil, says the model is this MLP: evaluators may then use
-	// the BLAS plan (autodiff.Plan) instead of the graph.
+	// MLP, when not nil, says the model is this MLP: its graph then compiles
+	// to the arithmetic of its BLAS plan (autodiff.Plan), which evaluators
+	// may also build.
 	MLP *Spec
 }
 

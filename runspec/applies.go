@@ -134,8 +134,8 @@ var applicabilities = []applicability{
 	{setting: "activation", applies: func(c Config) bool { return c.Model == "" },
 		why: func(c Config) string { return fmt.Sprintf("model %s has its own activations", c.Model) }},
 	{setting: "workers", passive: true, applies: Config.tempered, why: whyOneChain},
-	{setting: "grad_shards", passive: true, applies: func(c Config) bool { return c.Model != "" || c.Engine == "graph" },
-		why: func(Config) string { return "an MLP on the BLAS plan computes its gradient in one piece" }},
+	{setting: "grad_shards", passive: true, applies: func(c Config) bool { return c.Model != "" || c.Engine != "plan" },
+		why: func(Config) string { return "an MLP on engine plan computes its gradient in one piece" }},
 	{setting: "engine", passive: true, applies: func(c Config) bool { return c.Model == "" },
 		why: func(c Config) string { return fmt.Sprintf("model %s always runs on the graph", c.Model) }},
 }

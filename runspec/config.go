@@ -112,16 +112,23 @@ type Config struct {
 	XF         float64 `json:"resghmc_f" yaml:"resghmc_f"`         // resghmc: correction divisor F (1: penalty method)
 	DType      string  `json:"dtype" yaml:"dtype"`                 // float32 or float64
 	Engine     string  `json:"engine" yaml:"engine"`               // plan, compiled or graph (see Config.RunEngine)
-	Seed       uint64  `json:"seed" yaml:"seed"`
+	// MLPKernels records what an MLP run's compiled graph computes with:
+	// "plan", the arithmetic of the MLP's hand-written BLAS plan, bit for
+	// bit (every MLP run made since the compiled graph learned it, issue
+	// 41). Absent in older runs: an MLP run recorded then on the compiled
+	// engine keeps the generic kernels it ran on (Config.RunEngine).
+	MLPKernels string `json:"mlp_kernels,omitempty" yaml:"mlp_kernels,omitempty"`
+	Seed       uint64 `json:"seed" yaml:"seed"`
 	// SplitSeed seeds the training subset and the validation split (0: the
 	// Seed), so runs of different seeds can share one split: the members
 	// of a deep ensemble, scored together on its validation set.
 	SplitSeed uint64 `json:"split_seed,omitempty" yaml:"split_seed,omitempty"`
 	Workers   int    `json:"workers" yaml:"workers"` // replicas stepped at once (0: cores)
-	// GradShards splits each minibatch gradient of a graph model (not the
-	// MLP's BLAS plan) over this many Gorgonia graphs run in parallel
-	// (autodiff.ShardedEvaluator). 0 at creation: the cores each rung gets;
-	// the value used is recorded, so a resume computes the same sums.
+	// GradShards splits each minibatch gradient (not an MLP's on engine
+	// plan) over this many Gorgonia graphs run in parallel
+	// (autodiff.ShardedEvaluator). 0 at creation: the cores each rung gets
+	// for a graph model, 1 for an MLP; the value used is recorded, so a
+	// resume computes the same sums.
 	GradShards int `json:"grad_shards,omitempty" yaml:"grad_shards,omitempty"`
 	// Arithmetic is what the run's matrix products compute with (see
 	// arithmetic.go): asked at creation as "pinned" (also when empty: the
@@ -272,6 +279,7 @@ func (c Config) Validate(s Setup) error {
 		{c.TrainSize >= 0, "train_size must be non-negative"},
 		{c.DType == "float32" || c.DType == "float64", "dtype must be float32 or float64"},
 		{c.Engine == "plan" || c.Engine == "compiled" || c.Engine == "graph", "engine must be plan, compiled or graph"},
+		{c.MLPKernels == "" || c.MLPKernels == MLPKernelsPlan, "mlp_kernels must be empty or plan"},
 		{validArithmetic(c.Arithmetic), "arithmetic must be pinned or native"},
 		{c.Corr == "nnls" || c.Corr == "hermite", "correction must be nnls or hermite"},
 		{c.Scheme == "alternate" || c.Scheme == "first", "scheme must be alternate or first"},

@@ -97,17 +97,26 @@ func (c Config) BuildModel(reg ModelRegistry) (nn.Model, error) {
 	return m, nil
 }
 
+// MLPKernelsPlan is Config.MLPKernels of an MLP run whose compiled graph
+// computes its BLAS plan's arithmetic.
+const MLPKernelsPlan = "plan"
+
 // RunEngine returns the engine the run's evaluators use for model: graph
 // (Gorgonia's VM) when the config says graph, and also for a graph model
 // whose config says plan (a run made before the graph compiler, which ran
 // on the VM and keeps it, so that it resumes and evaluates bit-exactly);
-// compiled for compiled; plan (the MLP's BLAS plan) for an MLP's plan.
+// compiled for compiled, but compiled-generic for an MLP recorded on it
+// before the compiled MLP computed its plan's arithmetic (no MLPKernels:
+// it keeps the generic kernels it ran on); plan for an MLP's plan (the
+// compiled graph, unsharded, computing what the BLAS plan computed).
 func (c Config) RunEngine(model nn.Model) autodiff.Engine {
 	switch e := autodiff.Engine(c.Engine); {
 	case e == autodiff.EnginePlan && model.MLP == nil:
 		return autodiff.EngineGraph
 	case e == "":
 		return autodiff.EnginePlan
+	case e == autodiff.EngineCompiled && model.MLP != nil && c.MLPKernels == "":
+		return autodiff.EngineCompiledGeneric
 	default:
 		return e
 	}

@@ -238,20 +238,21 @@ func TestRunEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		engine string
-		model  nn.Model
-		want   autodiff.Engine
+		engine, kernels string
+		model           nn.Model
+		want            autodiff.Engine
 	}{
-		{"plan", mlp, autodiff.EnginePlan},
-		{"", mlp, autodiff.EnginePlan},
-		{"graph", mlp, autodiff.EngineGraph},
-		{"compiled", mlp, autodiff.EngineCompiled},
-		{"plan", cnn, autodiff.EngineGraph},
-		{"graph", cnn, autodiff.EngineGraph},
-		{"compiled", cnn, autodiff.EngineCompiled},
+		{"plan", "", mlp, autodiff.EnginePlan},
+		{"", "", mlp, autodiff.EnginePlan},
+		{"graph", "", mlp, autodiff.EngineGraph},
+		{"compiled", "plan", mlp, autodiff.EngineCompiled},
+		{"compiled", "", mlp, autodiff.EngineCompiledGeneric}, // a compiled MLP run made before the plan's kernels
+		{"plan", "", cnn, autodiff.EngineGraph},
+		{"graph", "", cnn, autodiff.EngineGraph},
+		{"compiled", "", cnn, autodiff.EngineCompiled},
 	} {
-		if got := (runspec.Config{Engine: c.engine}).RunEngine(c.model); got != c.want {
-			t.Errorf("engine %q, model %s: %s, want %s", c.engine, c.model.Name, got, c.want)
+		if got := (runspec.Config{Engine: c.engine, MLPKernels: c.kernels}).RunEngine(c.model); got != c.want {
+			t.Errorf("engine %q, MLP kernels %q, model %s: %s, want %s", c.engine, c.kernels, c.model.Name, got, c.want)
 		}
 	}
 }
@@ -299,10 +300,11 @@ func TestUnsupportedSaidOnce(t *testing.T) {
 	}
 }
 
-// TestCompiledMLPRun checks an MLP run on the compiled engine (its graph
-// compiled, sharded over two graphs, not the BLAS plan): it records the
-// engine, trains, resumes bit for bit, evaluates, and samples what the BLAS
-// plan's run samples to float32 rounding over a short run.
+// TestCompiledMLPRun checks an MLP run on the compiled engine sharded over
+// two graphs, and one asked for engine plan (its gradient in one piece, on
+// the compiled graph since it computes the plan's arithmetic): both record
+// the compiled engine with the plan's kernels, train, resume bit for bit,
+// evaluate, and sample alike to float32 rounding over a short run.
 func TestCompiledMLPRun(t *testing.T) {
 	t.Parallel()
 	data := smallData(t)
@@ -325,8 +327,8 @@ func TestCompiledMLPRun(t *testing.T) {
 		final[engine] = append([]float64(nil), r.State().Rungs[0].Theta...)
 		r.Close()
 		saved, err := rundir.ReadRunConfig(dir)
-		if err != nil || saved.Engine != engine {
-			t.Fatalf("config records engine %q (%v), want %q", saved.Engine, err, engine)
+		if err != nil || saved.Engine != "compiled" || saved.MLPKernels != runspec.MLPKernelsPlan {
+			t.Fatalf("config records engine %q, MLP kernels %q (%v), want compiled and plan", saved.Engine, saved.MLPKernels, err)
 		}
 		if _, err := evaluate.Evaluate(runspec.DefaultSetup(), []string{dir}, "", data); err != nil {
 			t.Fatalf("evaluate the %s run: %v", engine, err)
@@ -335,6 +337,52 @@ func TestCompiledMLPRun(t *testing.T) {
 	for i, v := range final["plan"] {
 		if w := final["compiled"][i]; math.Abs(v-w) > 1e-3*(1+math.Abs(v)) {
 			t.Fatalf("parameter %d after 40 steps: plan %v, compiled %v", i, v, w)
+		}
+	}
+}
+
+// TestCompiledMLPRunSameAsPlan checks that an MLP run on the compiled
+// graph (the default engine, one graph per gradient) writes the samples and
+// metrics the same run on the hand-written BLAS plan writes
+// (autodiff.HandWrittenPlan: MLP runs' engine before), byte for byte, for PT
+// (exchange tests on the log-likelihoods, validation on the logits) and one
+// SGNHT chain (its gradient streamed into the update), in float32 and
+// float64, batches of 13 (not a multiple of the product kernel's tiles).
+// Not parallel: the hand-written plan is a process-wide switch.
+func TestCompiledMLPRunSameAsPlan(t *testing.T) {
+	data := smallData(t)
+	for _, c := range []struct {
+		sampler string
+		dtype   string
+	}{{"ptsghmc", "float32"}, {"sgnht", "float32"}, {"ptsghmc", "float64"}} {
+		files := map[string][][]byte{}
+		for _, engine := range []string{"plan", "compiled"} {
+			cfg := smallConfig()
+			cfg.Sampler, cfg.DType, cfg.Batch = c.sampler, c.dtype, 13
+			cfg.Steps, cfg.BurnIn, cfg.Thin = 60, 10, 5
+			restore := func() {}
+			if engine == "plan" {
+				restore = autodiff.HandWrittenPlan()
+			}
+			r, dir := trainRef(t, cfg, setupOf(data))
+			restore()
+			_, isPlan := r.pots[0].Eval.(*autodiff.Plan)
+			if r.Close(); isPlan != (engine == "plan") {
+				t.Fatalf("%s %s: the %s run's evaluator is %T", c.sampler, c.dtype, engine, r.pots[0].Eval)
+			}
+			for _, f := range []string{rundir.SamplesFile, rundir.MetricsFile} {
+				b, err := os.ReadFile(filepath.Join(dir, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[engine] = append(files[engine], b)
+			}
+		}
+		for i, f := range []string{rundir.SamplesFile, rundir.MetricsFile} {
+			if len(files["plan"][i]) == 0 || !bytes.Equal(files["plan"][i], files["compiled"][i]) {
+				t.Errorf("%s %s: the compiled run's %s (%d bytes) differs from the plan's (%d bytes)",
+					c.sampler, c.dtype, f, len(files["compiled"][i]), len(files["plan"][i]))
+			}
 		}
 	}
 }

@@ -141,13 +141,26 @@ func recordIdentity(cfg runspec.Config, p *prepared) (runspec.Config, error) {
 	}
 	fp := runspec.DataFingerprint(p.tr)
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
-	if model.MLP == nil && autodiff.Engine(cfg.Engine) == autodiff.EnginePlan {
-		// A new run of a graph model records that it runs compiled: runs
-		// made before the compiler recorded plan and keep the VM.
+	if model.MLP != nil {
+		cfg.MLPKernels = runspec.MLPKernelsPlan
+		if autodiff.Engine(cfg.Engine) == autodiff.EnginePlan {
+			cfg.GradShards = 1 // engine plan computes an MLP's gradient in one piece
+		}
+	}
+	if autodiff.Engine(cfg.Engine) == autodiff.EnginePlan {
+		// A new run records that it runs compiled: runs of a graph model
+		// made before the compiler recorded plan and keep the VM; an MLP's
+		// recorded plan and now run on its compiled graph, which computes
+		// what its BLAS plan computed.
 		cfg.Engine = string(autodiff.EngineCompiled)
 	}
 	if cfg.GradShards == 0 && usesGraph(cfg, model) {
 		cfg.GradShards = autoShards(cfg)
+		if model.MLP != nil {
+			// an MLP's gradient in one piece: its plan's sums, the same
+			// samples as its runs on the plan (--grad-shards splits it)
+			cfg.GradShards = 1
+		}
 	}
 	mode := runspec.ArithmeticMode(cfg.Arithmetic, false)
 	cfg.Arithmetic = runspec.ArithmeticID(mode, runThreads(cfg, model, cfg.Validation > 0))

@@ -67,7 +67,12 @@ func OpenChain(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Chains,
 		return nil, err
 	}
 	if haveErr == nil && have.Engine == asked {
-		cfg.Engine = have.Engine // a run made before the graph compiler keeps its engine
+		// a run made before the graph compiler (or an MLP's on the plan)
+		// keeps its engine, and its shards (none recorded on the plan)
+		cfg.Engine, cfg.GradShards = have.Engine, have.GradShards
+	}
+	if haveErr == nil {
+		cfg.MLPKernels = have.MLPKernels // as the first task recorded it (absent in older runs)
 	}
 	if haveErr == nil {
 		if cfg, err = taskArithmetic(dir, have, cfg, s.AllowArithmeticChange); err != nil {

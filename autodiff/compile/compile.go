@@ -52,6 +52,15 @@ type program[T float] struct {
 	// macs counts the multiply-adds of the matrix products and
 	// convolutions: forward, and backward when compiled with a gradient.
 	macs int64
+	// rows is the number of examples of the evaluation (load sets it): an
+	// MLP's kernels run on these rows alone, the others on the whole batch.
+	rows int
+	// An MLP's (mlp.go): its learnables' values and adjoints in one buffer
+	// each, in layout order; its per-example log-likelihoods in float64;
+	// each example's class (categorical likelihood).
+	flat, gflat []T
+	ll64        []float64
+	labels      []int
 }
 
 // forward runs the forward steps.
@@ -85,7 +94,9 @@ type cnode[T float] struct {
 	skip     bool // consumed by a fused kernel: no buffer, no step
 	fused    bool // computed by a fused kernel: a value buffer, no step, no adjoint
 	block    *convBlock[T]
-	repeat   bool // a broadcast repeat: a view, no buffer
+	dense    *denseLayer[T] // an MLP's layer (mlp.go)
+	tail     *mlpTail[T]    // an MLP's likelihood (mlp.go)
+	repeat   bool           // a broadcast repeat: a view, no buffer
 	kind     string
 	// mkBwd, called once in reverse topological order, claims the
 	// adjoints its step writes and returns the step (nil: none).
@@ -97,6 +108,7 @@ type compiler[T float] struct {
 	model    string
 	g        *nn.Graph
 	withGrad bool
+	mlp      *nn.Spec // an nn.Spec MLP's graph, compiled to the plan's arithmetic (mlp.go)
 	gemm     gemmFunc[T]
 	idx      map[int64]int
 	nodes    []*cnode[T]
@@ -173,13 +185,13 @@ func opInts(op G.Op, name string) []int {
 // compileGraph compiles g for element type T. The ops' parameters are read
 // by reflection from Gorgonia's unexported fields; should a Gorgonia
 // version lay them out differently, the op is reported unsupported.
-func compileGraph[T float](model string, g *nn.Graph, withGrad bool, gemm gemmFunc[T]) (prog *program[T], err error) {
+func compileGraph[T float](model string, g *nn.Graph, mlp *nn.Spec, withGrad bool, gemm gemmFunc[T]) (prog *program[T], err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			prog, err = nil, &UnsupportedOpError{Model: model, Op: "?", Node: "?", Why: fmt.Sprintf("reading an op's parameters: %v", r)}
 		}
 	}()
-	c := &compiler[T]{model: model, g: g, withGrad: withGrad, gemm: gemm, idx: map[int64]int{}, p: &program[T]{batch: g.Batch}}
+	c := &compiler[T]{model: model, g: g, mlp: mlp, withGrad: withGrad, gemm: gemm, idx: map[int64]int{}, p: &program[T]{batch: g.Batch}}
 	if err := c.sortNodes(); err != nil {
 		return nil, err
 	}
@@ -378,6 +390,9 @@ func (c *compiler[T]) classify() error {
 			ks[0].uses--
 		}
 	}
+	if c.mlp != nil {
+		return c.fuseMLP()
+	}
 	c.fuseConvolutions()
 	c.fuseConvBlocks()
 	return nil
@@ -489,6 +504,9 @@ func (c *compiler[T]) isOutput(cn *cnode[T]) bool {
 // alone consumes aliases that node's adjoint).
 func (c *compiler[T]) allocate() {
 	p := c.p
+	if c.mlp != nil {
+		c.allocateFlat()
+	}
 	for i, cn := range c.nodes {
 		n := cn.n
 		switch {
@@ -516,13 +534,14 @@ func (c *compiler[T]) allocate() {
 					cn.val[j] = T(v)
 				}
 			}
+		case cn.val != nil: // a learnable of allocateFlat
 		default:
 			cn.val = make([]T, max(size(cn.shape), 1))
 		}
-		if cn.fused {
+		if cn.fused || cn.skip && c.mlp != nil {
 			continue
 		}
-		if cn.needGrad && cn.adjOwner == i {
+		if cn.needGrad && cn.adjOwner == i && cn.adj == nil {
 			cn.adj = make([]T, max(size(cn.shape), 1))
 		} else if cn.needGrad {
 			cn.adj = c.nodes[cn.adjOwner].adj
@@ -621,6 +640,10 @@ func (c *compiler[T]) emit() error {
 		switch cn.kind {
 		case "convblock":
 			err = c.emitConvBlock(cn)
+		case "dense":
+			c.emitDense(cn)
+		case "mlptail":
+			c.emitTail(cn)
 		case "reshapeOp":
 			c.emitReshape(cn)
 		case "transposeOp":
@@ -1078,7 +1101,7 @@ func compileModel[T float](model nn.Model, batch int, dt tensor.Dtype, withGrad 
 	if l := g.Layout(); l.String() != model.Layout.String() {
 		return nil, nil, fmt.Errorf("compile: model %s: graph's learnables %s differ from the model's %s", model.Name, l, model.Layout)
 	}
-	p, err := compileGraph(model.Name, g, withGrad, gemmFor[T]())
+	p, err := compileGraph(model.Name, g, model.MLP, withGrad, gemmFor[T]())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -52,6 +52,8 @@ type Evaluator struct {
 	f64    *program[float64]
 	ll     []float64
 	gauss  bool                         // every learnable's prior is Gaussian
+	mlp    *nn.Spec                     // an nn.Spec MLP's spec: the plan's arithmetic (mlp.go)
+	layers []nn.Layer                   // the MLP's layers (mlp.Layers(), made once)
 	stream [convert.StreamChunk]float64 // EvalStream's chunk
 }
 
@@ -86,7 +88,10 @@ func newEvaluator(model nn.Model, batch int, dtype tensor.Dtype, withGrad bool) 
 	if batch <= 0 {
 		return nil, fmt.Errorf("compile: batch size %d must be positive", batch)
 	}
-	e := &Evaluator{model: model, batch: batch, k: model.Outputs, ll: make([]float64, batch), gauss: convert.GaussianLayout(model.Layout)}
+	e := &Evaluator{model: model, batch: batch, k: model.Outputs, ll: make([]float64, batch), gauss: convert.GaussianLayout(model.Layout), mlp: model.MLP}
+	if e.mlp != nil {
+		e.layers = e.mlp.Layers()
+	}
 	var err error
 	switch dtype {
 	case tensor.Float32:
@@ -141,6 +146,12 @@ func (e *Evaluator) Eval(theta []float64, data *datasets.Dataset, idx []int, sca
 		sum, err := e.Likelihood(theta, data, idx, scale, grad, loglik)
 		if err != nil {
 			return 0, err
+		}
+		if e.mlp != nil { // the plan's prior, layer by layer
+			if grad != nil {
+				e.mlp.AddNegLogPriorGrad(theta, grad)
+			}
+			return e.mlp.NegLogPrior(theta) - scale*sum, nil
 		}
 		return convert.WithPrior(e.model.Layout, theta, grad, scale, sum), nil
 	}
@@ -206,6 +217,18 @@ func streamProgram[T float](e *Evaluator, p *program[T], theta []float64, data *
 	sum, prior = runProgram(e, p, theta, data, idx, scale, nil, nil, true)
 	backwardScaled(p, len(idx), scale)
 	buf := &e.stream
+	if e.mlp != nil { // layer by layer, weights and biases together, as the plan streams
+		for l, ly := range e.layers {
+			lam := e.mlp.Precision(l)
+			for lo := ly.W; lo < ly.B+ly.Out; lo += convert.StreamChunk {
+				hi := min(lo+convert.StreamChunk, ly.B+ly.Out)
+				out := buf[:hi-lo]
+				convert.AddPriorGrad(out, p.gflat[lo:hi], theta[lo:hi], lam)
+				consume(lo, out)
+			}
+		}
+		return sum, prior
+	}
 	for i, par := range e.model.Layout {
 		g := p.grads[i]
 		for lo := 0; lo < len(g); lo += convert.StreamChunk {
@@ -249,10 +272,54 @@ func (e *Evaluator) Likelihood(theta []float64, data *datasets.Dataset, idx []in
 }
 
 // load writes theta and the examples idx into the program's buffers: rows
-// past len(idx) are zero padding. With gaussPrior (every learnable's prior
-// Gaussian) it returns the priors' -log p(theta), summed learnable by
-// learnable.
-func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
+// past len(idx) are zero padding (an MLP's kernels do not read them). With
+// gaussPrior (every learnable's prior Gaussian) it returns the priors'
+// -log p(theta), summed learnable by learnable (an MLP's layer by layer).
+func load[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
+	p.rows = len(idx)
+	var prior float64
+	if e.mlp != nil {
+		prior = loadMLP(e, p, theta, gaussPrior)
+	} else {
+		prior = loadParams(e.model, p, theta, gaussPrior)
+	}
+	loadExamples(e, p, data, idx)
+	return prior
+}
+
+// loadExamples writes the examples idx into the program's input and target
+// buffers.
+func loadExamples[T float](e *Evaluator, p *program[T], data *datasets.Dataset, idx []int) {
+	p.rows = len(idx)
+	d, k := data.D, e.model.Outputs
+	for r, i := range idx {
+		dst := p.x[r*d : (r+1)*d]
+		for j, v := range data.Row(i) {
+			dst[j] = T(v)
+		}
+	}
+	clear(p.x[len(idx)*d:])
+	if p.labels != nil { // an MLP's likelihood reads the classes, not the one-hot target
+		for r, i := range idx {
+			p.labels[r] = data.Labels[i]
+		}
+		return
+	}
+	clear(p.y)
+	for r, i := range idx {
+		if data.Classes > 0 {
+			p.y[r*k+data.Labels[i]] = 1
+			continue
+		}
+		for j := 0; j < k; j++ {
+			p.y[r*k+j] = T(data.Targets[i*k+j])
+		}
+	}
+}
+
+// loadParams writes theta into the learnables' buffers; with gaussPrior it
+// returns the priors' -log p(theta), summed learnable by learnable.
+func loadParams[T float](m nn.Model, p *program[T], theta []float64, gaussPrior bool) float64 {
 	prior := 0.0
 	for i, par := range m.Layout {
 		th := theta[par.Offset : par.Offset+par.Size()]
@@ -265,24 +332,6 @@ func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Da
 			dst[j] = T(v)
 		}
 	}
-	d, k := data.D, m.Outputs
-	for r, i := range idx {
-		dst := p.x[r*d : (r+1)*d]
-		for j, v := range data.Row(i) {
-			dst[j] = T(v)
-		}
-	}
-	clear(p.x[len(idx)*d:])
-	clear(p.y)
-	for r, i := range idx {
-		if data.Classes > 0 {
-			p.y[r*k+data.Labels[i]] = 1
-			continue
-		}
-		for j := 0; j < k; j++ {
-			p.y[r*k+j] = T(data.Targets[i*k+j])
-		}
-	}
 	return prior
 }
 
@@ -292,12 +341,19 @@ func load[T float](m nn.Model, p *program[T], theta []float64, data *datasets.Da
 // adds their gradient to grad, in the passes that convert theta and the
 // gradient.
 func runProgram[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64, gaussPrior bool) (sum, prior float64) {
-	prior = load(e.model, p, theta, data, idx, gaussPrior)
+	prior = load(e, p, theta, data, idx, gaussPrior)
 	p.forward()
 	n := len(idx)
-	for r, v := range p.loglik[:n] {
-		e.ll[r] = float64(v)
-		sum += float64(v)
+	if p.ll64 != nil { // an MLP's, in float64
+		for r, v := range p.ll64[:n] {
+			e.ll[r] = v
+			sum += v
+		}
+	} else {
+		for r, v := range p.loglik[:n] {
+			e.ll[r] = float64(v)
+			sum += float64(v)
+		}
 	}
 	if loglik != nil {
 		copy(loglik, e.ll[:n])
@@ -306,6 +362,10 @@ func runProgram[T float](e *Evaluator, p *program[T], theta []float64, data *dat
 		return sum, prior
 	}
 	backwardScaled(p, n, scale)
+	if e.mlp != nil {
+		writeGradMLP(e, p, theta, grad, gaussPrior)
+		return sum, prior
+	}
 	for i, par := range e.model.Layout {
 		dst := grad[par.Offset : par.Offset+par.Size()]
 		if gaussPrior {
@@ -340,9 +400,76 @@ func (e *Evaluator) Logits(theta []float64, data *datasets.Dataset, idx []int, o
 }
 
 func logitsOf[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, out []float64) {
-	load(e.model, p, theta, data, idx, false)
+	load(e, p, theta, data, idx, false)
 	p.forward()
 	for i, v := range p.logits[:len(idx)*e.k] {
 		out[i] = float64(v)
 	}
+}
+
+// loadMLP writes theta into an MLP's flat parameter buffer; with gaussPrior
+// it returns the Gaussian prior's -log p(theta), layer by layer over the
+// weights and biases together, as autodiff.Plan sums it.
+func loadMLP[T float](e *Evaluator, p *program[T], theta []float64, gaussPrior bool) float64 {
+	if !gaussPrior {
+		for i, v := range theta {
+			p.flat[i] = T(v)
+		}
+		return 0
+	}
+	prior := 0.0
+	for l, ly := range e.layers {
+		prior += 0.5 * e.mlp.Precision(l) * convert.SumSquares(p.flat[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out])
+	}
+	return prior
+}
+
+// writeGradMLP writes an MLP's gradient from its flat adjoint buffer, with
+// gaussPrior the Gaussian prior's added layer by layer, as autodiff.Plan
+// writes it.
+func writeGradMLP[T float](e *Evaluator, p *program[T], theta, grad []float64, gaussPrior bool) {
+	if !gaussPrior {
+		for i, v := range p.gflat {
+			grad[i] = float64(v)
+		}
+		return
+	}
+	for l, ly := range e.layers {
+		convert.AddPriorGrad(grad[ly.W:ly.B+ly.Out], p.gflat[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], e.mlp.Precision(l))
+	}
+}
+
+// Float32 reports whether the evaluator takes LogitsFloat32: an MLP's, in
+// float32 (autodiff.Float32Logits).
+func (e *Evaluator) Float32() bool { return e.f32 != nil && e.mlp != nil }
+
+// LogitsFloat32 is Logits with the weights in float32, the precision a
+// float32 MLP computes in: they are copied in, not converted, and the
+// logits are those of Logits of the weights widened to float64, bit for
+// bit. Other evaluators refuse them.
+func (e *Evaluator) LogitsFloat32(w []float32, data *datasets.Dataset, idx []int, out []float64) error {
+	if !e.Float32() {
+		return fmt.Errorf("logits: model %s: only a float32 MLP takes float32 weights", e.model.Name)
+	}
+	if len(w) != e.Dim() {
+		return fmt.Errorf("logits: %d weights, model %s has %d parameters", len(w), e.model.Name, e.Dim())
+	}
+	switch {
+	case !e.model.Logits:
+		return fmt.Errorf("logits: model %s reports no logits", e.model.Name)
+	case len(idx) == 0 || len(idx) > e.batch:
+		return fmt.Errorf("logits: %d examples, expected 1 to %d", len(idx), e.batch)
+	case data.D != e.model.Inputs:
+		return fmt.Errorf("logits: data has %d features, model %s takes %d", data.D, e.model.Name, e.model.Inputs)
+	case len(out) < len(idx)*e.k:
+		return fmt.Errorf("logits: output has room for %d values, need %d", len(out), len(idx)*e.k)
+	}
+	p := e.f32
+	copy(p.flat, w)
+	loadExamples(e, p, data, idx)
+	p.forward()
+	for i, v := range p.logits[:len(idx)*e.k] {
+		out[i] = float64(v)
+	}
+	return nil
 }

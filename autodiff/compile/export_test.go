@@ -24,6 +24,7 @@ const (
 	FastEdges       = fastEdges
 	FastRows        = fastRows
 	FastPoolScatter = fastPoolScatter
+	FastPoolVector  = fastBiasReluPoolVector
 	AllFast         = allFast
 )
 

@@ -12,16 +12,17 @@ var referenceKernels kernelSet
 type kernelSet uint16
 
 const (
-	fastColumns      kernelSet = 1 << iota // im2colImage, col2imImage and addTo's long runs
-	fastPooling                            // the branch-free float32 2x2 max pooling
-	fastPoolRelu                           // a convolution block's pooling and ReLU adjoints in one pass
-	fastReluPool                           // its forward pooling reading the ReLU's input
-	fastBiasSums                           // a convolution's bias sums four rows at a time
-	fastBiasReluPool                       // the bias added in the ReLU-pooling's pass
-	fastEdges                              // the columns' padding entries set a column at a time
-	fastRows                               // the kernel-row factorisation (kernelRows): not bit-exact
-	fastPoolScatter                        // the pooling-and-ReLU adjoint clearing whole planes, then one store a window
-	allFast          = fastColumns | fastPooling | fastPoolRelu | fastReluPool | fastBiasSums | fastBiasReluPool | fastEdges | fastRows | fastPoolScatter
+	fastColumns            kernelSet = 1 << iota // im2colImage, col2imImage and addTo's long runs
+	fastPooling                                  // the branch-free float32 2x2 max pooling
+	fastPoolRelu                                 // a convolution block's pooling and ReLU adjoints in one pass
+	fastReluPool                                 // its forward pooling reading the ReLU's input
+	fastBiasSums                                 // a convolution's bias sums four rows at a time
+	fastBiasReluPool                             // the bias added in the ReLU-pooling's pass
+	fastEdges                                    // the columns' padding entries set a column at a time
+	fastRows                                     // the kernel-row factorisation (kernelRows): not bit-exact
+	fastPoolScatter                              // the pooling-and-ReLU adjoint clearing whole planes, then one store a window
+	fastBiasReluPoolVector                       // the bias-ReLU-pooling pass in AVX-512 registers, planes up to 32 wide
+	allFast                = fastColumns | fastPooling | fastPoolRelu | fastReluPool | fastBiasSums | fastBiasReluPool | fastEdges | fastRows | fastPoolScatter | fastBiasReluPoolVector
 )
 
 // im2colImageRef is the reference im2colImage: it writes one image's [c, h, w] columns into col, laid out

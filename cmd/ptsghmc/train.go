@@ -70,7 +70,7 @@ func bindConfig(fs *flag.FlagSet, c *runspec.Config) {
 	fs.StringVar(&c.XTest, "exchange-test", c.XTest, "barker: the corrected minibatch Barker test (exact up to its correction table); resghmc: APPROXIMATE bias-corrected Metropolis swap of reSGHMC (Deng et al. 2020) on one minibatch, which gives up detailed balance of the swaps (rung 1 is then not guaranteed to sample the posterior) to swap where the exact test never does")
 	fs.Float64Var(&c.XF, "resghmc-f", c.XF, "with --exchange-test resghmc: divisor F of the variance correction (1: the penalty method; reSGHMC uses up to 3e5, swapping more and with more bias)")
 	fs.StringVar(&c.DType, "dtype", c.DType, "float32 or float64")
-	fs.StringVar(&c.Engine, "engine", c.Engine, "plan (an MLP's BLAS plan; any other model compiled), compiled (every model's graph compiled) or graph (Gorgonia's VM)")
+	fs.StringVar(&c.Engine, "engine", c.Engine, "plan (every model's graph compiled, an MLP's gradient in one piece: what its BLAS plan computed), compiled (the same, --grad-shards splitting the gradient) or graph (Gorgonia's VM); a new run records compiled for plan")
 	fs.StringVar(&c.Arithmetic, "arithmetic", c.Arithmetic, "matrix products: pinned (the same bits, so the same samples, on every machine) or native (the BLAS library's kernel for this CPU and its threads: faster on some machines, other samples on others); recorded by the run")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.Uint64Var(&c.SplitSeed, "split-seed", c.SplitSeed, "seed of the training subset and validation split (0: --seed), so runs of several seeds hold out the same validation set (eval --split validation)")

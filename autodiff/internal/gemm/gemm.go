@@ -319,13 +319,27 @@ func (p *product[T]) panelB(buf []T, pc, kc, jc, w int) (*T, int) {
 	if w < nr {
 		clear(buf)
 	}
+	done := p.packTransposed(buf, pc, kc, jc, w)
 	for j := 0; j < w; j++ { // B[l, jc+j] = b[(jc+j) ldb + l]
-		col := p.b[(jc+j)*p.ldb+pc : (jc+j)*p.ldb+pc+kc]
+		col := p.b[(jc+j)*p.ldb+pc+done : (jc+j)*p.ldb+pc+kc]
 		for l, v := range col {
-			buf[l*nr+j] = v
+			buf[(done+l)*nr+j] = v
 		}
 	}
 	return &buf[0], nr
+}
+
+// packTransposed packs the leading columns of a transposed panel of B, w of
+// nr columns wide, with the vector copy where there is one (packb_amd64.s:
+// float32, 32-wide panels, 16 x 16 blocks) and returns how many of the kc
+// it packed; the Go loop packs the rest. Packing only copies, so both give
+// the same bits.
+func (p *product[T]) packTransposed(buf []T, pc, kc, jc, w int) int {
+	b32, ok := any(p.b).([]float32)
+	if !ok {
+		return 0
+	}
+	return packTransposed32(any(buf).([]float32), b32[jc*p.ldb+pc:], p.ldb, kc, w, p.kn.nr)
 }
 
 // rowsA returns A's rows [ic, ic+h) and columns [pc, pc+kc) as the kernel

@@ -1,0 +1,6 @@
+//go:build !amd64 || noasm
+
+package compile
+
+// biasReluPoolVector runs nothing here: the Go loop pools every plane.
+func biasReluPoolVector(mp *maxPool, z, bias, out []float32, args []int32) bool { return false }
