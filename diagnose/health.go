@@ -40,6 +40,9 @@ type RungHealth struct {
 	// Pooled are the windows after burn-in pooled (sampler.Health.Pooled):
 	// a persistent problem too small for one window to tell from chance.
 	Pooled sampler.HealthFigures `json:"pooled"`
+	// Mix is the rung's mixing after burn-in (sampler.Health.Mixing):
+	// its energy's ESS, and its coordinates' when the run grades them.
+	Mix sampler.MixFigures `json:"mix"`
 }
 
 // HealthOf returns the health verdict of state st of a run configured by
@@ -57,7 +60,7 @@ func HealthOf(st *tempering.PTState, cfg runspec.Config) *HealthReport {
 		if sc == 0 {
 			sc = 1
 		}
-		rh := RungHealth{Temp: tempering.TemperedRung(cfg.PosteriorTemperature(), st.Temps[j]), Windows: hl.Windows, After: hl.After, Bad: hl.Bad, Warned: hl.Warned, Worst: hl.Worst.String(), StepScale: sc, Last: hl.Last, WorstWindow: hl.WorstWindow, Pooled: hl.Pooled}
+		rh := RungHealth{Temp: tempering.TemperedRung(cfg.PosteriorTemperature(), st.Temps[j]), Windows: hl.Windows, After: hl.After, Bad: hl.Bad, Warned: hl.Warned, Worst: hl.Worst.String(), StepScale: sc, Last: hl.Last, WorstWindow: hl.WorstWindow, Pooled: hl.Pooled, Mix: hl.Mixing()}
 		rep.Rungs = append(rep.Rungs, rh)
 		status, fig := hl.Verdict()
 		if fig.Steps == 0 { // a checkpoint from before WorstWindow
@@ -130,8 +133,23 @@ func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 		}
 		return fmt.Sprintf("cause: gradient noise%s. %sreduce the gradient noise per step about %.3g-fold: %s or a smaller --lr (about %.3g instead of %g, or smaller: the share falls as the lr only where the gradient's variance stays put, and on a Fashion-MNIST network it fell about as its square root), or both; %s",
 			also, precond, 1/r, batch, cfg.LR*r, cfg.LR, auto)
+	case sampler.CauseUnmixed:
+		m := fig.Mix
+		k := m.LongerFactor()
+		return fmt.Sprintf("cause: not mixed. The dynamics are in their regime, but coordinate %d has about %.0f effective draws in the %d steps after burn-in, and an sd needs %d to be within about 15%%: run at least %.0f times longer after burn-in (--steps about %d; more if the chain has not yet crossed its posterior, whose unvisited part its ESS cannot see), or make it mix faster: a mass that speeds the wide coordinates up (--precondition rmsprop --mass-scale stiffest) or a larger --lr within the check's limits; several chains (--chains 4) add R-hat",
+			m.Coord, m.ESS, m.Draws, sampler.MinMixESS, math.Ceil(k), cfg.BurnIn+int(math.Ceil(k*float64(m.Draws))))
 	case sampler.CauseIntegration:
-		r := math.Min(sampler.WarnIntSD/2/fig.IntSDError, 1)
+		r := 1.0
+		if fig.IntSDError > 0 {
+			r = math.Min(sampler.WarnIntSD/2/fig.IntSDError, 1)
+		}
+		if fig.Exact && fig.ShareBeyondChance() > sampler.WarnShare {
+			// an unstable step's heating, read as noise: it grows at
+			// least as fast as the noise per step would with the lr
+			r = math.Min(r, fig.NoiseReduction(sampler.WarnShare/2))
+			return fmt.Sprintf("cause: integration error (the step is unstable: with exact gradients the momentum's heating beyond the injected noise is the integrator's, not gradient noise). %sa smaller --lr (about %.3g instead of %g or less; with a preconditioner, --mass-scale widest or a longer --burnin, so that no coordinate's mass is underestimated); a larger --batch cannot help (the batch is the full data set)",
+				precond, cfg.LR*r, cfg.LR)
+		}
 		batch := "; a larger --batch will not help"
 		if fig.ShareBeyondChance() > sampler.WarnShare {
 			// the smaller lr also cuts the noise per step by r; the
@@ -172,6 +190,9 @@ func (h *HealthReport) String() string {
 		if r.After > 1 && r.Pooled.Status > r.WorstWindow.Status {
 			fmt.Fprintf(&b, "    the %d windows after burn-in pooled: %s\n", r.After, r.Pooled)
 		}
+		if r.Mix.Draws > 0 {
+			fmt.Fprintf(&b, "    %s\n", r.Mix)
+		}
 	}
 	switch {
 	case !h.Posterior:
@@ -179,9 +200,24 @@ func (h *HealthReport) String() string {
 	case h.Warn:
 		fmt.Fprintf(&b, "WARNING: %s; the posterior's spread may be biased by a few percent.\n  what to change: %s", h.Reason, h.Advice)
 	default:
-		b.WriteString("posterior check: ok (kinetic temperature at 1, gradient noise a small share of the diffusion, integration error small)")
+		b.WriteString("posterior check: ok (kinetic temperature at 1, gradient noise a small share of the diffusion, integration error small")
+		if h.mixGraded() {
+			fmt.Fprintf(&b, ", at least %d effective draws in every coordinate", sampler.MinMixESS)
+		}
+		b.WriteString(")")
 	}
 	return b.String()
+}
+
+// mixGraded reports whether every watched rung graded its coordinates'
+// mixing.
+func (h *HealthReport) mixGraded() bool {
+	for _, r := range h.Rungs {
+		if !r.Mix.Graded {
+			return false
+		}
+	}
+	return len(h.Rungs) > 0
 }
 
 // RunHealth returns the health verdict of the run in dir from the

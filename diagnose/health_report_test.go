@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -28,6 +29,13 @@ func TestHealthAdviceCause(t *testing.T) {
 	// a cold window with the thermostat still falling from its overshoot:
 	// (3.79 - (-log 0.9)) / (0.01 (1 - 0.5)) = 737 more steps
 	settle := sampler.HealthFigures{Step: 1250, Steps: 250, Dim: 6, Kinetic: 0.5, Injected: 0.19, Friction: 3.79, XiGain: 0.01, Budget: 0.1, Status: sampler.HealthFail}
+	// issue 43: a chain in its regime whose slow coordinate has not mixed
+	unmixed := sampler.HealthFigures{Step: 100000, Steps: 500, Dim: 3, Kinetic: 1, Injected: 0.19, Friction: 0.1, Budget: 0.1,
+		Mix: sampler.MixFigures{Draws: 75000, Points: 586, Stride: 128, Graded: true, ESS: 12, Coord: 1}}
+	// issue 43: earnings at full batch with an underestimated mass, its
+	// heating read as noise (share 85%): exact gradients have none
+	unstable := noise
+	unstable.Exact = true
 	cfg := runspec.DefaultConfig()
 	pre := cfg
 	pre.Precondition = "rmsprop"
@@ -50,6 +58,8 @@ func TestHealthAdviceCause(t *testing.T) {
 		{"noise after an SGD warm-up", noise, warm, []string{"larger --batch (about", "with --warmup-batch 128, so that the SGD warm-up keeps its batch"}, nil},
 		{"noise, warm-up batch already set", noise, own, []string{"larger --batch (about"}, []string{"--warmup-batch"}},
 		{"start-up transient", startup, cfg, []string{"cause: the start-up transient", "--burnin past step 750"}, []string{"gradient noise", "--batch"}},
+		{"not mixed", unmixed, cfg, []string{"cause: not mixed", "coordinate 1 has about 12 effective draws in the 75000 steps", "at least 9 times longer", fmt.Sprintf("--steps about %d", cfg.BurnIn+625000), "--mass-scale stiffest"}, []string{"gradient noise", "integration"}},
+		{"unstable full batch", unstable, cfg, []string{"cause: integration error (the step is unstable", "not gradient noise", "smaller --lr", "cannot help"}, []string{"cause: gradient noise", "larger --batch (about"}},
 		{"thermostat settling", settle, cfg, []string{"cause: the thermostat", "start-up transient", "about 737 more steps", "--burnin of about 1987"}, []string{"gradient noise"}},
 	} {
 		got := HealthAdvice(tc.fig, tc.cfg)
@@ -62,6 +72,28 @@ func TestHealthAdviceCause(t *testing.T) {
 			if strings.Contains(got, w) {
 				t.Errorf("%s: advice %q has %q", tc.name, got, w)
 			}
+		}
+	}
+}
+
+// TestExactGradientsNoNoise checks that figures with exact gradients (a
+// full batch) never name gradient noise, in the cause or in the problems,
+// whether the heating read as noise is beyond its share or beyond the
+// budget, and that the same figures without Exact still do.
+func TestExactGradientsNoNoise(t *testing.T) {
+	share := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 1, Share: 0.84, Budget: 0.6, Friction: 0.9, Status: sampler.HealthFail}
+	budget := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 2, Share: 0.91, Budget: 1.1, Friction: 3, Status: sampler.HealthFail}
+	for name, f := range map[string]sampler.HealthFigures{"share": share, "budget": budget} {
+		if c := f.Cause(); c != sampler.CauseNoise {
+			t.Errorf("%s, minibatch: cause %q, want gradient noise", name, c)
+		}
+		f.Exact = true
+		if c := f.Cause(); c != sampler.CauseIntegration {
+			t.Errorf("%s, exact gradients: cause %q, want integration error", name, c)
+		}
+		p := strings.Join(f.Problems(), "; ")
+		if strings.Contains(p, "gradient noise is") || strings.Contains(p, "+ gradient noise") || !strings.Contains(p, "exact gradients") {
+			t.Errorf("%s, exact gradients: problems %q", name, p)
 		}
 	}
 }

@@ -197,7 +197,8 @@ func newChain(c Case, d Design, model nn.Model) (*chain, error) {
 		return nil, fmt.Errorf("case %s: %d steps, burn-in %d: nothing to keep", c.Posterior, c.Steps, c.burnIn())
 	}
 	pt := &tempering.PT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: c.burnIn(),
-		HealthWindow: c.window(), Precondition: c.Precond, MassScale: c.MassScale}
+		HealthWindow: c.window(), Precondition: c.Precond, MassScale: c.MassScale,
+		MixCoords: true, ExactGradients: batch == n}
 	theta0, err := c.start(d, model)
 	if err != nil {
 		return nil, err

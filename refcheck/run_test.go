@@ -212,8 +212,21 @@ func TestStartupReported(t *testing.T) {
 			t.Fatal(err)
 		}
 		hl := ch.st.Stats.Health[0]
+		// 20,000 steps do not mix this posterior (ESS 1-2): the full
+		// verdict fails, naming the start-up transient where the dynamics
+		// fail for it, else "not mixed"; the dynamics' own verdict (the
+		// coordinates not graded) is what this test checks.
+		full, ffig := hl.Verdict()
+		want := sampler.CauseUnmixed
+		if tc.want == sampler.HealthFail {
+			want = tc.cause
+		}
+		if full != sampler.HealthFail || ffig.Cause() != want {
+			t.Errorf("%s, burn-in %d: full verdict %v (%q), want fail (%q): %v", tc.kernel, tc.burnIn, full, ffig.Cause(), want, ffig.Mix)
+		}
+		hl.MixCoords = false
 		status, fig := hl.Verdict()
-		t.Logf("%s, burn-in %d: verdict %v (%q) at step %d: %v", tc.kernel, tc.burnIn, status, fig.Cause(), fig.Step, fig)
+		t.Logf("%s, burn-in %d: dynamics' verdict %v (%q) at step %d: %v", tc.kernel, tc.burnIn, status, fig.Cause(), fig.Step, fig)
 		if noise > 0 {
 			t.Errorf("%s, burn-in %d: %d windows of a full-batch chain read or named gradient noise", tc.kernel, tc.burnIn, noise)
 		}
@@ -240,4 +253,54 @@ func loadGrid(t *testing.T, name string) (Reference, int, []Case) {
 		t.Fatal(err)
 	}
 	return ref, len(d.Y), grid
+}
+
+// TestStiffestMassFloor runs the recommended kernel (rmsprop mass
+// normalised to the stiffest coordinate) at full batch on earnings with a
+// burn-in of 10,000 steps, in which the coefficients have not yet spread
+// over their posterior: their rmsprop estimates were 40 times too low, the
+// masses (3.5e-11, 1.6e-7, 1) against the exact diagonal's (1.4e-9, 6.1e-6,
+// 1), the coefficients moved 6 times faster than the step allows, and the
+// chain failed for integration error (sds +1,692%). With the floor
+// (tempering.MassEstimate.CurvatureFloor) every mass must be within a factor
+// 2 of the exact diagonal precision's, normalised the same way, and the
+// dynamics must not fail.
+func TestStiffestMassFloor(t *testing.T) {
+	ref, n, _ := loadGrid(t, "earnings-earn_height")
+	rec, err := Recommended(ref, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rec[0] // full batch
+	c.Steps = 40000
+	r, err := Run(c, DataDir, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Err != nil {
+		t.Fatalf("run: %v", r.Err)
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(ref.covMatrix()) {
+		t.Fatal("reference covariance not positive definite")
+	}
+	var prec mat.SymDense
+	if err := ch.InverseTo(&prec); err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float64, len(ref.Cov))
+	for i := range v {
+		v[i] = prec.At(i, i)
+	}
+	exact := tempering.MassFromPrecisionStiffest(v)
+	t.Logf("mass %.3g, exact diagonal %.3g; sds / ref %.3f; dynamics %v", r.Mass, exact, r.MarginalSD, r.Health.Worst)
+	for i, m := range r.Mass {
+		if q := m / exact[i]; q < 0.5 || q > 2 {
+			t.Errorf("coordinate %d: mass %.3g, %.2f times the exact diagonal's %.3g", i, m, q, exact[i])
+		}
+	}
+	if r.Health.Worst == sampler.HealthFail {
+		_, fig := r.Health.Verdict()
+		t.Errorf("dynamics failed: %v", fig)
+	}
 }

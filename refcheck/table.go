@@ -153,7 +153,7 @@ func (r Result) HealthText() string {
 	if status == sampler.HealthOK {
 		return s
 	}
-	if status > hl.Worst {
+	if hl.Pool.Windows >= 2 && hl.Pooled.Status > hl.Worst && w.Cause() != sampler.CauseUnmixed {
 		s += ", pooled"
 	}
 	return s + ": " + string(w.Cause()) + " (" + keyFigure(w) + ")"
@@ -165,7 +165,12 @@ func keyFigure(w sampler.HealthFigures) string {
 	case sampler.CauseNoise:
 		return fmt.Sprintf("share %.0f%%, beyond chance %.0f%%, budget %.2f", 100*w.Share, 100*w.ShareBeyondChance(), w.Budget)
 	case sampler.CauseIntegration:
+		if w.Exact && w.IntSDError-w.IntSDTol <= sampler.WarnIntSD {
+			return fmt.Sprintf("unstable: full batch, unexplained heating %.0f%% of the diffusion, budget %.2f", 100*w.Share, w.Budget)
+		}
 		return fmt.Sprintf("sds +%.0f%%", 100*w.IntSDError)
+	case sampler.CauseUnmixed:
+		return fmt.Sprintf("ESS %.0f in %d steps: at least %.0fx longer", w.Mix.ESS, w.Mix.Draws, w.Mix.LongerFactor())
 	}
 	s := fmt.Sprintf("kinetic %.2f, friction/step %.3g", w.Kinetic, w.Friction)
 	if n := w.SettleSteps(); n > 0 {

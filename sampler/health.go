@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/ptsghmc/ptsghmc/convergence"
 )
 
 // Frictional is a kernel whose momentum update is
@@ -96,6 +98,18 @@ type Health struct {
 	// coordinates, shows in the pooled figures. Verdict grades both.
 	Pool   PoolSums
 	Pooled HealthFigures
+	// Mix records the chain's draws after burn-in (NoteDraw): its energy
+	// U/T and, when MixCoords, its coordinates, thinned by doubling; the
+	// verdict grades their mixing (Mixing, MixFigures). Empty in
+	// checkpoints from before it: not graded.
+	Mix       convergence.Trace
+	MixCoords bool
+	// Exact says the chain's gradients are exact (a full batch: set by
+	// its driver, tempering.PT.ExactGradients): it can have no gradient
+	// noise, and a heating its figures read as noise is the integrator's
+	// (HealthFigures.Exact).
+	Exact  bool
+	mixBuf []float64
 }
 
 // PoolSums are sums over the windows after burn-in of their figures, and
@@ -160,12 +174,22 @@ func (p PoolSums) figures(last HealthFigures) HealthFigures {
 
 // Verdict returns the chain's verdict after burn-in and the figures behind
 // it: the worst window's status and figures, or the pooled figures'
-// (Pooled) when they grade worse.
+// (Pooled) when they grade worse, with the chain's mixing (Mixing) in
+// their Mix and its Exact: a chain whose graded coordinates have fewer
+// than MinMixESS effective draws fails (cause CauseUnmixed, unless its
+// dynamics fail for a cause of their own).
 func (hl *Health) Verdict() (HealthStatus, HealthFigures) {
+	fig := hl.WorstWindow
 	if hl.Pool.Windows >= 2 && hl.Pooled.Status > hl.Worst {
-		return hl.Pooled.Status, hl.Pooled
+		fig = hl.Pooled
 	}
-	return hl.Worst, hl.WorstWindow
+	if hl.After == 0 { // no window after burn-in: nothing to judge
+		return hl.Worst, fig
+	}
+	fig.Mix = hl.Mixing()
+	fig.Exact = fig.Exact || hl.Exact
+	fig.Status = max(fig.Status, fig.mixGrade())
+	return fig.Status, fig
 }
 
 // HealthFigures are one window's measurements.
@@ -249,7 +273,15 @@ type HealthFigures struct {
 	// (NotePotential).
 	Descent, DescentTol float64
 	DescentMeasured     bool
-	Status              HealthStatus
+	// Mix is the chain's mixing after burn-in, on the figures of a verdict
+	// (Health.Verdict; zero on a window's): graded when its run traces
+	// the coordinates (MixFigures.Short fails the verdict).
+	Mix MixFigures
+	// Exact says the gradients were exact (a full batch): the heating its
+	// GradNoise reads cannot be gradient noise, and is named the
+	// integrator's (an unstable step) by Cause and Problems.
+	Exact  bool
+	Status HealthStatus
 }
 
 // descent returns the window's Descent and DescentTol: 2 (U/T at its
@@ -689,6 +721,21 @@ func (f HealthFigures) intSD() float64 { return f.IntSDError - f.IntSDTol }
 // for a share above WarnShare, an integration error above WarnIntSD or a kinetic temperature off by more than
 // KineticSlack beyond its tolerance.
 func (f HealthFigures) grade() HealthStatus {
+	return max(f.gradeDynamics(), f.mixGrade())
+}
+
+// mixGrade returns fail when the figures' mixing is graded and short
+// (MixFigures.Short), else ok.
+func (f HealthFigures) mixGrade() HealthStatus {
+	if f.Mix.Short() {
+		return HealthFail
+	}
+	return HealthOK
+}
+
+// gradeDynamics grades the dynamics' figures alone (grade without the
+// mixing).
+func (f HealthFigures) gradeDynamics() HealthStatus {
 	dev := math.Abs(f.Kinetic-1) - f.KineticTol
 	switch {
 	case f.Budget >= FailBudget, f.ShareBeyondChance() > FailShare, f.DescentShare() > FailShare, f.intSD() > FailIntSD, dev > 4*KineticSlack, math.IsNaN(f.Kinetic):
@@ -715,9 +762,15 @@ func (f HealthFigures) NoiseReduction(target float64) float64 {
 func (f HealthFigures) Problems() []string {
 	var out []string
 	if f.Budget >= FailBudget {
-		out = append(out, fmt.Sprintf("the momentum receives %.3g of variance per step (injected %.3g + gradient noise %.3g + integration error %.3g), more than friction can remove at temperature 1 (2): the thermostat grows without bound and the momentum is wiped every step", 2*f.Budget, f.Injected, f.GradNoise, f.Integration))
+		noise := "gradient noise"
+		if f.Exact {
+			noise = "unexplained heating (exact gradients: not noise)"
+		}
+		out = append(out, fmt.Sprintf("the momentum receives %.3g of variance per step (injected %.3g + %s %.3g + integration error %.3g), more than friction can remove at temperature 1 (2): the thermostat grows without bound and the momentum is wiped every step", 2*f.Budget, f.Injected, noise, f.GradNoise, f.Integration))
 	}
-	if f.ShareBeyondChance() > WarnShare {
+	if f.ShareBeyondChance() > WarnShare && f.Exact {
+		out = append(out, fmt.Sprintf("the momentum is heated by %.3g +- %.2g per step beyond the injected %.3g and the integration error measured, with exact gradients (a full batch: no gradient noise): the integrator is unstable at this step (too large for the stiffest directions, or a mass too light for them), where the measured integration error no longer accounts for its heating", f.GradNoise, f.NoiseTol, f.Injected))
+	} else if f.ShareBeyondChance() > WarnShare {
 		out = append(out, fmt.Sprintf("gradient noise is %.0f%% of the momentum's diffusion (h^2 Var[grad U~] = %.3g +- %.2g per step against %.3g injected)", 100*f.Share, f.GradNoise, f.NoiseTol, f.Injected))
 	}
 	if f.DescentShare() > WarnShare {
@@ -735,6 +788,9 @@ func (f HealthFigures) Problems() []string {
 	if f.Friction != 0 && math.Abs(f.XiTrend) > 0.1 && f.Kinetic > 1 {
 		out = append(out, fmt.Sprintf("thermostat still rising (friction per step %.3g, %+.0f%% across the window)", f.Friction, 100*f.XiTrend))
 	}
+	if f.Mix.Short() {
+		out = append(out, fmt.Sprintf("not mixed: coordinate %d has an effective sample size of %.0f in %d steps after burn-in, fewer than the %d that bound an sd within about 15%%", f.Mix.Coord, f.Mix.ESS, f.Mix.Draws, MinMixESS))
+	}
 	return out
 }
 
@@ -750,13 +806,31 @@ const (
 	// CauseStartup: the chain is still descending from its start (its
 	// potential falls: HealthFigures.Descent); fix: a longer burn-in.
 	CauseStartup HealthCause = "start-up transient"
+	// CauseUnmixed: the dynamics are in their regime but the chain has
+	// too few effective draws in a graded coordinate (MixFigures.Short)
+	// for its sds to be bounded within about 15%; fix: a longer run, or
+	// a kernel or mass that mixes faster.
+	CauseUnmixed HealthCause = "not mixed"
 )
 
-// Cause returns the main cause of the window's problems: gradient noise
-// (its budget or share), integration error (IntSDError), whichever is
-// further beyond its warning threshold when both are, or, with neither, the
-// thermostat (kinetic temperature off); CauseNone for an ok window.
+// Cause returns the main cause of the figures' problems: the dynamics'
+// (dynamicsCause), or, when the dynamics do not fail and the chain's
+// graded coordinates have not mixed (MixFigures.Short), CauseUnmixed;
+// CauseNone when ok.
 func (f HealthFigures) Cause() HealthCause {
+	if f.Mix.Short() && f.gradeDynamics() != HealthFail {
+		return CauseUnmixed
+	}
+	return f.dynamicsCause()
+}
+
+// dynamicsCause returns the main cause of the dynamics' problems: gradient
+// noise (its budget or share), integration error (IntSDError), whichever is
+// further beyond its warning threshold when both are, or, with neither, the
+// thermostat (kinetic temperature off); CauseNone when they are ok. With
+// exact gradients (Exact) the heating read as gradient noise is the
+// integrator's, and named integration error.
+func (f HealthFigures) dynamicsCause() HealthCause {
 	noise, integ, desc := f.ShareBeyondChance()/WarnShare, f.intSD()/WarnIntSD, f.DescentShare()/WarnShare
 	if f.Budget >= FailBudget { // the heating's larger part is to blame
 		switch {
@@ -768,6 +842,9 @@ func (f HealthFigures) Cause() HealthCause {
 			integ = math.Max(integ, 1.01)
 		}
 	}
+	if f.Exact { // no gradient noise: the unexplained heating is the integrator's
+		integ, noise = math.Max(integ, noise), 0
+	}
 	switch {
 	case desc > 1 && desc >= noise && desc >= integ:
 		return CauseStartup
@@ -775,7 +852,7 @@ func (f HealthFigures) Cause() HealthCause {
 		return CauseNoise
 	case integ > 1:
 		return CauseIntegration
-	case f.grade() != HealthOK:
+	case f.gradeDynamics() != HealthOK:
 		return CauseThermostat
 	}
 	return CauseNone

@@ -63,3 +63,31 @@ func TestMassScaleStiffest(t *testing.T) {
 		t.Error("a mass scale without a preconditioner was accepted")
 	}
 }
+
+// TestMassFloor checks MassFromPrecisionStiffestFloor: a floor above an
+// estimate makes that coordinate heavier (at most unit mass) without
+// moving the reference or any other coordinate, a floor below changes
+// nothing (bit for bit), and NaN or +Inf floors (a coordinate that never
+// moved) give at most unit mass.
+func TestMassFloor(t *testing.T) {
+	v := []float64{1e-6, 1e-3, 1}
+	base := tempering.MassFromPrecisionStiffest(v)
+	for _, tc := range []struct {
+		name  string
+		floor []float64
+		want  []float64
+	}{
+		{"none", nil, base},
+		{"below", []float64{1e-7, 1e-4, 0.5}, base},
+		{"raises the light one", []float64{4e-5, 0, 0}, []float64{4e-5, 1e-3, 1}},
+		{"capped at unit mass", []float64{math.Inf(1), 2, math.NaN()}, []float64{1, 1, 1}},
+	} {
+		got := tempering.MassFromPrecisionStiffestFloor(v, tc.floor)
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("%s: mass %v, want %v", tc.name, got, tc.want)
+				break
+			}
+		}
+	}
+}

@@ -132,24 +132,52 @@ func MassWindowEnds(burnIn int) []int {
 // MassEstimate is one rung's running estimate of its mass over the current
 // window: plain data, checkpointed with the run. Count steps are summed:
 // for PrecondRMSprop, SumSq sums the squared stochastic gradient; for
-// PrecondVariance, Mean and M2 are Welford's running mean and sum of
-// squared deviations of theta.
+// PrecondVariance, and for PrecondRMSprop under MassScaleStiffest (its
+// lower bound, CurvatureFloor), Mean and M2 are Welford's running mean and
+// sum of squared deviations of theta.
 type MassEstimate struct {
 	Count    int
 	SumSq    []float64 `json:",omitempty"`
 	Mean, M2 []float64 `json:",omitempty"`
 }
 
-// reset starts a window of an estimate of dim coordinates.
-func (e *MassEstimate) reset(p Preconditioner, dim int) {
+// reset starts a window of an estimate of dim coordinates; bounded adds
+// the positions' variance to an rmsprop estimate (boundsMass).
+func (e *MassEstimate) reset(p Preconditioner, dim int, bounded bool) {
 	e.Count = 0
 	e.SumSq, e.Mean, e.M2 = nil, nil, nil
 	switch p {
 	case PrecondRMSprop:
 		e.SumSq = make([]float64, dim)
+		if bounded {
+			e.Mean, e.M2 = make([]float64, dim), make([]float64, dim)
+		}
 	case PrecondVariance:
 		e.Mean, e.M2 = make([]float64, dim), make([]float64, dim)
 	}
+}
+
+// CurvatureFloor returns the window's lower bound on each coordinate's
+// mean squared gradient of U at temperature temp, temp^2 / Var[theta_i]
+// (+Inf for a coordinate that did not move; nil without the positions'
+// variance or with fewer than 2 steps). It holds for any smooth posterior
+// in equilibrium: E[theta_i d_i log p] = -1 (integration by parts), so by
+// Cauchy-Schwarz Var[theta_i] E[(d_i log p)^2] >= 1, with equality only
+// when theta_i is uncorrelated with the rest (and Gaussian); minibatch
+// noise only adds to E[g~_i^2]. Out of equilibrium it errs the safe way: a
+// coordinate that has not yet spread over its posterior, whose gradients
+// are small and whose rmsprop estimate is too low (issue 43: earnings'
+// coefficients, masses 40 times too light), has a small Var[theta_i] and
+// so a high floor.
+func (e *MassEstimate) CurvatureFloor(temp float64) []float64 {
+	if e.Count < 2 || len(e.M2) == 0 {
+		return nil
+	}
+	f := make([]float64, len(e.M2))
+	for i, m2 := range e.M2 {
+		f[i] = temp * temp * float64(e.Count-1) / m2
+	}
+	return f
 }
 
 // observe adds position theta to a variance estimate.
@@ -235,6 +263,21 @@ func MassFromPrecision(v []float64) []float64 {
 // frequency; a coordinate whose estimate is not positive (it never moved,
 // or its gradient was 0) or not finite keeps unit mass.
 func MassFromPrecisionStiffest(v []float64) []float64 {
+	return MassFromPrecisionStiffestFloor(v, nil)
+}
+
+// MassFromPrecisionStiffestFloor is MassFromPrecisionStiffest with each
+// coordinate's estimate raised to at least floor_i (floor nil: none)
+// before it is normalised: m_i = max(v_i, floor_i) / v_ref, at most 1,
+// with v_ref taken from v alone. So a floor can make a coordinate heavier
+// (slower, at most as fast as the stiffest) but never changes the
+// reference or lightens anything: a coordinate whose estimate is at or
+// above its floor gets exactly MassFromPrecisionStiffest's mass.
+// tempering.PT applies the window's CurvatureFloor to rmsprop masses under
+// MassScaleStiffest, which trusts an estimate's low values: normalised to
+// the stiffest, an underestimated curvature makes its coordinate too fast
+// for the step (issue 43: earnings diverged, sds +1,692%).
+func MassFromPrecisionStiffestFloor(v, floor []float64) []float64 {
 	var pos []float64
 	for _, x := range v {
 		if x > 0 && !math.IsInf(x, 1) {
@@ -252,6 +295,9 @@ func MassFromPrecisionStiffest(v []float64) []float64 {
 	ref := pos[len(pos)-1-len(pos)/100]
 	for i, x := range v {
 		if x > 0 && !math.IsInf(x, 1) {
+			if i < len(floor) && floor[i] > x { // NaN floors are ignored
+				x = floor[i]
+			}
 			m[i] = math.Min(math.Max(x/ref, 1/MaxMass), 1)
 		}
 	}
@@ -274,15 +320,20 @@ func (pt *PT) adaptMass(st *PTState) error {
 	last := ends[len(ends)-1]
 	for j, s := range st.Rungs {
 		e := &st.Mass[j]
-		if pt.Precondition == PrecondVariance {
-			e.observe(s.Theta)
+		if pt.Precondition == PrecondVariance || len(e.Mean) == len(s.Theta) && len(e.M2) == len(s.Theta) {
+			e.observe(s.Theta) // counts the step
 		} else {
 			e.Count++
 		}
 		if !slices.Contains(ends, st.Steps) {
 			continue
 		}
-		if err := s.SetMass(pt.MassScale.MassFrom(e.precision(pt.Precondition))); err != nil {
+		v := e.precision(pt.Precondition)
+		m := pt.MassScale.MassFrom(v)
+		if pt.boundsMass() {
+			m = MassFromPrecisionStiffestFloor(v, e.CurvatureFloor(pt.RungTemperature(st, j)))
+		}
+		if err := s.SetMass(m); err != nil {
 			return fmt.Errorf("rung %d: mass at step %d: %w", j, st.Steps, err)
 		}
 		st.Stats.Health[j].PrevWork.Valid = false
@@ -290,10 +341,17 @@ func (pt *PT) adaptMass(st *PTState) error {
 			*e = MassEstimate{}
 			s.SumGradSq(nil)
 		} else {
-			e.reset(pt.Precondition, len(s.Theta))
+			e.reset(pt.Precondition, len(s.Theta), pt.boundsMass())
 		}
 	}
 	return nil
+}
+
+// boundsMass reports whether the mass estimates carry a lower bound: an
+// rmsprop mass normalised to the stiffest coordinate is floored by the
+// window's CurvatureFloor (MassFromPrecisionStiffestFloor).
+func (pt *PT) boundsMass() bool {
+	return pt.Precondition == PrecondRMSprop && pt.MassScale == MassScaleStiffest
 }
 
 // armMass points each rung's gradient sums at its rmsprop estimate while

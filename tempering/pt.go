@@ -58,6 +58,22 @@ type PT struct {
 	// rung's Health is measured (0: DefaultHealthWindow). Rungs of a
 	// Frictional kernel are watched.
 	HealthWindow int
+	// MixCoords makes each rung's health verdict grade the mixing of every
+	// coordinate after burn-in (sampler.Health.NoteDraw, MixFigures): a
+	// chain with fewer than sampler.MinMixESS effective draws in one
+	// fails, "not mixed". Meant for models whose coordinates are
+	// identified (a regression, a GLM: refcheck's posteriors); a neural
+	// network's weights are not (permutations, sign flips, flat ridges),
+	// and their per-weight ESS is low in any chain of useful length, so
+	// train leaves it off and only reports the ESS of the energy U/T,
+	// which every rung's verdict carries ungraded.
+	MixCoords bool
+	// ExactGradients says every gradient is exact (a full batch; train
+	// sets it when the batch is the training set): the health check then
+	// names a heating beyond the injected noise and the measured
+	// integration error the integrator's (an unstable step), never
+	// gradient noise (sampler.Health.Exact).
+	ExactGradients bool
 	// NoiseTarget, when positive, makes the run noise-aware: at the end of
 	// every health window during burn-in, a rung whose gradient-noise
 	// share exceeds NoiseTarget shrinks its step (same friction per step)
@@ -348,7 +364,7 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 	if pt.Precondition != PrecondNone && len(MassWindowEnds(pt.BurnIn)) > 0 {
 		st.Mass = make([]MassEstimate, r)
 		for j := range st.Mass {
-			st.Mass[j].reset(pt.Precondition, len(st.Rungs[j].Theta))
+			st.Mass[j].reset(pt.Precondition, len(st.Rungs[j].Theta), pt.boundsMass())
 		}
 	}
 	if pt.NoiseCorrection {
@@ -499,6 +515,10 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 		}
 		hl.NotePotential(s.U/temp, pt.HealthWindow) // the window's descent
 		ended := hl.ObserveStep(kernels[j].(sampler.Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
+		hl.Exact = pt.ExactGradients
+		if st.Steps > pt.BurnIn {
+			hl.NoteDraw(s.U/temp, s.Theta, pt.MixCoords) // the verdict's mixing
+		}
 		if ended && pt.NoiseTarget > 0 && st.Steps <= pt.BurnIn {
 			if g := hl.AdaptStep(pt.NoiseTarget); g != 1 {
 				s.MoveStep(1, g) // the same friction per step
