@@ -183,17 +183,7 @@ func (p *plan[T]) evalStream(theta []float64, data *datasets.Dataset, idx []int,
 // prior's -log p(theta), summed per layer as Spec.NegLogPrior does (each
 // layer's sum of squares in convert.SumSquares' four partial sums).
 func (p *plan[T]) forward(theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
-	prior := 0.0
-	if gaussPrior {
-		for l, ly := range p.layers {
-			th, w := theta[ly.W:ly.B+ly.Out], p.w[ly.W:ly.B+ly.Out]
-			prior += 0.5 * p.spec.Precision(l) * convert.SumSquares(w, th)
-		}
-	} else {
-		for i, v := range theta {
-			p.w[i] = T(v)
-		}
-	}
+	prior := dense.LoadTheta(p.layers, p.spec.Precision, p.w, theta, gaussPrior)
 	n := len(idx)
 	x := p.acts[0]
 	d := data.D
@@ -216,7 +206,7 @@ func (p *plan[T]) forward(theta []float64, data *datasets.Dataset, idx []int, ga
 func (p *plan[T]) loss(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64, n, last int, gaussPrior bool) float64 {
 	sum := p.backward(data, idx, scale, grad != nil, loglik, n, last)
 	if grad != nil {
-		p.writeGrad(theta, grad, gaussPrior)
+		dense.WriteGrad(p.layers, p.spec.Precision, p.g, theta, grad, gaussPrior)
 	}
 	return sum
 }
@@ -274,21 +264,7 @@ func (p *plan[T]) backward(data *datasets.Dataset, idx []int, scale float64, wit
 	return sum
 }
 
-// writeGrad converts the likelihood's gradient in p.g into grad, adding the
-// Gaussian prior's gradient with gaussPrior.
-func (p *plan[T]) writeGrad(theta, grad []float64, gaussPrior bool) {
-	if !gaussPrior {
-		for i, v := range p.g {
-			grad[i] = float64(v)
-		}
-		return
-	}
-	for l, ly := range p.layers {
-		convert.AddPriorGrad(grad[ly.W:ly.B+ly.Out], p.g[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], p.spec.Precision(l))
-	}
-}
-
-// streamGrad is writeGrad with the Gaussian prior, handing the gradient to
+// streamGrad is dense.WriteGrad with the Gaussian prior, handing the gradient to
 // consume in consecutive chunks (the same values, computed the same way)
 // instead of writing it; consume may then change theta's chunk.
 func (p *plan[T]) streamGrad(theta []float64, consume func(lo int, g []float64)) {

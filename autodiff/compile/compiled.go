@@ -19,6 +19,7 @@ import (
 	"fmt"
 
 	"github.com/ptsghmc/ptsghmc/autodiff/internal/convert"
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/dense"
 	"github.com/ptsghmc/ptsghmc/autodiff/internal/evalargs"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -279,7 +280,7 @@ func load[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.
 	p.rows = len(idx)
 	var prior float64
 	if e.mlp != nil {
-		prior = loadMLP(e, p, theta, gaussPrior)
+		prior = dense.LoadTheta(e.layers, e.mlp.Precision, p.flat, theta, gaussPrior)
 	} else {
 		prior = loadParams(e.model, p, theta, gaussPrior)
 	}
@@ -363,7 +364,7 @@ func runProgram[T float](e *Evaluator, p *program[T], theta []float64, data *dat
 	}
 	backwardScaled(p, n, scale)
 	if e.mlp != nil {
-		writeGradMLP(e, p, theta, grad, gaussPrior)
+		dense.WriteGrad(e.layers, e.mlp.Precision, p.gflat, theta, grad, gaussPrior)
 		return sum, prior
 	}
 	for i, par := range e.model.Layout {
@@ -404,38 +405,6 @@ func logitsOf[T float](e *Evaluator, p *program[T], theta []float64, data *datas
 	p.forward()
 	for i, v := range p.logits[:len(idx)*e.k] {
 		out[i] = float64(v)
-	}
-}
-
-// loadMLP writes theta into an MLP's flat parameter buffer; with gaussPrior
-// it returns the Gaussian prior's -log p(theta), layer by layer over the
-// weights and biases together, as autodiff.Plan sums it.
-func loadMLP[T float](e *Evaluator, p *program[T], theta []float64, gaussPrior bool) float64 {
-	if !gaussPrior {
-		for i, v := range theta {
-			p.flat[i] = T(v)
-		}
-		return 0
-	}
-	prior := 0.0
-	for l, ly := range e.layers {
-		prior += 0.5 * e.mlp.Precision(l) * convert.SumSquares(p.flat[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out])
-	}
-	return prior
-}
-
-// writeGradMLP writes an MLP's gradient from its flat adjoint buffer, with
-// gaussPrior the Gaussian prior's added layer by layer, as autodiff.Plan
-// writes it.
-func writeGradMLP[T float](e *Evaluator, p *program[T], theta, grad []float64, gaussPrior bool) {
-	if !gaussPrior {
-		for i, v := range p.gflat {
-			grad[i] = float64(v)
-		}
-		return
-	}
-	for l, ly := range e.layers {
-		convert.AddPriorGrad(grad[ly.W:ly.B+ly.Out], p.gflat[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], e.mlp.Precision(l))
 	}
 }
 

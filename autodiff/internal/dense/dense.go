@@ -13,6 +13,7 @@
 package dense
 
 import (
+	"github.com/ptsghmc/ptsghmc/autodiff/internal/convert"
 	"math"
 
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -170,5 +171,39 @@ func GaussianGrad[T, U Float](z, dz []T, t []U, inv float64, s T) {
 	for j, v := range z {
 		e := float64(v) - float64(t[j])
 		dz[j] = s * T(inv*e)
+	}
+}
+
+// LoadTheta writes theta into an MLP's weights w (its layers' weights and
+// biases in theta's layout) in T; with gaussPrior it returns the Gaussian
+// prior's -log p(theta), summed layer by layer over each layer's weights
+// and biases together (convert.SumSquares' four partial sums), each sum
+// times precision(l)/2, as nn.Spec.NegLogPrior defines it.
+func LoadTheta[T Float](layers []nn.Layer, precision func(int) float64, w []T, theta []float64, gaussPrior bool) float64 {
+	if !gaussPrior {
+		for i, v := range theta {
+			w[i] = T(v)
+		}
+		return 0
+	}
+	prior := 0.0
+	for l, ly := range layers {
+		prior += 0.5 * precision(l) * convert.SumSquares(w[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out])
+	}
+	return prior
+}
+
+// WriteGrad writes an MLP's gradient into grad from the likelihood's
+// gradient g (theta's layout, in T), with gaussPrior the Gaussian prior's
+// added layer by layer (convert.AddPriorGrad at precision(l)).
+func WriteGrad[T Float](layers []nn.Layer, precision func(int) float64, g []T, theta, grad []float64, gaussPrior bool) {
+	if !gaussPrior {
+		for i, v := range g {
+			grad[i] = float64(v)
+		}
+		return
+	}
+	for l, ly := range layers {
+		convert.AddPriorGrad(grad[ly.W:ly.B+ly.Out], g[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], precision(l))
 	}
 }
