@@ -138,7 +138,7 @@ type plan[T float] struct {
 	acts     [][]T // acts[0] inputs, acts[l] layer l's output (logits last)
 	dA, dB   []T   // backward deltas, maxBatch x widest layer
 	ll       []float64
-	stream   [convert.StreamChunk]float64 // streamGrad's chunk
+	stream   [convert.StreamChunk]float64 // dense.StreamGrad's chunk
 }
 
 func newPlan[T float](spec nn.Spec, batch int, gemm gemmFunc[T]) *plan[T] {
@@ -174,7 +174,7 @@ func (p *plan[T]) eval(theta []float64, data *datasets.Dataset, idx []int, scale
 func (p *plan[T]) evalStream(theta []float64, data *datasets.Dataset, idx []int, scale float64, consume func(lo int, g []float64)) (sumLL, negLogPrior float64) {
 	negLogPrior = p.forward(theta, data, idx, true)
 	sumLL = p.backward(data, idx, scale, true, nil, len(idx), len(p.layers)-1)
-	p.streamGrad(theta, consume)
+	dense.StreamGrad(p.layers, p.spec.Precision, p.g, theta, &p.stream, consume)
 	return sumLL, negLogPrior
 }
 
@@ -262,22 +262,6 @@ func (p *plan[T]) backward(data *datasets.Dataset, idx []int, scale float64, wit
 		}
 	}
 	return sum
-}
-
-// streamGrad is dense.WriteGrad with the Gaussian prior, handing the gradient to
-// consume in consecutive chunks (the same values, computed the same way)
-// instead of writing it; consume may then change theta's chunk.
-func (p *plan[T]) streamGrad(theta []float64, consume func(lo int, g []float64)) {
-	buf := &p.stream // consume may keep no reference, but the compiler cannot know
-	for l, ly := range p.layers {
-		lam := p.spec.Precision(l)
-		for lo := ly.W; lo < ly.B+ly.Out; lo += convert.StreamChunk {
-			hi := min(lo+convert.StreamChunk, ly.B+ly.Out)
-			out := buf[:hi-lo]
-			convert.AddPriorGrad(out, p.g[lo:hi], theta[lo:hi], lam)
-			consume(lo, out)
-		}
-	}
 }
 
 // Logits writes the network's outputs for examples idx into out (row-major,

@@ -219,15 +219,7 @@ func streamProgram[T float](e *Evaluator, p *program[T], theta []float64, data *
 	backwardScaled(p, len(idx), scale)
 	buf := &e.stream
 	if e.mlp != nil { // layer by layer, weights and biases together, as the plan streams
-		for l, ly := range e.layers {
-			lam := e.mlp.Precision(l)
-			for lo := ly.W; lo < ly.B+ly.Out; lo += convert.StreamChunk {
-				hi := min(lo+convert.StreamChunk, ly.B+ly.Out)
-				out := buf[:hi-lo]
-				convert.AddPriorGrad(out, p.gflat[lo:hi], theta[lo:hi], lam)
-				consume(lo, out)
-			}
-		}
+		dense.StreamGrad(e.layers, e.mlp.Precision, p.gflat, theta, buf, consume)
 		return sum, prior
 	}
 	for i, par := range e.model.Layout {

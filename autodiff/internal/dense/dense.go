@@ -207,3 +207,20 @@ func WriteGrad[T Float](layers []nn.Layer, precision func(int) float64, g []T, t
 		convert.AddPriorGrad(grad[ly.W:ly.B+ly.Out], g[ly.W:ly.B+ly.Out], theta[ly.W:ly.B+ly.Out], precision(l))
 	}
 }
+
+// StreamGrad is WriteGrad with the Gaussian prior, handing the gradient to
+// consume in consecutive chunks of at most convert.StreamChunk coordinates,
+// layer by layer, written into buf (the same values, computed the same
+// way) instead of into a gradient vector; consume may change theta's chunk
+// and must keep no reference to the chunk.
+func StreamGrad[T Float](layers []nn.Layer, precision func(int) float64, g []T, theta []float64, buf *[convert.StreamChunk]float64, consume func(lo int, g []float64)) {
+	for l, ly := range layers {
+		lam := precision(l)
+		for lo := ly.W; lo < ly.B+ly.Out; lo += convert.StreamChunk {
+			hi := min(lo+convert.StreamChunk, ly.B+ly.Out)
+			out := buf[:hi-lo]
+			convert.AddPriorGrad(out, g[lo:hi], theta[lo:hi], lam)
+			consume(lo, out)
+		}
+	}
+}
