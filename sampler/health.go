@@ -827,7 +827,9 @@ func (f HealthFigures) Cause() HealthCause {
 // dynamicsCause returns the main cause of the dynamics' problems: gradient
 // noise (its budget or share), integration error (IntSDError), whichever is
 // further beyond its warning threshold when both are, or, with neither, the
-// thermostat (kinetic temperature off); CauseNone when they are ok. With
+// thermostat (kinetic temperature off) where the kernel has one (XiGain >
+// 0), else the largest of the start-up, noise and integration readings;
+// CauseNone when they are ok. With
 // exact gradients (Exact) the heating read as gradient noise is the
 // integrator's, and named integration error.
 func (f HealthFigures) dynamicsCause() HealthCause {
@@ -852,10 +854,21 @@ func (f HealthFigures) dynamicsCause() HealthCause {
 		return CauseNoise
 	case integ > 1:
 		return CauseIntegration
-	case f.gradeDynamics() != HealthOK:
+	case f.gradeDynamics() == HealthOK:
+		return CauseNone
+	case f.XiGain > 0:
 		return CauseThermostat
 	}
-	return CauseNone
+	// A fixed friction (SGHMC: no thermostat to blame) with the kinetic
+	// temperature off: the heating or cooling is the larger of the
+	// measured sources, though neither passed its own threshold.
+	switch {
+	case desc >= noise && desc >= integ && desc > 0:
+		return CauseStartup
+	case noise >= integ && noise > 0:
+		return CauseNoise
+	}
+	return CauseIntegration
 }
 
 // String summarises the figures on one line.
