@@ -16,6 +16,10 @@
 # wins; rows within 0.003 NLL are separated by the lower ECE. Sampler rows' ensembles:
 # constant step, samples from step 8,000 (the second half); cyclical, the kept ends of
 # every cycle from the second cycle on (--from-step 4000).
+# Read (written 2026-11-27 00:48 UTC, after the sampler rows and before either ensemble
+# row finished): the rule picks the recipe among the sampler rows (t0.3, t0.1, cyc4)
+# and, separately, the deep ensemble's size between ens4 and ens8, the baseline the
+# recipe then meets on the test set (scripts/cnn_verdict.sh).
 #
 # Rows: t0.3 (T = 0.3, lr 0.02, constant), t0.1 (T = 0.1), cyc4 (T = 0.3, lr 0.04,
 # four cosine cycles of 4,000 steps, the last quarter of each kept), ens4 (4 sgd

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# cnn_verdict.sh SEED OUTDIR ROW...: issue 45's test-set verdict for the Bayesian CNN
+# (docs/experiments.md, "A Bayesian CNN against the best published ensemble"): the
+# recipe chosen on validation by scripts/cnn_select.sh against the deep ensemble of
+# the same LeNet and the same budget, on all 60,000 training images, scored on the
+# 10,000 test images (ROW.test.json: eval --json) and on the built-in
+# out-of-distribution sets (ROW.ood.json: eval --ood builtin --json, mutual
+# information). Budget: 16,000 gradient steps a row (30 minutes on the idle 2-core
+# Xeon the selection measured). Rows:
+#   posterior  make run-cnn's recipe: T = 0.1, lr 0.02, burn-in 3,000, a sample every
+#              100 steps, the ensemble from step 8,000
+#   ens4       4 sgd LeNets of 4,000 steps, each its own cosine decay (seeds 10 SEED + i)
+#   ens8       8 of 2,000 steps
+# The deep ensemble's size is the one cnn_select.sh's validation rule picks between
+# ens4 and ens8. Finished rows are skipped, unfinished ones resume bit-exactly.
+set -euo pipefail
+seed=$1 out=$2; shift 2
+bin=${BIN:-bin/ptsghmc}
+data=${DATA:-/usr/share/datasets/fashion-mnist}
+mkdir -p "$out"
+. "$(dirname "$0")/runs.sh"
+train() { local name=$1; shift; train_row "$name" --data "$data" --model lenet --validation 0 --quiet "$@"; }
+# score NAME FROM ROW...: the pooled rows on the test set and out of distribution
+score() {
+	local name=$1 from=$2; shift 2
+	local runs=()
+	for r in "$@"; do runs+=(--run "$out/$r"); done
+	[ -f "$out/$name.test.json" ] || "$bin" eval "${runs[@]}" --data "$data" --from-step "$from" --json > "$out/$name.test.json"
+	[ -f "$out/$name.ood.json" ] || "$bin" eval "${runs[@]}" --data "$data" --from-step "$from" --ood builtin --json > "$out/$name.ood.json"
+}
+ensemble() {
+	local name=$1 k=$2 steps=$3 m=()
+	for i in $(seq 1 "$k"); do
+		train "$name-$i" --seed $((10 * seed + i)) --sampler sgd --steps "$steps" --cycle "$steps"
+		m+=("$name-$i")
+	done
+	score "$name" 0 "${m[@]}"
+}
+for row in "$@"; do
+	case $row in
+	posterior) train posterior --seed "$seed" --steps 16000 --burnin 3000 --thin 100 --temperature 0.1; score posterior 8000 posterior ;;
+	ens4) ensemble ens4 4 4000 ;;
+	ens8) ensemble ens8 8 2000 ;;
+	*) echo "cnn_verdict: unknown row $row" >&2; exit 2 ;;
+	esac
+done
