@@ -25,6 +25,7 @@ const (
 	FastRows        = fastRows
 	FastPoolScatter = fastPoolScatter
 	FastPoolVector  = fastBiasReluPoolVector
+	FastScatterVec  = fastPoolScatterVector
 	AllFast         = allFast
 )
 

@@ -1234,7 +1234,9 @@ func maxPool2x2ReluBackwardF32(mp *maxPool, dout, din []float32, args []int32, p
 		g := dout[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
 		arg := args[p*mp.oh*mp.ow : (p+1)*mp.oh*mp.ow]
 		arg = arg[:len(g)]
-		for j, v := range g {
+		done := poolReluScatterVector(d, zp, g, arg)
+		for j, v := range g[done:] {
+			j += done
 			if a := arg[j]; a >= 0 { // -1 only for a window of NaNs
 				d[a] = math.Float32frombits(math.Float32bits(v) & reluKeep32(zp[a]))
 			}

@@ -22,7 +22,8 @@ const (
 	fastRows                                     // the kernel-row factorisation (kernelRows): not bit-exact
 	fastPoolScatter                              // the pooling-and-ReLU adjoint clearing whole planes, then one store a window
 	fastBiasReluPoolVector                       // the bias-ReLU-pooling pass in AVX-512 registers, planes up to 32 wide
-	allFast                = fastColumns | fastPooling | fastPoolRelu | fastReluPool | fastBiasSums | fastBiasReluPool | fastEdges | fastRows | fastPoolScatter | fastBiasReluPoolVector
+	fastPoolScatterVector                        // the pooling-and-ReLU adjoint's scatter by AVX-512 gathers and scatters
+	allFast                = fastColumns | fastPooling | fastPoolRelu | fastReluPool | fastBiasSums | fastBiasReluPool | fastEdges | fastRows | fastPoolScatter | fastBiasReluPoolVector | fastPoolScatterVector
 )
 
 // im2colImageRef is the reference im2colImage: it writes one image's [c, h, w] columns into col, laid out

@@ -165,9 +165,19 @@ func TestLeNetKernelsBitExact(t *testing.T) {
 // NaNs, infinities and the starting lowest value.
 func TestMaxPoolF32MatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	mp := &maxPool{b: 1, c: 3, h: 6, w: 8, oh: 3, ow: 4, kh: 2, kw: 2, strideH: 2, strideW: 2}
 	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
 		-math.MaxFloat32, 1, 1, -1}
+	// planes of 12 windows, and of 49 (three blocks of 16 for the vector
+	// scatter and one left over)
+	for _, mp := range []*maxPool{
+		{b: 1, c: 3, h: 6, w: 8, oh: 3, ow: 4, kh: 2, kw: 2, strideH: 2, strideW: 2},
+		{b: 1, c: 2, h: 14, w: 14, oh: 7, ow: 7, kh: 2, kw: 2, strideH: 2, strideW: 2},
+	} {
+		testMaxPoolF32(t, rng, mp, special)
+	}
+}
+
+func testMaxPoolF32(t *testing.T, rng *rand.Rand, mp *maxPool, special []float32) {
 	for trial := 0; trial < 50; trial++ {
 		in := make([]float32, mp.c*mp.h*mp.w)
 		for i := range in {
@@ -176,6 +186,11 @@ func TestMaxPoolF32MatchesReference(t *testing.T) {
 			} else {
 				in[i] = float32(rng.NormFloat64())
 			}
+		}
+		if trial%2 == 0 { // a window of NaNs in the second plane: no argmax (-1), nothing to scatter
+			w0 := (trial / 2) % (mp.oh * mp.ow)
+			at := mp.h*mp.w + 2*(w0/mp.ow)*mp.w + 2*(w0%mp.ow)
+			in[at], in[at+1], in[at+mp.w], in[at+mp.w+1] = float32(math.NaN()), float32(math.NaN()), float32(math.NaN()), float32(math.NaN())
 		}
 		n := mp.c * mp.oh * mp.ow
 		out, outRef := make([]float32, n), make([]float32, n)
@@ -222,7 +237,7 @@ func TestMaxPoolF32MatchesReference(t *testing.T) {
 		}
 		maxPoolBackward(mp, g, dinRef, arg, mp.c, false)
 		reluMask(z, dinRef)
-		for _, ref := range []kernelSet{0, fastPoolScatter} { // planes cleared, or window by window
+		for _, ref := range []kernelSet{0, fastPoolScatter, fastPoolScatterVector} { // planes cleared (vector scatter, Go loop), or window by window
 			din = randomWithZeros[float32](len(in), rng) // stale values to overwrite
 			referenceKernels = ref
 			maxPool2x2ReluBackwardF32(mp, g, din, arg, mp.c, z)

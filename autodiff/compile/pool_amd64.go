@@ -7,6 +7,9 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func biasReluPoolPlaneAVX512(z *float32, out *float32, arg *int32, idx *[32]int32, oh, w int, masks uint64, bias float32)
 
+//go:noescape
+func poolReluScatterAVX512(d *float32, z *float32, grad *float32, arg *int32, n int)
+
 var hasPoolAVX512 = cpu.X86.HasAVX512F
 
 // poolColumns holds the even column numbers 0, 2, .., 30, then the odd ones:
@@ -35,4 +38,24 @@ func biasReluPoolVector(mp *maxPool, z, bias, out []float32, args []int32) bool 
 		biasReluPoolPlaneAVX512(&z[p*plane], &out[p*opl], &args[p*opl], &poolColumns, mp.oh, w, masks, bias[p])
 	}
 	return true
+}
+
+// poolReluScatterVector scatters the leading windows of one plane of
+// maxPool2x2ReluBackwardF32 in blocks of 16 with AVX-512 gathers and
+// scatters (pool_amd64.s), d cleared beforehand, and returns how many of
+// the len(g) windows it did: 0 when the CPU cannot or the
+// fastPoolScatterVector kernel is off.
+func poolReluScatterVector(d, z, g []float32, arg []int32) int {
+	n := len(g) &^ 15
+	if n == 0 || !hasPoolAVX512 || referenceKernels&fastPoolScatterVector != 0 {
+		return 0
+	}
+	_, _ = arg[n-1], d[len(z)-1]
+	for _, a := range arg[:n] { // the gathers and scatters stay in the plane
+		if int(a) >= len(z) {
+			return 0
+		}
+	}
+	poolReluScatterAVX512(&d[0], &z[0], &g[0], &arg[0], n)
+	return n
 }

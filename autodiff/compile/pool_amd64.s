@@ -105,3 +105,38 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func poolReluScatterAVX512(d *float32, z *float32, grad *float32, arg *int32, n int)
+//
+// The scatter of maxPool2x2ReluBackwardF32 (kernels.go) for n windows, n a
+// multiple of 16: d[arg[j]] = g[j] where arg[j] >= 0 and z[arg[j]] >= 0
+// (ordered: a NaN is not kept, -0 is), the rest of d left as it is (the
+// caller cleared it, and the Go loop writes +0 there). The windows' argmaxes
+// are distinct, so the scattered stores do not collide.
+TEXT ·poolReluScatterAVX512(SB), NOSPLIT, $0-40
+	MOVQ d+0(FP), DI
+	MOVQ z+8(FP), SI
+	MOVQ grad+16(FP), R11
+	MOVQ arg+24(FP), R12
+	MOVQ n+32(FP), CX
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JE scatterdone
+	VPXORD Z31, Z31, Z31
+scatterloop:
+	VMOVDQU32 (R12), Z0
+	VPCMPD $5, Z31, Z0, K1
+	KMOVW K1, K2
+	VPXORD Z1, Z1, Z1
+	VGATHERDPS (SI)(Z0*4), K2, Z1
+	VCMPPS $0x1d, Z31, Z1, K3
+	KANDW K1, K3, K3
+	VMOVUPS (R11), Z2
+	VSCATTERDPS Z2, K3, (DI)(Z0*4)
+	ADDQ $64, R12
+	ADDQ $64, R11
+	DECQ CX
+	JNE scatterloop
+scatterdone:
+	VZEROUPPER
+	RET
