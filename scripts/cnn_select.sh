@@ -39,21 +39,13 @@ score() {
 	for r in "$@"; do runs+=(--run "$out/$r"); done
 	[ -f "$file" ] || "$bin" eval "${runs[@]}" --data "$data" --split validation --from-step "$from" --json > "$file"
 }
-ensemble() {
-	local name=$1 k=$2 steps=$3 m=()
-	for i in $(seq 1 "$k"); do
-		train "$name-$i" --seed $((10 * seed + i)) --sampler sgd --steps "$steps" --cycle "$steps"
-		m+=("$name-$i")
-	done
-	score "$name" 0 "${m[@]}"
-}
 for row in "$@"; do
 	case $row in
 	t0.3) train t0.3 --seed "$seed" --steps 16000 --burnin 3000 --thin 100 --temperature 0.3; score t0.3 8000 t0.3 ;;
 	t0.1) train t0.1 --seed "$seed" --steps 16000 --burnin 3000 --thin 100 --temperature 0.1; score t0.1 8000 t0.1 ;;
 	cyc4) train cyc4 --seed "$seed" --steps 16000 --burnin 3000 --thin 50 --temperature 0.3 --lr 0.04 --cycle 4000 --cycle-keep 0.25; score cyc4 4000 cyc4 ;;
-	ens4) ensemble ens4 4 4000 ;;
-	ens8) ensemble ens8 8 2000 ;;
+	ens4) sgd_members ens4 4 4000; score ens4 0 "${members[@]}" ;;
+	ens8) sgd_members ens8 8 2000; score ens8 0 "${members[@]}" ;;
 	*) echo "cnn_select: unknown row $row" >&2; exit 2 ;;
 	esac
 done

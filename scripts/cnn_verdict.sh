@@ -28,19 +28,11 @@ score() {
 	[ -f "$out/$name.test.json" ] || "$bin" eval "${runs[@]}" --data "$data" --from-step "$from" --json > "$out/$name.test.json"
 	[ -f "$out/$name.ood.json" ] || "$bin" eval "${runs[@]}" --data "$data" --from-step "$from" --ood builtin --json > "$out/$name.ood.json"
 }
-ensemble() {
-	local name=$1 k=$2 steps=$3 m=()
-	for i in $(seq 1 "$k"); do
-		train "$name-$i" --seed $((10 * seed + i)) --sampler sgd --steps "$steps" --cycle "$steps"
-		m+=("$name-$i")
-	done
-	score "$name" 0 "${m[@]}"
-}
 for row in "$@"; do
 	case $row in
 	posterior) train posterior --seed "$seed" --steps 16000 --burnin 3000 --thin 100 --temperature 0.1; score posterior 8000 posterior ;;
-	ens4) ensemble ens4 4 4000 ;;
-	ens8) ensemble ens8 8 2000 ;;
+	ens4) sgd_members ens4 4 4000; score ens4 0 "${members[@]}" ;;
+	ens8) sgd_members ens8 8 2000; score ens8 0 "${members[@]}" ;;
 	*) echo "cnn_verdict: unknown row $row" >&2; exit 2 ;;
 	esac
 done

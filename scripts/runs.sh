@@ -1,5 +1,6 @@
 # runs.sh: the experiment scripts' resumable rows, sourced by ensemble_sweep.sh,
-# ensemble_confirm.sh, ensemble_hold.sh and uncertainty_figures.sh. The caller
+# ensemble_confirm.sh, ensemble_hold.sh, uncertainty_figures.sh, cnn_select.sh, cnn_verdict.sh
+# and calibration_select.sh. The caller
 # sets out (the directory of the rows) and bin (the ptsghmc binary).
 
 # train_row NAME ARGS...: trains $out/NAME with `train --out $out/NAME --overwrite
@@ -27,4 +28,16 @@ eval_rows() {
 	[ "$split" = validation ] && file="$out/$name.val.json"
 	for r in "$@"; do runs+=(--run "$out/$r"); done
 	[ -f "$file" ] || "$bin" eval "${runs[@]}" --split "$split" --json > "$file"
+}
+
+# sgd_members NAME K STEPS: trains (with the caller's train function) K sgd
+# networks NAME-1..NAME-K of STEPS steps, each its own cosine decay of the step
+# to zero (--cycle STEPS), seeds 10 seed + i; their names go to the array members.
+sgd_members() {
+	local name=$1 k=$2 steps=$3 i
+	members=()
+	for i in $(seq 1 "$k"); do
+		train "$name-$i" --seed $((10 * seed + i)) --sampler sgd --steps "$steps" --cycle "$steps"
+		members+=("$name-$i")
+	done
 }
