@@ -26,25 +26,7 @@ func TestMassScaleStiffest(t *testing.T) {
 		for _, scale := range []tempering.MassScale{tempering.MassScaleWidest, tempering.MassScaleStiffest} {
 			pt := &tempering.PT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: burn,
 				Precondition: tempering.PrecondVariance, MassScale: scale}
-			st, err := pt.Init([][]float64{{0, 0}}, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var wide []float64
-			v := make([]float64, 2)
-			err = pt.Run([]sampler.Potential{g}, nil, st, steps, func(s *tempering.PTState) error {
-				if s.Steps > burn {
-					x := s.Rungs[0].Theta
-					wide = append(wide, x[1])
-					for j := range v {
-						v[j] += x[j] * x[j] / (steps - burn)
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, v, wide := runFromOrigin(t, pt, g, steps, burn)
 			ess[scale] = diagnose.BulkESS([][]float64{wide})
 			t.Logf("%s, %v: mass %.3g, variances / exact %.3f %.3f, wide coordinate's ESS %.0f", k.Name(), scale, st.Rungs[0].Mass, v[0]/g.Var[0], v[1]/g.Var[1], ess[scale])
 			if scale == tempering.MassScaleStiffest {
@@ -90,4 +72,31 @@ func TestMassFloor(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runFromOrigin runs pt's one rung from the origin of g's plane for steps
+// steps and returns its state, each coordinate's mean square after burn-in
+// (g's mean is 0: its variance) and the draws of the second coordinate.
+func runFromOrigin(t *testing.T, pt *tempering.PT, g *sampler.Gaussian, steps, burn int) (*tempering.PTState, []float64, []float64) {
+	t.Helper()
+	st, err := pt.Init([][]float64{{0, 0}}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var second []float64
+	v := make([]float64, 2)
+	err = pt.Run([]sampler.Potential{g}, nil, st, steps, func(s *tempering.PTState) error {
+		if s.Steps > burn {
+			x := s.Rungs[0].Theta
+			second = append(second, x[1])
+			for j := range v {
+				v[j] += x[j] * x[j] / float64(steps-burn)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, v, second
 }

@@ -33,22 +33,7 @@ func TestMixingVerdict(t *testing.T) {
 	} {
 		pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn,
 			Precondition: tempering.PrecondVariance, MassScale: tc.scale, MixCoords: tc.coords, ExactGradients: true}
-		st, err := pt.Init([][]float64{{0, 0}}, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := make([]float64, 2)
-		err = pt.Run([]sampler.Potential{g}, nil, st, steps, func(s *tempering.PTState) error {
-			if s.Steps > burn {
-				for j, x := range s.Rungs[0].Theta {
-					v[j] += x * x / (steps - burn)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, v, _ := runFromOrigin(t, pt, g, steps, burn)
 		hl := st.Stats.Health[0]
 		status, fig := hl.Verdict()
 		worst := 0.0
