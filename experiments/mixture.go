@@ -120,7 +120,7 @@ func RunMixture(o MixtureSettings) (*MixtureRun, error) {
 			return nil, err
 		}
 	}
-	pt := &tempering.PT{Kernel: k, Temps: temps, Workers: 1}
+	pt := &tempering.PT{Kernel: k, Temps: temps, Workers: 1, Record: tempering.StandardRecorders()}
 	if len(temps) > 1 {
 		c, err := tempering.NewCorrection(1, tempering.CorrectionOptions{Method: tempering.CorrectionMethod(o.Correction)})
 		if err != nil {
