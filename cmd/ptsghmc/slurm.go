@@ -141,7 +141,9 @@ func runSlurm(args []string, stdout, stderr io.Writer) error {
 	// the train flags: those given, except the ones the script sets
 	names := map[string]bool{"config": true}
 	probe := flag.NewFlagSet("", flag.ContinueOnError)
-	bindConfig(probe, new(runspec.Config))
+	if err := bindConfig(probe, new(runspec.Config)); err != nil {
+		return err
+	}
 	probe.VisitAll(func(f *flag.Flag) { names[f.Name] = true })
 	var targs []string
 	fs.Visit(func(f *flag.Flag) {
