@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/cluster"
+
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -276,7 +278,7 @@ func (tf *trainFlags) openChains(ctx context.Context, stderr io.Writer) (*train.
 		if tf.timeLimit > 0 {
 			return nil, fmt.Errorf("--time-limit ends a run for good; with --chain let the scheduler's time limit send SIGTERM (sbatch --signal, docs/cluster.md) and requeue the task")
 		}
-		i, from, err := chainIndex(tf.chain, cfg.Chains, os.Getenv)
+		i, from, err := cluster.ChainIndex(tf.chain, cfg.Chains, os.Getenv)
 		if err != nil {
 			return nil, err
 		}
