@@ -196,3 +196,31 @@ func TestConfigFileKeys(t *testing.T) {
 		t.Errorf("a run's config.json: %+v, %v", c, err)
 	}
 }
+
+// embeddingParams embed another kernel's settings, as a variant of a
+// kernel does: it reads theirs (promoted, as encoding/json promotes them)
+// and one of its own.
+type embeddingParams struct {
+	toyParams
+	Decay float64 `json:"decay" doc:"a decay"`
+}
+
+// TestEmbeddedSettings checks that a Params type embedding another's
+// declares the embedded one's settings and its own.
+func TestEmbeddedSettings(t *testing.T) {
+	t.Parallel()
+	ks := []sampler.KernelInfo{{Name: "variant", Minibatch: true, Params: func() sampler.Params {
+		return &embeddingParams{toyParams: toyParams{Lookahead: 2, Friction: 0.1}, Decay: 0.9}
+	}}}
+	got, err := sampler.RunSettings(ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range got {
+		names = append(names, s.Name)
+	}
+	if !reflect.DeepEqual(names, []string{"decay", "friction", "lookahead"}) || got[2].Default != 2 || !got[2].Int {
+		t.Errorf("settings %+v", got)
+	}
+}

@@ -34,11 +34,42 @@ func paramsSettings(p Params) ([]Setting, error) {
 	if v.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("settings %T: not a struct", p)
 	}
+	out, err := structSettings(v)
+	if err != nil {
+		return nil, fmt.Errorf("settings %T: %w", p, err)
+	}
+	return out, nil
+}
+
+// structSettings returns the settings the fields of the struct v declare,
+// an embedded struct's fields among them as encoding/json promotes them
+// (a Params type that embeds another kernel's Params reads its settings).
+func structSettings(v reflect.Value) ([]Setting, error) {
 	var out []Setting
 	for i := 0; i < v.NumField(); i++ {
 		f := v.Type().Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "-" {
+		if name == "-" {
+			continue
+		}
+		fv := v.Field(i)
+		if f.Anonymous && name == "" {
+			if fv.Kind() == reflect.Pointer {
+				if fv.IsNil() {
+					continue
+				}
+				fv = fv.Elem()
+			}
+			if fv.Kind() == reflect.Struct {
+				ss, err := structSettings(fv)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, ss...)
+				continue
+			}
+		}
+		if !f.IsExported() {
 			continue
 		}
 		if name == "" {
@@ -47,14 +78,14 @@ func paramsSettings(p Params) ([]Setting, error) {
 		s := Setting{Name: name, Doc: f.Tag.Get("doc")}
 		switch f.Type.Kind() {
 		case reflect.Float64:
-			s.Default = v.Field(i).Float()
+			s.Default = fv.Float()
 		case reflect.Int:
-			s.Default, s.Int = float64(v.Field(i).Int()), true
+			s.Default, s.Int = float64(fv.Int()), true
 		default:
-			return nil, fmt.Errorf("settings %T: field %s (%s) is a %s, a kernel setting is a float64 or an int", p, f.Name, name, f.Type)
+			return nil, fmt.Errorf("field %s (%s) is a %s, a kernel setting is a float64 or an int", f.Name, name, f.Type)
 		}
 		if s.Doc == "" {
-			return nil, fmt.Errorf("settings %T: field %s (%s) has no doc tag for its help text", p, f.Name, name)
+			return nil, fmt.Errorf("field %s (%s) has no doc tag for its help text", f.Name, name)
 		}
 		out = append(out, s)
 	}
