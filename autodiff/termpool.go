@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ptsghmc/ptsghmc/internal/workpool"
 )
 
 // termBatch is one Terms call's configurations, evaluated in parallel: the
@@ -44,10 +46,10 @@ func (tb *termBatch) run() error {
 	clear(tb.errs)
 	tb.next.Store(0)
 	if helpers := len(tb.thetas) - 1; helpers > 0 {
-		startTermWorkers(helpers)
+		termPool.Ensure(helpers)
 		tb.wg.Add(helpers)
 		for range helpers {
-			termJobs <- tb
+			termPool.Submit(tb)
 		}
 	}
 	tb.drain()
@@ -61,22 +63,11 @@ func (tb *termBatch) run() error {
 	return nil
 }
 
-var (
-	termJobs        = make(chan *termBatch, 64)
-	termWorkersMu   sync.Mutex
-	termWorkersLive int
-)
-
-// startTermWorkers makes sure n pool goroutines wait for term batches.
-func startTermWorkers(n int) {
-	termWorkersMu.Lock()
-	defer termWorkersMu.Unlock()
-	for ; termWorkersLive < n; termWorkersLive++ {
-		go func() {
-			for tb := range termJobs {
-				tb.drain()
-				tb.wg.Done()
-			}
-		}()
-	}
+// Run drains the batch on a pool goroutine and reports it done.
+func (tb *termBatch) Run() {
+	tb.drain()
+	tb.wg.Done()
 }
+
+// termPool runs term batches on goroutines that live as long as the process.
+var termPool = workpool.New[*termBatch](64)
