@@ -45,15 +45,7 @@ func (tb *termBatch) run() error {
 	tb.errs = tb.errs[:len(tb.thetas)]
 	clear(tb.errs)
 	tb.next.Store(0)
-	if helpers := len(tb.thetas) - 1; helpers > 0 {
-		termPool.Ensure(helpers)
-		tb.wg.Add(helpers)
-		for range helpers {
-			termPool.Submit(tb)
-		}
-	}
-	tb.drain()
-	tb.wg.Wait()
+	termPool.Share(tb, len(tb.thetas)-1, &tb.wg)
 	tb.p, tb.thetas, tb.out, tb.idx = nil, nil, nil, nil // hold no caller's memory
 	for _, err := range tb.errs {
 		if err != nil {
@@ -63,7 +55,7 @@ func (tb *termBatch) run() error {
 	return nil
 }
 
-// Run drains the batch on a pool goroutine and reports it done.
+// Run drains the batch and reports its runner done.
 func (tb *termBatch) Run() {
 	tb.drain()
 	tb.wg.Done()

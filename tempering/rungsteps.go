@@ -53,21 +53,11 @@ func (rs *rungSteps) drain() {
 
 // run steps every rung, on up to workers goroutines.
 func (rs *rungSteps) run(workers int) {
-	r := len(rs.errs)
 	rs.next.Store(0)
-	helpers := min(workers, r) - 1
-	if helpers > 0 {
-		rungPool.Ensure(helpers)
-		rs.wg.Add(helpers)
-		for range helpers {
-			rungPool.Submit(rs)
-		}
-	}
-	rs.drain()
-	rs.wg.Wait()
+	rungPool.Share(rs, min(workers, len(rs.errs))-1, &rs.wg)
 }
 
-// Run drains the step's rungs on a pool goroutine and reports it done.
+// Run drains the step's rungs and reports its runner done.
 func (rs *rungSteps) Run() {
 	rs.drain()
 	rs.wg.Done()

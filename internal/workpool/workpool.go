@@ -39,3 +39,17 @@ func (p *Pool[J]) Ensure(n int) {
 
 // Submit queues j for the pool's goroutines (Ensure starts them).
 func (p *Pool[J]) Submit(j J) { p.jobs <- j }
+
+// Share runs j on the caller and on helpers pool goroutines at once and
+// returns when all have finished: j is work its runners take pieces of
+// until none is left, and its Run calls wg.Done when its runner stops.
+func (p *Pool[J]) Share(j J, helpers int, wg *sync.WaitGroup) {
+	helpers = max(helpers, 0)
+	p.Ensure(helpers)
+	wg.Add(helpers + 1)
+	for range helpers {
+		p.Submit(j)
+	}
+	j.Run()
+	wg.Wait()
+}

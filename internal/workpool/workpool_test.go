@@ -37,3 +37,35 @@ func TestPoolRunsEveryJob(t *testing.T) {
 		t.Errorf("%v allocations a job", a)
 	}
 }
+
+// TestShare: the caller and the helpers take pieces of one job until none
+// is left; every piece runs once, whatever the number of helpers.
+func TestShare(t *testing.T) {
+	p := New[*pieces](4)
+	for _, helpers := range []int{-1, 0, 1, 3} {
+		w := &pieces{done: make([]atomic.Int64, 1000)}
+		p.Share(w, helpers, &w.wg)
+		for i := range w.done {
+			if n := w.done[i].Load(); n != 1 {
+				t.Fatalf("%d helpers: piece %d ran %d times", helpers, i, n)
+			}
+		}
+	}
+}
+
+type pieces struct {
+	next atomic.Int64
+	done []atomic.Int64
+	wg   sync.WaitGroup
+}
+
+func (w *pieces) Run() {
+	for {
+		i := int(w.next.Add(1)) - 1
+		if i >= len(w.done) {
+			break
+		}
+		w.done[i].Add(1)
+	}
+	w.wg.Done()
+}
