@@ -237,27 +237,44 @@ func TestTermsGrow(t *testing.T) {
 }
 
 // TestTermsParallelMatchesSerial checks that exchange terms evaluated on
-// dedicated evaluators in parallel equal the serial evaluation.
+// dedicated evaluators in parallel (two and three configurations: the
+// caller and the term pool's goroutines) equal the serial evaluation, and
+// that a parallel call allocates nothing once warm (an exchange test runs
+// on the step path).
 func TestTermsParallelMatchesSerial(t *testing.T) {
-	pot, spec, rng := toyPotential(t, 4, nn.ReLU, 50)
-	a := make([]float64, spec.NumParams())
-	b := make([]float64, spec.NumParams())
-	spec.Init(a, rng)
-	spec.Init(b, rng)
-	serial := [][]float64{make([]float64, 20), make([]float64, 20)}
-	pot.Terms([][]float64{a, b}, 0, 20, rand.New(rand.NewPCG(9, 9)), serial)
-	e1, _ := NewPlan(spec, 8, Float64)
-	e2, _ := NewPlan(spec, 8, Float64)
-	pot.TermEvals = []Evaluator{e1, e2}
-	par := [][]float64{make([]float64, 20), make([]float64, 20)}
-	if err := pot.Terms([][]float64{a, b}, 0, 20, rand.New(rand.NewPCG(9, 9)), par); err != nil {
-		t.Fatal(err)
-	}
-	for k := range serial {
-		for i := range serial[k] {
-			if serial[k][i] != par[k][i] {
-				t.Fatalf("theta %d term %d: serial %v, parallel %v", k, i, serial[k][i], par[k][i])
+	for _, k := range []int{2, 3} {
+		pot, spec, rng := toyPotential(t, 4, nn.ReLU, 50)
+		thetas := make([][]float64, k)
+		serial := make([][]float64, k)
+		par := make([][]float64, k)
+		evs := make([]Evaluator, k)
+		for i := range thetas {
+			thetas[i] = make([]float64, spec.NumParams())
+			spec.Init(thetas[i], rng)
+			serial[i], par[i] = make([]float64, 20), make([]float64, 20)
+			evs[i], _ = NewPlan(spec, 8, Float64)
+		}
+		if err := pot.Terms(thetas, 0, 20, rand.New(rand.NewPCG(9, 9)), serial); err != nil {
+			t.Fatal(err)
+		}
+		pot.TermEvals = evs
+		if err := pot.Terms(thetas, 0, 20, rand.New(rand.NewPCG(9, 9)), par); err != nil {
+			t.Fatal(err)
+		}
+		for c := range serial {
+			for i := range serial[c] {
+				if serial[c][i] != par[c][i] {
+					t.Fatalf("%d configurations: theta %d term %d: serial %v, parallel %v", k, c, i, serial[c][i], par[c][i])
+				}
 			}
+		}
+		trng := rand.New(rand.NewPCG(9, 9))
+		if n := testing.AllocsPerRun(50, func() {
+			if err := pot.Terms(thetas, 0, 20, trng, par); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%d configurations in parallel: %v allocations a call", k, n)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -30,8 +29,9 @@ type Potential struct {
 	// need the whole data set).
 	TermEvals []Evaluator
 
-	ll   []float64
-	perm []int
+	ll        []float64
+	perm      []int
+	termBatch termBatch // a parallel Terms call's work, reused
 }
 
 // NewPotential returns a potential of model on data evaluated by eval,
@@ -197,33 +197,29 @@ func (p *Potential) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out 
 			return fmt.Errorf("terms: output %d has room for %d of %d terms", t, len(out[t]), n)
 		}
 	}
-	terms := func(t int, ev Evaluator) error {
-		if err := logLik(ev, p.Data, thetas[t], idx, out[t][:n]); err != nil {
-			return err
-		}
-		prior := p.Model.Layout.NegLogPrior(thetas[t])
-		for i := range out[t][:n] {
-			out[t][i] = prior - float64(N)*out[t][i]
-		}
-		return nil
-	}
 	if len(p.TermEvals) < len(thetas) {
 		for t := range thetas {
-			if err := terms(t, p.Eval); err != nil {
+			if err := p.terms(p.Eval, thetas[t], idx, out[t][:n]); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	errs := make([]error, len(thetas))
-	var wg sync.WaitGroup
-	for t := range thetas {
-		wg.Add(1)
-		go func(t int) {
-			defer wg.Done()
-			errs[t] = terms(t, p.TermEvals[t])
-		}(t)
+	tb := &p.termBatch
+	tb.p, tb.thetas, tb.out, tb.idx = p, thetas, out, idx
+	return tb.run()
+}
+
+// terms writes the energy terms of theta on examples idx, evaluated by ev,
+// into out: -log p(theta) - N log l(theta; x_i).
+func (p *Potential) terms(ev Evaluator, theta []float64, idx []int, out []float64) error {
+	if err := logLik(ev, p.Data, theta, idx, out); err != nil {
+		return err
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	prior := p.Model.Layout.NegLogPrior(theta)
+	N := float64(p.Data.N)
+	for i := range out {
+		out[i] = prior - N*out[i]
+	}
+	return nil
 }

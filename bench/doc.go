@@ -1,5 +1,5 @@
-// Package bench times the sampler's steps on MNIST-shaped synthetic data,
-// against what the machine allows (package machine): full PT-SGHMC steps of
+// Package bench times the sampler's steps on MNIST-shaped noise images
+// (datasets.NoiseImages, the PyTorch twins' data) against what the machine allows (package machine): full PT-SGHMC steps of
 // an MLP (PT, and Sweep over replicas and batch sizes), each split into its
 // gradient, update and exchange phases, and one SGNHT step of a registered
 // model (Model). The sampler timed is the one a training run of the same

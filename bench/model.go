@@ -82,7 +82,7 @@ func modelEvaluator(s Settings) (ev autodiff.Evaluator, model nn.Model, shards i
 }
 
 // Model times s.Steps SGNHT steps of the registered model s.Model (of
-// nn.Models) on synthetic 28x28 images, after 3 warm-up steps.
+// nn.Models) on 28x28 noise images (datasets.NoiseImages), after 3 warm-up steps.
 func Model(s Settings) (ModelResult, error) {
 	if s.Engine == "" {
 		s.Engine = string(autodiff.EngineCompiled)
@@ -103,7 +103,7 @@ func Model(s Settings) (ModelResult, error) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	data, err := datasets.SyntheticImages(max(10*s.Batch, 1024), model.Inputs, model.Outputs, rng)
+	data, err := datasets.NoiseImages(max(10*s.Batch, 1024), model.Inputs, model.Outputs, rng)
 	if err != nil {
 		return res, err
 	}

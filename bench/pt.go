@@ -137,7 +137,7 @@ type ptSetup struct {
 
 // newPTSetup builds the sampler a training run of s steps (train.NewPT:
 // sgnht replicas on a geometric ladder to T = 10, train's exchange test) on
-// 10,000 synthetic images, its potentials on s.Engine (compiled, or the
+// 10,000 noise images (datasets.NoiseImages), its potentials on s.Engine (compiled, or the
 // hand-written plan), and steps it 5 times.
 func newPTSetup(s Settings) (*ptSetup, error) {
 	sizes, err := nn.ParseArch(s.Arch)
@@ -153,7 +153,7 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	data, err := datasets.SyntheticImages(10000, sizes[0], sizes[len(sizes)-1], rng)
+	data, err := datasets.NoiseImages(10000, sizes[0], sizes[len(sizes)-1], rng)
 	if err != nil {
 		return nil, err
 	}

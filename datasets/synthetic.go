@@ -49,6 +49,28 @@ func SyntheticImages(n, dim, classes int, rng *rand.Rand) (*Dataset, error) {
 	return d, nil
 }
 
+// NoiseImages returns n examples of dim features uniform on [0,1) with
+// labels uniform over classes: the data of the PyTorch twins that `ptsghmc
+// bench` is compared with (scripts/pytorch_bench.py: torch.rand, torch.randint).
+// There is nothing to learn, so a network trained on it never grows as
+// confident as one on SyntheticImages' well-separated prototypes does within
+// a few hundred steps, where the output layer's error p - y underflows to
+// subnormal floats, which the CPU multiplies at a fraction of its speed; a
+// step's time on it is what a step costs on real data.
+func NoiseImages(n, dim, classes int, rng *rand.Rand) (*Dataset, error) {
+	if n <= 0 || dim <= 0 || classes < 2 {
+		return nil, fmt.Errorf("noise images: n=%d dim=%d classes=%d: need n, dim > 0 and classes >= 2", n, dim, classes)
+	}
+	d := &Dataset{N: n, D: dim, Classes: classes, X: make([]float32, n*dim), Labels: make([]int, n)}
+	for i := range d.X {
+		d.X[i] = rng.Float32()
+	}
+	for i := range d.Labels {
+		d.Labels[i] = rng.IntN(classes)
+	}
+	return d, nil
+}
+
 // Regression1D returns n examples of y = sin(3x) + noise*eps with x uniform
 // on [-2,2]: a toy regression problem with one input and one target.
 func Regression1D(n int, noise float64, rng *rand.Rand) *Dataset {

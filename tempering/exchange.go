@@ -62,7 +62,9 @@ type Exchanger struct {
 	// disables it.
 	Tolerance float64
 
-	buf [2][]float64
+	buf    [2][]float64
+	thetas [2][]float64 // the pair a test evaluates: held here, so no test allocates
+	outs   [2][]float64
 }
 
 // ExchangeResult describes one exchange test.
@@ -121,7 +123,11 @@ func (x *Exchanger) Test(tp sampler.TermPotential, thetaJ, thetaK []float64, tj,
 				x.buf[t] = append(x.buf[t][:have], make([]float64, n-have)...)
 			}
 		}
-		if err := tp.Terms([][]float64{thetaJ, thetaK}, have, n, rng, [][]float64{x.buf[0][have:], x.buf[1][have:]}); err != nil {
+		x.thetas = [2][]float64{thetaJ, thetaK}
+		x.outs = [2][]float64{x.buf[0][have:], x.buf[1][have:]}
+		err := tp.Terms(x.thetas[:], have, n, rng, x.outs[:])
+		x.thetas, x.outs = [2][]float64{}, [2][]float64{} // hold no caller's memory
+		if err != nil {
 			return res, fmt.Errorf("exchange: %w", err)
 		}
 		have = n

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ptsghmc/ptsghmc/internal/workpool"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -52,36 +53,15 @@ func (rs *rungSteps) drain() {
 
 // run steps every rung, on up to workers goroutines.
 func (rs *rungSteps) run(workers int) {
-	r := len(rs.errs)
 	rs.next.Store(0)
-	helpers := min(workers, r) - 1
-	if helpers > 0 {
-		startRungWorkers(helpers)
-		rs.wg.Add(helpers)
-		for range helpers {
-			rungJobs <- rs
-		}
-	}
+	rungPool.Share(rs, min(workers, len(rs.errs))-1, &rs.wg)
+}
+
+// Run drains the step's rungs and reports its runner done.
+func (rs *rungSteps) Run() {
 	rs.drain()
-	rs.wg.Wait()
+	rs.wg.Done()
 }
 
-var (
-	rungJobs        = make(chan *rungSteps, 64)
-	rungWorkersMu   sync.Mutex
-	rungWorkersLive int
-)
-
-// startRungWorkers makes sure n pool goroutines wait for rung steps.
-func startRungWorkers(n int) {
-	rungWorkersMu.Lock()
-	defer rungWorkersMu.Unlock()
-	for ; rungWorkersLive < n; rungWorkersLive++ {
-		go func() {
-			for rs := range rungJobs {
-				rs.drain()
-				rs.wg.Done()
-			}
-		}()
-	}
-}
+// rungPool runs rung steps on goroutines that live as long as the process.
+var rungPool = workpool.New[*rungSteps](64)

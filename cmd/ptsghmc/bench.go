@@ -31,7 +31,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	sweep := fs.Bool("sweep", false, "time replicas 1, 2, 4, 10, 20 at --batch, and batch 32, 128, 512 at --replicas; print a table")
 	plotPath := fs.String("plot", "", "with --sweep: write the scaling plot to this PNG file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc bench [--arch A] [--replicas R] [--batch B] [--exchange N] [--steps N] [--dtype float32|float64] [--engine plan|compiled] [--json] [--sweep [--plot p.png]]\n       ptsghmc bench --model lenet [--engine compiled|graph] [--grad-shards N] [--batch B] [--steps N] [--dtype float32|float64] [--json]\n\nTimes full PT-SGHMC steps of an MLP, or one SGNHT step of a registered model, on MNIST-shaped synthetic data.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc bench [--arch A] [--replicas R] [--batch B] [--exchange N] [--steps N] [--dtype float32|float64] [--engine plan|compiled] [--json] [--sweep [--plot p.png]]\n       ptsghmc bench --model lenet [--engine compiled|graph] [--grad-shards N] [--batch B] [--steps N] [--dtype float32|float64] [--json]\n\nTimes full PT-SGHMC steps of an MLP, or one SGNHT step of a registered model, on MNIST-shaped noise images, the PyTorch twins' data.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/ptsghmc/ptsghmc/internal/workpool"
 )
 
 // BlockK is the block of the inner dimension over which each element's
@@ -110,19 +112,25 @@ func gemm[T float](kn kernel[T], transA, transB bool, m, n, k int, alpha T, a []
 	}
 	// Goroutines take contiguous runs of whole panels; the split changes no
 	// bit (doc.go).
-	startWorkers(w - 1)
+	columnPool.Ensure(w - 1)
 	p.wg.Add(w - 1)
 	for i := 1; i < w; i++ {
-		jobs <- job{p: p, j0: i * panels / w * kn.nr, j1: min((i+1)*panels/w*kn.nr, n)}
+		columnPool.Submit(job{p: p, j0: i * panels / w * kn.nr, j1: min((i+1)*panels/w*kn.nr, n)})
 	}
 	p.columns(0, min(panels/w*kn.nr, n))
 	p.wg.Wait()
 }
 
-// A job is a run of C's columns for a worker goroutine.
+// A job is a run of C's columns for a pool goroutine.
 type job struct {
 	p      columnRunner
 	j0, j1 int
+}
+
+// Run computes the job's columns and reports them done.
+func (j job) Run() {
+	j.p.columns(j.j0, j.j1)
+	j.p.done()
 }
 
 type columnRunner interface {
@@ -130,26 +138,9 @@ type columnRunner interface {
 	done()
 }
 
-var (
-	jobs        = make(chan job, 64)
-	workersMu   sync.Mutex
-	workersLive int
-)
-
-// startWorkers makes sure n worker goroutines wait for jobs; they live as
-// long as the process.
-func startWorkers(n int) {
-	workersMu.Lock()
-	defer workersMu.Unlock()
-	for ; workersLive < n; workersLive++ {
-		go func() {
-			for j := range jobs {
-				j.p.columns(j.j0, j.j1)
-				j.p.done()
-			}
-		}()
-	}
-}
+// columnPool runs products' column jobs on goroutines that live as long as
+// the process.
+var columnPool = workpool.New[job](64)
 
 // A freeList holds values for reuse. Unlike a sync.Pool it is not emptied
 // by the garbage collector, so a product allocates nothing in a steady run
