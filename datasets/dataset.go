@@ -190,3 +190,30 @@ func WriteImages(d *Dataset, rows, cols int, imagePath, labelPath string, gz boo
 	}
 	return WriteIDXFile(labelPath, lab, gz)
 }
+
+// Unlabelled returns the images of img (rank at least 2: count, rows[,
+// cols]; at least one image) as a data set without labels, the pixels
+// divided by 255 as LoadImages scales them: images to predict or score as
+// out-of-distribution.
+func Unlabelled(img *IDX) (*Dataset, error) {
+	if len(img.Dims) < 2 || img.Dims[0] == 0 {
+		return nil, formatErr("image file has dimensions %v, expected count, rows[, cols]", img.Dims)
+	}
+	n := img.Dims[0]
+	d := &Dataset{N: n, D: len(img.Data) / n, X: make([]float32, len(img.Data))}
+	for i, v := range img.Data {
+		d.X[i] = float32(v / 255)
+	}
+	return d, nil
+}
+
+// TestImagesIn returns the test image file of the data directory dir
+// (TestImages, or TestImages.gz), or an error naming both.
+func TestImagesIn(dir string) (string, error) {
+	for _, n := range []string{TestImages, TestImages + ".gz"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			return filepath.Join(dir, n), nil
+		}
+	}
+	return "", fmt.Errorf("the directory holds neither %s nor %s.gz", TestImages, TestImages)
+}

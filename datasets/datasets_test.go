@@ -243,3 +243,31 @@ func FuzzReadIDX(f *testing.F) {
 		}
 	})
 }
+
+// TestUnlabelled checks that images without labels are scaled as
+// LoadImages scales them, that an empty or rank-1 file is refused as
+// malformed, and that a data directory's test images are found (plain or
+// gzipped) or refused naming both names.
+func TestUnlabelled(t *testing.T) {
+	t.Parallel()
+	img := &IDX{Type: IDXUint8, Dims: []int{2, 1, 2}, Data: []float64{0, 255, 51, 102}}
+	d, err := Unlabelled(img)
+	if err != nil || d.N != 2 || d.D != 2 || d.X[1] != 1 || d.X[2] != float32(51.0/255) || d.Labels != nil {
+		t.Fatalf("%+v, %v", d, err)
+	}
+	for _, dims := range [][]int{{0, 2, 2}, {4}} {
+		if _, err := Unlabelled(&IDX{Type: IDXUint8, Dims: dims}); !errors.Is(err, ErrFormat) {
+			t.Errorf("dims %v: %v, want ErrFormat", dims, err)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := TestImagesIn(dir); err == nil || !strings.Contains(err.Error(), TestImages+".gz") {
+		t.Errorf("empty directory: %v", err)
+	}
+	if err := WriteIDXFile(filepath.Join(dir, TestImages+".gz"), img, true); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := TestImagesIn(dir); err != nil || f != filepath.Join(dir, TestImages+".gz") {
+		t.Errorf("gzipped test images: %q, %v", f, err)
+	}
+}

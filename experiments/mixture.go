@@ -1,8 +1,11 @@
 package experiments
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,7 +123,7 @@ func RunMixture(o MixtureSettings) (*MixtureRun, error) {
 			return nil, err
 		}
 	}
-	pt := &tempering.PT{Kernel: k, Temps: temps, Workers: 1}
+	pt := &tempering.PT{Kernel: k, Temps: temps, Workers: 1, Record: tempering.StandardRecorders()}
 	if len(temps) > 1 {
 		c, err := tempering.NewCorrection(1, tempering.CorrectionOptions{Method: tempering.CorrectionMethod(o.Correction)})
 		if err != nil {
@@ -173,4 +176,18 @@ func RunMixture(o MixtureSettings) (*MixtureRun, error) {
 	}
 	r.Summary = sum
 	return r, nil
+}
+
+// WriteSamplesCSV writes samples (one row each, as MixtureRun.Samples holds
+// them) as CSV to w: comma-separated, 8 significant digits, no header.
+func WriteSamplesCSV(w io.Writer, xs [][]float64) error {
+	bw := bufio.NewWriter(w)
+	for _, x := range xs {
+		s := make([]string, len(x))
+		for i, v := range x {
+			s[i] = strconv.FormatFloat(v, 'g', 8, 64)
+		}
+		fmt.Fprintln(bw, strings.Join(s, ","))
+	}
+	return bw.Flush()
 }

@@ -195,7 +195,8 @@ func threeMethods(o SweepSettings, seed uint64, start [][]float64, indep func(k 
 		return nil, err
 	}
 	pt := &tempering.PT{Kernel: kernel, Temps: temps, Every: o.Every, Workers: 1, BurnIn: o.BurnIn,
-		Exchange: &tempering.Exchanger{Batch: 16, Correction: corr}, Adapt: &tempering.LadderAdaptation{}}
+		Exchange: &tempering.Exchanger{Batch: 16, Correction: corr}, Adapt: &tempering.LadderAdaptation{},
+		Record: []tempering.Recorder{tempering.RoundTripRecorder{}}} // the row's round trips
 	r, st, err := run("pt", pt, start, seed)
 	if err != nil {
 		return nil, fmt.Errorf("pt, seed %d: %w", seed, err)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -197,10 +198,25 @@ func (c Config) CheckSettings(set func(setting string) bool) (ignored []NotAppli
 			ignored = append(ignored, n)
 		}
 	}
+	refused = append(refused, c.unreadKernelSettings(set)...)
 	if len(refused) > 0 {
 		return ignored, &SettingsError{Refused: refused}
 	}
 	return ignored, nil
+}
+
+// unreadKernelSettings returns the settings of KernelSettings given (set)
+// that the config's kernel does not read, sorted: a kernel's setting given
+// to another kernel, refused as the kernels' settings of the table are.
+func (c Config) unreadKernelSettings(set func(setting string) bool) []NotApplied {
+	var out []NotApplied
+	for _, k := range slices.Sorted(maps.Keys(c.KernelSettings)) {
+		if set(k) && !kernelReads(c, k) {
+			out = append(out, NotApplied{Setting: k, Value: fmt.Sprint(c.KernelSettings[k]), Refused: true,
+				Reason: fmt.Sprintf("kernel %s does not read %s", kernelName(c), k)})
+		}
+	}
+	return out
 }
 
 // SettingsError is the error of CheckSettings: the settings given that the

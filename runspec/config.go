@@ -52,18 +52,21 @@ type Config struct {
 	// ReplicasChoice records what auto chose and why.
 	MaxReplicas    int     `json:"max_replicas,omitempty" yaml:"max_replicas,omitempty"`
 	ReplicasChoice string  `json:"replicas_choice,omitempty" yaml:"replicas_choice,omitempty"`
-	TMax           float64 `json:"tmax" yaml:"tmax"`                             // top temperature
-	Ladder         string  `json:"ladder" yaml:"ladder"`                         // geometric, linear, adaptive or a list 1,1.5,...
-	SwapTarget     float64 `json:"swap_target" yaml:"swap_target"`               // adaptive ladder with a free top: Barker swap acceptance per pair (0: ends fixed)
-	Chains         int     `json:"chains" yaml:"chains"`                         // independent chains in the run (each its own PT ladder when sampler is ptsghmc)
-	Chain          int     `json:"chain,omitempty" yaml:"chain,omitempty"`       // which chain a chain directory holds (1-based; 0: the whole run)
-	Steps          int     `json:"steps" yaml:"steps"`                           // total steps of the run
-	BurnIn         int     `json:"burnin" yaml:"burnin"`                         // steps before the first kept sample
-	Thin           int     `json:"thin" yaml:"thin"`                             // keep a sample every thin steps
-	Batch          int     `json:"batch" yaml:"batch"`                           // minibatch size
-	LR             float64 `json:"lr" yaml:"lr"`                                 // per-example learning rate eps: step h = sqrt(eps/N)
-	Friction       float64 `json:"friction" yaml:"friction"`                     // momentum decay per step alpha: diffusion A = alpha/h
-	Inertia        float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"` // SGNHT thermostat inertia Q (smaller adapts faster; 0: 1/A^2)
+	TMax           float64 `json:"tmax" yaml:"tmax"`                       // top temperature
+	Ladder         string  `json:"ladder" yaml:"ladder"`                   // geometric, linear, adaptive or a list 1,1.5,...
+	SwapTarget     float64 `json:"swap_target" yaml:"swap_target"`         // adaptive ladder with a free top: Barker swap acceptance per pair (0: ends fixed)
+	Chains         int     `json:"chains" yaml:"chains"`                   // independent chains in the run (each its own PT ladder when sampler is ptsghmc)
+	Chain          int     `json:"chain,omitempty" yaml:"chain,omitempty"` // which chain a chain directory holds (1-based; 0: the whole run)
+	Steps          int     `json:"steps" yaml:"steps"`                     // total steps of the run
+	BurnIn         int     `json:"burnin" yaml:"burnin"`                   // steps before the first kept sample
+	Thin           int     `json:"thin" yaml:"thin"`                       // keep a sample every thin steps
+	Batch          int     `json:"batch" yaml:"batch"`                     // minibatch size
+	LR             float64 `json:"lr" yaml:"lr"`                           // per-example learning rate eps: step h = sqrt(eps/N)
+	// Friction and Inertia are kernel settings (sampler.SGNHTParams,
+	// SGHMCParams, SGDParams declare them, with their defaults and help),
+	// fields here so that config.json keeps its keys' order.
+	Friction float64 `json:"friction" yaml:"friction"`                     // momentum decay per step alpha: diffusion A = alpha/h
+	Inertia  float64 `json:"thermostat_inertia" yaml:"thermostat_inertia"` // SGNHT thermostat inertia Q (smaller adapts faster; 0: 1/A^2)
 	// SGDWarmup runs the first this many steps as momentum SGD (the sgd
 	// kernel at the same lr and friction), then starts the sampler from
 	// the point reached with fresh momentum: burn-in by optimisation, so
@@ -155,6 +158,12 @@ type Config struct {
 	// DataFingerprint identifies the training examples the run was created
 	// on (set by the run, not by the user; absent in runs older than it).
 	DataFingerprint *Fingerprint `json:"data_fingerprint,omitempty" yaml:"data_fingerprint,omitempty"`
+	// KernelSettings holds the settings of kernels whose settings are not
+	// fields above (sampler.Setting: the kernel's Params declare them), by
+	// config-file key; config.json writes them as top-level keys after the
+	// fields (kernelsettings.go). The built-in kernels' settings are
+	// fields (friction, thermostat_inertia), so it is empty for them.
+	KernelSettings map[string]float64 `json:"-" yaml:",inline"`
 }
 
 // DefaultConfig returns the defaults: the configuration `make run` trains.
@@ -170,15 +179,20 @@ type Config struct {
 // settles within a few momentum relaxation times (docs/posterior-checks.md;
 // the former 0.01 relaxed over about 2,800 steps at these settings).
 func DefaultConfig() Config {
-	return Config{
+	c := Config{
 		Data: datasets.DefaultDir, Validation: 5000,
 		Arch: "784-400-400-10", Activation: "relu", Prior: 0.03, PriorFanIn: true,
 		Sampler: "sgnht", Replicas: 4, TMax: 1.5, Ladder: "geometric", Chains: 1,
 		Steps: 60000, BurnIn: 10000, Thin: 250, Batch: 128,
-		LR: 0.02, Friction: 0.1, Inertia: 0, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTolerance: 1e-8, XTest: "barker", XF: 1,
+		LR: 0.02, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTolerance: 1e-8, XTest: "barker", XF: 1,
 		DType: "float32", Engine: "plan", Arithmetic: "pinned", Seed: 1, CkptEvery: 1000, LogEvery: 200,
 		Tempering: "noise", Precondition: "none",
 	}
+	// the kernels' own settings (friction 0.1, thermostat_inertia 0) at
+	// their declared defaults; TestRunSettings checks the registry's
+	// declarations, so this cannot fail
+	_ = c.KernelDefaults(sampler.Kernels)
+	return c
 }
 
 // rangeCheck is one of Validate's checks of a setting's range or of a
@@ -279,6 +293,12 @@ func LoadConfigFile(path string, c *Config) error {
 // ParseConfig reads a JSON (ext ".json") or YAML (".yaml", ".yml") config
 // over c, refusing unknown fields and fields of the wrong type.
 func ParseConfig(b []byte, ext string, c *Config) error {
+	switch ext {
+	case ".json", ".yaml", ".yml":
+		if err := checkKeys(b, ext); err != nil {
+			return err
+		}
+	}
 	switch ext {
 	case ".json":
 		dec := json.NewDecoder(bytes.NewReader(b))

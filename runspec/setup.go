@@ -75,6 +75,9 @@ func (s Setup) Check() error {
 		return fmt.Errorf("setup: no registry of models, kernels or exchange rules (models %v, kernels %v, exchange rules %v): start from runspec.DefaultSetup()",
 			s.Models != nil, s.Kernels != nil, s.Exchanges != nil)
 	}
+	if _, err := sampler.RunSettings(s.Kernels); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
 	return nil
 }
 

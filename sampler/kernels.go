@@ -67,8 +67,10 @@ type KernelInfo struct {
 	// ones it is the biased baseline of the PT-SGHMC paper), so a training
 	// run does not offer it.
 	Minibatch bool
-	// Params returns a new zero value of the kernel's settings (a pointer,
-	// for a run to decode its config into); its Kernel builds the kernel.
+	// Params returns the kernel's default settings (a new pointer, for a
+	// run to decode its config over); its Kernel builds the kernel. Its
+	// fields declare the kernel's run settings (Setting, RunSettings):
+	// config-file key, flag, default and help text.
 	Params func() Params
 }
 
@@ -82,16 +84,20 @@ type KernelInfo struct {
 // as in Luo, Zhang and Liu (2018); it is not listed here.
 var Kernels = []KernelInfo{
 	{Name: "sgnht", Doc: "stochastic gradient Nose-Hoover thermostat (Ding et al. 2014)", Sampler: true, Minibatch: true,
-		Params: func() Params { return &SGNHTParams{} }},
+		Params: func() Params { return &SGNHTParams{Friction: DefaultFriction} }},
 	{Name: "sghmc", Doc: "stochastic gradient HMC with a fixed friction (Chen et al. 2014)", Sampler: true, Minibatch: true,
-		Params: func() Params { return &SGHMCParams{} }},
+		Params: func() Params { return &SGHMCParams{Friction: DefaultFriction} }},
 	{Name: "sgld", Doc: "stochastic gradient Langevin dynamics (Welling and Teh 2011)", Sampler: true, Minibatch: true,
 		Params: func() Params { return &SGLDParams{} }},
 	{Name: "hmc", Doc: "Hamiltonian Monte Carlo with a Metropolis test (Neal 2011)", Sampler: true, Minibatch: false,
 		Params: func() Params { return &HMCParams{} }},
 	{Name: "sgd", Doc: "momentum SGD, not a sampler: the non-Bayesian MAP baseline", Sampler: false, Minibatch: true,
-		Params: func() Params { return &SGDParams{} }},
+		Params: func() Params { return &SGDParams{Friction: DefaultFriction} }},
 }
+
+// DefaultFriction is the default momentum decay per step alpha of the
+// kernels with momentum (sgnht, sghmc, sgd): train's --friction.
+const DefaultFriction = 0.1
 
 // LookupKernel returns the entry of Kernels named name.
 func LookupKernel(name string) (KernelInfo, bool) {

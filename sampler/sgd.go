@@ -29,7 +29,7 @@ type SGD struct {
 type SGDParams struct {
 	// Friction is alpha, the momentum's decay per step: the friction is
 	// C = alpha/h at the rate's step h.
-	Friction float64 `json:"friction"`
+	Friction float64 `json:"friction" doc:"momentum decay per step alpha (diffusion A = alpha/h)"`
 }
 
 // Validate checks alpha in (0, 1).

@@ -65,9 +65,9 @@ type SGNHT struct {
 type SGNHTParams struct {
 	// Friction is alpha, the momentum's decay per step: the diffusion is
 	// A = alpha/h at the rate's step h.
-	Friction float64 `json:"friction"`
+	Friction float64 `json:"friction" doc:"momentum decay per step alpha (diffusion A = alpha/h)"`
 	// Inertia is the thermostat's Q (0: 1/A^2, see SGNHT).
-	Inertia float64 `json:"thermostat_inertia"`
+	Inertia float64 `json:"thermostat_inertia" doc:"SGNHT thermostat inertia Q: smaller adapts faster (0: 1/A^2, a thermostat that settles within a few momentum relaxation times)"`
 }
 
 // Validate checks alpha in (0, 1) and Q non-negative and finite.

@@ -329,12 +329,11 @@ func (pt *PT) tune(st *PTState) error {
 // schedules the next round, cut to end at burn-in; at burn-in tuning is
 // over, judged, with the burn-in it would have needed to converge.
 func (pt *PT) endRound(st *PTState, round TuningRound) {
-	s := &st.Stats
 	tu := &st.Tuning
 	r := len(st.Temps)
 	tu.Rounds = append(tu.Rounds, round)
 	copy(st.Temps, round.Next)
-	s.resetWindow(st.Steps)
+	pt.resetWindow(st, st.Steps)
 	length := tuningRoundSteps(tu.Exponent, pt.Every)
 	end := min(st.Steps+length, pt.BurnIn) // the last round ends at burn-in
 	if end <= st.Steps {

@@ -114,7 +114,7 @@ func TestAdaptedLadderRoundTrips(t *testing.T) {
 			m := sampler.Gauss1D4()
 			temps, _ := GeometricLadder(r, tmax)
 			corr, _ := NewCorrection(1, CorrectionOptions{})
-			pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2,
+			pt := &PT{Record: StandardRecorders(), Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2,
 				Exchange: &Exchanger{Batch: 16, Correction: corr}, Workers: 1, BurnIn: burn}
 			if adapt {
 				pt.Adapt = &LadderAdaptation{}

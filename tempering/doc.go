@@ -10,11 +10,16 @@
 // from its sampler.BatchOrder with the rung's stream, then the kernel's
 // step) and an exchange round when one is due. PT.RunUntil is the one loop
 // of every run: training runs and benchmarks attach Hooks to it (adapters
-// before a step, recorders after it), and PT.Run is RunUntil with a
-// recorder. The whole state is a PTState: the rungs' sampler.States, one
+// before a step, observers after it), and PT.Run is RunUntil with an
+// observer. The whole state is a PTState: the rungs' sampler.States, one
 // sampler.Stream per rung plus one for exchanges, the step count, the
 // current ladder and the statistics (PTStats, TuningState, one
-// sampler.Health per rung), plain data for a checkpoint.
+// sampler.Health per rung), plain data for a checkpoint. The statistics
+// the sampler does not adapt by are gathered by the Recorders a run
+// attaches (PT.Record, as Pigeons.jl's recorders): swap counts and
+// probabilities (SwapRecorder), round trips (RoundTripRecorder), the
+// thermostat and kinetic means (EnergyRecorder); PT keeps the walkers,
+// the window the ladder is tuned from and the rungs' health watch.
 //
 // # Ladders and exchanges
 //

@@ -27,7 +27,7 @@ func TestMixtureModes(t *testing.T) {
 		m, _ := sampler.Target(name)
 		temps, _ := GeometricLadder(10, 10)
 		corr, _ := NewCorrection(1, CorrectionOptions{})
-		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2,
+		pt := &PT{Record: StandardRecorders(), Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2,
 			Exchange: &Exchanger{Batch: 16, Correction: corr}, Workers: 1}
 		st, err := pt.Init([][]float64{m.Start()}, 1)
 		if err != nil {

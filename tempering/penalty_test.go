@@ -50,7 +50,7 @@ func TestBiasCorrectedExchange(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			pt := &PT{Kernel: sampler.SGLD{StepSize: 0.02}, Temps: []float64{1, 6}, Every: 1,
+			pt := &PT{Record: StandardRecorders(), Kernel: sampler.SGLD{StepSize: 0.02}, Temps: []float64{1, 6}, Every: 1,
 				Exchange: &BiasCorrectedExchange{Batch: 64, F: c.f}, Workers: 1}
 			st, err := pt.Init([][]float64{{0}}, 9)
 			if err != nil {

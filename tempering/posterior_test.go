@@ -215,7 +215,7 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 	if temps == nil {
 		temps = []float64{1}
 	}
-	pt := &tempering.PT{Kernel: c.kernel, Temps: temps, Workers: 1, BurnIn: c.burn, HealthWindow: c.healthWin, NoiseTarget: c.target}
+	pt := &tempering.PT{Record: tempering.StandardRecorders(), Kernel: c.kernel, Temps: temps, Workers: 1, BurnIn: c.burn, HealthWindow: c.healthWin, NoiseTarget: c.target}
 	var tp sampler.TermPotential
 	pots := make([]sampler.Potential, len(temps))
 	for j := range pots {

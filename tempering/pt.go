@@ -68,6 +68,11 @@ type PT struct {
 	// train leaves it off and only reports the ESS of the energy U/T,
 	// which every rung's verdict carries ungraded.
 	MixCoords bool
+	// Record are the recorders of the statistics the run reports (nil:
+	// none; StandardRecorders: all the built-in ones). Their figures are
+	// in PTState.Stats; what the sampler adapts itself by is kept whatever
+	// is attached (see Recorder).
+	Record []Recorder
 	// ExactGradients says every gradient is exact (a full batch; train
 	// sets it when the batch is the training set): the health check then
 	// names a heating beyond the injected noise and the measured
@@ -139,50 +144,62 @@ type PTState struct {
 	rungSteps rungSteps
 }
 
-// PTStats are exchange and thermostat statistics of a PT run.
+// PTStats are a PT run's statistics, plain data that a checkpoint saves.
+// PT keeps the walkers' labels, the window's swap figures (the ladder is
+// tuned from them) and each rung's health watch (a noise-aware step
+// shrinks by it); the other fields are the attached recorders' figures
+// (PT.Record), empty when their recorder is not attached.
 type PTStats struct {
 	// Pair p is rungs (p, p+1) for SchemeAlternate, (0, p+1) for SchemeToFirst.
+	// SwapRecorder: attempts and swaps per pair; exchanges that grew their
+	// batch, were exact, decided early.
 	Proposed, Accepted  []int
-	Grown, Exact, Early int // exchanges that grew their batch, were exact, decided early
-	// Walker[r] is the label of the configuration at rung r; LastEnd[w] is
-	// the end of the ladder walker w visited last (-1 bottom, +1 top, 0 none).
+	Grown, Exact, Early int
+	// Walker[r] is the label of the configuration at rung r (PT); LastEnd[w]
+	// is the end of the ladder walker w visited last (-1 bottom, +1 top, 0
+	// none; RoundTripRecorder).
 	Walker     []int
 	LastEnd    []int
-	RoundTrips int // walker visits of the bottom rung after the top one
-	// Running sums over steps, per rung, for means.
+	RoundTrips int // walker visits of the bottom rung after the top one (RoundTripRecorder)
+	// Running sums over steps, per rung, for means (EnergyRecorder).
 	XiSum, KinSum []float64
 	Count         int
-	// Window statistics, since WinStart: the start of the current tuning
-	// round, or the end of burn-in. WinReject sums each attempt's
+	// Window statistics (PT), since WinStart: the start of the current
+	// tuning round, or the end of burn-in. WinReject sums each attempt's
 	// Metropolis-equivalent rejection 1 - min(1, exp(deltaE)) of the
 	// estimated deltaE (what the communication barrier adds up), whatever
-	// test decided the swap.
+	// test decided the swap. WinRoundTrips is RoundTripRecorder's.
 	WinStart                 int
 	WinProposed, WinAccepted []int
 	WinReject                []float64
 	WinRoundTrips            int
-	// SwapProb and WinSwapProb sum, per pair over the run and over the
-	// window, each attempt's probability of swapping given the test's
-	// estimate of deltaE (ExchangeResult.Outcome): the Rao-Blackwellised
-	// swap acceptance, the same expectation as Accepted/Proposed with the
-	// test's own noise integrated out (Syed et al. 2021; Pigeons.jl).
-	// ProbSince is the step from which they hold probabilities: a state
-	// restored from a checkpoint written before they were recorded starts
-	// them at the 0/1 counts (the same expectation, not its lower
-	// variance) and sets ProbSince to the step it resumed at.
+	// SwapProb (SwapRecorder) and WinSwapProb (PT) sum, per pair over the
+	// run and over the window, each attempt's probability of swapping
+	// given the test's estimate of deltaE (ExchangeResult.Outcome): the
+	// Rao-Blackwellised swap acceptance, the same expectation as
+	// Accepted/Proposed with the test's own noise integrated out (Syed et
+	// al. 2021; Pigeons.jl). ProbSince is the step from which they hold
+	// probabilities: a state restored from a checkpoint written before
+	// they were recorded starts them at the 0/1 counts (the same
+	// expectation, not its lower variance) and sets ProbSince to the step
+	// it resumed at.
 	SwapProb, WinSwapProb []float64
 	ProbSince             int
-	// Health watches each rung's dynamics (Frictional kernels only).
+	// Health watches each rung's dynamics (PT; Frictional kernels only).
 	Health []sampler.Health
 }
 
-// resetWindow restarts the window statistics at step.
-func (s *PTStats) resetWindow(step int) {
-	s.WinStart, s.WinRoundTrips = step, 0
+// resetWindow restarts the window statistics at step, the recorders' too.
+func (pt *PT) resetWindow(st *PTState, step int) {
+	s := &st.Stats
+	s.WinStart = step
 	clear(s.WinProposed)
 	clear(s.WinAccepted)
 	clear(s.WinReject)
 	clear(s.WinSwapProb)
+	for _, rec := range pt.Record {
+		rec.Window(s, step)
+	}
 }
 
 // SeedSwapProb gives a state without probability sums (a snapshot written
@@ -345,11 +362,12 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 	}
 	pairs := max(r-1, 0)
 	st.Stats = PTStats{
-		Proposed: make([]int, pairs), Accepted: make([]int, pairs),
-		Walker: make([]int, r), LastEnd: make([]int, r),
-		XiSum: make([]float64, r), KinSum: make([]float64, r),
+		Walker:      make([]int, r),
 		WinProposed: make([]int, pairs), WinAccepted: make([]int, pairs), WinReject: make([]float64, pairs),
-		SwapProb: make([]float64, pairs), WinSwapProb: make([]float64, pairs),
+		WinSwapProb: make([]float64, pairs),
+	}
+	for _, rec := range pt.Record {
+		rec.Start(&st.Stats, r)
 	}
 	for j := range st.Stats.Walker {
 		st.Stats.Walker[j] = j
@@ -389,13 +407,16 @@ func (pt *PT) Check(st *PTState, dim int) error {
 		return fmt.Errorf("pt state: %d random streams for %d rungs (need %d)", len(st.Streams), r, r+1)
 	case len(st.Temps) != r:
 		return fmt.Errorf("pt state: a ladder of %d temperatures for %d rungs", len(st.Temps), r)
-	case len(st.Stats.Proposed) != pairs || len(st.Stats.Accepted) != pairs || len(st.Stats.WinProposed) != pairs ||
-		len(st.Stats.WinAccepted) != pairs || len(st.Stats.WinReject) != pairs ||
-		len(st.Stats.SwapProb) != pairs || len(st.Stats.WinSwapProb) != pairs:
+	case len(st.Stats.WinProposed) != pairs || len(st.Stats.WinAccepted) != pairs || len(st.Stats.WinReject) != pairs ||
+		len(st.Stats.WinSwapProb) != pairs:
 		return fmt.Errorf("pt state: exchange statistics for the wrong number of pairs (%d rungs)", r)
-	case len(st.Stats.Walker) != r || len(st.Stats.LastEnd) != r || len(st.Stats.XiSum) != r || len(st.Stats.KinSum) != r ||
-		len(st.Stats.Health) != r:
+	case len(st.Stats.Walker) != r || len(st.Stats.Health) != r:
 		return fmt.Errorf("pt state: per-rung statistics for the wrong number of rungs (%d)", r)
+	}
+	for _, rec := range pt.Record {
+		if err := rec.Check(&st.Stats, r); err != nil {
+			return fmt.Errorf("pt state: %w", err)
+		}
 	}
 	if err := CheckLadder(st.Temps); err != nil {
 		return fmt.Errorf("pt state: %w", err)
@@ -500,11 +521,11 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 		}
 	}
 	st.Steps++
-	st.Stats.Count++
+	for _, rec := range pt.Record {
+		rec.Step(&st.Stats, st, st.kin)
+	}
 	pt.observeTuningStep(st)
 	for j, s := range st.Rungs {
-		st.Stats.XiSum[j] += s.Xi
-		st.Stats.KinSum[j] += st.kin[j]
 		if !watched {
 			continue
 		}
@@ -543,7 +564,7 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 		}
 	}
 	if st.Steps == pt.BurnIn {
-		st.Stats.resetWindow(st.Steps)
+		pt.resetWindow(st, st.Steps)
 	}
 	return nil
 }
@@ -556,24 +577,14 @@ func (pt *PT) exchangeRound(tp sampler.TermPotential, st *PTState) error {
 		if err != nil {
 			return fmt.Errorf("exchange rungs %d and %d: %w", j, k, err)
 		}
-		st.Stats.Proposed[pair]++
 		st.Stats.WinProposed[pair]++
 		st.Stats.WinReject[pair] += MetropolisRejection(res.DeltaE)
-		prob := res.Outcome()
-		st.Stats.SwapProb[pair] += prob
-		st.Stats.WinSwapProb[pair] += prob
+		st.Stats.WinSwapProb[pair] += res.Outcome()
 		pt.observeTuningSwap(st, pair, res.DeltaE)
-		if res.Grown {
-			st.Stats.Grown++
-		}
-		if res.Exact {
-			st.Stats.Exact++
-		}
-		if res.Early {
-			st.Stats.Early++
+		for _, rec := range pt.Record {
+			rec.Swap(&st.Stats, SwapAttempt{Pair: pair, Result: res})
 		}
 		if res.Accepted {
-			st.Stats.Accepted[pair]++
 			st.Stats.WinAccepted[pair]++
 			a, b := st.Rungs[j], st.Rungs[k]
 			a.Theta, b.Theta = b.Theta, a.Theta
@@ -600,14 +611,9 @@ func (pt *PT) exchangeRound(tp sampler.TermPotential, st *PTState) error {
 		}
 	}
 	st.Rounds++
-	// Round trips: a walker reaching the bottom after last visiting the top.
-	wb, wt := st.Stats.Walker[0], st.Stats.Walker[r-1]
-	if st.Stats.LastEnd[wb] == 1 {
-		st.Stats.RoundTrips++
-		st.Stats.WinRoundTrips++
+	for _, rec := range pt.Record {
+		rec.Round(&st.Stats, st.Stats.Walker)
 	}
-	st.Stats.LastEnd[wb] = -1
-	st.Stats.LastEnd[wt] = 1
 	return nil
 }
 

@@ -53,7 +53,7 @@ func TestExchangeSign(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, negate := range []bool{false, true} {
-		pt := &PT{Kernel: sampler.SGLD{StepSize: 0.02}, Temps: []float64{1, 6}, Every: 1, Exchange: &Exchanger{Batch: 1, Correction: corr}, Workers: 1}
+		pt := &PT{Record: StandardRecorders(), Kernel: sampler.SGLD{StepSize: 0.02}, Temps: []float64{1, 6}, Every: 1, Exchange: &Exchanger{Batch: 1, Correction: corr}, Workers: 1}
 		st, err := pt.Init([][]float64{{0}}, 9)
 		if err != nil {
 			t.Fatal(err)
@@ -262,7 +262,7 @@ func TestPTReproducible(t *testing.T) {
 		m := sampler.Gauss1D4()
 		temps, _ := GeometricLadder(6, 10)
 		corr, _ := NewCorrection(1, CorrectionOptions{})
-		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: temps, Every: 3, Exchange: &Exchanger{Batch: 16, Correction: corr}, Workers: workers}
+		pt := &PT{Record: StandardRecorders(), Kernel: sampler.SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: temps, Every: 3, Exchange: &Exchanger{Batch: 16, Correction: corr}, Workers: workers}
 		st, _ := pt.Init([][]float64{m.Start()}, 5)
 		pots := make([]sampler.Potential, 6)
 		for i := range pots {

@@ -91,7 +91,7 @@ func TestSnapshotRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(breakAt int) *PTState {
-		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: []float64{1, 1.5, 2.2}, Every: 3, Workers: 1,
+		pt := &PT{Record: StandardRecorders(), Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: []float64{1, 1.5, 2.2}, Every: 3, Workers: 1,
 			Exchange: &Exchanger{Batch: 16, Correction: c}}
 		st, err := pt.Init([][]float64{m.Start()}, 11)
 		if err != nil {

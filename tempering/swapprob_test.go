@@ -106,8 +106,9 @@ func TestSwapProbabilityStats(t *testing.T) {
 	if s.ProbSince != 700 {
 		t.Errorf("seeded twice: since %d", s.ProbSince)
 	}
-	s.resetWindow(1000)
-	if s.WinSwapProb[0] != 0 || s.SwapProb[0] != 3 {
+	st := &PTState{Stats: s}
+	(&PT{Record: StandardRecorders()}).resetWindow(st, 1000)
+	if s := st.Stats; s.WinSwapProb[0] != 0 || s.SwapProb[0] != 3 || s.WinStart != 1000 {
 		t.Errorf("window reset: %+v", s)
 	}
 }

@@ -134,7 +134,7 @@ func FuzzCheckpoint(f *testing.F) {
 			return
 		}
 		n := tr.N
-		st, err := restore(c, cfg, &tempering.PT{Temps: temps}, spec.NumParams(), n)
+		st, err := restore(c, cfg, &tempering.PT{Record: tempering.StandardRecorders(), Temps: temps}, spec.NumParams(), n)
 		if err != nil {
 			if !errors.Is(err, rundir.ErrCheckpoint) {
 				t.Fatalf("error does not wrap ErrCheckpoint: %v", err)

@@ -78,7 +78,8 @@ func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
 	}
 	pt := &tempering.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
 		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(), MassScale: cfg.MassScaleValue(),
-		NoiseCorrection: cfg.NoiseCorrection, ExactGradients: cfg.Batch >= n}
+		NoiseCorrection: cfg.NoiseCorrection, ExactGradients: cfg.Batch >= n,
+		Record: tempering.StandardRecorders()} // every figure the metrics and reports read
 	if len(temps) > 1 {
 		pt.Every = cfg.Exchange
 		pt.Scheme = tempering.Scheme(cfg.Scheme)

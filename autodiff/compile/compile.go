@@ -289,47 +289,11 @@ func (c *compiler[T]) classify() error {
 		learn[l.ID()] = true
 	}
 	for _, cn := range c.nodes {
-		n := cn.n
-		for _, k := range c.kids(n) {
+		for _, k := range c.kids(cn.n) {
 			k.uses++
 		}
-		switch cn.kind {
-		case "":
-			if n != c.g.Input && n != c.g.Target && !learn[n.ID()] {
-				return &UnsupportedOpError{Model: c.model, Node: n.Name(), Op: "input", Why: "a free variable that is neither the input, the target nor a learnable"}
-			}
-		case "constantScalar", "constantTensor":
-			if n.Value() == nil {
-				return c.unsupported(n, "constant without a value")
-			}
-		case "sizeOp", "reshapeOp", "transposeOp", "im2colOp", "maxPoolOp":
-		case "repeatOp":
-			cn.repeat = true
-		case "linAlgBinOp":
-			ks := c.kids(n)
-			if opInt(n.Op(), "āBinaryOperator") != 0 || len(ks) != 2 || len(ks[0].shape) != 2 || len(ks[1].shape) != 2 {
-				return c.unsupported(n, "only matrix-matrix products are compiled")
-			}
-		case "elemBinOp":
-			sym, same := binSym(n.Op())
-			if !arithOps[sym] && !(compareOps[sym] && same) {
-				return c.unsupported(n, "")
-			}
-		case "elemUnaryOp":
-			if !unaryOps[fmt.Sprint(n.Op())] {
-				return c.unsupported(n, "")
-			}
-		case "sumOp":
-		case "softmaxOp":
-			ax := opInt(n.Op(), "axis")
-			if ax != -1 && ax != len(cn.shape)-1 {
-				return c.unsupported(n, "softmax is compiled along the last axis only")
-			}
-		default:
-			return c.unsupported(n, "")
-		}
-		if cn.kind == "maxPoolOp" && len(cn.shape) != 4 {
-			return c.unsupported(n, "max pooling of a 4-d tensor only")
+		if err := c.checkOp(cn, learn); err != nil {
+			return err
 		}
 	}
 	// Repeats must feed elementwise operations only (broadcasting), and
@@ -347,8 +311,66 @@ func (c *compiler[T]) classify() error {
 	if c.node(c.g.LogLik).repeat {
 		return c.unsupported(c.g.LogLik, "the log-likelihood is a repeat")
 	}
-	// Gradients flow from learnables to LogLik; comparisons, sizes and
-	// constants stop them.
+	c.markGradients(learn)
+	c.fuseReLU()
+	if c.mlp != nil {
+		return c.fuseMLP()
+	}
+	c.fuseConvolutions()
+	c.fuseConvBlocks()
+	return nil
+}
+
+// checkOp returns an error when the op of node cn is one the compiler does
+// not compile (learn: the learnables' IDs, the free variables allowed
+// besides the input and the target); it marks repeats.
+func (c *compiler[T]) checkOp(cn *cnode[T], learn map[int64]bool) error {
+	n := cn.n
+	switch cn.kind {
+	case "":
+		if n != c.g.Input && n != c.g.Target && !learn[n.ID()] {
+			return &UnsupportedOpError{Model: c.model, Node: n.Name(), Op: "input", Why: "a free variable that is neither the input, the target nor a learnable"}
+		}
+	case "constantScalar", "constantTensor":
+		if n.Value() == nil {
+			return c.unsupported(n, "constant without a value")
+		}
+	case "sizeOp", "reshapeOp", "transposeOp", "im2colOp", "maxPoolOp":
+	case "repeatOp":
+		cn.repeat = true
+	case "linAlgBinOp":
+		ks := c.kids(n)
+		if opInt(n.Op(), "āBinaryOperator") != 0 || len(ks) != 2 || len(ks[0].shape) != 2 || len(ks[1].shape) != 2 {
+			return c.unsupported(n, "only matrix-matrix products are compiled")
+		}
+	case "elemBinOp":
+		sym, same := binSym(n.Op())
+		if !arithOps[sym] && !(compareOps[sym] && same) {
+			return c.unsupported(n, "")
+		}
+	case "elemUnaryOp":
+		if !unaryOps[fmt.Sprint(n.Op())] {
+			return c.unsupported(n, "")
+		}
+	case "sumOp":
+	case "softmaxOp":
+		ax := opInt(n.Op(), "axis")
+		if ax != -1 && ax != len(cn.shape)-1 {
+			return c.unsupported(n, "softmax is compiled along the last axis only")
+		}
+	default:
+		return c.unsupported(n, "")
+	}
+	if cn.kind == "maxPoolOp" && len(cn.shape) != 4 {
+		return c.unsupported(n, "max pooling of a 4-d tensor only")
+	}
+	return nil
+}
+
+// markGradients marks the nodes that need an adjoint: gradients flow from
+// the learnables (learn) to LogLik; comparisons, sizes and constants stop
+// them.
+func (c *compiler[T]) markGradients(learn map[int64]bool) {
 	for _, cn := range c.nodes {
 		if !c.withGrad || !cn.inBwd {
 			continue
@@ -368,7 +390,11 @@ func (c *compiler[T]) classify() error {
 			}
 		}
 	}
-	// ReLU: x ⊙ (x >= 0), the comparison used only there.
+}
+
+// fuseReLU recognises ReLU, x ⊙ (x >= 0) with the comparison used only
+// there, and makes the product a relu node and the comparison skipped.
+func (c *compiler[T]) fuseReLU() {
 	for _, cn := range c.nodes {
 		if cn.kind != "elemBinOp" {
 			continue
@@ -390,12 +416,6 @@ func (c *compiler[T]) classify() error {
 			ks[0].uses--
 		}
 	}
-	if c.mlp != nil {
-		return c.fuseMLP()
-	}
-	c.fuseConvolutions()
-	c.fuseConvBlocks()
-	return nil
 }
 
 // convBlock is a convolution, its per-channel bias, ReLU and, when the

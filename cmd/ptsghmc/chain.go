@@ -3,9 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
+	"github.com/ptsghmc/ptsghmc/cluster"
 	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
@@ -16,7 +15,7 @@ import (
 // usage) and 143 (killed by SIGTERM before the handler ran), so a batch
 // script, Slurm's RequeueExit=75 or a Kubernetes podFailurePolicy can tell
 // "rerun me, I will resume" from a failure. See docs/cluster.md.
-const exitRequeue = 75
+const exitRequeue = cluster.ExitRequeue
 
 // requeueError wraps train.ErrInterrupted: the run stopped on a signal with
 // its checkpoint written; mainCode exits with exitRequeue.
@@ -24,47 +23,6 @@ type requeueError struct{ err error }
 
 func (e requeueError) Error() string { return e.err.Error() }
 func (e requeueError) Unwrap() error { return e.err }
-
-// Environment variables that number the tasks of an array job.
-const (
-	envSlurmTask = "SLURM_ARRAY_TASK_ID"  // Slurm: the task's index as --array gave it
-	envK8sIndex  = "JOB_COMPLETION_INDEX" // Kubernetes Indexed Job: 0..completions-1
-)
-
-// chainIndex returns the chain a --chain value names in a run of k chains,
-// and where it came from. "env" reads SLURM_ARRAY_TASK_ID (used as is: the
-// array is --array=1-K) or else JOB_COMPLETION_INDEX (0-based: chain is
-// index+1).
-func chainIndex(arg string, k int, getenv func(string) string) (int, string, error) {
-	check := func(i int, from, hint string) (int, string, error) {
-		if i < 1 || i > k {
-			return 0, "", fmt.Errorf("--chain: %s gives chain %d, but the run's chains are 1..%d (--chains %d)%s", from, i, k, k, hint)
-		}
-		return i, from, nil
-	}
-	if arg != "env" {
-		i, err := strconv.Atoi(arg)
-		if err != nil {
-			return 0, "", fmt.Errorf("--chain %q: expected a chain number 1..%d or env", arg, k)
-		}
-		return check(i, "--chain "+arg, "")
-	}
-	if v := strings.TrimSpace(getenv(envSlurmTask)); v != "" {
-		i, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, "", fmt.Errorf("--chain env: %s=%q is not a number", envSlurmTask, v)
-		}
-		return check(i, fmt.Sprintf("%s=%s", envSlurmTask, v), fmt.Sprintf(": submit the array with --array=1-%d", k))
-	}
-	if v := strings.TrimSpace(getenv(envK8sIndex)); v != "" {
-		i, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, "", fmt.Errorf("--chain env: %s=%q is not a number", envK8sIndex, v)
-		}
-		return check(i+1, fmt.Sprintf("%s=%s", envK8sIndex, v), fmt.Sprintf(": the Indexed Job needs completions: %d", k))
-	}
-	return 0, "", fmt.Errorf("--chain env: neither %s (Slurm array task) nor %s (Kubernetes Indexed Job) is set", envSlurmTask, envK8sIndex)
-}
 
 // printChains prints the state of every chain eval found, when there is
 // more than one or one is not finished, and a table header's blank line.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/cluster"
+
 	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/rundir"
 )
@@ -63,15 +65,15 @@ func TestChainTasks(t *testing.T) {
 	}
 	tasks := filepath.Join(t.TempDir(), "tasks")
 	// chain 3 first: the order tasks start in does not matter
-	t.Setenv(envSlurmTask, "3")
+	t.Setenv(cluster.EnvSlurmTask, "3")
 	if _, stderr, code := run(t, append([]string{"train", "--out", tasks, "--chain", "env"}, common...)...); code != 0 || !strings.Contains(stderr, "chain 3 of 3 (SLURM_ARRAY_TASK_ID=3): starting") {
 		t.Fatalf("chain 3 from Slurm: code %d, %s", code, stderr)
 	}
-	t.Setenv(envSlurmTask, "")
+	t.Setenv(cluster.EnvSlurmTask, "")
 	if _, stderr, code := run(t, append([]string{"train", "--out", tasks, "--chain", "1"}, common...)...); code != 0 {
 		t.Fatalf("chain 1: %s", stderr)
 	}
-	t.Setenv(envK8sIndex, "1")
+	t.Setenv(cluster.EnvK8sIndex, "1")
 	if _, stderr, code := run(t, append([]string{"train", "--out", tasks, "--chain", "env"}, common...)...); code != 0 || !strings.Contains(stderr, "JOB_COMPLETION_INDEX=1") {
 		t.Fatalf("chain 2 from Kubernetes: code %d, %s", code, stderr)
 	}
@@ -101,7 +103,7 @@ func TestChainTasks(t *testing.T) {
 		{[]string{"--chain", "env"}, "neither SLURM_ARRAY_TASK_ID"},
 		{[]string{"--chain", "1", "--time-limit", "1m"}, "--time-limit ends a run"},
 	}
-	t.Setenv(envK8sIndex, "")
+	t.Setenv(cluster.EnvK8sIndex, "")
 	for _, c := range bad {
 		_, stderr, code := run(t, append(append([]string{"train", "--out", tasks}, common...), c.args...)...)
 		if code != 1 && code != 2 || !strings.Contains(stderr, c.want) {
@@ -252,7 +254,7 @@ func TestSlurmCommand(t *testing.T) {
 	}
 	args := splitShell(t, cmdline)
 	for i := 1; i <= 2; i++ {
-		t.Setenv(envSlurmTask, string(rune('0'+i)))
+		t.Setenv(cluster.EnvSlurmTask, string(rune('0'+i)))
 		if _, stderr, code := run(t, args...); code != 0 {
 			t.Fatalf("task %d running %v: %s", i, args, stderr)
 		}

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
@@ -65,7 +63,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	switch *split {
 	case "test":
 	case "validation":
-		if test, err = validationSet(runs, baselines, full); err != nil {
+		if test, err = evaluate.ValidationSet(append(append([]string(nil), runs...), baselines...), full); err != nil {
 			return fmt.Errorf("eval --split validation: %w", err)
 		}
 	default:
@@ -116,26 +114,13 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 // set must be the one the runs and baselines recorded. It returns the
 // training and the test set.
 func evalData(runs, baselines []string, dir string, otherData bool) (full, test *datasets.Dataset, err error) {
-	if dir == "" {
-		cfg, err := rundir.ReadRunConfig(runs[0])
-		if err != nil {
-			return nil, nil, err
-		}
-		dir = cfg.Data
-	}
-	full, test, err = datasets.LoadMNIST(dir)
+	full, test, dir, err = evaluate.LoadRunsData(runs, dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !otherData {
-		// the test set belongs with the training set the runs recorded
-		check := append(append([]string(nil), runs...), baselines...)
-		// A multi-chain run's own config records the fingerprint its
-		// chains share, so chains missing or still starting are no obstacle.
-		for _, d := range check {
-			if err := rundir.CheckRunData(d, dir, full); err != nil {
-				return nil, nil, fmt.Errorf("%w (--other-data evaluates anyway)", err)
-			}
+		if err := evaluate.CheckRunsData(append(append([]string(nil), runs...), baselines...), dir, full); err != nil {
+			return nil, nil, fmt.Errorf("%w (--other-data evaluates anyway)", err)
 		}
 	}
 	return full, test, nil
@@ -238,13 +223,9 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(img.Dims) < 2 || img.Dims[0] == 0 {
-		return fmt.Errorf("read %s: image file has dimensions %v, expected count, rows[, cols]", *images, img.Dims)
-	}
-	n := img.Dims[0]
-	data := &datasets.Dataset{N: n, D: len(img.Data) / n, X: make([]float32, len(img.Data))}
-	for i, v := range img.Data {
-		data.X[i] = float32(v / 255)
+	data, err := datasets.Unlabelled(img)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", *images, err)
 	}
 	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{FromStep: *fromStep, SkipCorrupt: *skipCorrupt, AllowWriting: true}, *run)
 	if err != nil {
@@ -269,23 +250,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		defer f.Close() // on the error paths; closed and checked below
 		w = f
 	}
-	cw := csv.NewWriter(w)
-	head := []string{"index", "predicted"}
-	for c := 0; c < post.Model.Outputs; c++ {
-		head = append(head, fmt.Sprintf("p%d", post.Label(c)))
-	}
-	head = append(head, "entropy", "mutual_information")
-	cw.Write(head)
-	for i, p := range preds {
-		rec := []string{strconv.Itoa(i), strconv.Itoa(p.Class)}
-		for _, v := range p.Probabilities {
-			rec = append(rec, strconv.FormatFloat(v, 'g', 6, 64))
-		}
-		rec = append(rec, strconv.FormatFloat(p.Entropy, 'g', 6, 64), strconv.FormatFloat(p.MutualInformation, 'g', 6, 64))
-		cw.Write(rec)
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
+	if err := post.WriteCSV(w, preds); err != nil {
 		return fmt.Errorf("write %s: %w", outName(*out), err)
 	}
 	if f != nil {
@@ -301,28 +266,4 @@ func outName(path string) string {
 		return "standard output"
 	}
 	return path
-}
-
-// validationSet returns the validation examples the runs and baseline held
-// out of full, refusing runs that did not hold out the same ones.
-func validationSet(runs, baselines []string, full *datasets.Dataset) (*datasets.Dataset, error) {
-	dirs := append(append([]string(nil), runs...), baselines...)
-	first, err := rundir.ReadRunConfig(dirs[0])
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range dirs[1:] {
-		c, err := rundir.ReadRunConfig(d)
-		if err != nil {
-			return nil, err
-		}
-		if err := runspec.SameSplit(dirs[0], first, d, c); err != nil {
-			return nil, err
-		}
-	}
-	val, err := runspec.ValidationSet(first, full)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", dirs[0], err)
-	}
-	return val, nil
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/ptsghmc/ptsghmc/experiments"
 	"github.com/ptsghmc/ptsghmc/plots"
@@ -59,20 +56,14 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 	return writeJSON(stdout, r.Summary)
 }
 
+// writeCSV writes the samples xs to the file at path
+// (experiments.WriteSamplesCSV).
 func writeCSV(path string, xs [][]float64) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriter(f)
-	for _, x := range xs {
-		s := make([]string, len(x))
-		for i, v := range x {
-			s[i] = strconv.FormatFloat(v, 'g', 8, 64)
-		}
-		fmt.Fprintln(w, strings.Join(s, ","))
-	}
-	if err := w.Flush(); err != nil {
+	if err := experiments.WriteSamplesCSV(f, xs); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -16,7 +13,6 @@ import (
 	"github.com/ptsghmc/ptsghmc/experiments"
 	"github.com/ptsghmc/ptsghmc/plots"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // parseList parses a comma-separated list with parse.
@@ -112,7 +108,7 @@ flags:`)
 		}
 		sw.Rows = append(sw.Rows, row)
 	}
-	if err := writeSweepTable(stdout, sw); err != nil {
+	if err := sw.WriteTable(stdout); err != nil {
 		return err
 	}
 	if *jsonOut != "" {
@@ -129,63 +125,36 @@ flags:`)
 // printSavedSweep prints the table of the sweep saved (--json) at path,
 // and its plot when plotPath is not empty.
 func printSavedSweep(stdout io.Writer, path, plotPath string) error {
-	b, err := os.ReadFile(path)
+	sw, err := diagnose.ReadSweep(path)
 	if err != nil {
 		return err
 	}
-	var sw diagnose.PTSweep
-	if err := json.Unmarshal(b, &sw); err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	if err := writeSweepTable(stdout, &sw); err != nil {
+	if err := sw.WriteTable(stdout); err != nil {
 		return err
 	}
 	if plotPath != "" {
-		return plots.Sweep(plotPath, &sw)
+		return plots.Sweep(plotPath, sw)
 	}
 	return nil
 }
 
-// sweepRow runs the sweep's cases of block dimension d, one per seed (of
-// the tiny BNN when bnn is not nil, with its reference ref), and returns
-// the row of their errors and barriers, each case reported on stderr.
+// sweepRow runs the sweep's row of block dimension d (experiments.SweepRow),
+// each case reported on stderr; a diverged chain's error says what to
+// change.
 func sweepRow(stderr io.Writer, o experiments.SweepSettings, d int, ss []uint64, bnn *experiments.TinyBNN, ref *experiments.BNNReference) (diagnose.PTSweepRow, error) {
-	row := diagnose.PTSweepRow{Dim: d, Seeds: ss, Error: map[string][][]float64{}}
-	for _, seed := range ss {
-		var errs map[string][]float64
-		var st *tempering.PTState
-		var err error
-		if bnn != nil {
-			errs, st, err = experiments.BNNSweepCase(o, bnn, ref, seed)
-		} else {
-			errs, st, err = experiments.SweepCase(o, d, seed)
-		}
-		if errors.Is(err, sampler.ErrDiverged) {
-			hint := "a smaller --h"
-			if bnn != nil {
-				hint = "make tempering-sweep runs tinybnn at --h 0.05"
-			}
-			return row, fmt.Errorf("%w (at --h %g; %s)", err, o.StepSize, hint)
-		}
-		if err != nil {
-			return row, err
-		}
-		lambda := 0.0
-		for p := range st.Stats.WinProposed {
-			lambda += st.Stats.WindowRejection(p)
-		}
-		tuned, _ := st.TunedBarrier()
-		row.Lambda = append(row.Lambda, lambda)
-		row.LambdaTuned = append(row.LambdaTuned, tuned)
-		row.Ladder = append(row.Ladder, append([]float64(nil), st.Temps...))
-		row.RoundTrips = append(row.RoundTrips, st.Stats.WinRoundTrips)
-		for _, m := range diagnose.PTSweepMethods {
-			row.Error[m] = append(row.Error[m], errs[m])
-		}
+	last := len(o.Fractions) - 1
+	row, err := experiments.SweepRow(o, d, ss, bnn, ref, func(c experiments.SweepCaseResult) {
 		fmt.Fprintf(stderr, "d %d seed %d: Lambda %.3g (tuned %.3g), round trips %d; error PT %.3f, swaps off %.3f, independent %.3f\n",
-			d, seed, lambda, tuned, st.Stats.WinRoundTrips, errs["pt"][len(o.Fractions)-1], errs["swaps-off"][len(o.Fractions)-1], errs["independent"][len(o.Fractions)-1])
+			c.Dim, c.Seed, c.Lambda, c.LambdaTuned, c.RoundTrips, c.Errors["pt"][last], c.Errors["swaps-off"][last], c.Errors["independent"][last])
+	})
+	if errors.Is(err, sampler.ErrDiverged) {
+		hint := "a smaller --h"
+		if bnn != nil {
+			hint = "make tempering-sweep runs tinybnn at --h 0.05"
+		}
+		return row, fmt.Errorf("%w (at --h %g; %s)", err, o.StepSize, hint)
 	}
-	return row, nil
+	return row, err
 }
 
 // writeJSONFile writes v as JSON (writeJSON) to the file at path.
@@ -200,62 +169,6 @@ func writeJSONFile(path string, v any) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// spread formats values as "median (min-max)".
-func spread(x []float64, prec int) string {
-	if len(x) == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.*f (%.*f-%.*f)", prec, diagnose.Median(x), prec, slices.Min(x), prec, slices.Max(x))
-}
-
-// writeSweepTable prints the sweep as markdown: per block dimension, PT's
-// barrier and each method's error at the full budget, then the medians at
-// each budget fraction.
-func writeSweepTable(w io.Writer, sw *diagnose.PTSweep) error {
-	if sw.Target == "tinybnn" {
-		fmt.Fprintf(w, "tinybnn (one-unit tanh network, d = 0: no block): largest error of the posterior predictive mean at x = -0.5, 0, 0.5 against quadrature; ")
-	} else {
-		fmt.Fprintf(w, "%s + d-dimensional Gaussian block: largest mode-weight error; ", sw.Target)
-	}
-	fmt.Fprintf(w, "%d gradient evaluations per method and seed (%d steps x %d replicas, burn-in %d); median (min-max) over seeds\n\n",
-		sw.Budget, sw.Budget/sw.Replicas, sw.Replicas, sw.BurnIn)
-	fmt.Fprintln(w, "| d | seeds | Lambda after burn-in | Lambda tuned | round trips | PT (adapted ladder) | same ladder, swaps off | independent chains | best |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
-	for _, r := range sw.Rows {
-		trips := make([]float64, len(r.RoundTrips))
-		for i, t := range r.RoundTrips {
-			trips[i] = float64(t)
-		}
-		best, bestErr := "", math.Inf(1)
-		for _, m := range diagnose.PTSweepMethods {
-			if e := diagnose.Median(r.Final(m)); e < bestErr {
-				best, bestErr = m, e
-			}
-		}
-		fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Dim, len(r.Seeds), spread(r.Lambda, 2), spread(r.LambdaTuned, 1),
-			spread(trips, 0), spread(r.Final("pt"), 3), spread(r.Final("swaps-off"), 3), spread(r.Final("independent"), 3), best)
-	}
-	fmt.Fprintf(w, "\nmedian error against gradient evaluations\n\n| d | method |")
-	for _, f := range sw.Fractions {
-		fmt.Fprintf(w, " %d |", int(math.Round(f*float64(sw.Budget))))
-	}
-	fmt.Fprintf(w, "\n|---|---|%s\n", strings.Repeat("---|", len(sw.Fractions)))
-	for _, r := range sw.Rows {
-		for _, m := range diagnose.PTSweepMethods {
-			fmt.Fprintf(w, "| %d | %s |", r.Dim, m)
-			for f := range sw.Fractions {
-				var e []float64
-				for _, s := range r.Error[m] {
-					e = append(e, s[f])
-				}
-				fmt.Fprintf(w, " %.3f |", diagnose.Median(e))
-			}
-			fmt.Fprintln(w)
-		}
 	}
 	return nil
 }

@@ -23,7 +23,9 @@ func checkResumeFlags(fs *flag.FlagSet, args []string, dir string) error {
 		return fmt.Errorf("--resume: %w", err)
 	}
 	shadow := flag.NewFlagSet("run", flag.ContinueOnError)
-	bindConfig(shadow, &run)
+	if err := bindConfig(shadow, &run); err != nil {
+		return err
+	}
 	var bad []string
 	fs.Visit(func(f *flag.Flag) {
 		if resumeFlagsApply[f.Name] {

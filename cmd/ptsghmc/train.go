@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/cluster"
+
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -25,8 +27,10 @@ import (
 )
 
 // bindConfig registers one flag per Config field, with c's values as
-// defaults.
-func bindConfig(fs *flag.FlagSet, c *runspec.Config) {
+// defaults; the kernels' own settings (friction, thermostat-inertia, and
+// any a kernel of sampler.Kernels declares) are bound from their kernels'
+// declarations (runspec.Config.BindKernelSettings).
+func bindConfig(fs *flag.FlagSet, c *runspec.Config) error {
 	fs.StringVar(&c.Data, "data", c.Data, "directory holding the four MNIST-style IDX files (optionally .gz)")
 	fs.IntVar(&c.TrainSize, "train-size", c.TrainSize, "use a random subset of this many training examples (0: all)")
 	fs.IntVar(&c.Validation, "validation", c.Validation, "training examples held out for the validation log-likelihood trace")
@@ -51,8 +55,6 @@ func bindConfig(fs *flag.FlagSet, c *runspec.Config) {
 	fs.IntVar(&c.Thin, "thin", c.Thin, "keep a rung-1 sample every this many steps")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "minibatch size")
 	fs.Float64Var(&c.LR, "lr", c.LR, "per-example learning rate eps (step size h = sqrt(eps/N))")
-	fs.Float64Var(&c.Friction, "friction", c.Friction, "momentum decay per step alpha (diffusion A = alpha/h)")
-	fs.Float64Var(&c.Inertia, "thermostat-inertia", c.Inertia, "SGNHT thermostat inertia Q: smaller adapts faster (0: 1/A^2, a thermostat that settles within a few momentum relaxation times)")
 	fs.StringVar(&c.Precondition, "precondition", c.Precondition, "diagonal mass matrix estimated during burn-in, then frozen: none, rmsprop (from squared minibatch gradients) or variance (from the positions' variances); heavier masses slow the stiff, noisy coordinates to the widest one's pace (docs/sampler.md)")
 	fs.StringVar(&c.MassScale, "mass-scale", c.MassScale, "with --precondition, which coordinates keep unit mass: widest (the others are slowed to their pace; --lr must then grow, but the burn-in's first window runs unit mass at it) or stiffest (the others are sped up to their pace: --lr keeps its unit-mass meaning; docs/posterior-checks.md)")
 	fs.BoolVar(&c.NoiseCorrection, "noise-correction", c.NoiseCorrection, "estimate the gradient noise per parameter at the end of burn-in and inject less noise where the gradient brings more (SGHMC's B-hat), so no parameter runs hot or cold under the one thermostat (ptsghmc, sgnht, sghmc)")
@@ -78,6 +80,7 @@ func bindConfig(fs *flag.FlagSet, c *runspec.Config) {
 	fs.IntVar(&c.GradShards, "grad-shards", c.GradShards, "graph models (--model): split each minibatch gradient over this many graphs run in parallel (0: the cores each rung gets; recorded by the run)")
 	fs.IntVar(&c.CkptEvery, "checkpoint-every", c.CkptEvery, "steps between checkpoints")
 	fs.IntVar(&c.LogEvery, "log-every", c.LogEvery, "steps between metrics lines")
+	return c.BindKernelSettings(fs, sampler.Kernels)
 }
 
 // classesFlag is the --classes list of a Config.
@@ -119,7 +122,9 @@ func configFlags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	bindConfig(fs, &cfg)
+	if err := bindConfig(fs, &cfg); err != nil {
+		return nil, nil, err
+	}
 	fs.String("config", "", "JSON or YAML file of settings (flags given override it)")
 	return fs, &cfg, nil
 }
@@ -273,7 +278,7 @@ func (tf *trainFlags) openChains(ctx context.Context, stderr io.Writer) (*train.
 		if tf.timeLimit > 0 {
 			return nil, fmt.Errorf("--time-limit ends a run for good; with --chain let the scheduler's time limit send SIGTERM (sbatch --signal, docs/cluster.md) and requeue the task")
 		}
-		i, from, err := chainIndex(tf.chain, cfg.Chains, os.Getenv)
+		i, from, err := cluster.ChainIndex(tf.chain, cfg.Chains, os.Getenv)
 		if err != nil {
 			return nil, err
 		}

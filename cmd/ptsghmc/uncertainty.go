@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
@@ -20,15 +19,8 @@ func loadOODImages(path string) (*datasets.Dataset, error) {
 	if st, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("--ood %s: %w", path, err)
 	} else if st.IsDir() {
-		file = ""
-		for _, n := range []string{datasets.TestImages, datasets.TestImages + ".gz"} {
-			if _, err := os.Stat(filepath.Join(path, n)); err == nil {
-				file = filepath.Join(path, n)
-				break
-			}
-		}
-		if file == "" {
-			return nil, fmt.Errorf("--ood %s: the directory holds neither %s nor %s.gz (give an IDX image file instead)", path, datasets.TestImages, datasets.TestImages)
+		if file, err = datasets.TestImagesIn(path); err != nil {
+			return nil, fmt.Errorf("--ood %s: %w (give an IDX image file instead)", path, err)
 		}
 	}
 	img, err := datasets.ReadIDXFile(file)
@@ -38,12 +30,7 @@ func loadOODImages(path string) (*datasets.Dataset, error) {
 	if len(img.Dims) < 2 || img.Dims[0] == 0 || img.Type != datasets.IDXUint8 {
 		return nil, fmt.Errorf("--ood %s: %s holds %v elements of type 0x%02x, expected images (count, rows[, cols]) of unsigned bytes", path, file, img.Dims, img.Type)
 	}
-	n := img.Dims[0]
-	d := &datasets.Dataset{N: n, D: len(img.Data) / n, X: make([]float32, len(img.Data))}
-	for i, v := range img.Data {
-		d.X[i] = float32(v / 255)
-	}
-	return d, nil
+	return datasets.Unlabelled(img)
 }
 
 // fmtPtr formats a value that may be null.
