@@ -11,8 +11,8 @@
 #              100 steps, the ensemble from step 8,000
 #   ens4       4 sgd LeNets of 4,000 steps, each its own cosine decay (seeds 10 SEED + i)
 #   ens8       8 of 2,000 steps
-# The deep ensemble's size is the one cnn_select.sh's validation rule picks between
-# ens4 and ens8. Finished rows are skipped, unfinished ones resume bit-exactly.
+# The deep ensemble's size is the one cnn_select.sh's validation rule picked between
+# ens4 and ens8 on seed 1: ens4 (validation NLL 0.2147 against 0.2488; docs/experiments.md). Finished rows are skipped, unfinished ones resume bit-exactly.
 set -euo pipefail
 seed=$1 out=$2; shift 2
 bin=${BIN:-bin/ptsghmc}
