@@ -1,6 +1,8 @@
 package tempering
 
 import (
+	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -50,4 +52,23 @@ func halfSquaredNorm(x []float64) float64 {
 		u += 0.5 * v * v
 	}
 	return u
+}
+
+// sameChains fails t when two PT states' rungs (theta, p, xi, U) or random
+// streams differ, saying how they came to be compared (what).
+func sameChains(t *testing.T, a, b *PTState, what string) {
+	t.Helper()
+	for r := range a.Rungs {
+		x, y := a.Rungs[r], b.Rungs[r]
+		if !slices.Equal(x.Theta, y.Theta) || !slices.Equal(x.P, y.P) || x.Xi != y.Xi || x.U != y.U {
+			t.Fatalf("rung %d differs %s", r, what)
+		}
+	}
+	for j := range a.Streams {
+		sa, _ := a.Streams[j].MarshalBinary()
+		sb, _ := b.Streams[j].MarshalBinary()
+		if !bytes.Equal(sa, sb) {
+			t.Fatalf("stream %d differs %s", j, what)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package tempering
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -274,19 +273,7 @@ func TestPTReproducible(t *testing.T) {
 		return st
 	}
 	a, b := run(1), run(4)
-	for r := range a.Rungs {
-		x, y := a.Rungs[r], b.Rungs[r]
-		if !slices.Equal(x.Theta, y.Theta) || !slices.Equal(x.P, y.P) || x.Xi != y.Xi || x.U != y.U {
-			t.Fatalf("rung %d differs between 1 and 4 workers", r)
-		}
-	}
-	for j := range a.Streams {
-		sa, _ := a.Streams[j].MarshalBinary()
-		sb, _ := b.Streams[j].MarshalBinary()
-		if !bytes.Equal(sa, sb) {
-			t.Fatalf("stream %d differs between 1 and 4 workers", j)
-		}
-	}
+	sameChains(t, a, b, "between 1 and 4 workers")
 	if !reflect.DeepEqual(a.Stats, b.Stats) || !slices.Equal(a.Temps, b.Temps) || a.Steps != b.Steps || a.Rounds != b.Rounds {
 		t.Fatalf("exchange statistics or ladder differ between 1 and 4 workers:\n%+v\n%+v", a.Stats, b.Stats)
 	}

@@ -56,19 +56,7 @@ func TestRecordersOnlyObserve(t *testing.T) {
 	counter := &eventCounter{}
 	with := recordedRun(t, steps, append(StandardRecorders(), counter))
 	without := recordedRun(t, steps, nil)
-	for j := range with.Rungs {
-		a, b := with.Rungs[j], without.Rungs[j]
-		if !reflect.DeepEqual(a.Theta, b.Theta) || !reflect.DeepEqual(a.P, b.P) || a.Xi != b.Xi || a.U != b.U {
-			t.Fatalf("rung %d differs with recorders attached", j)
-		}
-	}
-	for j := range with.Streams {
-		x, _ := with.Streams[j].MarshalBinary()
-		y, _ := without.Streams[j].MarshalBinary()
-		if !reflect.DeepEqual(x, y) {
-			t.Fatalf("stream %d differs with recorders attached", j)
-		}
-	}
+	sameChains(t, with, without, "with recorders attached")
 	ws, os := with.Stats, without.Stats
 	if !reflect.DeepEqual(ws.Walker, os.Walker) || !reflect.DeepEqual(ws.WinProposed, os.WinProposed) || !reflect.DeepEqual(ws.WinReject, os.WinReject) ||
 		!reflect.DeepEqual(ws.WinSwapProb, os.WinSwapProb) || ws.WinStart != os.WinStart || !reflect.DeepEqual(ws.Health, os.Health) {
