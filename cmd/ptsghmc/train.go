@@ -160,8 +160,15 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	// Signals are caught from here on: a SIGTERM while the data loads
 	// stops the run at its first step, with a checkpoint.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	sigCtx := ctx
+	defer func() {
+		// After a signal the run is shutting down: keep catching them, so
+		// that a second Ctrl-C between the checkpoint and the process's
+		// exit is not the default action (killed, exit status lost).
+		if sigCtx.Err() == nil {
+			stop()
+		}
+	}()
 
 	ch, err := tf.openChains(ctx, stderr)
 	if err != nil {
