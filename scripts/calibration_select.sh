@@ -22,9 +22,6 @@
 # run on the test set against the ensemble (seeds 1-3) and at 30 minutes.
 set -euo pipefail
 seed=$1 out=$2; shift 2
-bin=${BIN:-bin/ptsghmc}
-data=${DATA:-/usr/share/datasets/fashion-mnist}
-mkdir -p "$out"
 . "$(dirname "$0")/runs.sh"
 train() { local name=$1; shift; train_row "$name" --data "$data" --split-seed "$seed" --quiet --checkpoint-every 5000 "$@"; }
 score() { local name=$1; shift; eval_rows "$name" validation "$@"; eval_rows "$name" test "$@"; }

@@ -27,9 +27,6 @@
 # Finished rows are skipped, unfinished ones resume bit-exactly (scripts/runs.sh).
 set -euo pipefail
 seed=$1 out=$2; shift 2
-bin=${BIN:-bin/ptsghmc}
-data=${DATA:-/usr/share/datasets/fashion-mnist}
-mkdir -p "$out"
 . "$(dirname "$0")/runs.sh"
 train() { local name=$1; shift; train_row "$name" --data "$data" --model lenet --split-seed "$seed" --quiet "$@"; }
 # score NAME FROM ROW...: the pooled rows' ensemble on the validation split from step FROM

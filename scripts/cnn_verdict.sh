@@ -12,12 +12,10 @@
 #   ens4       4 sgd LeNets of 4,000 steps, each its own cosine decay (seeds 10 SEED + i)
 #   ens8       8 of 2,000 steps
 # The deep ensemble's size is the one cnn_select.sh's validation rule picked between
-# ens4 and ens8 on seed 1: ens4 (validation NLL 0.2147 against 0.2488; docs/experiments.md). Finished rows are skipped, unfinished ones resume bit-exactly.
+# ens4 and ens8 on seed 1: ens4 (validation NLL 0.2147 against 0.2488;
+# docs/experiments.md). Finished rows are skipped, unfinished ones resume bit-exactly.
 set -euo pipefail
 seed=$1 out=$2; shift 2
-bin=${BIN:-bin/ptsghmc}
-data=${DATA:-/usr/share/datasets/fashion-mnist}
-mkdir -p "$out"
 . "$(dirname "$0")/runs.sh"
 train() { local name=$1; shift; train_row "$name" --data "$data" --model lenet --validation 0 --quiet "$@"; }
 # score NAME FROM ROW...: the pooled rows on the test set and out of distribution

@@ -11,11 +11,8 @@
 # NLL. Finished rows are skipped; unfinished ones resume bit-exactly.
 set -euo pipefail
 seed=$1 out=$2; shift 2
-bin=${BIN:-bin/ptsghmc}
-data=${DATA:-/usr/share/datasets/fashion-mnist}
-mkdir -p "$out"
-S=125000 S2=84000
 . "$(dirname "$0")/runs.sh"
+S=125000 S2=84000
 train() { local name=$1; shift; train_row "$name" --data "$data" --validation 0 --quiet --checkpoint-every 5000 "$@"; }
 score() { local name=$1; shift; eval_rows "$name" test "$@"; }
 for row in "$@"; do

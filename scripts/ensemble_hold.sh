@@ -10,12 +10,9 @@
 # samples as at 8 minutes. Finished rows are skipped; unfinished ones resume bit-exactly.
 set -euo pipefail
 out=$1; shift
-bin=${BIN:-bin/ptsghmc}
-data=${DATA:-/usr/share/datasets/fashion-mnist}
-seed=1
-mkdir -p "$out"
-S=470000 S2=315000 thin=940
 . "$(dirname "$0")/runs.sh"
+seed=1
+S=470000 S2=315000 thin=940
 train() { local name=$1; shift; train_row "$name" --data "$data" --validation 0 --quiet --checkpoint-every 5000 "$@"; }
 score() { local name=$1; shift; eval_rows "$name" test "$@"; }
 for row in "$@"; do

@@ -11,11 +11,8 @@
 # and on the test set (ROW.test.json, recorded, not used to choose).
 set -euo pipefail
 seed=$1 out=$2
-bin=${BIN:-bin/ptsghmc}
-data=${DATA:-/usr/share/datasets/fashion-mnist}
-mkdir -p "$out"
-common=(--data "$data" --arch 784-100-10 --split-seed "$seed" --quiet --checkpoint-every 5000)
 . "$(dirname "$0")/runs.sh"
+common=(--data "$data" --arch 784-100-10 --split-seed "$seed" --quiet --checkpoint-every 5000)
 train() { local name=$1; shift; train_row "$name" "${common[@]}" "$@"; }
 # score NAME RUNS...: validation and test figures of the pooled runs.
 score() {

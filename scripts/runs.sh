@@ -1,7 +1,12 @@
 # runs.sh: the experiment scripts' resumable rows, sourced by ensemble_sweep.sh,
 # ensemble_confirm.sh, ensemble_hold.sh, uncertainty_figures.sh, cnn_select.sh, cnn_verdict.sh
-# and calibration_select.sh. The caller
-# sets out (the directory of the rows) and bin (the ptsghmc binary).
+# and calibration_select.sh. The caller sets out (the directory of the rows) before
+# sourcing it; sourcing makes that directory and sets bin (the ptsghmc binary: BIN,
+# default bin/ptsghmc) and data (the data set: DATA, default Debian's Fashion-MNIST).
+: "${out:?runs.sh: set out, the directory of the rows, before sourcing}"
+bin=${BIN:-bin/ptsghmc}
+data=${DATA:-/usr/share/datasets/fashion-mnist}
+mkdir -p "$out"
 
 # train_row NAME ARGS...: trains $out/NAME with `train --out $out/NAME --overwrite
 # ARGS`, or, when an earlier call was interrupted, resumes it from its checkpoint

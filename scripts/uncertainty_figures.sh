@@ -11,9 +11,6 @@
 # Finished runs are skipped and unfinished ones resumed (bit-exact).
 set -euo pipefail
 out=$1
-bin=${BIN:-bin/ptsghmc}
-data=${DATA:-/usr/share/datasets/fashion-mnist}
-mkdir -p "$out"
 . "$(dirname "$0")/runs.sh"
 train() { local name=$1; shift; train_row "$name" --data "$data" --quiet "$@"; }
 for cls in all 8; do
