@@ -9,6 +9,9 @@
 #         grown until the test can decide)
 #   (vi)  the same with the approximate test on one batch (--exchange-test
 #         resghmc in both)
+#   (vii) the same with every test exact (--xbatch 10000: the whole data
+#         set from the first look): equal exchange work in both programs,
+#         whatever their tests would have grown to
 #   (ii)  train --sampler ptsghmc's default step: 4 replicas, batch 128,
 #         exchange every 500 steps (500 timed steps: one exchange round)
 #   (iii) a single chain, no exchange, batch 128: SGNHT in ptsghmc against
@@ -83,6 +86,7 @@ workloads=(
 	"(ii) train default: R=4, batch 128, exchange every 500|--replicas 4 --batch 128 --exchange 500 --steps 500|--replicas 4 --batch 128 --exchange 500 --steps 500"
 	"(iii) single chain: R=1, batch 128, no exchange (SGNHT vs SGHMC)|--replicas 1 --batch 128 --exchange 0 --steps 200|--replicas 1 --batch 128 --exchange 0 --steps 200 --kernel sghmc"
 	"(vi) R=10, exchange every 10, the approximate test on one batch (resghmc)|--replicas 10 --batch 128 --exchange 10 --steps 50 --exchange-test resghmc|--replicas 10 --batch 128 --exchange 10 --steps 50 --exchange-test resghmc"
+	"(vii) R=10, exchange every 10, every test exact (--xbatch 10000)|--replicas 10 --batch 128 --exchange 10 --steps 50 --xbatch 10000|--replicas 10 --batch 128 --exchange 10 --steps 50 --xbatch 10000"
 	"(v) sampling vs optimising: one SGNHT chain vs PyTorch's AdamW step|--replicas 1 --batch 128 --exchange 0 --steps 300|--replicas 1 --batch 128 --exchange 0 --steps 300 --kernel adamw"
 )
 

@@ -33,7 +33,7 @@ own threads only: Debian's OpenBLAS (the system libblas.so.3) keeps its own,
 set with OPENBLAS_NUM_THREADS.
 
 usage: /usr/bin/python3 scripts/pytorch_bench.py [--replicas 10] [--batch 128] [--steps 50]
-       [--threads 1] [--exchange 10] [--exchange-test barker|resghmc] [--kernel sgnht|sghmc|adamw]
+       [--threads 1] [--exchange 10] [--exchange-test barker|resghmc] [--xbatch 256] [--kernel sgnht|sghmc|adamw]
 """
 import argparse
 import math
@@ -50,12 +50,14 @@ p.add_argument("--threads", type=int, default=1)
 p.add_argument("--exchange", type=int, default=10, help="steps between exchange rounds (0: none)")
 p.add_argument("--exchange-test", choices=["barker", "resghmc"], default="barker",
                help="the swap test: barker (ptsghmc's corrected minibatch Barker test, growing its batch) or resghmc (one batch)")
+p.add_argument("--xbatch", type=int, default=256,
+               help="an exchange test's first batch (ptsghmc's --xbatch; N or more: every test exact)")
 p.add_argument("--kernel", choices=["sgnht", "sghmc", "adamw"], default="sgnht",
                help="adamw: one network optimised by torch.optim.AdamW (mean cross-entropy, "
                     "forward, backward, zero_grad, step): the optimiser's step a sampler's step is compared with")
 a = p.parse_args()
-if a.replicas < 1 or a.batch < 1 or a.steps < 1 or a.threads < 1:
-    p.error("replicas, batch, steps and threads must be positive")
+if a.replicas < 1 or a.batch < 1 or a.steps < 1 or a.threads < 1 or a.xbatch < 2:
+    p.error("replicas, batch, steps and threads must be positive, xbatch at least 2")
 if a.exchange < 0:
     p.error("exchange must be >= 0 (0: no exchanges)")
 if a.kernel == "adamw" and a.replicas != 1:
@@ -97,8 +99,8 @@ def loglik(xb, yb):
 
 
 # ptsghmc's exchange settings (runspec.DefaultConfig: xbatch, xmargin,
-# xtolerance; the correction table's sigma)
-XBATCH, MARGIN, LOG_TOL, SIGMA = 256, 50.0, math.log(1e-8), 1.0
+# xtolerance; the correction table's sigma); --xbatch sets the first
+XBATCH, MARGIN, LOG_TOL, SIGMA = a.xbatch, 50.0, math.log(1e-8), 1.0
 counts = {"tests": 0, "grown": 0, "exact": 0, "early": 0, "swaps": 0}
 
 
@@ -202,6 +204,8 @@ if a.exchange != 10 or a.kernel != "sgnht":
     extra = f" exchange={every} {a.kernel}"
 if every > 0 and a.exchange_test != "barker":
     extra += f" {a.exchange_test}"
+if every > 0 and a.xbatch != 256:
+    extra += f" xbatch={a.xbatch}"
 print(f"pytorch {torch.__version__} threads={a.threads} {a.arch} R={R} batch={B}{extra}: {a.steps / el:.2f} steps/s")
 if every > 0:
     print(f"exchange tests {counts['tests']} ({counts['grown']} grew their batch, {counts['exact']} exact on all data, "
