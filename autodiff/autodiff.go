@@ -39,6 +39,14 @@ type Evaluator interface {
 	Eval(theta []float64, data *datasets.Dataset, idx []int, scale float64, grad, loglik []float64) (float64, error)
 }
 
+// BatchLogLiker is an Evaluator that also evaluates the per-example
+// log-likelihoods of any number of examples with theta converted once (what
+// compile.Evaluator does), the values Eval's loglik would give batch by
+// batch. An exchange test's terms use it when their evaluator has it.
+type BatchLogLiker interface {
+	LogLiks(theta []float64, data *datasets.Dataset, idx []int, out []float64) error
+}
+
 // Engine names an Evaluator implementation.
 type Engine string
 

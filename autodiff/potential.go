@@ -125,6 +125,9 @@ func (p *Potential) LogLik(theta []float64, idx []int, out []float64) error {
 }
 
 func logLik(ev Evaluator, data *datasets.Dataset, theta []float64, idx []int, out []float64) error {
+	if b, ok := ev.(BatchLogLiker); ok {
+		return b.LogLiks(theta, data, idx, out)
+	}
 	mb := ev.MaxBatch()
 	for s := 0; s < len(idx); s += mb {
 		e := min(s+mb, len(idx))

@@ -23,6 +23,22 @@ func TestPT(t *testing.T) {
 	if !strings.Contains(b.String(), "PT-SGHMC 20-8-3, engine compiled, 3 replicas, batch 8, float32") || !strings.Contains(b.String(), "exchange tests           10") {
 		t.Errorf("text:\n%s", b.String())
 	}
+	// the approximate test never grows its batch, a first batch beyond the
+	// data set makes every test exact, and an unknown test is refused
+	approx := s
+	approx.ExchangeTest = "resghmc"
+	if res, err := PT(approx); err != nil || res.Exchanges != 10 || res.ExchangesGrown != 0 || res.ExchangesExact != 0 {
+		t.Errorf("resghmc exchanges: %+v, %v", res, err)
+	}
+	exact := s
+	exact.XBatch = 1 << 20 // beyond the data set: every test exact
+	if res, err := PT(exact); err != nil || res.Exchanges != 10 || res.ExchangesExact != 10 {
+		t.Errorf("exact exchanges: %+v, %v", res, err)
+	}
+	approx.ExchangeTest = "coin"
+	if _, err := PT(approx); err == nil || !strings.Contains(err.Error(), `exchange_test "coin"`) {
+		t.Errorf("an unknown exchange test: %v", err)
+	}
 	one := s
 	one.Replicas = 1
 	if res, err := PT(one); err != nil || res.Replicas != 1 || res.Exchanges != 0 || res.ExchangeSec != 0 {

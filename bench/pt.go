@@ -19,21 +19,23 @@ import (
 )
 
 // Settings are one bench configuration. PT reads Arch, Replicas, Batch,
-// Steps, DType, Every, SharedStart and Engine; Model reads Model, Engine, Shards,
+// Steps, DType, Every, ExchangeTest, XBatch, SharedStart and Engine; Model reads Model, Engine, Shards,
 // Batch, Steps and DType. Peak is the float32 GEMM peak the results are
 // compared with (0: measured, machine.GEMMPeak).
 type Settings struct {
-	Arch        string // MLP widths, input to output (PT)
-	Replicas    int    // rungs (PT; 1: one SGNHT chain)
-	Batch       int    // minibatch size
-	Steps       int    // timed steps, after 5 warm-up steps (3 for Model)
-	DType       string // float32 or float64
-	Every       int    // steps between exchange rounds (PT; 0: none)
-	SharedStart bool   // every replica starts from one initialisation (PT; else each its own)
-	Peak        float64
-	Model       string // a registered model (nn.Models), for Model
-	Engine      string // with Model: compiled (""), or graph; for PT's MLP: compiled (""), or plan (the hand-written Plan)
-	Shards      int    // with Model: gradient shards (0: one per core, up to 4)
+	Arch         string // MLP widths, input to output (PT)
+	Replicas     int    // rungs (PT; 1: one SGNHT chain)
+	Batch        int    // minibatch size
+	Steps        int    // timed steps, after 5 warm-up steps (3 for Model)
+	DType        string // float32 or float64
+	Every        int    // steps between exchange rounds (PT; 0: none)
+	ExchangeTest string // the swap test (PT), as train's --exchange-test: barker or resghmc ("": train's default)
+	XBatch       int    // an exchange test's first batch (PT), as train's --xbatch (0: train's default)
+	SharedStart  bool   // every replica starts from one initialisation (PT; else each its own)
+	Peak         float64
+	Model        string // a registered model (nn.Models), for Model
+	Engine       string // with Model: compiled (""), or graph; for PT's MLP: compiled (""), or plan (the hand-written Plan)
+	Shards       int    // with Model: gradient shards (0: one per core, up to 4)
 }
 
 // Result is what PT measures of one configuration.
@@ -159,6 +161,12 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 	}
 	cfg := runspec.DefaultConfig()
 	cfg.Arch, cfg.Batch, cfg.Exchange, cfg.TMax = s.Arch, s.Batch, s.Every, 10
+	if s.ExchangeTest != "" {
+		cfg.XTest = s.ExchangeTest
+	}
+	if s.XBatch != 0 {
+		cfg.XBatch = s.XBatch
+	}
 	cfg.Sampler, cfg.Replicas = "sgnht", 1
 	if s.Replicas > 1 {
 		cfg.Sampler, cfg.Replicas = runspec.PTSGHMC, s.Replicas

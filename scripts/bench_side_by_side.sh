@@ -4,7 +4,14 @@
 # programs, ROUNDS times each, and prints a markdown table with the ratio
 # ptsghmc / PyTorch, best run against best run.
 #
-#   (i)   the benchmark step: 10 replicas, batch 128, exchange every 10 steps
+#   (i)   the benchmark step: 10 replicas, batch 128, exchange every 10 steps,
+#         both programs running ptsghmc's corrected Barker test (its batch
+#         grown until the test can decide)
+#   (vi)  the same with the approximate test on one batch (--exchange-test
+#         resghmc in both)
+#   (vii) the same with every test exact (--xbatch 10000: the whole data
+#         set from the first look): equal exchange work in both programs,
+#         whatever their tests would have grown to
 #   (ii)  train --sampler ptsghmc's default step: 4 replicas, batch 128,
 #         exchange every 500 steps (500 timed steps: one exchange round)
 #   (iii) a single chain, no exchange, batch 128: SGNHT in ptsghmc against
@@ -78,6 +85,8 @@ workloads=(
 	"(i) benchmark: R=10, batch 128, exchange every 10|--replicas 10 --batch 128 --exchange 10 --steps 50|--replicas 10 --batch 128 --exchange 10 --steps 50"
 	"(ii) train default: R=4, batch 128, exchange every 500|--replicas 4 --batch 128 --exchange 500 --steps 500|--replicas 4 --batch 128 --exchange 500 --steps 500"
 	"(iii) single chain: R=1, batch 128, no exchange (SGNHT vs SGHMC)|--replicas 1 --batch 128 --exchange 0 --steps 200|--replicas 1 --batch 128 --exchange 0 --steps 200 --kernel sghmc"
+	"(vi) R=10, exchange every 10, the approximate test on one batch (resghmc)|--replicas 10 --batch 128 --exchange 10 --steps 50 --exchange-test resghmc|--replicas 10 --batch 128 --exchange 10 --steps 50 --exchange-test resghmc"
+	"(vii) R=10, exchange every 10, every test exact (--xbatch 10000)|--replicas 10 --batch 128 --exchange 10 --steps 50 --xbatch 10000|--replicas 10 --batch 128 --exchange 10 --steps 50 --xbatch 10000"
 	"(v) sampling vs optimising: one SGNHT chain vs PyTorch's AdamW step|--replicas 1 --batch 128 --exchange 0 --steps 300|--replicas 1 --batch 128 --exchange 0 --steps 300 --kernel adamw"
 )
 
@@ -88,7 +97,17 @@ ptsghmc_rate() {
 	out=$(timed ptsghmc "$BIN" bench --arch 784-400-400-10 --dtype float32 "$@" 2>&1) || { echo "$out" >&2; return 1; }
 	r=$(awk '$1 == "steps/s" { print $2 }' <<<"$out")
 	[ -n "$r" ] || { echo "cannot parse steps/s from ptsghmc bench:" >&2; echo "$out" >&2; return 1; }
+	count_exchanges ptsghmc "$out"
 	echo "$r"
+}
+# count_exchanges WHO OUTPUT adds a run's exchange tests (tests, grown,
+# exact, early: the first four numbers of its "exchange tests" line) to the
+# current workload's totals for WHO.
+count_exchanges() {
+	local n
+	n=$(grep -m1 'exchange tests' <<<"$2" | grep -o '[0-9][0-9]*' | head -4 | tr '\n' ' ')
+	[ -n "$n" ] && [ "${n%% *}" != 0 ] && echo "$workload|$1|$n" >>"$cpu_dir/exchanges"
+	return 0
 }
 torch_rate() {
 	local blas=$1 out r
@@ -100,6 +119,7 @@ torch_rate() {
 	fi
 	r=$(sed -n 's/.*: \([0-9.]*\) steps\/s$/\1/p' <<<"$out")
 	[ -n "$r" ] || { echo "cannot parse steps/s from pytorch_bench.py:" >&2; echo "$out" >&2; return 1; }
+	count_exchanges PyTorch "$out"
 	echo "$r"
 }
 # lenet_rate and torch_lenet_rate are ptsghmc_rate and torch_rate for the
@@ -137,6 +157,7 @@ echo "|---|---:|---:|---:|---:|---:|"
 [ "${WORKLOADS:-all}" = lenet ] && workloads=()
 for w in "${workloads[@]}"; do
 	IFS='|' read -r name pflags tflags <<<"$w"
+	workload=${name%%:*}
 	p="" t0="" t1="" t2=""
 	for ((k = 0; k < ROUNDS; k++)); do
 		# shellcheck disable=SC2086
@@ -172,6 +193,10 @@ for w in "${workloads[@]}"; do
 	IFS='|' read -r name pflags tflags <<<"$w"
 	echo "#   $name: ptsghmc $pflags | pytorch $tflags"
 done
+# Both programs run the same exchange test; its batch grows with the data
+# each draws, so say how often it grew in each.
+[ -s "$cpu_dir/exchanges" ] && awk -F'|' '{ split($3, n, " "); k = $1 "|" $2; if (!(k in t)) o[++m] = k; t[k] += n[1]; g[k] += n[2]; x[k] += n[3]; e[k] += n[4] }
+	END { for (i = 1; i <= m; i++) { split(o[i], w, "|"); printf "# exchange tests of %s, all %s runs: %d, %d grew their batch, %d exact on all data, %d decided early\n", w[1], w[2], t[o[i]], g[o[i]], x[o[i]], e[o[i]] } }' "$cpu_dir/exchanges"
 for who in ptsghmc pytorch; do
 	[ -s "$cpu_dir/$who" ] || continue
 	awk -v who="$who" '/^[0-9.]+ [0-9.]+$/ { u += $1; s += $2 } END { if (u + s > 0) printf "# CPU time of every %s run: user %.1f s, system %.1f s (%.0f%% system)\n", who, u, s, 100 * s / (u + s) }' "$cpu_dir/$who"

@@ -29,7 +29,9 @@ type BiasCorrectedExchange struct {
 	Batch int     // examples per test
 	F     float64 // correction divisor: 1 is the penalty method; larger swaps more, with more bias
 
-	buf [2][]float64
+	buf    [2][]float64
+	thetas [2][]float64 // the pair a test evaluates: held here, so no test allocates
+	outs   [2][]float64
 }
 
 // Test decides the exchange of thetaJ (at temperature tj) and thetaK (at tk).
@@ -47,7 +49,10 @@ func (x *BiasCorrectedExchange) Test(tp sampler.TermPotential, thetaJ, thetaK []
 			x.buf[t] = make([]float64, n)
 		}
 	}
-	if err := tp.Terms([][]float64{thetaJ, thetaK}, 0, n, rng, [][]float64{x.buf[0][:n], x.buf[1][:n]}); err != nil {
+	x.thetas, x.outs = [2][]float64{thetaJ, thetaK}, [2][]float64{x.buf[0][:n], x.buf[1][:n]}
+	err := tp.Terms(x.thetas[:], 0, n, rng, x.outs[:])
+	x.thetas, x.outs = [2][]float64{}, [2][]float64{} // hold no caller's memory
+	if err != nil {
 		return ExchangeResult{}, fmt.Errorf("exchange: %w", err)
 	}
 	c := 1/tj - 1/tk

@@ -224,3 +224,53 @@ func TestEvalPriorFused(t *testing.T) {
 		}
 	}
 }
+
+// TestLogLiksMatchEval: LogLiks converts theta once for any number of
+// examples and gives, bit for bit, what Eval's loglik gives batch by batch
+// (an MLP's float64 log-likelihoods and a graph's, Gaussian and Student-t
+// priors, both dtypes, a last batch part full).
+func TestLogLiksMatchEval(t *testing.T) {
+	lenet, err := nn.LeNet(nn.PriorConfig{Precision: 0.7, FanIn: true}).Model("lenet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mlp, err := nn.Spec{Sizes: []int{784, 16, 10}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mlpT, err := nn.Spec{Sizes: []int{784, 16, 10}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}, PriorDF: 4}.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []nn.Model{lenet, mlp, mlpT} {
+		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+			ev, err := New(model, 3, dt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(5, 6))
+			data := testmodel.ToyData(nn.Categorical, 9, 28*28, 10, rng)
+			theta := make([]float64, model.NumParams())
+			model.Layout.Init(theta, rng)
+			idx := []int{8, 1, 4, 0, 7, 3, 2, 6}
+			want, got := make([]float64, len(idx)), make([]float64, len(idx))
+			for s := 0; s < len(idx); s += 3 {
+				e := min(s+3, len(idx))
+				if _, err := ev.Eval(theta, data, idx[s:e], 1, nil, want[s:e]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := ev.LogLiks(theta, data, idx, got); err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Errorf("%s %v: loglik[%d] = %v, Eval gives %v", model.Name, dt, i, got[i], want[i])
+				}
+			}
+			if err := ev.LogLiks(theta, data, idx, got[:2]); err == nil || !strings.Contains(err.Error(), "2 values for 8 examples") {
+				t.Errorf("%s: a short buffer: %v", model.Name, err)
+			}
+		}
+	}
+}

@@ -264,6 +264,51 @@ func (e *Evaluator) Likelihood(theta []float64, data *datasets.Dataset, idx []in
 	return sum, nil
 }
 
+// LogLiks writes log l(theta; x_i) for the examples idx, any number of
+// them, into out[:len(idx)], MaxBatch examples at a time with theta
+// converted once: an exchange test's terms over up to the whole data set,
+// which Eval would convert (and sum the prior of) once a batch. The values
+// are Eval's loglik, bit for bit: the forward pass does not depend on the
+// prior.
+func (e *Evaluator) LogLiks(theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
+	if len(out) < len(idx) {
+		return fmt.Errorf("eval: log-likelihood buffer has %d values for %d examples", len(out), len(idx))
+	}
+	for s := 0; s < len(idx); s += e.batch {
+		if err := evalargs.Check(e.model, e.batch, theta, data, idx[s:min(s+e.batch, len(idx))], nil, nil); err != nil {
+			return err
+		}
+	}
+	if e.f32 != nil {
+		logLiks(e, e.f32, theta, data, idx, out)
+	} else {
+		logLiks(e, e.f64, theta, data, idx, out)
+	}
+	return nil
+}
+
+// logLiks is LogLiks on one program.
+func logLiks[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, out []float64) {
+	if e.mlp != nil {
+		dense.LoadTheta(e.layers, e.mlp.Precision, p.flat, theta, false)
+	} else {
+		loadParams(e.model, p, theta, false)
+	}
+	for s := 0; s < len(idx); s += e.batch {
+		batch := idx[s:min(s+e.batch, len(idx))]
+		loadExamples(e, p, data, batch)
+		p.forward()
+		dst := out[s : s+len(batch)]
+		if p.ll64 != nil { // an MLP's, in float64
+			copy(dst, p.ll64[:len(batch)])
+			continue
+		}
+		for r, v := range p.loglik[:len(batch)] {
+			dst[r] = float64(v)
+		}
+	}
+}
+
 // load writes theta and the examples idx into the program's buffers: rows
 // past len(idx) are zero padding (an MLP's kernels do not read them). With
 // gaussPrior (every learnable's prior Gaussian) it returns the priors'

@@ -21,6 +21,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&s.Steps, "steps", 50, "timed steps (after 5 warm-up steps; 3 with --model)")
 	fs.StringVar(&s.DType, "dtype", "float32", "float32 or float64")
 	fs.IntVar(&s.Every, "exchange", 10, "steps between exchange rounds (0: none; no exchange with one replica)")
+	fs.StringVar(&s.ExchangeTest, "exchange-test", "", "the swap test, as train's flag: barker (the corrected minibatch Barker test, train's default) or resghmc (approximate, one batch)")
+	fs.IntVar(&s.XBatch, "xbatch", 0, "an exchange test's first batch, as train's flag (0: train's default, 256; 10000 or more: every test exact on the 10,000 images)")
 	fs.BoolVar(&s.SharedStart, "shared-start", false, "start every replica from one initialisation (default: each replica its own, as in the PyTorch script)")
 	fs.StringVar(&s.Model, "model", "", "time one SGNHT step (minibatch gradient and update) of this registered model instead (lenet, cnn3)")
 	fs.StringVar(&s.Engine, "engine", "", "with --model: compiled (the graph compiler, the default) or graph (Gorgonia's VM); for an MLP: compiled (its graph, what train runs: the default) or plan (its hand-written BLAS plan, which computes the same bits)")
@@ -31,7 +33,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	sweep := fs.Bool("sweep", false, "time replicas 1, 2, 4, 10, 20 at --batch, and batch 32, 128, 512 at --replicas; print a table")
 	plotPath := fs.String("plot", "", "with --sweep: write the scaling plot to this PNG file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc bench [--arch A] [--replicas R] [--batch B] [--exchange N] [--steps N] [--dtype float32|float64] [--engine plan|compiled] [--json] [--sweep [--plot p.png]]\n       ptsghmc bench --model lenet [--engine compiled|graph] [--grad-shards N] [--batch B] [--steps N] [--dtype float32|float64] [--json]\n\nTimes full PT-SGHMC steps of an MLP, or one SGNHT step of a registered model, on MNIST-shaped noise images, the PyTorch twins' data.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc bench [--arch A] [--replicas R] [--batch B] [--exchange N] [--exchange-test barker|resghmc] [--xbatch N] [--steps N] [--dtype float32|float64] [--engine plan|compiled] [--json] [--sweep [--plot p.png]]\n       ptsghmc bench --model lenet [--engine compiled|graph] [--grad-shards N] [--batch B] [--steps N] [--dtype float32|float64] [--json]\n\nTimes full PT-SGHMC steps of an MLP, or one SGNHT step of a registered model, on MNIST-shaped noise images, the PyTorch twins' data.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
