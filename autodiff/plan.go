@@ -188,11 +188,7 @@ func (p *plan[T]) forward(theta []float64, data *datasets.Dataset, idx []int, ga
 	x := p.acts[0]
 	d := data.D
 	for r, i := range idx {
-		row := data.Row(i)
-		dst := x[r*d : (r+1)*d]
-		for j, v := range row {
-			dst[j] = T(v)
-		}
+		convert.Features(x[r*d:(r+1)*d], data.Row(i))
 	}
 	last := len(p.layers) - 1
 	for l, ly := range p.layers {

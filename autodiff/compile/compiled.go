@@ -331,10 +331,7 @@ func loadExamples[T float](e *Evaluator, p *program[T], data *datasets.Dataset, 
 	p.rows = len(idx)
 	d, k := data.D, e.model.Outputs
 	for r, i := range idx {
-		dst := p.x[r*d : (r+1)*d]
-		for j, v := range data.Row(i) {
-			dst[j] = T(v)
-		}
+		convert.Features(p.x[r*d:(r+1)*d], data.Row(i))
 	}
 	clear(p.x[len(idx)*d:])
 	if p.labels != nil { // an MLP's likelihood reads the classes, not the one-hot target

@@ -56,6 +56,21 @@ func SumSquares[T Float](dst []T, src []float64) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
+// Features writes the features src (a data set's float32 rows) into dst
+// in T, the values T(v) gives: for float32 a copy of the bits (a memmove,
+// where the element-by-element loop took 2% of a one-chain MLP step), for
+// float64 the exact conversion.
+func Features[T Float](dst []T, src []float32) {
+	if d32, ok := any(dst).([]float32); ok {
+		copy(d32[:len(src)], src)
+		return
+	}
+	dst = dst[:len(src)]
+	for j, v := range src {
+		dst[j] = T(v)
+	}
+}
+
 // AddPriorGrad writes the likelihood's gradient g plus the Gaussian prior's,
 // lam theta, into out, in float64: the values nn.Prior.AddGrad would give
 // after g was written into out.

@@ -75,3 +75,51 @@ func TestVectorPassesSame(t *testing.T) {
 		}
 	}
 }
+
+// edgeFloat32s are values whose bits a copy or conversion could change:
+// NaNs of both signs with payloads (quiet and signalling), signed zeros,
+// subnormals, infinities and the extremes.
+var edgeFloat32s = []float32{
+	math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00002), // quiet NaNs
+	math.Float32frombits(0x7f800003), math.Float32frombits(0xff800004), // signalling NaNs
+	float32(math.Copysign(0, -1)), 0, math.Float32frombits(1), math.Float32frombits(0x807fffff),
+	float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32, -math.SmallestNonzeroFloat32, 0.1, -3.75,
+}
+
+// TestFeatures: Features writes the bits T(v) gives, element by element,
+// for float32 (a copy) and float64 (a conversion), over the edge values
+// and an odd length, and leaves dst past len(src) alone.
+func TestFeatures(t *testing.T) {
+	src := append(append([]float32{}, edgeFloat32s...), edgeFloat32s[:5]...)
+	tests := []struct {
+		name string
+		run  func() (got, want []uint64)
+	}{
+		{"float32", func() (got, want []uint64) {
+			dst := make([]float32, len(src)+1)
+			dst[len(src)] = 7
+			Features(dst, src)
+			for j, v := range src {
+				got, want = append(got, uint64(math.Float32bits(dst[j]))), append(want, uint64(math.Float32bits(v)))
+			}
+			return append(got, uint64(math.Float32bits(dst[len(src)]))), append(want, uint64(math.Float32bits(7)))
+		}},
+		{"float64", func() (got, want []uint64) {
+			dst := make([]float64, len(src)+1)
+			dst[len(src)] = 7
+			Features(dst, src)
+			for j, v := range src {
+				got, want = append(got, math.Float64bits(dst[j])), append(want, math.Float64bits(float64(v)))
+			}
+			return append(got, math.Float64bits(dst[len(src)])), append(want, math.Float64bits(7))
+		}},
+	}
+	for _, tc := range tests {
+		got, want := tc.run()
+		for j := range want {
+			if got[j] != want[j] {
+				t.Errorf("%s: element %d: bits %#x, want %#x", tc.name, j, got[j], want[j])
+			}
+		}
+	}
+}

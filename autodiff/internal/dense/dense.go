@@ -20,6 +20,12 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
+// vectorPasses lets the float32 passes (the bias's addition and sums, the
+// ReLU and its adjoint) run in vector registers where the CPU can
+// (dense_amd64.s): the same bits as the Go loops. Tests turn it off to
+// compare.
+var vectorPasses = true
+
 // Float is the element type of a layer's buffers.
 type Float interface{ ~float32 | ~float64 }
 
@@ -34,15 +40,35 @@ func Forward[T Float](gemm Gemm[T], act nn.Activation, activate bool, in, w, b, 
 	out = out[:n*nOut]
 	gemm(blas.NoTrans, blas.NoTrans, n, nOut, nIn, 1, in[:n*nIn], nIn, w, nOut, 0, out, nOut)
 	b = b[:nOut]
+	relu := activate && act == nn.ReLU
 	for r := 0; r < n; r++ {
 		z := out[r*nOut : (r+1)*nOut]
-		for j := range z {
-			z[j] += b[j]
+		if relu && biasRelu(z, b) {
+			continue
 		}
+		addTo(z, b)
 		if activate {
 			Activate(act, z)
 		}
 	}
+}
+
+// addTo adds src to dst element by element (dst[j] += src[j]).
+func addTo[T Float](dst, src []T) {
+	if d32, ok := any(dst).([]float32); ok && addTo32(d32, any(src).([]float32)) {
+		return
+	}
+	src = src[:len(dst)]
+	for j := range dst {
+		dst[j] += src[j]
+	}
+}
+
+// biasRelu adds b to z and applies the ReLU in one vector pass, when it
+// can (float32 on a CPU with AVX-512); it reports whether it did.
+func biasRelu[T Float](z, b []T) bool {
+	z32, ok := any(z).([]float32)
+	return ok && biasRelu32(z32, any(b).([]float32))
 }
 
 // Backward computes one layer's adjoints from its output's adjoint delta
@@ -57,9 +83,7 @@ func Backward[T Float](gemm Gemm[T], in, w, delta, gw, gb, din []T, n, nIn, nOut
 	gb = gb[:nOut]
 	clear(gb)
 	for r := 0; r < n; r++ {
-		for j, v := range delta[r*nOut : (r+1)*nOut] {
-			gb[j] += v
-		}
+		addTo(gb, delta[r*nOut:(r+1)*nOut])
 	}
 	if din != nil {
 		gemm(blas.NoTrans, blas.Trans, n, nIn, nOut, 1, delta, nOut, w, nOut, 0, din[:n*nIn], nIn)
@@ -70,6 +94,9 @@ func Backward[T Float](gemm Gemm[T], in, w, delta, gw, gb, din []T, n, nIn, nOut
 func Activate[T Float](a nn.Activation, z []T) {
 	switch a {
 	case nn.ReLU:
+		if z32, ok := any(z).([]float32); ok && relu32(z32) {
+			return
+		}
 		for j, v := range z {
 			z[j] = max(v, 0) // branch-free: half the signs are unpredictable
 		}
@@ -108,6 +135,9 @@ func reluGrad[T Float](a, delta []T) {
 	switch a := any(a).(type) {
 	case []float32:
 		d := any(delta).([]float32)[:len(a)]
+		if reluGrad32(a, d) {
+			return
+		}
 		for j, v := range a {
 			t := math.Float32bits(v) & 0x7fffffff
 			keep := uint32(int32(t|-t) >> 31) // all ones when v != 0
