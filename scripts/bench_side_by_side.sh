@@ -43,7 +43,8 @@
 # machine (about 10 minutes on 2 cores). Environment: BIN (default
 # bin/ptsghmc), PYTHON (default /usr/bin/python3), ROUNDS (default 2),
 # TORCH_MALLOC_TUNE (default 1), LENET_STEPS (default 30: timed steps of
-# workload iv; WORKLOADS=lenet runs that workload alone).
+# workload iv; WORKLOADS=lenet runs that workload alone, WORKLOADS="v i" the
+# MLP workloads named, without LeNet).
 #
 # usage: scripts/bench_side_by_side.sh   (or: make bench-torch)
 set -euo pipefail
@@ -154,7 +155,18 @@ echo "# $("$PYTHON" -c 'import torch; print("torch", torch.__version__)'); $ROUN
 echo
 echo "| workload | ptsghmc bench | PyTorch 1 thread, OpenBLAS 1 thread | PyTorch 1 thread, OpenBLAS default | PyTorch 2 threads | ptsghmc best / PyTorch best |"
 echo "|---|---:|---:|---:|---:|---:|"
-[ "${WORKLOADS:-all}" = lenet ] && workloads=()
+# WORKLOADS picks workloads by their roman numeral (lenet: iv alone)
+run_lenet=1
+if [ "${WORKLOADS:-all}" != all ]; then
+	picked=()
+	for w in "${workloads[@]}"; do
+		tag=${w#(}
+		tag=${tag%%)*}
+		[[ " $WORKLOADS " == *" $tag "* ]] && picked+=("$w")
+	done
+	workloads=("${picked[@]}")
+	[[ " $WORKLOADS " == *" lenet "* || " $WORKLOADS " == *" iv "* ]] || run_lenet=0
+fi
 for w in "${workloads[@]}"; do
 	IFS='|' read -r name pflags tflags <<<"$w"
 	workload=${name%%:*}
@@ -174,20 +186,22 @@ for w in "${workloads[@]}"; do
 	ratio=$(awk -v a="$pb" -v b="$tb" 'BEGIN { printf "%.2f", a / b }')
 	echo "| $name | $(list "$p") | $(list "$t0") | $(list "$t1") | $(list "$t2") | ${ratio}x |"
 done
-name="(iv) LeNet CNN: R=1, batch 128, no exchange (SGNHT vs SGHMC)"
-p="" t0="" t1="" t2=""
-for ((k = 0; k < ROUNDS; k++)); do
-	p="$p $(lenet_rate)"
-	t0="$t0 $(torch_lenet_rate 1 --threads 1)"
-	t1="$t1 $(torch_lenet_rate "" --threads 1)"
-	t2="$t2 $(torch_lenet_rate "" --threads 2)"
-done
-pb=$(best <<<"$p")
-tb=$(printf '%s %s %s' "$t0" "$t1" "$t2" | best)
-ratio=$(awk -v a="$pb" -v b="$tb" 'BEGIN { printf "%.2f", a / b }')
-echo "| $name | $(list "$p") | $(list "$t0") | $(list "$t1") | $(list "$t2") | ${ratio}x |"
+if [ "$run_lenet" = 1 ]; then
+	name="(iv) LeNet CNN: R=1, batch 128, no exchange (SGNHT vs SGHMC)"
+	p="" t0="" t1="" t2=""
+	for ((k = 0; k < ROUNDS; k++)); do
+		p="$p $(lenet_rate)"
+		t0="$t0 $(torch_lenet_rate 1 --threads 1)"
+		t1="$t1 $(torch_lenet_rate "" --threads 1)"
+		t2="$t2 $(torch_lenet_rate "" --threads 2)"
+	done
+	pb=$(best <<<"$p")
+	tb=$(printf '%s %s %s' "$t0" "$t1" "$t2" | best)
+	ratio=$(awk -v a="$pb" -v b="$tb" 'BEGIN { printf "%.2f", a / b }')
+	echo "| $name | $(list "$p") | $(list "$t0") | $(list "$t1") | $(list "$t2") | ${ratio}x |"
+fi
 echo
-echo "# (iv): $BIN bench --model lenet --dtype float32 --batch 128 --steps $LENET_STEPS; $PYTHON scripts/pytorch_lenet_bench.py --batch 128 --steps $LENET_STEPS --threads 1|2"
+[ "$run_lenet" = 1 ] && echo "# (iv): $BIN bench --model lenet --dtype float32 --batch 128 --steps $LENET_STEPS; $PYTHON scripts/pytorch_lenet_bench.py --batch 128 --steps $LENET_STEPS --threads 1|2"
 echo "# commands: $BIN bench --arch 784-400-400-10 --dtype float32 <flags>; [OPENBLAS_NUM_THREADS=1] $PYTHON scripts/pytorch_bench.py --arch 784-400-400-10 <flags> --threads 1|2"
 for w in "${workloads[@]}"; do
 	IFS='|' read -r name pflags tflags <<<"$w"
