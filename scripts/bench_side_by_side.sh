@@ -167,39 +167,32 @@ if [ "${WORKLOADS:-all}" != all ]; then
 	workloads=("${picked[@]}")
 	[[ " $WORKLOADS " == *" lenet "* || " $WORKLOADS " == *" iv "* ]] || run_lenet=0
 fi
+# measure_row NAME PRATE TRATE PFLAGS TFLAGS prints a workload's row: ROUNDS
+# rounds alternating ptsghmc (PRATE PFLAGS) and PyTorch's three settings
+# (TRATE BLAS_THREADS TFLAGS --threads N), and the ratio of the bests.
+measure_row() {
+	local name=$1 prate=$2 trate=$3 pflags=$4 tflags=$5 p="" t0="" t1="" t2="" k pb tb ratio
+	for ((k = 0; k < ROUNDS; k++)); do
+		# shellcheck disable=SC2086
+		p="$p $($prate $pflags)"
+		# shellcheck disable=SC2086
+		t0="$t0 $($trate 1 $tflags --threads 1)"
+		# shellcheck disable=SC2086
+		t1="$t1 $($trate "" $tflags --threads 1)"
+		# shellcheck disable=SC2086
+		t2="$t2 $($trate "" $tflags --threads 2)"
+	done
+	pb=$(best <<<"$p")
+	tb=$(printf '%s %s %s' "$t0" "$t1" "$t2" | best)
+	ratio=$(awk -v a="$pb" -v b="$tb" 'BEGIN { printf "%.2f", a / b }')
+	echo "| $name | $(list "$p") | $(list "$t0") | $(list "$t1") | $(list "$t2") | ${ratio}x |"
+}
 for w in "${workloads[@]}"; do
 	IFS='|' read -r name pflags tflags <<<"$w"
-	workload=${name%%:*}
-	p="" t0="" t1="" t2=""
-	for ((k = 0; k < ROUNDS; k++)); do
-		# shellcheck disable=SC2086
-		p="$p $(ptsghmc_rate $pflags)"
-		# shellcheck disable=SC2086
-		t0="$t0 $(torch_rate 1 $tflags --threads 1)"
-		# shellcheck disable=SC2086
-		t1="$t1 $(torch_rate "" $tflags --threads 1)"
-		# shellcheck disable=SC2086
-		t2="$t2 $(torch_rate "" $tflags --threads 2)"
-	done
-	pb=$(best <<<"$p")
-	tb=$(printf '%s %s %s' "$t0" "$t1" "$t2" | best)
-	ratio=$(awk -v a="$pb" -v b="$tb" 'BEGIN { printf "%.2f", a / b }')
-	echo "| $name | $(list "$p") | $(list "$t0") | $(list "$t1") | $(list "$t2") | ${ratio}x |"
+	workload=${name%%:*} # count_exchanges files the runs' exchange counts under it
+	measure_row "$name" ptsghmc_rate torch_rate "$pflags" "$tflags"
 done
-if [ "$run_lenet" = 1 ]; then
-	name="(iv) LeNet CNN: R=1, batch 128, no exchange (SGNHT vs SGHMC)"
-	p="" t0="" t1="" t2=""
-	for ((k = 0; k < ROUNDS; k++)); do
-		p="$p $(lenet_rate)"
-		t0="$t0 $(torch_lenet_rate 1 --threads 1)"
-		t1="$t1 $(torch_lenet_rate "" --threads 1)"
-		t2="$t2 $(torch_lenet_rate "" --threads 2)"
-	done
-	pb=$(best <<<"$p")
-	tb=$(printf '%s %s %s' "$t0" "$t1" "$t2" | best)
-	ratio=$(awk -v a="$pb" -v b="$tb" 'BEGIN { printf "%.2f", a / b }')
-	echo "| $name | $(list "$p") | $(list "$t0") | $(list "$t1") | $(list "$t2") | ${ratio}x |"
-fi
+[ "$run_lenet" = 1 ] && measure_row "(iv) LeNet CNN: R=1, batch 128, no exchange (SGNHT vs SGHMC)" lenet_rate torch_lenet_rate "" ""
 echo
 [ "$run_lenet" = 1 ] && echo "# (iv): $BIN bench --model lenet --dtype float32 --batch 128 --steps $LENET_STEPS; $PYTHON scripts/pytorch_lenet_bench.py --batch 128 --steps $LENET_STEPS --threads 1|2"
 echo "# commands: $BIN bench --arch 784-400-400-10 --dtype float32 <flags>; [OPENBLAS_NUM_THREADS=1] $PYTHON scripts/pytorch_bench.py --arch 784-400-400-10 <flags> --threads 1|2"
