@@ -83,7 +83,8 @@ func mainCode(args []string, stdout, stderr io.Writer) int {
 			case errors.As(err, new(requeueError)):
 				return exitRequeue // the reason is printed already
 			}
-			fmt.Fprintf(stderr, "ptsghmc %s: %v\n", c.name, err)
+			// a package named like the command already said its name
+			fmt.Fprintf(stderr, "ptsghmc %s: %s\n", c.name, strings.TrimPrefix(err.Error(), c.name+": "))
 			return 1
 		}
 	}

@@ -228,8 +228,9 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"eval"}, "--run is required"},
 		{[]string{"mixture", "--target", "gauss3d"}, "unknown target"},
 		{[]string{"correction", "--method", "magic"}, "unknown method"},
-		{[]string{"bench", "--plot", "x.png"}, "--plot needs --sweep"},
-		{[]string{"bench", "--arch", "20-8-3", "--steps", "0"}, "must be positive"},
+		{[]string{"bench", "--plot", "x.png"}, "ptsghmc bench: --plot needs --sweep"}, // the command's name once
+		{[]string{"bench", "--arch", "20-8-3", "--steps", "0"}, "ptsghmc bench: replicas, batch and steps must be positive"},
+		{[]string{"bench", "--arch", "20-8-3", "--exchange-test", "coin"}, `exchange_test "coin"`},
 	}
 	for _, c := range cases {
 		_, stderr, code := run(t, c.args...)
