@@ -185,8 +185,10 @@ bench-lenet: build
 
 # bench-pt times full PT-SGHMC steps (issue's configuration) and the scaling
 # sweep; bench-torch times it and scripts/pytorch_bench.py side by side on
-# three workloads and prints the ratios (scripts/bench_side_by_side.sh, a few
-# minutes; needs Debian's python3-torch, not a dependency of the project).
+# seven workloads (MLP PT and single-chain steps, PyTorch's AdamW step, LeNet)
+# and prints the ratios (scripts/bench_side_by_side.sh, about 12 minutes;
+# ROUNDS=4 for more rounds, WORKLOADS="v i" for some; needs Debian's
+# python3-torch, not a dependency of the project).
 bench-pt: build
 	./$(BIN) bench --arch 784-400-400-10 --replicas 10 --batch 128 --steps 50
 	./$(BIN) bench --sweep --steps 30 --plot docs/scaling.png
