@@ -19,9 +19,9 @@ import (
 )
 
 // Settings are one bench configuration. PT reads Arch, Replicas, Batch,
-// Steps, DType, Every, ExchangeTest, XBatch, SharedStart and Engine; Model reads Model, Engine, Shards,
-// Batch, Steps and DType. Peak is the float32 GEMM peak the results are
-// compared with (0: measured, machine.GEMMPeak).
+// Steps, DType, Every, ExchangeTest, XBatch, SharedStart and Engine; Model
+// reads Model, Engine, Shards, Batch, Steps and DType. Peak is the float32
+// GEMM peak the results are compared with (0: measured, machine.GEMMPeak).
 type Settings struct {
 	Arch         string // MLP widths, input to output (PT)
 	Replicas     int    // rungs (PT; 1: one SGNHT chain)
