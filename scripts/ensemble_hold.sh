@@ -30,6 +30,9 @@ for row in "$@"; do
 	sgnht) args=(--steps $S --burnin 10000 --thin $thin) ;;
 	t0.3) args=(--steps $S --burnin 10000 --thin $thin --temperature 0.3) ;;
 	t0.1) args=(--steps $S --burnin 10000 --thin $thin --temperature 0.1) ;;
+	# issue 45's calibration candidates (scripts/calibration_select.sh), at 30 minutes
+	t0.2) args=(--steps $S --burnin 10000 --thin $thin --temperature 0.2) ;;
+	t0.1-nc) args=(--steps $S --burnin 10000 --thin $thin --temperature 0.1 --noise-correction) ;;
 	st5-t0.1) args=(--steps $S --burnin 10000 --thin $thin --prior-df 5 --prior 0.05 --temperature 0.1) ;;
 	sgdstart2-t0.1) args=(--chains 2 --steps $S2 --sgd-warmup 30000 --burnin 30000 --thin $thin --temperature 0.1) ;;
 	*) echo "ensemble_hold: unknown row $row" >&2; exit 2 ;;
