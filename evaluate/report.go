@@ -45,6 +45,8 @@ type Report struct {
 	Split string `json:"split,omitempty"`
 	// FromStep is EvalOptions.FromStep: samples before this step were left out.
 	FromStep int `json:"from_step,omitempty"`
+	// ToStep is EvalOptions.ToStep: samples after this step were left out.
+	ToStep int `json:"to_step,omitempty"`
 
 	// Health is each chain's dynamics verdict (from its checkpoint).
 	Health []*diagnose.HealthReport `json:"health,omitempty"`
@@ -185,6 +187,12 @@ type EvalOptions struct {
 	// first half of every chain, the usual convention for MCMC output).
 	// Earlier samples are read and ignored; a run with none left is an error.
 	FromStep int
+	// ToStep, when positive, keeps only the samples taken at step ToStep or
+	// earlier: the run scored as if it had stopped there, so one long run
+	// gives the figures of every shorter budget (with FromStep, its burn-in).
+	// Reading stops at the first later sample. The health and tempering
+	// reports still describe the whole run (they come from its checkpoint).
+	ToStep int
 
 	// OOD are sets of images scored as out-of-distribution against the
 	// test set (Report.OOD), each of the test images' shape. A run trained
@@ -247,7 +255,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	if err != nil {
 		return nil, err
 	}
-	p := &pooling{rep: &Report{Runs: runs, TestCount: test.N, Chains: status, FromStep: opt.FromStep, Classes: first.Classes},
+	p := &pooling{rep: &Report{Runs: runs, TestCount: test.N, Chains: status, FromStep: opt.FromStep, ToStep: opt.ToStep, Classes: first.Classes},
 		test: test, opt: opt, extras: extras}
 	for ri, s := range pool {
 		if err := p.addRun(ri, s); err != nil {
@@ -405,17 +413,21 @@ func (p *pooling) pool(ri int, dir string, cfg runspec.Config, model nn.Model) e
 	return nil
 }
 
-// scan adds the checkpointed samples of run ri (status s) from FromStep on
-// to the ensembles and the report's curve, and returns the run's held-out
+// scan adds the checkpointed samples of run ri (status s) from FromStep to
+// ToStep to the ensembles and the report's curve, and returns the run's held-out
 // trace: the mean log-likelihood on test of each kept sample.
 func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 	dir, rep, ens, test, opt := s.Dir, p.rep, p.ens, p.test, p.opt
-	n, used, lastStep := 0, 0, -1
+	n, used, lastStep, pastEnd := 0, 0, -1, -1
 	var trace []float64
 	spath := filepath.Join(dir, rundir.SamplesFile)
 	sc, err := rundir.ScanSamples(spath, opt.SkipCorrupt, func(step int, theta []float64) error {
 		if n == s.Samples { // the rest is not checkpointed yet (a running chain)
 			return errCommitted
+		}
+		if opt.ToStep > 0 && step > opt.ToStep {
+			pastEnd = step
+			return errWindowEnd
 		}
 		n++
 		lastStep = step
@@ -446,7 +458,7 @@ func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 		rep.Curve = append(rep.Curve, CurvePt{Samples: ens.Count, Accuracy: m.Accuracy, NLL: m.NLL})
 		return nil
 	})
-	if errors.Is(err, errCommitted) {
+	if errors.Is(err, errCommitted) || errors.Is(err, errWindowEnd) {
 		err = nil
 	}
 	if err != nil {
@@ -461,6 +473,9 @@ func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 		}
 	}
 	rep.Skipped += len(sc.Corrupt)
+	if used == 0 && pastEnd >= 0 {
+		return nil, fmt.Errorf("run %s has no samples from step %d to step %d (%d samples before it; the first after it at step %d)", dir, opt.FromStep, opt.ToStep, n, pastEnd)
+	}
 	if n == 0 {
 		return nil, fmt.Errorf("run %s has no samples yet (burn-in not over?)", dir)
 	}
@@ -614,3 +629,7 @@ func uncertaintyTables(rep *Report, test *datasets.Dataset, ens *Ensemble, singl
 // errCommitted stops reading a file at the end of what its checkpoint
 // vouches for.
 var errCommitted = errors.New("end of checkpointed records")
+
+// errWindowEnd stops reading a samples file at the first sample after
+// EvalOptions.ToStep.
+var errWindowEnd = errors.New("past the last step scored")

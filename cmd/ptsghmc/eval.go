@@ -41,8 +41,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	reportPath := fs.String("report", "", "write a self-contained HTML report (tables and plots) to this file")
 	split := fs.String("split", "test", "score on the test images (test) or on the runs' held-out validation examples (validation: choose configurations without the test set; the runs and baseline must share one split)")
 	fromStep := fs.Int("from-step", 0, "use only the samples taken at this step or later (a longer burn-in chosen after the run; 0: all samples)")
+	toStep := fs.Int("to-step", 0, "use only the samples taken at this step or earlier: the run scored as if it had stopped there, so one long run gives every shorter budget's figures (0: all samples)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline RUN ...] [--ood DIR|FILE|builtin ...] [--shift rotate,noise] [--selective] [--from-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data]\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline RUN ...] [--ood DIR|FILE|builtin ...] [--shift rotate,noise] [--selective] [--from-step S] [--to-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data]\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -60,6 +61,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if *fromStep < 0 {
 		return fmt.Errorf("eval: --from-step %d: want a step >= 0", *fromStep)
 	}
+	if *toStep < 0 || (*toStep > 0 && *toStep < *fromStep) {
+		return fmt.Errorf("eval: --to-step %d: want 0 (all samples) or a step >= --from-step (%d)", *toStep, *fromStep)
+	}
 	switch *split {
 	case "test":
 	case "validation":
@@ -69,7 +73,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("eval: --split %q: expected test or validation", *split)
 	}
-	opt := evaluate.EvalOptions{Setup: runspec.DefaultSetup(), SkipCorrupt: *skipCorrupt, FromStep: *fromStep, Baselines: baselines, Seed: *seed}
+	opt := evaluate.EvalOptions{Setup: runspec.DefaultSetup(), SkipCorrupt: *skipCorrupt, FromStep: *fromStep, ToStep: *toStep, Baselines: baselines, Seed: *seed}
 	if err := addEvalSets(&opt, oods, *shift); err != nil {
 		return err
 	}
@@ -164,6 +168,9 @@ func printReport(w io.Writer, rep *evaluate.Report) {
 	}
 	if rep.FromStep > 0 {
 		fmt.Fprintf(w, "samples taken before step %d left out (--from-step)\n\n", rep.FromStep)
+	}
+	if rep.ToStep > 0 {
+		fmt.Fprintf(w, "samples taken after step %d left out (--to-step; the dynamics reports are the whole run's)\n\n", rep.ToStep)
 	}
 	fmt.Fprintf(w, "%-22s %8s %9s %8s %8s %8s\n", "predictor", "samples", "accuracy", "nll", "ece", "brier")
 	row := func(name string, m evaluate.Metrics) {

@@ -118,34 +118,7 @@ func TestTrainEvalPredict(t *testing.T) {
 	if want := diagnose.SplitRHat(rep.HeldOut); rep.RHat != want || !(rep.RHat > 0) || rep.ESS <= 0 {
 		t.Fatalf("R-hat %v (of the traces: %v), ESS %v", rep.RHat, want, rep.ESS)
 	}
-	// --from-step leaves out the samples taken before it: the traces that
-	// remain are the tails of the full ones, sample for sample.
-	out, stderr, code = run(t, "eval", "--run", rd, "--json", "--from-step", "95")
-	if code != 0 {
-		t.Fatalf("eval --from-step: %s", stderr)
-	}
-	var late struct {
-		Ensemble struct {
-			Samples  int
-			Accuracy float64
-		}
-		FromStep int         `json:"from_step"`
-		HeldOut  [][]float64 `json:"heldout_loglik"`
-	}
-	if err := json.Unmarshal([]byte(out), &late); err != nil {
-		t.Fatalf("eval --from-step json: %v\n%s", err, out)
-	}
-	if late.FromStep != 95 || len(late.HeldOut) != 2 || late.Ensemble.Samples == 0 || late.Ensemble.Samples >= rep.Ensemble.Samples {
-		t.Fatalf("eval --from-step 95: %d samples of %d, from_step %d", late.Ensemble.Samples, rep.Ensemble.Samples, late.FromStep)
-	}
-	for c, tr := range late.HeldOut {
-		if full := rep.HeldOut[c]; !slices.Equal(tr, full[len(full)-len(tr):]) {
-			t.Fatalf("chain %d: --from-step trace %v is not the tail of %v", c, tr, full)
-		}
-	}
-	if _, stderr, code = run(t, "eval", "--run", rd, "--from-step", "100000"); code == 0 || !strings.Contains(stderr, "no samples at step 100000 or later") {
-		t.Fatalf("eval --from-step past the last sample: code %d, %s", code, stderr)
-	}
+	lateAccuracy := checkStepWindows(t, rd, rep.HeldOut)
 	for _, f := range []string{"reliability.png", "samples.png", "traces.png"} {
 		if st, err := os.Stat(filepath.Join(plots, f)); err != nil || st.Size() == 0 {
 			t.Errorf("plot %s: %v", f, err)
@@ -195,8 +168,8 @@ func TestTrainEvalPredict(t *testing.T) {
 			correct++
 		}
 	}
-	if acc := float64(correct) / float64(test.N); acc != late.Ensemble.Accuracy {
-		t.Fatalf("predict --from-step 95: accuracy %v, eval --from-step 95's %v", acc, late.Ensemble.Accuracy)
+	if acc := float64(correct) / float64(test.N); acc != lateAccuracy {
+		t.Fatalf("predict --from-step 95: accuracy %v, eval --from-step 95's %v", acc, lateAccuracy)
 	}
 	if _, stderr, code = run(t, "predict", "--run", rd, "--images", filepath.Join(data, datasets.TestImages+".gz"), "--from-step", "100000"); code == 0 || !strings.Contains(stderr, "no samples at step 100000 or later") {
 		t.Fatalf("predict --from-step past the last sample: code %d, %s", code, stderr)
@@ -369,4 +342,67 @@ func TestTemperingCommand(t *testing.T) {
 	if err != nil || !strings.Contains(string(lines), `"barrier":`) || !strings.Contains(string(lines), `"walker":`) {
 		t.Errorf("chain 2's metrics have no barrier or index process: %v", err)
 	}
+}
+
+// checkStepWindows checks eval --from-step and --to-step on the two-chain
+// run rd of TestTrainEvalPredict (samples at steps 60, 70, ..., 120), whose
+// full held-out traces are full: a window keeps each chain's samples in it,
+// sample for sample, and a window without samples is refused. It returns
+// the ensemble's accuracy from step 95 on.
+func checkStepWindows(t *testing.T, rd string, full [][]float64) (lateAccuracy float64) {
+	t.Helper()
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		from, to   int // the window's steps in the JSON
+		skip, keep int // samples of each chain before the window, in it
+	}{
+		{"from", []string{"--from-step", "95"}, 95, 0, 4, 3},
+		{"to", []string{"--to-step", "100"}, 0, 100, 0, 5},
+		{"both", []string{"--from-step", "75", "--to-step", "105"}, 75, 105, 2, 3},
+		{"one sample", []string{"--from-step", "120", "--to-step", "120"}, 120, 120, 6, 1},
+	} {
+		out, stderr, code := run(t, append([]string{"eval", "--run", rd, "--json"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("%s: eval %v: %s", tc.name, tc.args, stderr)
+		}
+		var rep struct {
+			Ensemble struct {
+				Samples  int
+				Accuracy float64
+			}
+			FromStep int         `json:"from_step"`
+			ToStep   int         `json:"to_step"`
+			HeldOut  [][]float64 `json:"heldout_loglik"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: eval json: %v\n%s", tc.name, err, out)
+		}
+		if rep.FromStep != tc.from || rep.ToStep != tc.to || rep.Ensemble.Samples != 2*tc.keep || len(rep.HeldOut) != 2 {
+			t.Fatalf("%s: from %d to %d, %d samples, %d traces; want %d, %d, %d, 2", tc.name, rep.FromStep, rep.ToStep, rep.Ensemble.Samples, len(rep.HeldOut), tc.from, tc.to, 2*tc.keep)
+		}
+		for c, tr := range rep.HeldOut {
+			if want := full[c][tc.skip : tc.skip+tc.keep]; !slices.Equal(tr, want) {
+				t.Fatalf("%s: chain %d: trace %v, want %v (of %v)", tc.name, c, tr, want, full[c])
+			}
+		}
+		if tc.name == "from" {
+			lateAccuracy = rep.Ensemble.Accuracy
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from-step", "100000"}, "no samples at step 100000 or later"},
+		{[]string{"--to-step", "55"}, "no samples from step 0 to step 55 (0 samples before it; the first after it at step 60)"},
+		{[]string{"--from-step", "101", "--to-step", "109"}, "no samples from step 101 to step 109 (5 samples before it; the first after it at step 110)"},
+		{[]string{"--from-step", "100", "--to-step", "90"}, "--to-step 90: want 0 (all samples) or a step >= --from-step (100)"},
+		{[]string{"--to-step", "-1"}, "--to-step -1"},
+	} {
+		if _, stderr, code := run(t, append([]string{"eval", "--run", rd}, tc.args...)...); code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Fatalf("eval %v: code %d, %q; want an error saying %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	return lateAccuracy
 }
