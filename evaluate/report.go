@@ -414,27 +414,13 @@ func (p *pooling) pool(ri int, dir string, cfg runspec.Config, model nn.Model) e
 }
 
 // scan adds the checkpointed samples of run ri (status s) from FromStep to
-// ToStep to the ensembles and the report's curve, and returns the run's held-out
-// trace: the mean log-likelihood on test of each kept sample.
+// ToStep to the ensembles and the report's curve, and returns the run's
+// held-out trace: the mean log-likelihood on test of each kept sample.
 func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
-	dir, rep, ens, test, opt := s.Dir, p.rep, p.ens, p.test, p.opt
-	n, used, lastStep, pastEnd := 0, 0, -1, -1
+	rep, ens, test, opt := p.rep, p.ens, p.test, p.opt
 	var trace []float64
-	spath := filepath.Join(dir, rundir.SamplesFile)
-	sc, err := rundir.ScanSamples(spath, opt.SkipCorrupt, func(step int, theta []float64) error {
-		if n == s.Samples { // the rest is not checkpointed yet (a running chain)
-			return errCommitted
-		}
-		if opt.ToStep > 0 && step > opt.ToStep {
-			pastEnd = step
-			return errWindowEnd
-		}
-		n++
-		lastStep = step
-		if step < opt.FromStep {
-			return nil
-		}
-		used++
+	spath := filepath.Join(s.Dir, rundir.SamplesFile)
+	cs, err := rundir.ScanChain(s, rundir.Window{From: opt.FromStep, To: opt.ToStep}, opt.SkipCorrupt, func(step int, theta []float64) error {
 		if err := ens.Add(theta); err != nil {
 			return fmt.Errorf("%s: %w", spath, err)
 		}
@@ -458,29 +444,10 @@ func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 		rep.Curve = append(rep.Curve, CurvePt{Samples: ens.Count, Accuracy: m.Accuracy, NLL: m.NLL})
 		return nil
 	})
-	if errors.Is(err, errCommitted) || errors.Is(err, errWindowEnd) {
-		err = nil
-	}
+	rep.Dropped += cs.Dropped
+	rep.Skipped += cs.Skipped
 	if err != nil {
 		return nil, err
-	}
-	// Torn records past the checkpointed count are being written (a
-	// running chain); before it, or in a run read whole, they are samples lost.
-	if s.Samples < 0 || n < s.Samples {
-		rep.Dropped += sc.Torn
-		if sc.TornBytes > 0 {
-			rep.Dropped++
-		}
-	}
-	rep.Skipped += len(sc.Corrupt)
-	if used == 0 && pastEnd >= 0 {
-		return nil, fmt.Errorf("run %s has no samples from step %d to step %d (%d samples before it; the first after it at step %d)", dir, opt.FromStep, opt.ToStep, n, pastEnd)
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("run %s has no samples yet (burn-in not over?)", dir)
-	}
-	if used == 0 {
-		return nil, fmt.Errorf("run %s has no samples at step %d or later (%d samples, the last at step %d)", dir, opt.FromStep, n, lastStep)
 	}
 	return trace, nil
 }
@@ -625,11 +592,3 @@ func uncertaintyTables(rep *Report, test *datasets.Dataset, ens *Ensemble, singl
 		rep.PerClass = append(rep.PerClass, perClass(PredBaseline, preds[2].Probs, test.Labels, k, rep.Classes)...)
 	}
 }
-
-// errCommitted stops reading a file at the end of what its checkpoint
-// vouches for.
-var errCommitted = errors.New("end of checkpointed records")
-
-// errWindowEnd stops reading a samples file at the first sample after
-// EvalOptions.ToStep.
-var errWindowEnd = errors.New("past the last step scored")

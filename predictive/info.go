@@ -17,6 +17,7 @@ type Info struct {
 	Temperature float64 `json:"temperature"` // posterior temperature T of exp(-U/T)
 	Sampler     string  `json:"sampler"`
 	FromStep    int     `json:"from_step,omitempty"`
+	ToStep      int     `json:"to_step,omitempty"`
 	FirstStep   int     `json:"first_step"` // steps of the earliest and latest sample
 	LastStep    int     `json:"last_step"`
 	Dropped     int     `json:"dropped_records,omitempty"`
@@ -30,7 +31,7 @@ type Info struct {
 func (p *Posterior) Info() Info {
 	in := Info{Runs: p.Runs, Model: p.Model.Name, Architecture: p.Model.Layout.String(), Inputs: p.Model.Inputs,
 		Parameters: p.Model.NumParams(), Samples: p.Samples(), Temperature: p.Temperature, Sampler: p.Config.Sampler,
-		FromStep: p.FromStep, Dropped: p.Dropped, Skipped: p.Skipped, Chains: p.Chains}
+		FromStep: p.FromStep, ToStep: p.ToStep, Dropped: p.Dropped, Skipped: p.Skipped, Chains: p.Chains}
 	for c := 0; c < p.Model.Outputs; c++ {
 		in.Classes = append(in.Classes, p.Label(c))
 	}

@@ -17,8 +17,9 @@ import (
 // Options are the options of LoadWith.
 type Options struct {
 	// FromStep, when positive, keeps only the samples taken at step
-	// FromStep or later (as eval --from-step).
-	FromStep int
+	// FromStep or later (as eval --from-step); ToStep, when positive, only
+	// those taken at step ToStep or earlier (as eval --to-step).
+	FromStep, ToStep int
 	// SkipCorrupt skips sample records that fail their checksum inside a
 	// samples file (counted in Posterior.Skipped) instead of refusing the
 	// run with an error wrapping rundir.ErrCorruptSamples.
@@ -53,8 +54,8 @@ type Posterior struct {
 	// mid-write) that were dropped, Skipped the corrupt records skipped
 	// (Options.SkipCorrupt).
 	Dropped, Skipped int
-	// FromStep is Options.FromStep.
-	FromStep int
+	// FromStep and ToStep are Options.FromStep and Options.ToStep.
+	FromStep, ToStep int
 
 	mu      sync.Mutex
 	base    *evaluate.Ensemble // on a one-image template; Predict runs its On(images)
@@ -90,7 +91,7 @@ func LoadWith(setup runspec.Setup, opt Options, runs ...string) (*Posterior, err
 	if err := checkReadable(runs, all, opt.AllowWriting); err != nil {
 		return nil, err
 	}
-	p := &Posterior{Chains: all, FromStep: opt.FromStep}
+	p := &Posterior{Chains: all, FromStep: opt.FromStep, ToStep: opt.ToStep}
 	for _, s := range pool {
 		p.Runs = append(p.Runs, s.Dir)
 	}
@@ -137,10 +138,6 @@ func checkReadable(runs []string, all []rundir.ChainStatus, allowWriting bool) e
 	return nil
 }
 
-// errCommitted stops reading a samples file at the count its checkpoint
-// vouches for.
-var errCommitted = errors.New("end of checkpointed records")
-
 // readRun reads the samples of pooled chain i into p, checking its model
 // and temperature against the first run's.
 func (p *Posterior) readRun(setup runspec.Setup, i int, s rundir.ChainStatus, template *datasets.Dataset, opt Options) error {
@@ -165,37 +162,13 @@ func (p *Posterior) readRun(setup runspec.Setup, i int, s rundir.ChainStatus, te
 	if err != nil {
 		return err
 	}
-	n, used, last := 0, 0, -1
-	sc, err := rundir.ScanSamples(path, opt.SkipCorrupt, func(step int, theta []float64) error {
-		if n == s.Samples { // the rest is not checkpointed yet
-			return errCommitted
-		}
-		n++
-		last = step
-		if step < opt.FromStep {
-			return nil
-		}
-		used++
+	cs, err := rundir.ScanChain(s, rundir.Window{From: opt.FromStep, To: opt.ToStep}, opt.SkipCorrupt, func(step int, theta []float64) error {
 		p.keep(step, theta, f32)
 		return nil
 	})
-	if errors.Is(err, errCommitted) {
-		err = nil
-	}
-	if err != nil {
-		return err
-	}
-	if s.Samples < 0 || n < s.Samples {
-		p.Dropped += sc.Torn + min(sc.TornBytes, 1)
-	}
-	p.Skipped += len(sc.Corrupt)
-	if n == 0 {
-		return fmt.Errorf("run %s has no samples yet (burn-in not over?)", s.Dir)
-	}
-	if used == 0 {
-		return fmt.Errorf("run %s has no samples at step %d or later (%d samples, the last at step %d)", s.Dir, opt.FromStep, n, last)
-	}
-	return nil
+	p.Dropped += cs.Dropped
+	p.Skipped += cs.Skipped
+	return err
 }
 
 // weights is one sample's parameters in the precision its file stored.

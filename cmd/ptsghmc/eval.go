@@ -40,8 +40,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	otherData := fs.Bool("other-data", false, "evaluate on --data even when its training set is not the one the runs were trained on (default: refuse)")
 	reportPath := fs.String("report", "", "write a self-contained HTML report (tables and plots) to this file")
 	split := fs.String("split", "test", "score on the test images (test) or on the runs' held-out validation examples (validation: choose configurations without the test set; the runs and baseline must share one split)")
-	fromStep := fs.Int("from-step", 0, "use only the samples taken at this step or later (a longer burn-in chosen after the run; 0: all samples)")
-	toStep := fs.Int("to-step", 0, "use only the samples taken at this step or earlier: the run scored as if it had stopped there, so one long run gives every shorter budget's figures (0: all samples)")
+	var steps windowFlags
+	steps.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline RUN ...] [--ood DIR|FILE|builtin ...] [--shift rotate,noise] [--selective] [--from-step S] [--to-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data]\n\nflags:")
 		fs.PrintDefaults()
@@ -58,11 +58,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *fromStep < 0 {
-		return fmt.Errorf("eval: --from-step %d: want a step >= 0", *fromStep)
-	}
-	if *toStep < 0 || (*toStep > 0 && *toStep < *fromStep) {
-		return fmt.Errorf("eval: --to-step %d: want 0 (all samples) or a step >= --from-step (%d)", *toStep, *fromStep)
+	win, err := steps.window("eval")
+	if err != nil {
+		return err
 	}
 	switch *split {
 	case "test":
@@ -73,7 +71,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("eval: --split %q: expected test or validation", *split)
 	}
-	opt := evaluate.EvalOptions{Setup: runspec.DefaultSetup(), SkipCorrupt: *skipCorrupt, FromStep: *fromStep, ToStep: *toStep, Baselines: baselines, Seed: *seed}
+	opt := evaluate.EvalOptions{Setup: runspec.DefaultSetup(), SkipCorrupt: *skipCorrupt, FromStep: win.From, ToStep: win.To, Baselines: baselines, Seed: *seed}
 	if err := addEvalSets(&opt, oods, *shift); err != nil {
 		return err
 	}
@@ -210,9 +208,10 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	images := fs.String("images", "", "IDX image file (optionally .gz)")
 	out := fs.String("out", "", "CSV output file (default: standard output)")
 	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
-	fromStep := fs.Int("from-step", 0, "use only the samples taken at this step or later (as eval --from-step; 0: all samples)")
+	var steps windowFlags
+	steps.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc predict --run RUNDIR --images FILE.idx[.gz] [--out FILE.csv] [--from-step S] [--skip-corrupt]\n\nWrites CSV: index, predicted class, class probabilities, predictive entropy,\nmutual information (the epistemic part of the entropy).\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc predict --run RUNDIR --images FILE.idx[.gz] [--out FILE.csv] [--from-step S] [--to-step S] [--skip-corrupt]\n\nWrites CSV: index, predicted class, class probabilities, predictive entropy,\nmutual information (the epistemic part of the entropy).\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -223,8 +222,9 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	if *fromStep < 0 {
-		return fmt.Errorf("predict: --from-step %d: want a step >= 0", *fromStep)
+	win, err := steps.window("predict")
+	if err != nil {
+		return err
 	}
 	img, err := datasets.ReadIDXFile(*images)
 	if err != nil {
@@ -234,7 +234,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", *images, err)
 	}
-	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{FromStep: *fromStep, SkipCorrupt: *skipCorrupt, AllowWriting: true}, *run)
+	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{FromStep: win.From, ToStep: win.To, SkipCorrupt: *skipCorrupt, AllowWriting: true}, *run)
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,7 @@ func TestTrainEvalPredict(t *testing.T) {
 	if want := diagnose.SplitRHat(rep.HeldOut); rep.RHat != want || !(rep.RHat > 0) || rep.ESS <= 0 {
 		t.Fatalf("R-hat %v (of the traces: %v), ESS %v", rep.RHat, want, rep.ESS)
 	}
-	lateAccuracy := checkStepWindows(t, rd, rep.HeldOut)
+	windowAccuracy := checkStepWindows(t, rd, rep.HeldOut)
 	for _, f := range []string{"reliability.png", "samples.png", "traces.png"} {
 		if st, err := os.Stat(filepath.Join(plots, f)); err != nil || st.Size() == 0 {
 			t.Errorf("plot %s: %v", f, err)
@@ -155,21 +155,24 @@ func TestTrainEvalPredict(t *testing.T) {
 	if acc := float64(correct) / float64(test.N); acc != rep.Ensemble.Accuracy {
 		t.Fatalf("predict's accuracy %v, eval's %v", acc, rep.Ensemble.Accuracy)
 	}
-	// predict --from-step predicts with eval --from-step's samples
-	out, stderr, code = run(t, "predict", "--run", rd, "--images", filepath.Join(data, datasets.TestImages+".gz"), "--from-step", "95")
-	if code != 0 {
-		t.Fatalf("predict --from-step: %s", stderr)
-	}
-	correct = 0
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
-		f := strings.SplitN(line, ",", 3)
-		idx, _ := strconv.Atoi(f[0])
-		if f[1] == strconv.Itoa(test.Labels[idx]) {
-			correct++
+	// predict --from-step and --to-step predict with eval's samples of the same window
+	for _, name := range []string{"from", "both"} {
+		args := append([]string{"predict", "--run", rd, "--images", filepath.Join(data, datasets.TestImages+".gz")}, stepCases[name]...)
+		out, stderr, code = run(t, args...)
+		if code != 0 {
+			t.Fatalf("predict %v: %s", stepCases[name], stderr)
 		}
-	}
-	if acc := float64(correct) / float64(test.N); acc != lateAccuracy {
-		t.Fatalf("predict --from-step 95: accuracy %v, eval --from-step 95's %v", acc, lateAccuracy)
+		correct = 0
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+			f := strings.SplitN(line, ",", 3)
+			idx, _ := strconv.Atoi(f[0])
+			if f[1] == strconv.Itoa(test.Labels[idx]) {
+				correct++
+			}
+		}
+		if acc := float64(correct) / float64(test.N); acc != windowAccuracy[name] {
+			t.Fatalf("predict %v: accuracy %v, eval's %v", stepCases[name], acc, windowAccuracy[name])
+		}
 	}
 	if _, stderr, code = run(t, "predict", "--run", rd, "--images", filepath.Join(data, datasets.TestImages+".gz"), "--from-step", "100000"); code == 0 || !strings.Contains(stderr, "no samples at step 100000 or later") {
 		t.Fatalf("predict --from-step past the last sample: code %d, %s", code, stderr)
@@ -348,23 +351,24 @@ func TestTemperingCommand(t *testing.T) {
 // run rd of TestTrainEvalPredict (samples at steps 60, 70, ..., 120), whose
 // full held-out traces are full: a window keeps each chain's samples in it,
 // sample for sample, and a window without samples is refused. It returns
-// the ensemble's accuracy from step 95 on.
-func checkStepWindows(t *testing.T, rd string, full [][]float64) (lateAccuracy float64) {
+// the ensemble's accuracy of each case of stepCases.
+func checkStepWindows(t *testing.T, rd string, full [][]float64) map[string]float64 {
 	t.Helper()
+	acc := map[string]float64{}
 	for _, tc := range []struct {
 		name       string
-		args       []string
 		from, to   int // the window's steps in the JSON
 		skip, keep int // samples of each chain before the window, in it
 	}{
-		{"from", []string{"--from-step", "95"}, 95, 0, 4, 3},
-		{"to", []string{"--to-step", "100"}, 0, 100, 0, 5},
-		{"both", []string{"--from-step", "75", "--to-step", "105"}, 75, 105, 2, 3},
-		{"one sample", []string{"--from-step", "120", "--to-step", "120"}, 120, 120, 6, 1},
+		{"from", 95, 0, 4, 3},
+		{"to", 0, 100, 0, 5},
+		{"both", 75, 105, 2, 3},
+		{"one sample", 120, 120, 6, 1},
 	} {
-		out, stderr, code := run(t, append([]string{"eval", "--run", rd, "--json"}, tc.args...)...)
+		args := stepCases[tc.name]
+		out, stderr, code := run(t, append([]string{"eval", "--run", rd, "--json"}, args...)...)
 		if code != 0 {
-			t.Fatalf("%s: eval %v: %s", tc.name, tc.args, stderr)
+			t.Fatalf("%s: eval %v: %s", tc.name, args, stderr)
 		}
 		var rep struct {
 			Ensemble struct {
@@ -386,9 +390,7 @@ func checkStepWindows(t *testing.T, rd string, full [][]float64) (lateAccuracy f
 				t.Fatalf("%s: chain %d: trace %v, want %v (of %v)", tc.name, c, tr, want, full[c])
 			}
 		}
-		if tc.name == "from" {
-			lateAccuracy = rep.Ensemble.Accuracy
-		}
+		acc[tc.name] = rep.Ensemble.Accuracy
 	}
 	for _, tc := range []struct {
 		args []string
@@ -397,12 +399,21 @@ func checkStepWindows(t *testing.T, rd string, full [][]float64) (lateAccuracy f
 		{[]string{"--from-step", "100000"}, "no samples at step 100000 or later"},
 		{[]string{"--to-step", "55"}, "no samples from step 0 to step 55 (0 samples before it; the first after it at step 60)"},
 		{[]string{"--from-step", "101", "--to-step", "109"}, "no samples from step 101 to step 109 (5 samples before it; the first after it at step 110)"},
-		{[]string{"--from-step", "100", "--to-step", "90"}, "--to-step 90: want 0 (all samples) or a step >= --from-step (100)"},
-		{[]string{"--to-step", "-1"}, "--to-step -1"},
+		{[]string{"--from-step", "100", "--to-step", "90"}, "eval: --from-step 100 --to-step 90: want --from-step >= 0 and --to-step 0 (all samples) or a step >= --from-step"},
+		{[]string{"--to-step", "-1"}, "--to-step -1: want"},
+		{[]string{"--from-step", "-5"}, "--from-step -5 --to-step 0: want"},
 	} {
 		if _, stderr, code := run(t, append([]string{"eval", "--run", rd}, tc.args...)...); code == 0 || !strings.Contains(stderr, tc.want) {
 			t.Fatalf("eval %v: code %d, %q; want an error saying %q", tc.args, code, stderr, tc.want)
 		}
 	}
-	return lateAccuracy
+	return acc
+}
+
+// stepCases are the step windows of checkStepWindows, as command-line flags.
+var stepCases = map[string][]string{
+	"from":       {"--from-step", "95"},
+	"to":         {"--to-step", "100"},
+	"both":       {"--from-step", "75", "--to-step", "105"},
+	"one sample": {"--from-step", "120", "--to-step", "120"},
 }

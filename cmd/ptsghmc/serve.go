@@ -26,7 +26,8 @@ import (
 type serveFlags struct {
 	runs                                multiFlag
 	addr, data                          string
-	fromStep, maxImages, batchImages    int
+	steps                               windowFlags
+	maxImages, batchImages              int
 	maxBody                             int64
 	abstainRate                         float64
 	otherData                           bool
@@ -39,7 +40,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	var f serveFlags
 	fs.Var(&f.runs, "run", "run directory (repeat to pool runs; a run of several chains stands for its chains)")
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one, printed at start)")
-	fs.IntVar(&f.fromStep, "from-step", 0, "use only the samples taken at this step or later (as eval --from-step)")
+	f.steps.register(fs)
 	fs.Float64Var(&f.abstainRate, "abstain-rate", 0.05, "fix the abstention threshold at load time as the (1 - rate) quantile of the mutual information on the test images, so that this fraction of them abstains (0: never abstain, no test images read)")
 	fs.StringVar(&f.data, "data", "", "data directory of the test images the threshold is fixed on (default: the first run's)")
 	fs.BoolVar(&f.otherData, "other-data", false, "fix the threshold on --data even when its training set is not the runs' (default: refuse)")
@@ -50,7 +51,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&f.writeTimeout, "write-timeout", 2*time.Minute, "longest time from the end of a request's headers to the end of its answer (queue and ensemble pass included)")
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", time.Minute, "on SIGTERM or SIGINT, how long requests in flight may take to finish")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: ptsghmc serve --run RUNDIR [--run RUNDIR2 ...] [--addr 127.0.0.1:8080] [--from-step S] [--abstain-rate 0.05] [--data DIR]
+		fmt.Fprintln(stderr, `usage: ptsghmc serve --run RUNDIR [--run RUNDIR2 ...] [--addr 127.0.0.1:8080] [--from-step S] [--to-step S] [--abstain-rate 0.05] [--data DIR]
 
 Loads the pooled samples once and answers, until SIGTERM or SIGINT (requests
 in flight finish):
@@ -76,11 +77,15 @@ flags:`)
 		fs.Usage()
 		return errUsage
 	}
-	if f.fromStep < 0 || !(f.abstainRate >= 0 && f.abstainRate < 1) || f.maxImages < 1 || f.maxBody < 0 || f.batchImages < 1 {
-		return fmt.Errorf("serve: want --from-step >= 0, 0 <= --abstain-rate < 1, --max-images and --batch-images >= 1, --max-body >= 0 (got %d, %g, %d, %d, %d)", f.fromStep, f.abstainRate, f.maxImages, f.batchImages, f.maxBody)
+	win, err := f.steps.window("serve")
+	if err != nil {
+		return err
+	}
+	if !(f.abstainRate >= 0 && f.abstainRate < 1) || f.maxImages < 1 || f.maxBody < 0 || f.batchImages < 1 {
+		return fmt.Errorf("serve: want 0 <= --abstain-rate < 1, --max-images and --batch-images >= 1, --max-body >= 0 (got %g, %d, %d, %d)", f.abstainRate, f.maxImages, f.batchImages, f.maxBody)
 	}
 	start := time.Now()
-	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{FromStep: f.fromStep}, f.runs...)
+	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{FromStep: win.From, ToStep: win.To}, f.runs...)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,94 @@
+package rundir
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+)
+
+// Window is the steps whose samples a reader keeps: From to To, both
+// included. From 0 keeps every sample up to To, To 0 every sample from
+// From on. A longer burn-in chosen after the run is a later From (eval
+// --from-step); a shorter run read from a longer one is an earlier To
+// (eval --to-step).
+type Window struct {
+	From, To int
+}
+
+// Check returns an error when no step is in w: a negative bound, or an end
+// before the start.
+func (w Window) Check() error {
+	if w.From < 0 || w.To < 0 || (w.To > 0 && w.To < w.From) {
+		return fmt.Errorf("step window %d to %d: want 0 <= from and either to = 0 (no end) or to >= from", w.From, w.To)
+	}
+	return nil
+}
+
+// ChainScan is what ScanChain read of one chain's samples file.
+type ChainScan struct {
+	// Read counts the checkpointed samples read, up to the first past the
+	// window's end; Kept those of them in the window.
+	Read, Kept int
+	// Dropped counts torn records at the end of the file (a crash
+	// mid-write) that the checkpoint had counted, or all of them when the
+	// chain has no checkpoint; Skipped the corrupt records skipped inside
+	// it (skipCorrupt).
+	Dropped, Skipped int
+}
+
+// errStop ends a scan at the checkpointed count or past the window.
+var errStop = errors.New("end of the samples read")
+
+// ScanChain calls keep with each sample of chain s taken in w, in the
+// file's order. It reads only what the chain's last checkpoint counted
+// (s.Samples; a negative count reads the whole file), so a chain train is
+// still writing is read up to its checkpoint, and it stops at the first
+// sample past w.To. A chain with no sample in w is an error that says
+// which samples it has; a corrupt record is an error wrapping
+// ErrCorruptSamples unless skipCorrupt. Errors from keep are returned as
+// they are.
+func ScanChain(s ChainStatus, w Window, skipCorrupt bool, keep func(step int, theta []float64) error) (ChainScan, error) {
+	var cs ChainScan
+	if err := w.Check(); err != nil {
+		return cs, err
+	}
+	last, past := -1, -1
+	sc, err := ScanSamples(filepath.Join(s.Dir, SamplesFile), skipCorrupt, func(step int, theta []float64) error {
+		if cs.Read == s.Samples {
+			return errStop
+		}
+		if w.To > 0 && step > w.To {
+			past = step
+			return errStop
+		}
+		cs.Read++
+		last = step
+		if step < w.From {
+			return nil
+		}
+		cs.Kept++
+		return keep(step, theta)
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	if err != nil {
+		return cs, err
+	}
+	// Torn records past the checkpointed count are being written (a
+	// running chain); before it, or in a run read whole, they are lost.
+	if s.Samples < 0 || cs.Read < s.Samples {
+		cs.Dropped = sc.Torn + min(sc.TornBytes, 1)
+	}
+	cs.Skipped = len(sc.Corrupt)
+	switch {
+	case cs.Kept > 0:
+		return cs, nil
+	case past >= 0:
+		return cs, fmt.Errorf("run %s has no samples from step %d to step %d (%d samples before it; the first after it at step %d)", s.Dir, w.From, w.To, cs.Read, past)
+	case cs.Read == 0:
+		return cs, fmt.Errorf("run %s has no samples yet (burn-in not over?)", s.Dir)
+	default:
+		return cs, fmt.Errorf("run %s has no samples at step %d or later (%d samples, the last at step %d)", s.Dir, w.From, cs.Read, last)
+	}
+}

@@ -1,0 +1,110 @@
+package rundir
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// writeChain writes a samples file of samples at steps 10, 20, ..., 10n
+// into a new directory (each sample's one weight is its step) and returns
+// the directory.
+func writeChain(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	w, err := CreateSamples(filepath.Join(dir, SamplesFile), SampleHeader{Arch: "1", Params: 1, DType: "float64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		if err := w.Append(10*i, []float64{float64(10 * i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestScanChain(t *testing.T) {
+	dir := writeChain(t, 6) // samples at steps 10..60
+	for _, tc := range []struct {
+		name       string
+		samples    int // the checkpoint's count (-1: none, read the whole file)
+		win        Window
+		kept       []int // steps kept
+		read       int
+		errHas     string
+		errWrapped error
+	}{
+		{"all", -1, Window{}, []int{10, 20, 30, 40, 50, 60}, 6, "", nil},
+		{"from", -1, Window{From: 35}, []int{40, 50, 60}, 6, "", nil},
+		{"to", -1, Window{To: 30}, []int{10, 20, 30}, 3, "", nil},
+		{"both", -1, Window{From: 20, To: 45}, []int{20, 30, 40}, 4, "", nil},
+		{"one step", -1, Window{From: 50, To: 50}, []int{50}, 5, "", nil},
+		{"checkpointed count", 4, Window{}, []int{10, 20, 30, 40}, 4, "", nil},
+		{"count and end", 4, Window{From: 15, To: 25}, []int{20}, 2, "", nil},
+		{"after the last", -1, Window{From: 61}, nil, 6, "no samples at step 61 or later (6 samples, the last at step 60)", nil},
+		{"past the count", 2, Window{From: 30}, nil, 2, "no samples at step 30 or later (2 samples, the last at step 20)", nil},
+		{"between samples", -1, Window{From: 21, To: 29}, nil, 2, "no samples from step 21 to step 29 (2 samples before it; the first after it at step 30)", nil},
+		{"before the first", -1, Window{To: 5}, nil, 0, "no samples from step 0 to step 5 (0 samples before it; the first after it at step 10)", nil},
+		{"none checkpointed", 0, Window{}, nil, 0, "no samples yet", nil},
+		{"inverted", -1, Window{From: 30, To: 20}, nil, 0, "step window 30 to 20", nil},
+		{"negative", -1, Window{From: -1}, nil, 0, "step window -1 to 0", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var kept []int
+			cs, err := ScanChain(ChainStatus{Dir: dir, Samples: tc.samples}, tc.win, false, func(step int, theta []float64) error {
+				if theta[0] != float64(step) {
+					t.Fatalf("step %d: weight %v", step, theta[0])
+				}
+				kept = append(kept, step)
+				return nil
+			})
+			if tc.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+					t.Fatalf("error %v, want one saying %q", err, tc.errHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(kept, tc.kept) || cs.Kept != len(tc.kept) || cs.Read != tc.read || cs.Dropped != 0 || cs.Skipped != 0 {
+				t.Fatalf("kept %v (%+v), want %v, %d read", kept, cs, tc.kept, tc.read)
+			}
+		})
+	}
+}
+
+// TestScanChainTorn checks a torn last record is counted as dropped when
+// the checkpoint vouched for it or there is no checkpoint, and not when it
+// is past the checkpoint (a chain still writing); and that keep's error
+// comes back as it is.
+func TestScanChainTorn(t *testing.T) {
+	dir := writeChain(t, 4)
+	path := filepath.Join(dir, SamplesFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b[:len(b)-5], 0o644); err != nil { // the last record torn
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		samples, dropped, kept int
+	}{{-1, 1, 3}, {4, 1, 3}, {3, 0, 3}, {2, 0, 2}} {
+		cs, err := ScanChain(ChainStatus{Dir: dir, Samples: tc.samples}, Window{}, false, func(int, []float64) error { return nil })
+		if err != nil || cs.Dropped != tc.dropped || cs.Kept != tc.kept {
+			t.Fatalf("checkpointed %d: %+v, %v; want %d dropped, %d kept", tc.samples, cs, err, tc.dropped, tc.kept)
+		}
+	}
+	stop := errors.New("stop")
+	if _, err := ScanChain(ChainStatus{Dir: dir, Samples: -1}, Window{}, false, func(int, []float64) error { return stop }); err != stop {
+		t.Fatalf("keep's error: got %v", err)
+	}
+}
