@@ -26,7 +26,7 @@
 # networks of 4,000 steps, each its own cosine decay to zero), ens8 (8 of 2,000).
 # Finished rows are skipped, unfinished ones resume bit-exactly (scripts/runs.sh).
 #
-# Round 2 (rows and rule fixed 2026-11-27 08:55 UTC, before their runs). Why: on the test
+# Round 2 (rows and rule fixed 2026-11-27 08:52 UTC, before their runs). Why: on the test
 # set t0.1 missed aim 2 on ECE and OOD, and an exploration there (two verdict chains of
 # seeds 1-2 read to step 8,000 and pooled: the same 16,000 steps) gave NLL 0.2037
 # against 0.2066-0.2092 for one chain and MI AUROC closer to the deep ensemble's, but an
