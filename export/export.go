@@ -1,6 +1,7 @@
 package export
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -33,20 +34,44 @@ const (
 	LogLikStep = "log_likelihood_step"
 )
 
+// NPZOptions are the settings of NPZWith.
+type NPZOptions struct {
+	// Window keeps only the samples taken in its steps (the zero Window:
+	// every sample), as eval --from-step and --to-step do.
+	Window rundir.Window
+}
+
 // Summary describes what NPZ wrote.
 type Summary struct {
 	Chains     []string  // the chains' run directories
-	Draws      []int     // samples per chain
+	Draws      []int     // samples per chain (those in Window)
 	Learnables nn.Layout // the parameter arrays (the model's learnables), each with a leading sample axis
 	DType      string    // float32 or float64, as stored in the samples files
 	// LogLikDraws is the number of draws per chain in LogLik (the
 	// shortest chain's count; 0 without data).
 	LogLikDraws int
-	Dropped     int // chains whose samples file ended in a torn record (ignored)
+	// Dropped counts torn records at the ends of samples files (a crash
+	// mid-write) that were ignored.
+	Dropped int
+	// Window is the step window exported (the zero Window: every sample).
+	Window rundir.Window
+	// Status is the state of every chain of the runs, exported or not: a
+	// run of several chains exports those of its chains with samples at
+	// their last checkpoint (rundir.PoolDirs).
+	Status []rundir.ChainStatus
 }
 
-// NPZ writes the rung-1 samples of runs (a run of several chains
-// stands for all of them) to path as a NumPy .npz archive:
+// NPZ is NPZWith with no options: every sample.
+func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
+	return NPZWith(path, runs, data, NPZOptions{})
+}
+
+// NPZWith writes the rung-1 samples of runs taken in opt.Window to path as
+// a NumPy .npz archive. A run of several chains stands for those of its
+// chains with samples at their last checkpoint, and each chain is read up
+// to its last checkpoint's count (a run train still writes, as eval reads
+// it; rundir.ScanChain); a chain with no sample in the window is an error
+// saying which samples it has. The archive holds:
 //
 //   - one array per learnable (the Layout of the runs' model), named after
 //     it, of shape [samples, shape...], in the stored precision;
@@ -61,19 +86,16 @@ type Summary struct {
 // The samples are held in memory (the size of the samples files; the peak
 // resident memory was about twice that for a 383 MB samples file). The
 // archive is written to a temporary file renamed to path once complete.
-func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
+func NPZWith(path string, runs []string, data *datasets.Dataset, opt NPZOptions) (*Summary, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("export: no runs")
 	}
-	dirs, err := rundir.RunDirs(runs)
+	sum := &Summary{Window: opt.Window}
+	chains, model, engine, err := inspectRuns(runs, sum)
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Chains: dirs}
-	model, engine, err := inspectRuns(dirs, sum)
-	if err != nil {
-		return nil, err
-	}
+	dirs := sum.Chains
 	a := newNPZArrays(sum)
 	a.dirs = dirs
 	if data != nil {
@@ -87,8 +109,8 @@ func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
 		a.loglik = make([][][]float64, len(dirs))
 		a.llStep = make([][]int64, len(dirs))
 	}
-	for c, dir := range dirs {
-		if err := a.readChain(c, dir, sum); err != nil {
+	for c, s := range chains {
+		if err := a.readChain(c, s, sum); err != nil {
 			return nil, err
 		}
 	}
@@ -134,13 +156,11 @@ func newNPZArrays(sum *Summary) *npzArrays {
 	return a
 }
 
-// readChain appends the sum.Draws[c] samples of chain c (in dir).
-func (a *npzArrays) readChain(c int, dir string, sum *Summary) error {
+// readChain appends the sum.Draws[c] samples of chain c (status s) in
+// sum.Window.
+func (a *npzArrays) readChain(c int, s rundir.ChainStatus, sum *Summary) error {
 	draw := 0
-	_, dropped, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(step int, theta []float64) error {
-		if draw == sum.Draws[c] { // records appended after the count (a run still going)
-			return nil
-		}
+	_, err := scanDraws(s, sum.Window, sum.Draws[c], func(step int, theta []float64) error {
 		for i, l := range sum.Learnables {
 			v := theta[l.Offset : l.Offset+l.Size()]
 			if a.f32 {
@@ -156,7 +176,7 @@ func (a *npzArrays) readChain(c int, dir string, sum *Summary) error {
 		if a.ens != nil && draw < sum.LogLikDraws {
 			ll, err := exampleLogLik(a.ens, theta)
 			if err != nil {
-				return fmt.Errorf("run %s, sample at step %d: %w", dir, step, err)
+				return fmt.Errorf("run %s, sample at step %d: %w", s.Dir, step, err)
 			}
 			a.loglik[c] = append(a.loglik[c], ll)
 			a.llStep[c] = append(a.llStep[c], int64(step))
@@ -164,13 +184,31 @@ func (a *npzArrays) readChain(c int, dir string, sum *Summary) error {
 		draw++
 		return nil
 	})
-	if err != nil {
-		return err
+	return err
+}
+
+// errEnough ends scanDraws' scan once it has its draws.
+var errEnough = errors.New("export: draws read")
+
+// scanDraws calls keep with the first n samples of chain s taken in w
+// (rundir.ScanChain) and returns their steps. Fewer than n is an error:
+// inspectRuns counted n, so the samples file changed in between.
+func scanDraws(s rundir.ChainStatus, w rundir.Window, n int, keep func(step int, theta []float64) error) ([]int64, error) {
+	steps := make([]int64, 0, n)
+	_, err := rundir.ScanChain(s, w, false, func(step int, theta []float64) error {
+		if len(steps) == n {
+			return errEnough
+		}
+		steps = append(steps, int64(step))
+		return keep(step, theta)
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return nil, err
 	}
-	if dropped {
-		sum.Dropped++
+	if len(steps) < n {
+		return nil, fmt.Errorf("export: run %s: %d samples in the window, %d counted before: the samples file changed while it was exported", s.Dir, len(steps), n)
 	}
-	return nil
+	return steps, nil
 }
 
 // write writes the arrays to the archive at path: to a temporary file,
@@ -221,43 +259,71 @@ func (a *npzArrays) write(path string, sum *Summary) error {
 	return nil
 }
 
-// inspectRuns checks that the chains dirs hold samples of one model in
-// one precision and records their counts and precision in sum; it returns
+// inspectRuns expands runs into the chains to export (rundir.PoolDirs),
+// checks that they hold samples of one model in one precision, counts
+// each chain's samples in sum.Window, and records the chains, their
+// statuses, counts and precision in sum; it returns the chains' statuses,
 // the model and the engine its predictions are computed on.
-func inspectRuns(dirs []string, sum *Summary) (nn.Model, autodiff.Engine, error) {
+func inspectRuns(runs []string, sum *Summary) ([]rundir.ChainStatus, nn.Model, autodiff.Engine, error) {
 	var model nn.Model
 	var engine autodiff.Engine
-	for i, dir := range dirs {
+	if err := sum.Window.Check(); err != nil {
+		return nil, model, engine, fmt.Errorf("export: %w", err)
+	}
+	chains, all, err := rundir.PoolDirs(runs)
+	if err != nil {
+		return nil, model, engine, err
+	}
+	sum.Status = all
+	for i, s := range chains {
+		dir := s.Dir
 		cfg, err := rundir.ReadRunConfig(dir)
 		if err != nil {
-			return model, engine, err
+			return nil, model, engine, err
 		}
 		m, err := cfg.BuildModel(runspec.DefaultSetup().Models) // runs of the process's registered models
 		if err != nil {
-			return model, engine, fmt.Errorf("run %s: %w", dir, err)
+			return nil, model, engine, fmt.Errorf("run %s: %w", dir, err)
 		}
 		path := filepath.Join(dir, rundir.SamplesFile)
-		sc, err := rundir.ScanSamples(path, false, nil)
+		h, err := readSampleHeader(path)
 		if err != nil {
-			return model, engine, err
+			return nil, model, engine, err
 		}
-		if err := rundir.CheckSamplesModel(path, sc.Header, m); err != nil {
-			return model, engine, err
+		if err := rundir.CheckSamplesModel(path, h, m); err != nil {
+			return nil, model, engine, err
 		}
 		if i == 0 {
-			model, sum.DType, engine = m, sc.Header.DType, cfg.RunEngine(m)
+			model, sum.DType, engine = m, h.DType, cfg.RunEngine(m)
 		} else if rundir.SamplesModel(m) != rundir.SamplesModel(model) {
-			return model, engine, fmt.Errorf("export: run %s has model %s (%s), run %s has %s (%s): cannot export together", dir, m.Name, m.Layout, dirs[0], model.Name, model.Layout)
-		} else if sc.Header.DType != sum.DType {
-			return model, engine, fmt.Errorf("export: run %s stores %s samples, run %s %s: cannot export together", dir, sc.Header.DType, dirs[0], sum.DType)
+			return nil, model, engine, fmt.Errorf("export: run %s has model %s (%s), run %s has %s (%s): cannot export together", dir, m.Name, m.Layout, chains[0].Dir, model.Name, model.Layout)
+		} else if h.DType != sum.DType {
+			return nil, model, engine, fmt.Errorf("export: run %s stores %s samples, run %s %s: cannot export together", dir, h.DType, chains[0].Dir, sum.DType)
 		}
-		if sc.Intact == 0 {
-			return model, engine, fmt.Errorf("export: run %s has no samples yet (burn-in not over?)", dir)
+		cs, err := rundir.ScanChain(s, sum.Window, false, func(int, []float64) error { return nil })
+		if err != nil {
+			return nil, model, engine, fmt.Errorf("export: %w", err)
 		}
-		sum.Draws = append(sum.Draws, sc.Intact)
+		sum.Chains = append(sum.Chains, dir)
+		sum.Draws = append(sum.Draws, cs.Kept)
+		sum.Dropped += cs.Dropped
 	}
 	sum.Learnables = model.Layout
-	return model, engine, nil
+	return chains, model, engine, nil
+}
+
+// readSampleHeader reads the header of the samples file at path.
+func readSampleHeader(path string) (rundir.SampleHeader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return rundir.SampleHeader{}, fmt.Errorf("samples: %w", err)
+	}
+	defer f.Close()
+	h, _, err := rundir.ReadSampleHeader(f)
+	if err != nil {
+		return h, fmt.Errorf("samples %s: %w", path, err)
+	}
+	return h, nil
 }
 
 // exampleLogLik returns log p(y_i | x_i, theta) for every example of the

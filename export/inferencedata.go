@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,6 +102,9 @@ type ZarrOptions struct {
 	Created time.Time
 	// Version is the inference_library_version attribute.
 	Version string
+	// Window keeps only the samples taken in its steps (the zero Window:
+	// every sample), as eval --from-step and --to-step do.
+	Window rundir.Window
 }
 
 // ZarrSummary describes what Zarr wrote.
@@ -117,9 +119,12 @@ type ZarrSummary struct {
 	Groups []string
 }
 
-// Zarr writes the rung-1 samples of runs (a run of several chains stands
-// for all of them) to path, a new directory, as ArviZ's InferenceData in
-// a Zarr v2 store (az.from_zarr reads it; docs/run-directory.md):
+// Zarr writes the rung-1 samples of runs taken in opt.Window to path, a
+// new directory, as ArviZ's InferenceData in a Zarr v2 store (az.from_zarr
+// reads it; docs/run-directory.md). The chains and samples are NPZWith's:
+// a run of several chains stands for those of its chains with samples at
+// their last checkpoint, each read up to that checkpoint's count, and a
+// chain with no sample in the window is an error. Groups:
 //
 //   - posterior: the selected weights (opt.Params), each learnable of
 //     dimensions (chain, draw, NAME_dim_0, ...), flat ranges as Theta
@@ -134,7 +139,8 @@ type ZarrSummary struct {
 //
 // Every group has chain and draw coordinates and the attributes
 // created_at, inference_library and inference_library_version; the root
-// and the posterior also name the runs and their settings. ArviZ needs
+// and the posterior also name the runs and their settings (and the
+// window, from_step and to_step, when one is set). ArviZ needs
 // equal chains: each contributes its first DrawsPerChain draws, the
 // shortest chain's count. The store is written next to path and renamed
 // to it once complete; an existing path is refused.
@@ -145,15 +151,12 @@ func Zarr(path string, runs []string, data *datasets.Dataset, opt ZarrOptions) (
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("export: %s exists (remove it, or choose another --out)", path)
 	}
-	dirs, err := rundir.RunDirs(runs)
+	sum := &ZarrSummary{Summary: Summary{Window: opt.Window}}
+	chains, model, engine, err := inspectRuns(runs, &sum.Summary)
 	if err != nil {
 		return nil, err
 	}
-	sum := &ZarrSummary{Summary: Summary{Chains: dirs}}
-	model, engine, err := inspectRuns(dirs, &sum.Summary)
-	if err != nil {
-		return nil, err
-	}
+	dirs := sum.Chains
 	sel, err := SelectParams(opt.Params, model.Layout)
 	if err != nil {
 		return nil, err
@@ -175,7 +178,7 @@ func Zarr(path string, runs []string, data *datasets.Dataset, opt ZarrOptions) (
 	}
 	tmp := path + ".tmp"
 	os.RemoveAll(tmp)
-	w := &idWriter{sum: sum, sel: sel, cfg: cfg, opt: opt, data: data, ens: ens, dirs: dirs}
+	w := &idWriter{sum: sum, sel: sel, cfg: cfg, opt: opt, data: data, ens: ens, dirs: dirs, chains: chains}
 	if err := w.write(tmp); err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("export %s: %w", path, err)
@@ -196,6 +199,9 @@ type idWriter struct {
 	data *datasets.Dataset
 	ens  *evaluate.Ensemble
 	dirs []string
+	// chains are the statuses of dirs, whose checkpointed counts bound
+	// the samples read
+	chains []rundir.ChainStatus
 
 	z      *zarrStore
 	vars   []*zarrArray // posterior arrays: the learnables, then Theta
@@ -229,7 +235,13 @@ func (w *idWriter) runAttrs() (map[string]any, error) {
 	a["seed"] = w.cfg.Seed
 	a["steps"], a["burnin"], a["thin"], a["lr"], a["batch"] = w.cfg.Steps, w.cfg.BurnIn, w.cfg.Thin, w.cfg.LR, w.cfg.Batch
 	a["samples_dtype"] = w.sum.DType
-	a["draws_note"] = fmt.Sprintf("each chain's first %d draws (the shortest chain's count); draws are kept samples after burn-in, every thin steps", w.sum.DrawsPerChain)
+	a["draws_note"] = fmt.Sprintf("each chain's first %d draws%s (the shortest chain's count); draws are kept samples after burn-in, every thin steps", w.sum.DrawsPerChain, windowNote(w.sum.Window))
+	if w.sum.Window.From > 0 {
+		a["from_step"] = w.sum.Window.From
+	}
+	if w.sum.Window.To > 0 {
+		a["to_step"] = w.sum.Window.To
+	}
 	return a, nil
 }
 
@@ -332,29 +344,38 @@ func (w *idWriter) posteriorArrays(attrs map[string]any) error {
 	return err
 }
 
-// draws reads each chain's first DrawsPerChain samples, writing their
-// posterior chunks and log-likelihoods; it returns each draw's step.
+// windowNote describes window w in the draws_note attribute: "" for the
+// zero window (every sample).
+func windowNote(w rundir.Window) string {
+	switch {
+	case w.From > 0 && w.To > 0:
+		return fmt.Sprintf(" taken from step %d to step %d", w.From, w.To)
+	case w.From > 0:
+		return fmt.Sprintf(" taken at step %d or later", w.From)
+	case w.To > 0:
+		return fmt.Sprintf(" taken at step %d or earlier", w.To)
+	}
+	return ""
+}
+
+// draws reads each chain's first DrawsPerChain samples in the window,
+// writing their posterior chunks and log-likelihoods; it returns each
+// draw's step.
 func (w *idWriter) draws() ([][]int64, error) {
 	d := w.sum.DrawsPerChain
-	steps := make([][]int64, len(w.dirs))
-	for c, dir := range w.dirs {
+	steps := make([][]int64, len(w.chains))
+	for c, s := range w.chains {
 		draw := 0
-		_, dropped, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(step int, theta []float64) error {
-			if draw == d {
-				return nil
-			}
+		var err error
+		steps[c], err = scanDraws(s, w.sum.Window, d, func(step int, theta []float64) error {
 			if err := w.writeDraw(c, draw, theta); err != nil {
-				return fmt.Errorf("run %s, sample at step %d: %w", dir, step, err)
+				return fmt.Errorf("run %s, sample at step %d: %w", s.Dir, step, err)
 			}
-			steps[c] = append(steps[c], int64(step))
 			draw++
 			return nil
 		})
 		if err != nil {
 			return nil, err
-		}
-		if dropped {
-			w.sum.Dropped++
 		}
 	}
 	return steps, nil

@@ -67,12 +67,20 @@ func readXarray(t *testing.T, py, store string, groups ...string) map[string]xrG
 // it with held-out data.
 func trainChains(t *testing.T) (string, *datasets.Dataset) {
 	t.Helper()
+	return trainRun(t, 2, 200)
+}
+
+// trainRun trains a 16-8-3 run of chains chains for steps steps (burn-in
+// 100, thin 20: samples at steps 120, 140, ...), logging metrics every 30
+// steps, and returns it with held-out data.
+func trainRun(t *testing.T, chains, steps int) (string, *datasets.Dataset) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	data, _ := datasets.SyntheticImages(300, 16, 3, rng)
 	test, _ := datasets.SyntheticImages(40, 16, 3, rng)
 	cfg := runspec.DefaultConfig()
-	cfg.Arch, cfg.Validation, cfg.Chains = "16-8-3", 0, 2
-	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.LogEvery = 200, 100, 20, 32, 30
+	cfg.Arch, cfg.Validation, cfg.Chains = "16-8-3", 0, chains
+	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.LogEvery = steps, 100, 20, 32, 30
 	dir := filepath.Join(t.TempDir(), "run")
 	run, err := train.NewChains(dir, cfg, true, runspec.DefaultSetup().WithTrain(data))
 	if err != nil {

@@ -24,8 +24,15 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	params := fs.String("params", "", "zarr: the weights of the posterior group, comma-separated: learnable names (W0,b1,...) and flat index ranges lo:hi (default: every learnable)")
 	compress := fs.String("compress", "zlib", "zarr: chunk compression, zlib or none")
 	data := fs.String("data", "", "data directory: add the per-example test log-likelihood matrix [chains, draws, examples] (for ArviZ LOO/WAIC)")
+	var steps windowFlags
+	steps.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: ptsghmc export --run RUNDIR [--run RUNDIR2 ...] [--format npz|zarr] --out FILE.npz|DIR.zarr [--data DIR] [--params W0,b1,0:100] [--compress zlib|none]
+		fmt.Fprintln(stderr, `usage: ptsghmc export --run RUNDIR [--run RUNDIR2 ...] [--format npz|zarr] --out FILE.npz|DIR.zarr [--data DIR] [--from-step S] [--to-step S] [--params W0,b1,0:100] [--compress zlib|none]
+
+Exports each chain's samples taken from --from-step to --to-step (default:
+all), up to its last checkpoint (a run still training is read as eval reads
+it); a run of several chains stands for those with samples at their last
+checkpoint.
 
 --format zarr writes ArviZ's InferenceData as a Zarr v2 store (az.from_zarr):
 groups posterior (the --params weights, dims chain, draw, NAME_dim_k),
@@ -64,9 +71,12 @@ flags:`)
 		fmt.Fprintln(stderr, "export: --params and --compress apply to --format zarr only")
 		return errUsage
 	}
+	win, err := steps.window("export")
+	if err != nil {
+		return err
+	}
 	var test *datasets.Dataset
 	if *data != "" {
-		var err error
 		if _, test, err = datasets.LoadMNIST(*data); err != nil {
 			return err
 		}
@@ -82,12 +92,13 @@ flags:`)
 		}
 	}
 	if *format == "zarr" {
-		return exportZarr(stdout, *out, runs, test, *params, *compress == "zlib")
+		return exportZarr(stdout, *out, runs, test, *params, *compress == "zlib", win)
 	}
-	sum, err := export.NPZ(*out, runs, test)
+	sum, err := export.NPZWith(*out, runs, test, export.NPZOptions{Window: win})
 	if err != nil {
 		return err
 	}
+	printExportChains(stdout, sum)
 	total := 0
 	for _, n := range sum.Draws {
 		total += n
@@ -104,29 +115,53 @@ flags:`)
 		}
 		fmt.Fprintln(stdout)
 	}
-	if sum.Dropped > 0 {
-		fmt.Fprintf(stdout, "  %d torn sample record(s) at file ends were ignored\n", sum.Dropped)
-	}
+	printExportNotes(stdout, sum)
 	return nil
 }
 
 // exportZarr writes the runs as ArviZ InferenceData in a Zarr store.
-func exportZarr(stdout io.Writer, out string, runs []string, test *datasets.Dataset, params string, compress bool) error {
+func exportZarr(stdout io.Writer, out string, runs []string, test *datasets.Dataset, params string, compress bool, win rundir.Window) error {
 	version := "(devel)"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		version = bi.Main.Version
 	}
-	sum, err := export.Zarr(out, runs, test, export.ZarrOptions{Params: params, Compress: compress, Created: time.Now(), Version: version})
+	sum, err := export.Zarr(out, runs, test, export.ZarrOptions{Params: params, Compress: compress, Created: time.Now(), Version: version, Window: win})
 	if err != nil {
 		return err
 	}
+	printExportChains(stdout, &sum.Summary)
 	fmt.Fprintf(stdout, "wrote %s: InferenceData (Zarr v2), groups %s; %d chain(s) x %d draws (%s)\n  posterior: %s\n",
 		out, strings.Join(sum.Groups, ", "), len(sum.Chains), sum.DrawsPerChain, sum.DType, strings.Join(sum.Variables, ", "))
 	if test != nil {
 		fmt.Fprintf(stdout, "  log_likelihood y [%d %d %d]\n", len(sum.Chains), sum.DrawsPerChain, test.N)
 	}
-	if sum.Dropped > 0 {
-		fmt.Fprintf(stdout, "  %d torn sample record(s) at file ends were ignored\n", sum.Dropped)
-	}
+	printExportNotes(stdout, &sum.Summary)
 	return nil
+}
+
+// printExportChains prints the chains of the runs when one is not
+// finished (only those with checkpointed samples are exported, each up to
+// its checkpoint).
+func printExportChains(w io.Writer, sum *export.Summary) {
+	for _, s := range sum.Status {
+		if s.State != rundir.ChainFinished {
+			printChains(w, sum.Status)
+			return
+		}
+	}
+}
+
+// printExportNotes prints the window the samples were taken from and the
+// torn records ignored.
+func printExportNotes(w io.Writer, sum *export.Summary) {
+	if win := sum.Window; win.From > 0 || win.To > 0 {
+		to := "the last"
+		if win.To > 0 {
+			to = fmt.Sprint(win.To)
+		}
+		fmt.Fprintf(w, "  the samples taken from step %d to step %s (--from-step, --to-step)\n", win.From, to)
+	}
+	if sum.Dropped > 0 {
+		fmt.Fprintf(w, "  %d torn sample record(s) at file ends were ignored\n", sum.Dropped)
+	}
 }
