@@ -30,9 +30,9 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, `usage: ptsghmc export --run RUNDIR [--run RUNDIR2 ...] [--format npz|zarr] --out FILE.npz|DIR.zarr [--data DIR] [--from-step S] [--to-step S] [--params W0,b1,0:100] [--compress zlib|none]
 
 Exports each chain's samples taken from --from-step to --to-step (default:
-all), up to its last checkpoint (a run still training is read as eval reads
-it); a run of several chains stands for those with samples at their last
-checkpoint.
+all; step, and zarr's sample_stats step, hold each draw's step) up to its
+last checkpoint (a run still training is read as eval reads it); a run of
+several chains stands for those with samples at their last checkpoint.
 
 --format zarr writes ArviZ's InferenceData as a Zarr v2 store (az.from_zarr):
 groups posterior (the --params weights, dims chain, draw, NAME_dim_k),
@@ -154,12 +154,13 @@ func printExportChains(w io.Writer, sum *export.Summary) {
 // printExportNotes prints the window the samples were taken from and the
 // torn records ignored.
 func printExportNotes(w io.Writer, sum *export.Summary) {
-	if win := sum.Window; win.From > 0 || win.To > 0 {
-		to := "the last"
-		if win.To > 0 {
-			to = fmt.Sprint(win.To)
-		}
-		fmt.Fprintf(w, "  the samples taken from step %d to step %s (--from-step, --to-step)\n", win.From, to)
+	switch win := sum.Window; {
+	case win.From > 0 && win.To > 0:
+		fmt.Fprintf(w, "  the samples taken from step %d to step %d (--from-step, --to-step)\n", win.From, win.To)
+	case win.From > 0:
+		fmt.Fprintf(w, "  the samples taken at step %d or later (--from-step)\n", win.From)
+	case win.To > 0:
+		fmt.Fprintf(w, "  the samples taken at step %d or earlier (--to-step)\n", win.To)
 	}
 	if sum.Dropped > 0 {
 		fmt.Fprintf(w, "  %d torn sample record(s) at file ends were ignored\n", sum.Dropped)

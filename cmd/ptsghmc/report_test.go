@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,6 +114,71 @@ func TestReportAndExport(t *testing.T) {
 	} {
 		if _, _, code := run(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	checkExportWindows(t, rd, data)
+}
+
+// checkExportWindows exports TestReportAndExport's run rd (two chains,
+// samples at steps 60, 70, ..., 120) with step windows: npz's steps are
+// the window's, zarr's store records the window, and an empty or inverted
+// window is refused.
+func checkExportWindows(t *testing.T, rd, data string) {
+	t.Helper()
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		args  []string
+		steps []int64 // npz step: each chain's steps in the window
+		says  []string
+	}{
+		{[]string{"--from-step", "95"}, []int64{100, 110, 120, 100, 110, 120}, []string{"6 samples", "log_likelihood [2 3 100]", "the samples taken at step 95 or later (--from-step)"}},
+		{[]string{"--to-step", "75"}, []int64{60, 70, 60, 70}, []string{"4 samples", "the samples taken at step 75 or earlier (--to-step)"}},
+		{[]string{"--from-step", "95", "--to-step", "105"}, []int64{100, 100}, []string{"2 samples", "log_likelihood [2 1 100]", "the samples taken from step 95 to step 105 (--from-step, --to-step)"}},
+	} {
+		arch := filepath.Join(dir, fmt.Sprintf("w%d.npz", i))
+		out, stderr, code := run(t, append([]string{"export", "--run", rd, "--out", arch, "--data", data}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("export %v: %s", tc.args, stderr)
+		}
+		for _, want := range tc.says {
+			if !strings.Contains(out, want) {
+				t.Errorf("export %v: output %q does not say %q", tc.args, out, want)
+			}
+		}
+		r, err := npz.Open(arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var steps []int64
+		err = r.Read("step.npy", &steps)
+		r.Close()
+		if err != nil || !slices.Equal(steps, tc.steps) {
+			t.Errorf("export %v: steps %v (%v), want %v", tc.args, steps, err, tc.steps)
+		}
+	}
+	store := filepath.Join(dir, "w.zarr")
+	out, stderr, code := run(t, "export", "--run", rd, "--format", "zarr", "--out", store, "--from-step", "110")
+	if code != 0 || !strings.Contains(out, "2 chain(s) x 2 draws") {
+		t.Fatalf("export --format zarr --from-step 110: %s%s", out, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(store, ".zattrs")); err != nil || !strings.Contains(string(b), `"from_step": 110`) {
+		t.Errorf("zarr attributes: %s (%v)", b, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from-step", "101", "--to-step", "109"}, "has no samples from step 101 to step 109 (5 samples before it; the first after it at step 110)"},
+		{[]string{"--from-step", "121"}, "has no samples at step 121 or later (7 samples, the last at step 120)"},
+		{[]string{"--from-step", "100", "--to-step", "90"}, "export: --from-step 100 --to-step 90: want --from-step >= 0"},
+		{[]string{"--from-step", "100", "--to-step", "90", "--format", "zarr"}, "export: --from-step 100 --to-step 90: want --from-step >= 0"},
+	} {
+		out := filepath.Join(dir, "refused")
+		if _, stderr, code := run(t, append([]string{"export", "--run", rd, "--out", out}, tc.args...)...); code != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("export %v: exit %d, %q; want 1 and an error saying %q", tc.args, code, stderr, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("export %v wrote %s", tc.args, out)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // windowFlags are --from-step and --to-step, the steps whose samples eval,
-// predict and serve read (rundir.Window).
+// predict, serve and export read (rundir.Window).
 type windowFlags struct{ from, to int }
 
 // register defines the two flags on fs.
