@@ -130,7 +130,8 @@ type ZarrSummary struct {
 //     dimensions (chain, draw, NAME_dim_0, ...), flat ranges as Theta
 //     (chain, draw, ThetaIndex), in the samples' stored precision;
 //   - sample_stats (chain, draw): step, and from the metrics line at or
-//     before each draw's step (its step is metrics_step): the minibatch
+//     before each draw's step (the first line for a draw taken before it;
+//     the line's step is metrics_step): the minibatch
 //     potential U~ (potential_energy), p'p/2 (kinetic_energy), their sum
 //     (energy), lp = -U~/T, the thermostat xi and the temperature T;
 //   - with data: log_likelihood, Observed (chain, draw, Example) =
@@ -453,10 +454,12 @@ func (w *idWriter) sampleStats(steps [][]int64) error {
 			return err
 		}
 		for _, s := range steps[ci] {
-			i := sort.Search(len(all), func(i int) bool { return int64(all[i].Step) > s }) - 1
-			if i < 0 {
-				return fmt.Errorf("run %s: no metrics line at or before step %d", dir, s)
+			if len(all) == 0 {
+				return fmt.Errorf("run %s: %s has no lines", dir, rundir.MetricsFile)
 			}
+			// the line at or before the draw; the first line for a draw
+			// taken before it (a burn-in shorter than --log-every)
+			i := max(sort.Search(len(all), func(i int) bool { return int64(all[i].Step) > s })-1, 0)
 			lines[ci] = append(lines[ci], all[i])
 			mstep[ci] = append(mstep[ci], int64(all[i].Step))
 		}
@@ -465,7 +468,7 @@ func (w *idWriter) sampleStats(steps [][]int64) error {
 		name string
 		vals [][]int64
 		desc string
-	}{{"step", steps, "the step the draw was taken at"}, {"metrics_step", mstep, "the step of the metrics line the other statistics come from"}} {
+	}{{"step", steps, "the step the draw was taken at"}, {"metrics_step", mstep, "the step of the metrics line the other statistics come from (the line at or before the draw's step; the first line for a draw taken before it)"}} {
 		a, err := w.z.array("sample_stats/"+v.name, []int{c, d}, []int{1, d}, "<i8", []string{"chain", "draw"}, map[string]any{"description": v.desc})
 		if err != nil {
 			return err

@@ -75,12 +75,18 @@ func trainChains(t *testing.T) (string, *datasets.Dataset) {
 // steps, and returns it with held-out data.
 func trainRun(t *testing.T, chains, steps int) (string, *datasets.Dataset) {
 	t.Helper()
+	return trainRunLogging(t, chains, steps, 30)
+}
+
+// trainRunLogging is trainRun with a metrics line every logEvery steps.
+func trainRunLogging(t *testing.T, chains, steps, logEvery int) (string, *datasets.Dataset) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	data, _ := datasets.SyntheticImages(300, 16, 3, rng)
 	test, _ := datasets.SyntheticImages(40, 16, 3, rng)
 	cfg := runspec.DefaultConfig()
 	cfg.Arch, cfg.Validation, cfg.Chains = "16-8-3", 0, chains
-	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.LogEvery = steps, 100, 20, 32, 30
+	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.LogEvery = steps, 100, 20, 32, logEvery
 	dir := filepath.Join(t.TempDir(), "run")
 	run, err := train.NewChains(dir, cfg, true, runspec.DefaultSetup().WithTrain(data))
 	if err != nil {
@@ -292,4 +298,27 @@ func runspecLayout(t *testing.T) nn.Layout {
 		t.Fatal(err)
 	}
 	return m.Layout
+}
+
+// TestZarrSamplesBeforeFirstMetrics exports a run whose first samples
+// (steps 120, 140) come before its first metrics line (step 150): their
+// statistics come from that first line (metrics_step 150), later draws'
+// from the line at or before them.
+func TestZarrSamplesBeforeFirstMetrics(t *testing.T) {
+	run, test := trainRunLogging(t, 1, 200, 150)
+	store := filepath.Join(t.TempDir(), "s.zarr")
+	if _, err := Zarr(store, []string{run}, test, ZarrOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	steps := readZarr(t, store, "sample_stats/step")
+	mstep := readZarr(t, store, "sample_stats/metrics_step")
+	want := map[float64]float64{120: 150, 140: 150, 160: 150, 180: 150, 200: 200}
+	if len(steps) != len(want) {
+		t.Fatalf("steps %v, want the draws of %v", steps, want)
+	}
+	for i, s := range steps {
+		if w, ok := want[s]; !ok || mstep[i] != w {
+			t.Fatalf("draw %d at step %v: metrics_step %v, want %v (steps %v, metrics steps %v)", i, s, mstep[i], w, steps, mstep)
+		}
+	}
 }
