@@ -286,7 +286,7 @@ func inspectRuns(runs []string, sum *Summary) ([]rundir.ChainStatus, nn.Model, a
 			return nil, model, engine, fmt.Errorf("run %s: %w", dir, err)
 		}
 		path := filepath.Join(dir, rundir.SamplesFile)
-		h, err := readSampleHeader(path)
+		h, err := rundir.ReadSampleHeaderFile(path)
 		if err != nil {
 			return nil, model, engine, err
 		}
@@ -310,20 +310,6 @@ func inspectRuns(runs []string, sum *Summary) ([]rundir.ChainStatus, nn.Model, a
 	}
 	sum.Learnables = model.Layout
 	return chains, model, engine, nil
-}
-
-// readSampleHeader reads the header of the samples file at path.
-func readSampleHeader(path string) (rundir.SampleHeader, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return rundir.SampleHeader{}, fmt.Errorf("samples: %w", err)
-	}
-	defer f.Close()
-	h, _, err := rundir.ReadSampleHeader(f)
-	if err != nil {
-		return h, fmt.Errorf("samples %s: %w", path, err)
-	}
-	return h, nil
 }
 
 // exampleLogLik returns log p(y_i | x_i, theta) for every example of the

@@ -3,7 +3,6 @@ package predictive
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -158,10 +157,11 @@ func (p *Posterior) readRun(setup runspec.Setup, i int, s rundir.ChainStatus, te
 		return err
 	}
 	path := filepath.Join(s.Dir, rundir.SamplesFile)
-	f32, err := storedAsFloat32(path)
+	h, err := rundir.ReadSampleHeaderFile(path)
 	if err != nil {
 		return err
 	}
+	f32 := h.DType == "float32"
 	cs, err := rundir.ScanChain(s, rundir.Window{From: opt.FromStep, To: opt.ToStep}, opt.SkipCorrupt, func(step int, theta []float64) error {
 		p.keep(step, theta, f32)
 		return nil
@@ -175,20 +175,6 @@ func (p *Posterior) readRun(setup runspec.Setup, i int, s rundir.ChainStatus, te
 type weights struct {
 	f32 []float32
 	f64 []float64
-}
-
-// storedAsFloat32 reports whether the samples file at path stores float32.
-func storedAsFloat32(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, fmt.Errorf("samples: %w", err)
-	}
-	defer f.Close()
-	h, _, err := rundir.ReadSampleHeader(f)
-	if err != nil {
-		return false, fmt.Errorf("samples %s: %w", path, err)
-	}
-	return h.DType == "float32", nil
 }
 
 // keep stores a sample, as float32 when its file held float32 (exactly:

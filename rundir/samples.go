@@ -183,6 +183,20 @@ func (w *SampleWriter) Sync() error { return w.f.Sync() }
 // Close closes the file.
 func (w *SampleWriter) Close() error { return w.f.Close() }
 
+// ReadSampleHeaderFile reads the header of the samples file at path.
+func ReadSampleHeaderFile(path string) (SampleHeader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return SampleHeader{}, fmt.Errorf("samples: %w", err)
+	}
+	defer f.Close()
+	h, _, err := ReadSampleHeader(f)
+	if err != nil {
+		return h, fmt.Errorf("samples %s: %w", path, err)
+	}
+	return h, nil
+}
+
 // ReadSampleHeader parses the header at the start of r. A file that ends
 // inside the header is "truncated"; other read errors are returned wrapped.
 func ReadSampleHeader(r io.Reader) (SampleHeader, int, error) {
