@@ -236,7 +236,11 @@ func (w *idWriter) runAttrs() (map[string]any, error) {
 	a["seed"] = w.cfg.Seed
 	a["steps"], a["burnin"], a["thin"], a["lr"], a["batch"] = w.cfg.Steps, w.cfg.BurnIn, w.cfg.Thin, w.cfg.LR, w.cfg.Batch
 	a["samples_dtype"] = w.sum.DType
-	a["draws_note"] = fmt.Sprintf("each chain's first %d draws%s (the shortest chain's count); draws are kept samples after burn-in, every thin steps", w.sum.DrawsPerChain, windowNote(w.sum.Window))
+	window := w.sum.Window.Phrase()
+	if window != "" {
+		window = " " + window
+	}
+	a["draws_note"] = fmt.Sprintf("each chain's first %d draws%s (the shortest chain's count); draws are kept samples after burn-in, every thin steps", w.sum.DrawsPerChain, window)
 	if w.sum.Window.From > 0 {
 		a["from_step"] = w.sum.Window.From
 	}
@@ -343,20 +347,6 @@ func (w *idWriter) posteriorArrays(attrs map[string]any) error {
 	w.loglik, err = w.z.array("log_likelihood/"+Observed, []int{c, d, w.data.N}, []int{1, 1, w.data.N}, "<f8", []string{"chain", "draw", Example},
 		map[string]any{"description": "log p(y_i | x_i, theta) of each test example under each draw"})
 	return err
-}
-
-// windowNote describes window w in the draws_note attribute: "" for the
-// zero window (every sample).
-func windowNote(w rundir.Window) string {
-	switch {
-	case w.From > 0 && w.To > 0:
-		return fmt.Sprintf(" taken from step %d to step %d", w.From, w.To)
-	case w.From > 0:
-		return fmt.Sprintf(" taken at step %d or later", w.From)
-	case w.To > 0:
-		return fmt.Sprintf(" taken at step %d or earlier", w.To)
-	}
-	return ""
 }
 
 // draws reads each chain's first DrawsPerChain samples in the window,

@@ -24,6 +24,21 @@ func (w Window) Check() error {
 	return nil
 }
 
+// Phrase describes the samples w keeps: "taken from step 20 to step 40",
+// "taken at step 20 or later" or "taken at step 40 or earlier"; "" for
+// the zero Window (every sample).
+func (w Window) Phrase() string {
+	switch {
+	case w.From > 0 && w.To > 0:
+		return fmt.Sprintf("taken from step %d to step %d", w.From, w.To)
+	case w.From > 0:
+		return fmt.Sprintf("taken at step %d or later", w.From)
+	case w.To > 0:
+		return fmt.Sprintf("taken at step %d or earlier", w.To)
+	}
+	return ""
+}
+
 // ChainScan is what ScanChain read of one chain's samples file.
 type ChainScan struct {
 	// Read counts the checkpointed samples read, up to the first past the

@@ -108,3 +108,20 @@ func TestScanChainTorn(t *testing.T) {
 		t.Fatalf("keep's error: got %v", err)
 	}
 }
+
+func TestWindowPhrase(t *testing.T) {
+	for _, tc := range []struct {
+		w    Window
+		want string
+	}{
+		{Window{}, ""},
+		{Window{From: 20}, "taken at step 20 or later"},
+		{Window{To: 40}, "taken at step 40 or earlier"},
+		{Window{From: 20, To: 40}, "taken from step 20 to step 40"},
+		{Window{From: 30, To: 30}, "taken from step 30 to step 30"},
+	} {
+		if got := tc.w.Phrase(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.w, got, tc.want)
+		}
+	}
+}

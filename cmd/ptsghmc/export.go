@@ -154,13 +154,15 @@ func printExportChains(w io.Writer, sum *export.Summary) {
 // printExportNotes prints the window the samples were taken from and the
 // torn records ignored.
 func printExportNotes(w io.Writer, sum *export.Summary) {
-	switch win := sum.Window; {
-	case win.From > 0 && win.To > 0:
-		fmt.Fprintf(w, "  the samples taken from step %d to step %d (--from-step, --to-step)\n", win.From, win.To)
-	case win.From > 0:
-		fmt.Fprintf(w, "  the samples taken at step %d or later (--from-step)\n", win.From)
-	case win.To > 0:
-		fmt.Fprintf(w, "  the samples taken at step %d or earlier (--to-step)\n", win.To)
+	if phrase := sum.Window.Phrase(); phrase != "" {
+		var flags []string
+		if sum.Window.From > 0 {
+			flags = append(flags, "--from-step")
+		}
+		if sum.Window.To > 0 {
+			flags = append(flags, "--to-step")
+		}
+		fmt.Fprintf(w, "  the samples %s (%s)\n", phrase, strings.Join(flags, ", "))
 	}
 	if sum.Dropped > 0 {
 		fmt.Fprintf(w, "  %d torn sample record(s) at file ends were ignored\n", sum.Dropped)
