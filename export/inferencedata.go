@@ -157,7 +157,6 @@ func Zarr(path string, runs []string, data *datasets.Dataset, opt ZarrOptions) (
 	if err != nil {
 		return nil, err
 	}
-	dirs := sum.Chains
 	sel, err := SelectParams(opt.Params, model.Layout)
 	if err != nil {
 		return nil, err
@@ -173,13 +172,13 @@ func Zarr(path string, runs []string, data *datasets.Dataset, opt ZarrOptions) (
 		}
 		sum.LogLikDraws = sum.DrawsPerChain
 	}
-	cfg, err := rundir.ReadRunConfig(dirs[0])
+	cfg, err := rundir.ReadRunConfig(chains[0].Dir)
 	if err != nil {
 		return nil, err
 	}
 	tmp := path + ".tmp"
 	os.RemoveAll(tmp)
-	w := &idWriter{sum: sum, sel: sel, cfg: cfg, opt: opt, data: data, ens: ens, dirs: dirs, chains: chains}
+	w := &idWriter{sum: sum, sel: sel, cfg: cfg, opt: opt, data: data, ens: ens, chains: chains}
 	if err := w.write(tmp); err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("export %s: %w", path, err)
@@ -199,9 +198,8 @@ type idWriter struct {
 	opt  ZarrOptions
 	data *datasets.Dataset
 	ens  *evaluate.Ensemble
-	dirs []string
-	// chains are the statuses of dirs, whose checkpointed counts bound
-	// the samples read
+	// chains are the chains exported (sum.Chains are their directories),
+	// whose checkpointed counts bound the samples read
 	chains []rundir.ChainStatus
 
 	z      *zarrStore
@@ -225,7 +223,7 @@ func (w *idWriter) runAttrs() (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	a["runs"] = w.dirs
+	a["runs"] = w.sum.Chains
 	a["config"] = string(cj)
 	a["model"] = w.cfg.Arch
 	if w.cfg.Model != "" {
@@ -282,7 +280,7 @@ func (w *idWriter) write(root string) error {
 
 // chainDraw writes the chain and draw coordinates of group.
 func (w *idWriter) chainDraw(group string) error {
-	if err := w.z.coordinate(group, "chain", arange(len(w.dirs))); err != nil {
+	if err := w.z.coordinate(group, "chain", arange(len(w.chains))); err != nil {
 		return err
 	}
 	return w.z.coordinate(group, "draw", arange(w.sum.DrawsPerChain))
@@ -291,7 +289,7 @@ func (w *idWriter) chainDraw(group string) error {
 // posteriorArrays creates the posterior and log_likelihood groups and
 // their arrays.
 func (w *idWriter) posteriorArrays(attrs map[string]any) error {
-	c, d := len(w.dirs), w.sum.DrawsPerChain
+	c, d := len(w.chains), w.sum.DrawsPerChain
 	dtype := "<f8"
 	if w.sum.DType == "float32" {
 		dtype = "<f4"
@@ -422,7 +420,7 @@ func (w *idWriter) sampleStats(steps [][]int64) error {
 	if err := w.chainDraw("sample_stats"); err != nil {
 		return err
 	}
-	c, d := len(w.dirs), w.sum.DrawsPerChain
+	c, d := len(w.chains), w.sum.DrawsPerChain
 	T := w.cfg.PosteriorTemperature()
 	dim := float64(w.sum.Learnables.NumParams())
 	floats := []struct {
@@ -438,7 +436,7 @@ func (w *idWriter) sampleStats(steps [][]int64) error {
 	}
 	lines := make([][]rundir.MetricsLine, c)
 	mstep := make([][]int64, c)
-	for ci, dir := range w.dirs {
+	for ci, dir := range w.sum.Chains {
 		all, err := rundir.ReadMetrics(dir)
 		if err != nil {
 			return err
