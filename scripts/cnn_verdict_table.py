@@ -2,7 +2,8 @@
 """cnn_verdict_table.py ROOT: issue 45's test-set table from scripts/cnn_verdict.sh's output.
 
 ROOT holds seed1/, seed2/, seed3/ (each `scripts/cnn_verdict.sh SEED ROOT/seedSEED posterior
-ens4` output: ROW.test.json and ROW.ood.json). Prints a markdown row per seed and row
+ens4` output: ROW.test.json and ROW.ood.json; or the MLP calibration rows of
+scripts/calibration_select.sh with scripts/calibration_ood.sh's ROW.ood.json). Prints a markdown row per seed and row
 (accuracy, NLL, ECE, Brier, mutual-information AUROC of the ensemble on each built-in
 out-of-distribution set) and, with two seeds or more, their mean and range. A row still
 training or being scored prints "pending".
