@@ -43,10 +43,11 @@ type Report struct {
 	// Split names the examples scored when they are not the test images
 	// ("validation": the runs' held-out examples); empty for the test set.
 	Split string `json:"split,omitempty"`
-	// FromStep is EvalOptions.FromStep: samples before this step were left out.
-	FromStep int `json:"from_step,omitempty"`
-	// ToStep is EvalOptions.ToStep: samples after this step were left out.
-	ToStep int `json:"to_step,omitempty"`
+	// Window is EvalOptions.Window: the steps whose samples were kept. It
+	// is embedded only so that its JSON keys, from_step and to_step (each
+	// omitted when 0), stay in the report's own object; read it as
+	// rep.Window (its promoted fields and methods are the Window's).
+	rundir.Window
 
 	// Health is each chain's dynamics verdict (from its checkpoint).
 	Health []*diagnose.HealthReport `json:"health,omitempty"`
@@ -182,17 +183,16 @@ type EvalOptions struct {
 	// samples file (counted in Report.Skipped) instead of stopping with an
 	// error wrapping ErrCorruptSamples.
 	SkipCorrupt bool
-	// FromStep, when positive, keeps only the samples taken at step FromStep
-	// or later: a longer burn-in chosen after the run (for instance the
-	// first half of every chain, the usual convention for MCMC output).
-	// Earlier samples are read and ignored; a run with none left is an error.
-	FromStep int
-	// ToStep, when positive, keeps only the samples taken at step ToStep or
-	// earlier: the run scored as if it had stopped there, so one long run
-	// gives the figures of every shorter budget (with FromStep, its burn-in).
-	// Reading stops at the first later sample. The health and tempering
-	// reports still describe the whole run (they come from its checkpoint).
-	ToStep int
+	// Window is which samples are kept, as eval --from-step and --to-step
+	// (the zero Window: every sample). A later Window.From is a longer
+	// burn-in chosen after the run (for instance the first half of every
+	// chain, the usual convention for MCMC output): earlier samples are
+	// read and ignored, and a run with none left is an error. An earlier
+	// Window.To scores the run as if it had stopped there, so one long run
+	// gives the figures of every shorter budget; reading stops at the first
+	// later sample. The health and tempering reports still describe the
+	// whole run (they come from its checkpoint).
+	Window rundir.Window
 
 	// OOD are sets of images scored as out-of-distribution against the
 	// test set (Report.OOD), each of the test images' shape. A run trained
@@ -255,7 +255,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	if err != nil {
 		return nil, err
 	}
-	p := &pooling{rep: &Report{Runs: runs, TestCount: test.N, Chains: status, FromStep: opt.FromStep, ToStep: opt.ToStep, Classes: first.Classes},
+	p := &pooling{rep: &Report{Runs: runs, TestCount: test.N, Chains: status, Window: opt.Window, Classes: first.Classes},
 		test: test, opt: opt, extras: extras}
 	for ri, s := range pool {
 		if err := p.addRun(ri, s); err != nil {
@@ -413,14 +413,14 @@ func (p *pooling) pool(ri int, dir string, cfg runspec.Config, model nn.Model) e
 	return nil
 }
 
-// scan adds the checkpointed samples of run ri (status s) from FromStep to
-// ToStep to the ensembles and the report's curve, and returns the run's
+// scan adds the checkpointed samples of run ri (status s) in opt.Window to
+// the ensembles and the report's curve, and returns the run's
 // held-out trace: the mean log-likelihood on test of each kept sample.
 func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 	rep, ens, test, opt := p.rep, p.ens, p.test, p.opt
 	var trace []float64
 	spath := filepath.Join(s.Dir, rundir.SamplesFile)
-	cs, err := rundir.ScanChain(s, rundir.Window{From: opt.FromStep, To: opt.ToStep}, opt.SkipCorrupt, func(step int, theta []float64) error {
+	cs, err := rundir.ScanChain(s, opt.Window, opt.SkipCorrupt, func(step int, theta []float64) error {
 		if err := ens.Add(theta); err != nil {
 			return fmt.Errorf("%s: %w", spath, err)
 		}

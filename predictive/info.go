@@ -16,12 +16,14 @@ type Info struct {
 	Samples     int     `json:"samples"`     // samples averaged
 	Temperature float64 `json:"temperature"` // posterior temperature T of exp(-U/T)
 	Sampler     string  `json:"sampler"`
-	FromStep    int     `json:"from_step,omitempty"`
-	ToStep      int     `json:"to_step,omitempty"`
-	FirstStep   int     `json:"first_step"` // steps of the earliest and latest sample
-	LastStep    int     `json:"last_step"`
-	Dropped     int     `json:"dropped_records,omitempty"`
-	Skipped     int     `json:"skipped_records,omitempty"`
+	// Window is the steps whose samples were kept (Options.Window). It is
+	// embedded only so that its JSON keys, from_step and to_step (each
+	// omitted when 0), stay in Info's own object; read it as in.Window.
+	rundir.Window
+	FirstStep int `json:"first_step"` // steps of the earliest and latest sample
+	LastStep  int `json:"last_step"`
+	Dropped   int `json:"dropped_records,omitempty"`
+	Skipped   int `json:"skipped_records,omitempty"`
 	// Abstention is the rule Predict flags images by (nil: none).
 	Abstention *Abstention          `json:"abstention"`
 	Chains     []rundir.ChainStatus `json:"chains"`
@@ -31,7 +33,7 @@ type Info struct {
 func (p *Posterior) Info() Info {
 	in := Info{Runs: p.Runs, Model: p.Model.Name, Architecture: p.Model.Layout.String(), Inputs: p.Model.Inputs,
 		Parameters: p.Model.NumParams(), Samples: p.Samples(), Temperature: p.Temperature, Sampler: p.Config.Sampler,
-		FromStep: p.FromStep, ToStep: p.ToStep, Dropped: p.Dropped, Skipped: p.Skipped, Chains: p.Chains}
+		Window: p.Window, Dropped: p.Dropped, Skipped: p.Skipped, Chains: p.Chains}
 	for c := 0; c < p.Model.Outputs; c++ {
 		in.Classes = append(in.Classes, p.Label(c))
 	}

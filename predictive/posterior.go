@@ -15,10 +15,9 @@ import (
 
 // Options are the options of LoadWith.
 type Options struct {
-	// FromStep, when positive, keeps only the samples taken at step
-	// FromStep or later (as eval --from-step); ToStep, when positive, only
-	// those taken at step ToStep or earlier (as eval --to-step).
-	FromStep, ToStep int
+	// Window is which samples are kept, as eval --from-step and
+	// --to-step (the zero Window: every sample).
+	Window rundir.Window
 	// SkipCorrupt skips sample records that fail their checksum inside a
 	// samples file (counted in Posterior.Skipped) instead of refusing the
 	// run with an error wrapping rundir.ErrCorruptSamples.
@@ -53,8 +52,8 @@ type Posterior struct {
 	// mid-write) that were dropped, Skipped the corrupt records skipped
 	// (Options.SkipCorrupt).
 	Dropped, Skipped int
-	// FromStep and ToStep are Options.FromStep and Options.ToStep.
-	FromStep, ToStep int
+	// Window is Options.Window: the steps whose samples were kept.
+	Window rundir.Window
 
 	mu      sync.Mutex
 	base    *evaluate.Ensemble // on a one-image template; Predict runs its On(images)
@@ -90,7 +89,7 @@ func LoadWith(setup runspec.Setup, opt Options, runs ...string) (*Posterior, err
 	if err := checkReadable(runs, all, opt.AllowWriting); err != nil {
 		return nil, err
 	}
-	p := &Posterior{Chains: all, FromStep: opt.FromStep, ToStep: opt.ToStep}
+	p := &Posterior{Chains: all, Window: opt.Window}
 	for _, s := range pool {
 		p.Runs = append(p.Runs, s.Dir)
 	}
@@ -162,7 +161,7 @@ func (p *Posterior) readRun(setup runspec.Setup, i int, s rundir.ChainStatus, te
 		return err
 	}
 	f32 := h.DType == "float32"
-	cs, err := rundir.ScanChain(s, rundir.Window{From: opt.FromStep, To: opt.ToStep}, opt.SkipCorrupt, func(step int, theta []float64) error {
+	cs, err := rundir.ScanChain(s, opt.Window, opt.SkipCorrupt, func(step int, theta []float64) error {
 		p.keep(step, theta, f32)
 		return nil
 	})

@@ -217,7 +217,7 @@ func TestPredictGraphModel(t *testing.T) {
 
 // TestLoadRefuses: a run a train still holds, a run whose checkpoint
 // fails its checksum and one with a corrupt sample record are refused with
-// errors that say so; FromStep past the last sample is refused too.
+// errors that say so; a Window.From past the last sample is refused too.
 func TestLoadRefuses(t *testing.T) {
 	run, _ := tinyRun(t, 1, "float32")
 	l, err := rundir.Acquire(run)
@@ -235,8 +235,8 @@ func TestLoadRefuses(t *testing.T) {
 	if _, err := Load(run); err != nil {
 		t.Fatalf("released run: %v", err)
 	}
-	if _, err := LoadWith(runspec.DefaultSetup(), Options{FromStep: 1 << 20}, run); err == nil || !strings.Contains(err.Error(), "no samples at step") {
-		t.Errorf("FromStep past the end: %v", err)
+	if _, err := LoadWith(runspec.DefaultSetup(), Options{Window: rundir.Window{From: 1 << 20}}, run); err == nil || !strings.Contains(err.Error(), "no samples at step") {
+		t.Errorf("Window.From past the end: %v", err)
 	}
 
 	ck := copyRun(t, run)

@@ -14,6 +14,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/plots"
+	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // evaluation returns an evaluation of two pooled chains against an sgd
@@ -21,7 +22,7 @@ import (
 func evaluation() *evaluate.Report {
 	v, wall := 0.91, 83.0
 	rel := evaluate.Reliab{Count: []int{0, 3, 5}, Conf: []float64{0, 0.5, 0.9}, Acc: []float64{0, 0.4, 0.95}}
-	rep := &evaluate.Report{Runs: []string{"runs/a/chain-1", "runs/a/chain-2"}, Temperature: 0.3, TestCount: 8, FromStep: 100, ToStep: 500,
+	rep := &evaluate.Report{Runs: []string{"runs/a/chain-1", "runs/a/chain-2"}, Temperature: 0.3, TestCount: 8, Window: rundir.Window{From: 100, To: 500},
 		Ensemble: evaluate.Metrics{Accuracy: 0.875, NLL: 0.31, ECE: 0.02, Brier: 0.2, Samples: 6}, Single: evaluate.Metrics{Samples: 1},
 		Baseline: &evaluate.Metrics{Accuracy: 0.75, Samples: 2}, Reliab: rel, BaselineReliab: &rel,
 		EnsembleInfo: evaluate.PredictorInfo{Networks: 2, Samples: 6, Sampler: "sgnht", WallSeconds: &wall},
@@ -52,7 +53,7 @@ func TestWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := b.String()
-	for _, want := range []string{`<p id="tempered"><b>Tempered posterior, T = 0.3</b>`, `<p id="window">Only the samples taken from step 100 up to step 500 (`, `<table id="metrics">`, "<td>sgd deep ensemble</td><td>2</td><td>0.7500</td>",
+	for _, want := range []string{`<p id="tempered"><b>Tempered posterior, T = 0.3</b>`, `<p id="window">Only the samples taken from step 100 to step 500 (`, `<table id="metrics">`, "<td>sgd deep ensemble</td><td>2</td><td>0.7500</td>",
 		"Ensemble: 2 networks (sgnht), 6 samples, trained in 1m23s.", "sgd deep ensemble: 2 networks (sgd), 2 samples, wall-clock not recorded (runs: <code>runs/sgd</code>)",
 		"Trained on classes 0,2,3", `<table id="ood">`, "<td>0.9100</td>", `<table id="selective">`, `<table id="shift">`, `<table id="per-class">`,
 		"split R-hat <b>1.004</b>, bulk ESS <b>5.5</b>", `<table id="chains">`, "<td><code>runs/a/chain-2</code></td><td>3</td><td>-0.4000</td>",
@@ -79,6 +80,32 @@ func TestWrite(t *testing.T) {
 	}
 	if strings.Contains(html, "http://") || strings.Contains(html, "https://") || strings.Contains(html, "src=\"/") {
 		t.Error("the page refers to something outside the file")
+	}
+}
+
+// TestWriteWindow checks the page's note on the step window: the
+// Window's phrase (rundir.Window.Phrase), and no note for every sample.
+func TestWriteWindow(t *testing.T) {
+	for _, tc := range []struct {
+		win  rundir.Window
+		want string // the note's text before its flags; "" for none
+	}{
+		{rundir.Window{}, ""},
+		{rundir.Window{From: 500}, "Only the samples taken at step 500 or later ("},
+		{rundir.Window{To: 700}, "Only the samples taken at step 700 or earlier ("},
+		{rundir.Window{From: 500, To: 700}, "Only the samples taken from step 500 to step 700 ("},
+	} {
+		var b bytes.Buffer
+		if err := Write(&b, &evaluate.Report{Runs: []string{"runs/a"}, TestCount: 10, Window: tc.win}, nil); err != nil {
+			t.Fatal(err)
+		}
+		note := regexp.MustCompile(`<p id="window">([^<]*)`).FindStringSubmatch(b.String())
+		switch {
+		case tc.want == "" && note != nil:
+			t.Errorf("window %+v: note %q, want none", tc.win, note[1])
+		case tc.want != "" && (note == nil || note[1] != tc.want):
+			t.Errorf("window %+v: note %q, want %q", tc.win, note, tc.want)
+		}
 	}
 }
 

@@ -10,9 +10,11 @@ import (
 // included. From 0 keeps every sample up to To, To 0 every sample from
 // From on. A longer burn-in chosen after the run is a later From (eval
 // --from-step); a shorter run read from a longer one is an earlier To
-// (eval --to-step).
+// (eval --to-step). Its JSON is from_step and to_step, each omitted when
+// 0: the keys of eval --json and serve's /v1/model, which embed it.
 type Window struct {
-	From, To int
+	From int `json:"from_step,omitempty"`
+	To   int `json:"to_step,omitempty"`
 }
 
 // Check returns an error when no step is in w: a negative bound, or an end

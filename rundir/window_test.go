@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -109,6 +110,7 @@ func TestScanChainTorn(t *testing.T) {
 	}
 }
 
+// TestWindowPhrase checks Phrase for each kind of window.
 func TestWindowPhrase(t *testing.T) {
 	for _, tc := range []struct {
 		w    Window
@@ -122,6 +124,36 @@ func TestWindowPhrase(t *testing.T) {
 	} {
 		if got := tc.w.Phrase(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.w, got, tc.want)
+		}
+	}
+}
+
+// TestWindowJSON checks Window's JSON in a record that embeds it (as
+// evaluate.Report and predictive.Info do): from_step and to_step in the
+// Window's place among the record's keys, each omitted when 0, and read
+// back into the Window.
+func TestWindowJSON(t *testing.T) {
+	type record struct {
+		Before int `json:"before"`
+		Window
+		After int `json:"after"`
+	}
+	for _, tc := range []struct {
+		w    Window
+		want string
+	}{
+		{Window{}, `{"before":1,"after":2}`},
+		{Window{From: 20}, `{"before":1,"from_step":20,"after":2}`},
+		{Window{To: 40}, `{"before":1,"to_step":40,"after":2}`},
+		{Window{From: 20, To: 40}, `{"before":1,"from_step":20,"to_step":40,"after":2}`},
+	} {
+		b, err := json.Marshal(record{Before: 1, Window: tc.w, After: 2})
+		if err != nil || string(b) != tc.want {
+			t.Errorf("%+v: %s (%v), want %s", tc.w, b, err, tc.want)
+		}
+		var back record
+		if err := json.Unmarshal(b, &back); err != nil || back.Window != tc.w {
+			t.Errorf("%s read back as %+v (%v), want %+v", b, back.Window, err, tc.w)
 		}
 	}
 }

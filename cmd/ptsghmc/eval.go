@@ -71,7 +71,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("eval: --split %q: expected test or validation", *split)
 	}
-	opt := evaluate.EvalOptions{Setup: runspec.DefaultSetup(), SkipCorrupt: *skipCorrupt, FromStep: win.From, ToStep: win.To, Baselines: baselines, Seed: *seed}
+	opt := evaluate.EvalOptions{Setup: runspec.DefaultSetup(), SkipCorrupt: *skipCorrupt, Window: win, Baselines: baselines, Seed: *seed}
 	if err := addEvalSets(&opt, oods, *shift); err != nil {
 		return err
 	}
@@ -164,11 +164,8 @@ func printReport(w io.Writer, rep *evaluate.Report) {
 	if rep.Temperature != 0 {
 		fmt.Fprintf(w, "tempered posterior, T = %g: the samples are from exp(-U/T), not the Bayes posterior\n\n", rep.Temperature)
 	}
-	if rep.FromStep > 0 {
-		fmt.Fprintf(w, "samples taken before step %d left out (--from-step)\n\n", rep.FromStep)
-	}
-	if rep.ToStep > 0 {
-		fmt.Fprintf(w, "samples taken after step %d left out (--to-step; the dynamics reports are the whole run's)\n\n", rep.ToStep)
+	if note := windowNote(rep.Window, "the dynamics reports are the whole run's"); note != "" {
+		fmt.Fprintf(w, "only %s\n\n", note)
 	}
 	fmt.Fprintf(w, "%-22s %8s %9s %8s %8s %8s\n", "predictor", "samples", "accuracy", "nll", "ece", "brier")
 	row := func(name string, m evaluate.Metrics) {
@@ -234,7 +231,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", *images, err)
 	}
-	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{FromStep: win.From, ToStep: win.To, SkipCorrupt: *skipCorrupt, AllowWriting: true}, *run)
+	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{Window: win, SkipCorrupt: *skipCorrupt, AllowWriting: true}, *run)
 	if err != nil {
 		return err
 	}

@@ -154,15 +154,8 @@ func printExportChains(w io.Writer, sum *export.Summary) {
 // printExportNotes prints the window the samples were taken from and the
 // torn records ignored.
 func printExportNotes(w io.Writer, sum *export.Summary) {
-	if phrase := sum.Window.Phrase(); phrase != "" {
-		var flags []string
-		if sum.Window.From > 0 {
-			flags = append(flags, "--from-step")
-		}
-		if sum.Window.To > 0 {
-			flags = append(flags, "--to-step")
-		}
-		fmt.Fprintf(w, "  the samples %s (%s)\n", phrase, strings.Join(flags, ", "))
+	if note := windowNote(sum.Window, ""); note != "" {
+		fmt.Fprintf(w, "  %s\n", note)
 	}
 	if sum.Dropped > 0 {
 		fmt.Fprintf(w, "  %d torn sample record(s) at file ends were ignored\n", sum.Dropped)

@@ -85,7 +85,7 @@ flags:`)
 		return fmt.Errorf("serve: want 0 <= --abstain-rate < 1, --max-images and --batch-images >= 1, --max-body >= 0 (got %g, %d, %d, %d)", f.abstainRate, f.maxImages, f.batchImages, f.maxBody)
 	}
 	start := time.Now()
-	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{FromStep: win.From, ToStep: win.To}, f.runs...)
+	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{Window: win}, f.runs...)
 	if err != nil {
 		return err
 	}

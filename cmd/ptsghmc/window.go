@@ -3,26 +3,47 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/ptsghmc/ptsghmc/rundir"
 )
 
 // windowFlags are --from-step and --to-step, the steps whose samples eval,
-// predict, serve and export read (rundir.Window).
-type windowFlags struct{ from, to int }
+// predict, serve and export read: win's From and To.
+type windowFlags struct{ win rundir.Window }
 
 // register defines the two flags on fs.
 func (w *windowFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&w.from, "from-step", 0, "use only the samples taken at this step or later (a longer burn-in chosen after the run; 0: all samples)")
-	fs.IntVar(&w.to, "to-step", 0, "use only the samples taken at this step or earlier: the run read as if it had stopped there, so one long run gives every shorter budget's figures (0: all samples)")
+	fs.IntVar(&w.win.From, "from-step", 0, "use only the samples taken at this step or later (a longer burn-in chosen after the run; 0: all samples)")
+	fs.IntVar(&w.win.To, "to-step", 0, "use only the samples taken at this step or earlier: the run read as if it had stopped there, so one long run gives every shorter budget's figures (0: all samples)")
 }
 
 // window returns the flags' window, or an error naming command cmd when
 // no step is in it.
 func (w windowFlags) window(cmd string) (rundir.Window, error) {
-	win := rundir.Window{From: w.from, To: w.to}
-	if win.Check() != nil {
-		return win, fmt.Errorf("%s: --from-step %d --to-step %d: want --from-step >= 0 and --to-step 0 (all samples) or a step >= --from-step", cmd, w.from, w.to)
+	if w.win.Check() != nil {
+		return w.win, fmt.Errorf("%s: --from-step %d --to-step %d: want --from-step >= 0 and --to-step 0 (all samples) or a step >= --from-step", cmd, w.win.From, w.win.To)
 	}
-	return win, nil
+	return w.win, nil
+}
+
+// windowNote is the line eval and export print about the samples win
+// keeps: "the samples " + win.Phrase() and, in parentheses, the flags that
+// set it followed by aside (when not empty); "" for the zero Window.
+func windowNote(win rundir.Window, aside string) string {
+	phrase := win.Phrase()
+	if phrase == "" {
+		return ""
+	}
+	var flags []string
+	if win.From > 0 {
+		flags = append(flags, "--from-step")
+	}
+	if win.To > 0 {
+		flags = append(flags, "--to-step")
+	}
+	if aside != "" {
+		aside = "; " + aside
+	}
+	return fmt.Sprintf("the samples %s (%s%s)", phrase, strings.Join(flags, ", "), aside)
 }
