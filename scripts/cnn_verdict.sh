@@ -11,6 +11,11 @@
 #              100 steps, the ensemble from step 8,000
 #   ens4       4 sgd LeNets of 4,000 steps, each its own cosine decay (seeds 10 SEED + i)
 #   ens8       8 of 2,000 steps
+#   t0.1x2, t0.05x2, t0.05x4w
+#              round 2 of the selection (scripts/cnn_select.sh: pooled chains in the
+#              same 16,000 steps), the same flags on all 60,000 images; added
+#              2026-11-27 11:15 UTC, before round 2's rule was applied, so that its
+#              winner, if not t0.1, meets ens4 on the test set the same way
 # The deep ensemble's size is the one cnn_select.sh's validation rule picked between
 # ens4 and ens8 on seed 1: ens4 (validation NLL 0.2147 against 0.2488;
 # docs/experiments.md). Finished rows are skipped, unfinished ones resume bit-exactly.
@@ -29,6 +34,9 @@ score() {
 for row in "$@"; do
 	case $row in
 	posterior) train posterior --seed "$seed" --steps 16000 --burnin 3000 --thin 100 --temperature 0.1; score posterior 8000 posterior ;;
+	t0.1x2) train t0.1x2 --seed "$seed" --chains 2 --steps 8000 --burnin 3000 --thin 100 --temperature 0.1; score t0.1x2 4000 t0.1x2 ;;
+	t0.05x2) train t0.05x2 --seed "$seed" --chains 2 --steps 8000 --burnin 3000 --thin 100 --temperature 0.05; score t0.05x2 4000 t0.05x2 ;;
+	t0.05x4w) train t0.05x4w --seed "$seed" --chains 4 --steps 4000 --sgd-warmup 2000 --burnin 2000 --thin 50 --temperature 0.05; score t0.05x4w 2000 t0.05x4w ;;
 	ens4) sgd_members ens4 4 4000; score ens4 0 "${members[@]}" ;;
 	ens8) sgd_members ens8 8 2000; score ens8 0 "${members[@]}" ;;
 	*) echo "cnn_verdict: unknown row $row" >&2; exit 2 ;;
