@@ -142,17 +142,12 @@ func RunModel(s runspec.Setup, dir string, data *datasets.Dataset) (runspec.Conf
 		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, rundir.SamplesFile)
-	f, err := os.Open(path)
+	h, err := rundir.ReadSampleHeaderFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return cfg, m, nil
 	}
 	if err != nil {
 		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
-	}
-	defer f.Close()
-	h, _, err := rundir.ReadSampleHeader(f)
-	if err != nil {
-		return cfg, m, fmt.Errorf("samples %s: %w", path, err)
 	}
 	if err := rundir.CheckSamplesModel(path, h, m); err != nil {
 		return cfg, m, fmt.Errorf("run %s: %w", dir, err)

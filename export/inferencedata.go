@@ -441,10 +441,10 @@ func (w *idWriter) sampleStats(steps [][]int64) error {
 		if err != nil {
 			return err
 		}
+		if len(all) == 0 && len(steps[ci]) > 0 {
+			return fmt.Errorf("run %s: %s has no lines", dir, rundir.MetricsFile)
+		}
 		for _, s := range steps[ci] {
-			if len(all) == 0 {
-				return fmt.Errorf("run %s: %s has no lines", dir, rundir.MetricsFile)
-			}
 			// the line at or before the draw; the first line for a draw
 			// taken before it (a burn-in shorter than --log-every)
 			i := max(sort.Search(len(all), func(i int) bool { return int64(all[i].Step) > s })-1, 0)
