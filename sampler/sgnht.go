@@ -391,7 +391,9 @@ func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 				wk += k * k
 			}
 		} else {
-			u.general(tc, pc, gc, z, lo, hi, &kin, &pp, &wb, &wa, &wk)
+			sums := [5]float64{kin, pp, wb, wa, wk}
+			u.general(tc, pc, gc, z, lo, hi, &sums)
+			kin, pp, wb, wa, wk = sums[0], sums[1], sums[2], sums[3], sums[4]
 		}
 		if u.gsq != nil {
 			gs := u.gsq[u.off+lo : u.off+hi]
@@ -405,7 +407,8 @@ func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 }
 
 // general is chunk's loop over coordinates [lo, hi) of the current chunk
-// (tc, pc, gc, z its positions, momenta, gradient and normal draws) with a
+// (tc, pc, gc, z its positions, momenta, gradient and normal draws, sums
+// the kick and kinetic sums kin, pp, wb, wa, wk, read and written) with a
 // mass, a per-coordinate injected noise or per-coordinate noise sums: the
 // preconditioned update with the injected sd noise*InjScale_i, adding
 // coordinate i's gradient-noise estimate, its heating beyond the
@@ -416,13 +419,15 @@ func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 //	q_i'^2 - exp(-2 xi h) q_i^2 - inj_i - (q_i k_i - q_i' k_i - k_i^2),
 //
 // to nacc.
-func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, kin, pp, wb, wa, wk *float64) {
+func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, sums *[5]float64) {
 	h, hInvT, noise, decay := u.h*u.tc.pos, u.h*u.tc.grad, u.noise, u.decay
 	if u.ones[0] != 1 {
 		for i := range u.ones {
 			u.ones[i] = 1
 		}
 	}
+	// Multiplying by one is exact: without a mass or a noise scale, their
+	// ones leave the update's bits those of the unit-mass one.
 	rc, sc := u.ones[:hi-lo], u.ones[:hi-lo]
 	if u.r != nil {
 		rc = u.r[u.off+lo : u.off+hi]
@@ -433,7 +438,14 @@ func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, kin, pp, wb,
 	var na []float64
 	if u.nacc != nil {
 		na = u.nacc[u.off+lo : u.off+hi]
+	} else {
+		// the leading multiple of 8 in vector registers where the CPU can
+		// (update_amd64.s), the same arithmetic in the same order
+		c := [4]float64{h, hInvT, noise, decay}
+		v := scaledUpdateBlocks(tc, pc, gc, z, rc, sc, &c, sums)
+		tc, pc, gc, z, rc, sc = tc[v:], pc[v:], gc[v:], z[v:], rc[v:], sc[v:]
 	}
+	kin, pp, wb, wa, wk := sums[0], sums[1], sums[2], sums[3], sums[4]
 	d2, inj := decay*decay, noise*noise
 	for i, zi := range z {
 		pb, k := pc[i], hInvT*gc[i]*rc[i]
@@ -441,15 +453,16 @@ func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, kin, pp, wb,
 		mid := 0.5 * (pb + pi)
 		pc[i] = pi
 		tc[i] += h * rc[i] * pi
-		*kin += mid * mid
-		*pp += pi * pi
-		*wb += pb * k
-		*wa += pi * k
-		*wk += k * k
+		kin += mid * mid
+		pp += pi * pi
+		wb += pb * k
+		wa += pi * k
+		wk += k * k
 		if na != nil {
 			na[i] += pi*pi - d2*pb*pb - inj*sc[i]*sc[i] - pb*k + pi*k + k*k
 		}
 	}
+	*sums = [5]float64{kin, pp, wb, wa, wk}
 }
 
 // finish returns the thermostat after an update of d coordinates, adapted
