@@ -438,15 +438,17 @@ func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, sums *[5]flo
 	var na []float64
 	if u.nacc != nil {
 		na = u.nacc[u.off+lo : u.off+hi]
-	} else {
-		// the leading multiple of 8 in vector registers where the CPU can
-		// (update_amd64.s), the same arithmetic in the same order
-		c := [4]float64{h, hInvT, noise, decay}
-		v := scaledUpdateBlocks(tc, pc, gc, z, rc, sc, &c, sums)
-		tc, pc, gc, z, rc, sc = tc[v:], pc[v:], gc[v:], z[v:], rc[v:], sc[v:]
+	}
+	d2, inj := decay*decay, noise*noise
+	// the leading multiple of 8 in vector registers where the CPU can
+	// (update_amd64.s), the same arithmetic in the same order
+	c := [6]float64{h, hInvT, noise, decay, d2, inj}
+	v := scaledUpdateBlocks(tc, pc, gc, z, rc, sc, na, &c, sums)
+	tc, pc, gc, z, rc, sc = tc[v:], pc[v:], gc[v:], z[v:], rc[v:], sc[v:]
+	if na != nil {
+		na = na[v:]
 	}
 	kin, pp, wb, wa, wk := sums[0], sums[1], sums[2], sums[3], sums[4]
-	d2, inj := decay*decay, noise*noise
 	for i, zi := range z {
 		pb, k := pc[i], hInvT*gc[i]*rc[i]
 		pi := decay*pb - k + noise*sc[i]*zi

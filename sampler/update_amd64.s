@@ -120,7 +120,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func sgnhtScaledAVX512(theta, p, grad, z, r, sc *float64, n int, c *[4]float64, sums *[5]float64)
+// func sgnhtScaledAVX512(theta, p, grad, z, r, sc, acc *float64, n int, c *[6]float64, sums *[5]float64)
 //
 // The SGNHT update of sgnhtStepper.general with a per-coordinate inverse
 // sd of the mass r and injected-noise scale sc (either all ones where the
@@ -136,22 +136,30 @@ done:
 // and the kick and kinetic sums (kin += mid mid, pp += p' p', wb += p k,
 // wa += p' k, wk += k k) added one coordinate after another, in order, as
 // the Go loop adds them: the products in vector registers, the sums in
-// scalar ones. c holds h, hInvT, noise, decay; sums holds kin, pp, wb, wa,
-// wk, read and written.
-TEXT ·sgnhtScaledAVX512(SB), NOSPLIT, $320-72
+// scalar ones. When acc is not nil it also adds each coordinate's
+// gradient-noise estimate,
+//
+//	acc = acc + (((((p' p' - (d2 p) p) - (inj sc) sc) - p k) + p' k) + k k),
+//
+// to acc. c holds h, hInvT, noise, decay, d2 (decay squared) and inj
+// (noise squared); sums holds kin, pp, wb, wa, wk, read and written.
+TEXT ·sgnhtScaledAVX512(SB), NOSPLIT, $320-80
 	MOVQ theta+0(FP), DI
 	MOVQ p+8(FP), SI
 	MOVQ grad+16(FP), DX
 	MOVQ z+24(FP), R8
 	MOVQ r+32(FP), R12
 	MOVQ sc+40(FP), R13
-	MOVQ n+48(FP), CX
-	MOVQ c+56(FP), R9
-	MOVQ sums+64(FP), R10
+	MOVQ acc+48(FP), BX
+	MOVQ n+56(FP), CX
+	MOVQ c+64(FP), R9
+	MOVQ sums+72(FP), R10
 	VBROADCASTSD 0(R9), Z16    // h
 	VBROADCASTSD 8(R9), Z17    // hInvT
 	VBROADCASTSD 16(R9), Z18   // noise
 	VBROADCASTSD 24(R9), Z19   // decay
+	VBROADCASTSD 32(R9), Z5    // d2
+	VBROADCASTSD 40(R9), Z6    // inj
 	MOVQ $0x3fe0000000000000, AX
 	VPBROADCASTQ AX, Z20       // 0.5
 	VMOVSD 0(R10), X11         // kin
@@ -173,8 +181,8 @@ sloop:
 	VMULPD Z31, Z24, Z24       // k = (hInvT g) r
 	VMULPD Z21, Z19, Z25       // decay pb
 	VSUBPD Z24, Z25, Z25       // decay pb - k
-	VMOVUPD (R13)(AX*8), Z26   // sc
-	VMULPD Z26, Z18, Z26       // noise sc
+	VMOVUPD (R13)(AX*8), Z0    // sc
+	VMULPD Z0, Z18, Z26        // noise sc
 	VMULPD Z23, Z26, Z26       // (noise sc) z
 	VADDPD Z26, Z25, Z25       // p'
 	VADDPD Z25, Z21, Z26
@@ -195,6 +203,22 @@ sloop:
 	VMOVUPD Z29, 192(R11)      // p' k
 	VMULPD Z24, Z24, Z30
 	VMOVUPD Z30, 256(R11)      // k k
+	TESTQ BX, BX
+	JZ    ssums
+	VMULPD Z21, Z5, Z1         // d2 pb
+	VMULPD Z21, Z1, Z1         // (d2 pb) pb
+	VSUBPD Z1, Z27, Z2         // p'p' - d2 pb pb
+	VMULPD Z0, Z6, Z3          // inj sc
+	VMULPD Z0, Z3, Z3          // (inj sc) sc
+	VSUBPD Z3, Z2, Z2
+	VSUBPD Z28, Z2, Z2         // - pb k
+	VADDPD Z29, Z2, Z2         // + p' k
+	VADDPD Z30, Z2, Z2         // + k k
+	VMOVUPD (BX)(AX*8), Z4
+	VADDPD Z2, Z4, Z4
+	VMOVUPD Z4, (BX)(AX*8)
+
+ssums:
 	VADDSD 0(R11), X11, X11
 	VADDSD 64(R11), X12, X12
 	VADDSD 128(R11), X13, X13
