@@ -36,8 +36,8 @@ build: deps
 # run trains the recommended Bayesian MLP on Fashion-MNIST and prints its
 # posterior-predictive figures: one SGNHT chain on the tempered posterior
 # exp(-U/0.1) with the noise correction, 125,000 steps on all 60,000 training
-# images (about 11-13 minutes on 2 idle cores: the noise correction's step costs
-# 1.35-1.63x the plain one today). The temperature is issue 45's
+# images (about 10 minutes on 2 idle cores; the noise-corrected step costs what
+# the plain one does). The temperature is issue 45's
 # calibration selection's winner (docs/experiments.md, "The MLP's calibration"):
 # on validation, seeds 1-3, the lowest ECE of the rows that beat the same-budget
 # deep ensemble of 5 SGD networks on NLL and Brier; T = 0.3 before it (the ensemble
