@@ -239,11 +239,14 @@ func (w *idWriter) runAttrs() (map[string]any, error) {
 		window = " " + window
 	}
 	a["draws_note"] = fmt.Sprintf("each chain's first %d draws%s (the shortest chain's count); draws are kept samples after burn-in, every thin steps", w.sum.DrawsPerChain, window)
-	if w.sum.Window.From > 0 {
-		a["from_step"] = w.sum.Window.From
+	// the window's own JSON keys (from_step, to_step, each left out at 0),
+	// as eval --json and serve's /v1/model write them
+	wj, err := json.Marshal(w.sum.Window)
+	if err == nil {
+		err = json.Unmarshal(wj, &a)
 	}
-	if w.sum.Window.To > 0 {
-		a["to_step"] = w.sum.Window.To
+	if err != nil {
+		return nil, fmt.Errorf("export: step window: %w", err)
 	}
 	return a, nil
 }
