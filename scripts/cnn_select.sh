@@ -46,9 +46,9 @@ train() { local name=$1; shift; train_row "$name" --data "$data" --model lenet -
 # score NAME FROM ROW...: the pooled rows' ensemble on the validation split from step FROM
 score() {
 	local name=$1 from=$2; shift 2
-	local runs=() file="$out/$name.val.json"
+	local runs=()
 	for r in "$@"; do runs+=(--run "$out/$r"); done
-	[ -f "$file" ] || "$bin" eval "${runs[@]}" --data "$data" --split validation --from-step "$from" --json > "$file"
+	eval_json "$out/$name.val.json" "${runs[@]}" --data "$data" --split validation --from-step "$from"
 }
 for row in "$@"; do
 	case $row in

@@ -7,23 +7,12 @@
 # coordinates, so a larger lr keeps the widest ones moving; docs/sampler.md).
 set -euo pipefail
 seed=$1 out=$2
-bin=${BIN:-bin/ptsghmc}
-data=${DATA:-/usr/share/datasets/fashion-mnist}
-mkdir -p "$out"
+. "$(dirname "$0")/runs.sh"
 row() {
 	local name=$1; shift
-	local dir="$out/$name"
-	if [ ! -f "$dir/.done" ]; then
-		local t0=$(date +%s)
-		if [ -f "$dir/config.json" ]; then
-			"$bin" train --resume "$dir" --quiet >> "$dir.train.txt" 2>&1
-		else
-			"$bin" train --out "$dir" --overwrite --data "$data" --arch 784-100-10 --split-seed "$seed" --seed "$seed" --quiet --checkpoint-every 5000 "$@" > "$dir.train.txt" 2>&1
-		fi
-		echo "$(( $(date +%s) - t0 ))" > "$dir/.done"
-	fi
-	[ -f "$out/$name.val.json" ] || "$bin" eval --run "$dir" --split validation --json > "$out/$name.val.json"
-	[ -f "$out/$name.test.json" ] || "$bin" eval --run "$dir" --json > "$out/$name.test.json"
+	train_row "$name" --data "$data" --arch 784-100-10 --split-seed "$seed" --seed "$seed" --quiet --checkpoint-every 5000 "$@"
+	eval_json "$out/$name.val.json" --run "$out/$name" --split validation
+	eval_json "$out/$name.test.json" --run "$out/$name"
 	echo "== seed $seed $name: $(python3 -c "import json; v=json.load(open('$out/$name.val.json'))['ensemble']; print('val acc %.4f nll %.4f ece %.4f' % (v['accuracy'], v['nll'], v['ece']))")" >&2
 }
 row precond --steps 150000 --burnin 10000 --thin 250 --precondition rmsprop

@@ -1,6 +1,6 @@
 # runs.sh: the experiment scripts' resumable rows, sourced by ensemble_sweep.sh,
-# ensemble_confirm.sh, ensemble_hold.sh, uncertainty_figures.sh, cnn_select.sh, cnn_verdict.sh
-# and calibration_select.sh. The caller sets out (the directory of the rows) before
+# ensemble_confirm.sh, ensemble_sweep_precond.sh, ensemble_hold.sh, uncertainty_figures.sh,
+# cnn_select.sh, cnn_verdict.sh and calibration_select.sh. The caller sets out (the directory of the rows) before
 # sourcing it; sourcing makes that directory and sets bin (the ptsghmc binary: BIN,
 # default bin/ptsghmc) and data (the data set: DATA, default Debian's Fashion-MNIST).
 : "${out:?runs.sh: set out, the directory of the rows, before sourcing}"
@@ -25,6 +25,15 @@ train_row() {
 	echo "$(( $(date +%s) - t0 ))" > "$dir/.done"
 }
 
+# eval_json FILE ARGS...: `eval ARGS --json` into FILE unless FILE exists,
+# written to FILE.tmp and renamed when eval succeeds, so that an interrupted
+# eval leaves no file that a rerun would take for a finished one.
+eval_json() {
+	local file=$1; shift
+	[ -f "$file" ] && return 0
+	"$bin" eval "$@" --json > "$file.tmp" && mv "$file.tmp" "$file"
+}
+
 # eval_rows NAME SPLIT ROW...: `eval --json` of the pooled rows on SPLIT (test or
 # validation) into $out/NAME.test.json or $out/NAME.val.json, unless it exists.
 eval_rows() {
@@ -32,7 +41,7 @@ eval_rows() {
 	local runs=() file="$out/$name.test.json"
 	[ "$split" = validation ] && file="$out/$name.val.json"
 	for r in "$@"; do runs+=(--run "$out/$r"); done
-	[ -f "$file" ] || "$bin" eval "${runs[@]}" --split "$split" --json > "$file"
+	eval_json "$file" "${runs[@]}" --split "$split"
 }
 
 # sgd_members NAME K STEPS: trains (with the caller's train function) K sgd
