@@ -7,15 +7,16 @@
 # out-of-distribution sets (ROW.ood.json: eval --ood builtin --json, mutual
 # information). Budget: 16,000 gradient steps a row (30 minutes on the idle 2-core
 # Xeon the selection measured). Rows:
-#   posterior  make run-cnn's recipe: T = 0.1, lr 0.02, burn-in 3,000, a sample every
-#              100 steps, the ensemble from step 8,000
+#   posterior  round 1's recipe (make run-cnn's until round 2): one chain at T = 0.1,
+#              lr 0.02, burn-in 3,000, a sample every 100 steps, the ensemble from step 8,000
 #   ens4       4 sgd LeNets of 4,000 steps, each its own cosine decay (seeds 10 SEED + i)
 #   ens8       8 of 2,000 steps
 #   t0.1x2, t0.05x2, t0.05x4w
 #              round 2 of the selection (scripts/cnn_select.sh: pooled chains in the
 #              same 16,000 steps), the same flags on all 60,000 images; added
 #              2026-11-27 11:15 UTC, before round 2's rule was applied, so that its
-#              winner, if not t0.1, meets ens4 on the test set the same way
+#              winner, if not t0.1, meets ens4 on the test set the same way; the
+#              winner, t0.1x2, is make run-cnn's recipe since
 # The deep ensemble's size is the one cnn_select.sh's validation rule picked between
 # ens4 and ens8 on seed 1: ens4 (validation NLL 0.2147 against 0.2488;
 # docs/experiments.md). Finished rows are skipped, unfinished ones resume bit-exactly.
@@ -28,8 +29,8 @@ score() {
 	local name=$1 from=$2; shift 2
 	local runs=()
 	for r in "$@"; do runs+=(--run "$out/$r"); done
-	[ -f "$out/$name.test.json" ] || "$bin" eval "${runs[@]}" --data "$data" --from-step "$from" --json > "$out/$name.test.json"
-	[ -f "$out/$name.ood.json" ] || "$bin" eval "${runs[@]}" --data "$data" --from-step "$from" --ood builtin --json > "$out/$name.ood.json"
+	eval_json "$out/$name.test.json" "${runs[@]}" --data "$data" --from-step "$from"
+	eval_json "$out/$name.ood.json" "${runs[@]}" --data "$data" --from-step "$from" --ood builtin
 }
 for row in "$@"; do
 	case $row in
