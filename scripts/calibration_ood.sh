@@ -9,20 +9,17 @@
 # T = 0.3 beat the ensembles.
 set -euo pipefail
 root=$1; shift
-bin=${BIN:-bin/ptsghmc}
-data=${DATA:-/usr/share/datasets/fashion-mnist}
+out=$root
+. "$(dirname "$0")/runs.sh"
 for seed in 1 2 3; do
 	dir=$root/seed$seed
 	for row in "$@"; do
-		file=$dir/$row.ood.json
-		[ -f "$file" ] && continue
 		runs=()
 		if [ "$row" = ensemble ]; then
 			for i in 1 2 3 4 5; do runs+=(--run "$dir/sgd-$i"); done
 		else
 			runs=(--run "$dir/$row")
 		fi
-		"$bin" eval "${runs[@]}" --data "$data" --ood builtin --json > "$file.tmp"
-		mv "$file.tmp" "$file"
+		eval_json "$dir/$row.ood.json" "${runs[@]}" --data "$data" --ood builtin
 	done
 done
