@@ -25,6 +25,24 @@ train_row() {
 	echo "$(( $(date +%s) - t0 ))" > "$dir/.done"
 }
 
+# extend_row NAME FROM STEPS: $out/NAME is the finished row $out/FROM trained on to
+# STEPS steps: FROM's directory copied and resumed with `train --resume --steps
+# STEPS`, which at a constant step size gives the STEPS-step run's samples byte for
+# byte (cmd/ptsghmc's TestResumeToMoreStepsIsTheLongerRun); FROM is left as it was.
+# An interrupted extension resumes; $out/NAME/.done as train_row's.
+extend_row() {
+	local name=$1 from=$2 steps=$3
+	local dir="$out/$name" t0
+	[ -f "$dir/.done" ] && return 0
+	[ -f "$out/$from/.done" ] || { echo "extend_row: $out/$from is not a finished row" >&2; return 1; }
+	if [ ! -d "$dir" ]; then
+		cp -a "$out/$from" "$dir.tmp" && rm -f "$dir.tmp/.done" && mv "$dir.tmp" "$dir"
+	fi
+	t0=$(date +%s)
+	"$bin" train --resume "$dir" --steps "$steps" --quiet >> "$dir.train.txt" 2>&1
+	echo "$(( $(date +%s) - t0 ))" > "$dir/.done"
+}
+
 # eval_json FILE ARGS...: `eval ARGS --json` into FILE unless FILE exists,
 # written to FILE.tmp and renamed when eval succeeds, so that an interrupted
 # eval leaves no file that a rerun would take for a finished one.
