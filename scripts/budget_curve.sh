@@ -7,12 +7,9 @@
 # files are kept. BIN (default bin/ptsghmc) and DATA as in runs.sh.
 set -euo pipefail
 out=$1 run=$2; shift 2
-bin=${BIN:-bin/ptsghmc}
-data=${DATA:-/usr/share/datasets/fashion-mnist}
-mkdir -p "$out"
+. "$(dirname "$0")/runs.sh"
 for b in "$@"; do
-	f="$out/budget-$b.json"
-	[ -f "$f" ] || { "$bin" eval --run "$run" --data "$data" --from-step $((b / 2)) --to-step "$b" --json > "$f.tmp" && mv "$f.tmp" "$f"; }
+	eval_json "$out/budget-$b.json" --run "$run" --data "$data" --from-step $((b / 2)) --to-step "$b"
 done
 python3 - "$out" "$@" <<'PY'
 import json, sys
