@@ -36,7 +36,7 @@ extend_row() {
 	[ -f "$dir/.done" ] && return 0
 	[ -f "$out/$from/.done" ] || { echo "extend_row: $out/$from is not a finished row" >&2; return 1; }
 	if [ ! -d "$dir" ]; then
-		cp -a "$out/$from" "$dir.tmp" && rm -f "$dir.tmp/.done" && mv "$dir.tmp" "$dir"
+		rm -rf "$dir.tmp" && cp -a "$out/$from" "$dir.tmp" && rm -f "$dir.tmp/.done" && mv "$dir.tmp" "$dir"
 	fi
 	t0=$(date +%s)
 	"$bin" train --resume "$dir" --steps "$steps" --quiet >> "$dir.train.txt" 2>&1
