@@ -2,8 +2,9 @@
 """cnn_verdict_table.py ROOT: issue 45's test-set table from scripts/cnn_verdict.sh's output.
 
 ROOT holds seed1/, seed2/, seed3/ (each `scripts/cnn_verdict.sh SEED ROOT/seedSEED posterior
-ens4` output: ROW.test.json and ROW.ood.json; or the MLP calibration rows of
-scripts/calibration_select.sh with scripts/calibration_ood.sh's ROW.ood.json). Prints a markdown row per seed and row
+ens4` output, or the MLP calibration rows of scripts/calibration_ood.sh), read from ROW.ood.json
+alone: `eval --ood builtin` scores the test set too (its figures are those of the rows'
+separate test-set evals, ROW.test.json, where they exist: checked on all of them). Prints a markdown row per seed and row
 (accuracy, NLL, ECE, Brier, mutual-information AUROC of the ensemble on each built-in
 out-of-distribution set) and, with two seeds or more, their mean and range. A row still
 training or being scored prints "pending".
@@ -20,11 +21,7 @@ def load(d, row):
     try:
         with open(os.path.join(d, f"{row}.ood.json")) as f:
             rep = json.load(f)
-        o = rep["ood"]
-        e = rep["ensemble"]  # eval --ood scores the test set too: the same figures as ROW.test.json's
-        if os.path.exists(os.path.join(d, f"{row}.test.json")):
-            with open(os.path.join(d, f"{row}.test.json")) as f:
-                e = json.load(f)["ensemble"]
+        e, o = rep["ensemble"], rep["ood"]
     except (OSError, ValueError, KeyError):
         return None
     mi = {r["set"]: r["auroc"] for r in o if r["score"] == "mutual_information" and r["predictor"] == "ensemble"}
