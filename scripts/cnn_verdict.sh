@@ -42,13 +42,15 @@ score() {
 	for r in "$@"; do runs+=(--run "$out/$r"); done
 	eval_json "$out/$name.ood.json" "${runs[@]}" --data "$data" --from-step "$from" --ood builtin
 }
+# t0.1x2's flags: round 2's winner, trained on by t0.1x2-28k
+x2=(--seed "$seed" --chains 2 --steps 8000 --burnin 3000 --thin 100 --temperature 0.1)
 for row in "$@"; do
 	case $row in
 	posterior) train posterior --seed "$seed" --steps 16000 --burnin 3000 --thin 100 --temperature 0.1; score posterior 8000 posterior ;;
-	t0.1x2) train t0.1x2 --seed "$seed" --chains 2 --steps 8000 --burnin 3000 --thin 100 --temperature 0.1; score t0.1x2 4000 t0.1x2 ;;
+	t0.1x2) train t0.1x2 "${x2[@]}"; score t0.1x2 4000 t0.1x2 ;;
 	t0.05x2) train t0.05x2 --seed "$seed" --chains 2 --steps 8000 --burnin 3000 --thin 100 --temperature 0.05; score t0.05x2 4000 t0.05x2 ;;
 	t0.05x4w) train t0.05x4w --seed "$seed" --chains 4 --steps 4000 --sgd-warmup 2000 --burnin 2000 --thin 50 --temperature 0.05; score t0.05x4w 2000 t0.05x4w ;;
-	t0.1x2-28k) train t0.1x2 --seed "$seed" --chains 2 --steps 8000 --burnin 3000 --thin 100 --temperature 0.1; extend_row t0.1x2-28k t0.1x2 14000; score t0.1x2-28k 7000 t0.1x2-28k ;;
+	t0.1x2-28k) train t0.1x2 "${x2[@]}"; extend_row t0.1x2-28k t0.1x2 14000; score t0.1x2-28k 7000 t0.1x2-28k ;;
 	ens4) sgd_members ens4 4 4000; score ens4 0 "${members[@]}" ;;
 	ens7) sgd_members ens4 7 4000; score ens7 0 "${members[@]}" ;;
 	ens8) sgd_members ens8 8 2000; score ens8 0 "${members[@]}" ;;
