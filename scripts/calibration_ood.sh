@@ -14,11 +14,10 @@ out=$root
 for seed in 1 2 3; do
 	dir=$root/seed$seed
 	for row in "$@"; do
-		runs=()
 		if [ "$row" = ensemble ]; then
-			for i in 1 2 3 4 5; do runs+=(--run "$dir/sgd-$i"); done
+			run_flags "$dir" sgd-1 sgd-2 sgd-3 sgd-4 sgd-5
 		else
-			runs=(--run "$dir/$row")
+			run_flags "$dir" "$row"
 		fi
 		eval_json "$dir/$row.ood.json" "${runs[@]}" --data "$data" --ood builtin
 	done

@@ -46,8 +46,8 @@ train() { local name=$1; shift; train_row "$name" --data "$data" --model lenet -
 # score NAME FROM ROW...: the pooled rows' ensemble on the validation split from step FROM
 score() {
 	local name=$1 from=$2; shift 2
-	local runs=()
-	for r in "$@"; do runs+=(--run "$out/$r"); done
+	local runs
+	run_flags "$out" "$@"
 	eval_json "$out/$name.val.json" "${runs[@]}" --data "$data" --split validation --from-step "$from"
 }
 for row in "$@"; do

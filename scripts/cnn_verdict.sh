@@ -38,8 +38,8 @@ train() { local name=$1; shift; train_row "$name" --data "$data" --model lenet -
 # 2026-11-27 16:45 UTC also have NAME.test.json, a separate eval with the same figures)
 score() {
 	local name=$1 from=$2; shift 2
-	local runs=()
-	for r in "$@"; do runs+=(--run "$out/$r"); done
+	local runs
+	run_flags "$out" "$@"
 	eval_json "$out/$name.ood.json" "${runs[@]}" --data "$data" --from-step "$from" --ood builtin
 }
 # t0.1x2's flags: round 2's winner, trained on by t0.1x2-28k

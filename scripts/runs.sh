@@ -52,13 +52,21 @@ eval_json() {
 	"$bin" eval "$@" --json > "$file.tmp" && mv "$file.tmp" "$file"
 }
 
+# run_flags DIR ROW...: sets the array runs to `--run DIR/ROW` for each ROW, the
+# pooled rows an eval reads.
+run_flags() {
+	local dir=$1 r; shift
+	runs=()
+	for r in "$@"; do runs+=(--run "$dir/$r"); done
+}
+
 # eval_rows NAME SPLIT ROW...: `eval --json` of the pooled rows on SPLIT (test or
 # validation) into $out/NAME.test.json or $out/NAME.val.json, unless it exists.
 eval_rows() {
 	local name=$1 split=$2; shift 2
-	local runs=() file="$out/$name.test.json"
+	local runs file="$out/$name.test.json"
 	[ "$split" = validation ] && file="$out/$name.val.json"
-	for r in "$@"; do runs+=(--run "$out/$r"); done
+	run_flags "$out" "$@"
 	eval_json "$file" "${runs[@]}" --split "$split"
 }
 
