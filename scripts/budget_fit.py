@@ -52,16 +52,29 @@ def crossing(a, b, target, higher_better):
     return max(g, 0.0)
 
 
+def split_dirs_budgets(args):
+    """The leading arguments (curve directories) and the trailing run of integers (budgets).
+
+    A directory named by digits alone is a directory when one follows it, so only the
+    trailing integers are budgets."""
+    i = len(args)
+    while i > 0 and args[i - 1].isdigit():
+        i -= 1
+    return args[:i], [int(x) for x in args[i:]]
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--chains", type=int, default=1, help="chains pooled in each run (gradient steps = chains x B)")
     p.add_argument("--check", type=int, action="append", default=[], help="a budget (a chain) to compare with the fit; repeatable")
     p.add_argument("dir", nargs="+", help="curve directories, then the budgets (a chain) to fit")
     args = p.parse_args(argv[1:])
-    dirs = [x for x in args.dir if not x.isdigit()]
-    budgets = [int(x) for x in args.dir if x.isdigit()]
+    dirs, budgets = split_dirs_budgets(args.dir)
     if not dirs or len(budgets) < 2:
-        p.error("want at least one directory and two budgets")
+        p.error("want at least one directory and then two budgets")
+    for d in dirs:
+        if not os.path.isdir(d):
+            p.error(f"{d}: not a curve directory (the directories come first, then the budgets)")
     for d in dirs:
         print(f"{d} (fit to {', '.join(f'{args.chains * b:,}' for b in budgets)} gradient steps)")
         rows = [load(d, b) for b in budgets]
