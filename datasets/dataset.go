@@ -100,8 +100,12 @@ func findIDX(dir, name string) (string, error) {
 
 // LoadMNIST reads the training and test sets of an MNIST-like data set from
 // dir, which must hold the four standard IDX file names (each optionally
-// gzipped). Pixels are scaled to [0,1]; there are 10 classes.
+// gzipped), or is one of Names (see Resolve). Pixels are scaled to [0,1];
+// there are 10 classes.
 func LoadMNIST(dir string) (train, test *Dataset, err error) {
+	if dir, err = Resolve(dir); err != nil {
+		return nil, nil, err
+	}
 	load := func(img, lab string) (*Dataset, error) {
 		ip, err := findIDX(dir, img)
 		if err != nil {

@@ -35,7 +35,7 @@ type OODSet struct {
 
 // OODResult is how well one uncertainty score of one predictor separates an
 // out-of-distribution set from the test set (out-of-distribution positive).
-// AUROC and AUPR are nil where the score is undefined: the mutual
+// AUROC, AUPR and FPR95 are nil where the score is undefined: the mutual
 // information of a single network.
 type OODResult struct {
 	Set       string   `json:"set"`
@@ -43,6 +43,9 @@ type OODResult struct {
 	Predictor string   `json:"predictor"` // PredEnsemble, PredSingle or PredBaseline
 	AUROC     *float64 `json:"auroc"`
 	AUPR      *float64 `json:"aupr"`
+	// FPR95 is the fraction of test images flagged at the threshold that
+	// flags 95% of the out-of-distribution set (FPRAtTPR; lower is better).
+	FPR95 *float64 `json:"fpr95"`
 }
 
 // SelectiveResult is selective prediction on the test set by one score of
@@ -147,7 +150,7 @@ func oodResults(sets []string, preds []predictorScores) []OODResult {
 				in, o := p.Test.Get(sc), p.Others[s].Get(sc)
 				r := OODResult{Set: name, Score: sc, Predictor: p.Name}
 				if in != nil && o != nil {
-					r.AUROC, r.AUPR = ptr(AUROC(in, o)), ptr(AUPR(in, o))
+					r.AUROC, r.AUPR, r.FPR95 = ptr(AUROC(in, o)), ptr(AUPR(in, o)), ptr(FPRAtTPR(in, o, 0.95))
 				}
 				out = append(out, r)
 			}

@@ -208,6 +208,31 @@ func AUPR(in, out []float64) float64 {
 	return ap
 }
 
+// FPRAtTPR returns the false-positive rate of the same detector at the
+// threshold that flags a fraction tpr of the out-of-distribution inputs:
+// with t the highest score such that at least ceil(tpr*len(out)) of out
+// score t or more, the fraction of in that scores t or more (an in-
+// distribution score tied with t counts as flagged). FPRAtTPR(in, out, 0.95)
+// is the literature's "FPR at 95% TPR": 0 for separable sets, about 0.95
+// for a score that cannot tell them apart; lower is better. NaN when
+// either set is empty or tpr is outside (0, 1].
+func FPRAtTPR(in, out []float64, tpr float64) float64 {
+	if len(in) == 0 || len(out) == 0 || !(tpr > 0 && tpr <= 1) {
+		return math.NaN()
+	}
+	o := append([]float64(nil), out...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(o)))
+	need := int(math.Ceil(tpr*float64(len(o)) - 1e-9))
+	t := o[max(need, 1)-1]
+	flagged := 0
+	for _, v := range in {
+		if v >= t {
+			flagged++
+		}
+	}
+	return float64(flagged) / float64(len(in))
+}
+
 // RiskCoverage is the risk-coverage curve of selective prediction: the
 // predictor answers only the examples it is most certain of (lowest
 // uncertainty score first) and refuses the rest. Risk[j-1] is the error rate

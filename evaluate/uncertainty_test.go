@@ -267,3 +267,96 @@ func ExampleScoresFromSamples() {
 	fmt.Printf("entropy %.3f, mutual information %.3f, 1-max %.2f\n", u.Entropy[0], u.MutualInfo[0], u.MaxProb[0])
 	// Output: entropy 0.693, mutual information 0.637, 1-max 0.50
 }
+
+func TestFPRAtTPR(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		in, out []float64
+		tpr     float64
+		want    float64
+	}{
+		{"separable", []float64{0.1, 0.2, 0.3}, []float64{0.5, 0.6}, 0.95, 0},
+		{"reversed", []float64{0.5, 0.6}, []float64{0.1, 0.2, 0.3}, 0.95, 1},
+		// 20 OOD scores 1..20: 95% of them (19) score 2 or more, so
+		// t = 2 and the in-scores {0, 1, 2, 3} flag 2 of 4.
+		{"threshold", []float64{0, 1, 2, 3}, seq(1, 20), 0.95, 0.5},
+		// At TPR 0.5, t = 11: in-scores 10, 11, 12 flag two.
+		{"half", []float64{10, 11, 12}, seq(1, 20), 0.5, 2.0 / 3},
+		// An in-score tied with t counts as flagged.
+		{"tie", []float64{5, 5, 4}, []float64{5}, 0.95, 2.0 / 3},
+		{"constant", []float64{7, 7, 7}, []float64{7, 7}, 0.95, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FPRAtTPR(tc.in, tc.out, tc.tpr); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("FPRAtTPR = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []float64{0, -1, 1.5, math.NaN()} {
+		if !math.IsNaN(FPRAtTPR([]float64{1}, []float64{2}, bad)) {
+			t.Errorf("tpr %v: want NaN", bad)
+		}
+	}
+	if !math.IsNaN(FPRAtTPR(nil, []float64{1}, 0.95)) || !math.IsNaN(FPRAtTPR([]float64{1}, nil, 0.95)) {
+		t.Error("empty set: want NaN")
+	}
+}
+
+// seq returns a, a+1, ..., b.
+func seq(a, b int) []float64 {
+	var s []float64
+	for i := a; i <= b; i++ {
+		s = append(s, float64(i))
+	}
+	return s
+}
+
+// bruteFPR scans every score as a threshold: the highest whose true-positive
+// rate reaches tpr, and the false-positive rate there.
+func bruteFPR(in, out []float64, tpr float64) float64 {
+	best, fpr := math.Inf(-1), math.NaN()
+	for _, t := range append(append([]float64(nil), in...), out...) {
+		tp, fp := 0, 0
+		for _, o := range out {
+			if o >= t {
+				tp++
+			}
+		}
+		for _, i := range in {
+			if i >= t {
+				fp++
+			}
+		}
+		if float64(tp) >= tpr*float64(len(out))-1e-9 && t > best {
+			best, fpr = t, float64(fp)/float64(len(in))
+		}
+	}
+	return fpr
+}
+
+func TestFPRAtTPRBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 50; trial++ {
+		nIn, nOut := 1+rng.IntN(80), 1+rng.IntN(80)
+		grid := float64(1 + rng.IntN(8))
+		in, out := make([]float64, nIn), make([]float64, nOut)
+		for i := range in {
+			in[i] = math.Round(rng.NormFloat64() * grid)
+		}
+		for i := range out {
+			out[i] = math.Round((rng.NormFloat64() + 1) * grid)
+		}
+		for _, tpr := range []float64{0.95, 0.8, 0.5, 1} {
+			if got, want := FPRAtTPR(in, out, tpr), bruteFPR(in, out, tpr); got != want {
+				t.Errorf("trial %d tpr %v: FPRAtTPR %v, brute force %v", trial, tpr, got, want)
+			}
+		}
+	}
+}
+
+func ExampleFPRAtTPR() {
+	in := []float64{0.1, 0.2, 0.3, 0.6} // scores of test images
+	out := []float64{0.5, 0.7, 0.9}     // scores of out-of-distribution images
+	fmt.Printf("FPR at 95%% TPR %.2f\n", FPRAtTPR(in, out, 0.95))
+	// Output: FPR at 95% TPR 0.25
+}

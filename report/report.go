@@ -156,9 +156,9 @@ code { background: #f4f4f4; }
 {{if .Rep.OOD}}<h2>Out-of-distribution detection</h2>
 <p>How well each uncertainty score (higher: more uncertain) separates each set from the test images, out-of-distribution positive: AUROC 1 separates them, 0.5 does not. Mutual information is undefined (&ndash;) for one network.</p>
 <table id="ood">
-<thead><tr><th>set</th><th>score</th><th>predictor</th><th>AUROC</th><th>AUPR</th></tr></thead>
+<thead><tr><th>set</th><th>score</th><th>predictor</th><th>AUROC</th><th>AUPR</th><th>FPR at 95% TPR</th></tr></thead>
 <tbody>
-{{range .Rep.OOD}}<tr><td>{{.Set}}</td><td>{{.Score}}</td><td>{{.Predictor}}</td><td>{{fp .AUROC}}</td><td>{{fp .AUPR}}</td></tr>
+{{range .Rep.OOD}}<tr><td>{{.Set}}</td><td>{{.Score}}</td><td>{{.Predictor}}</td><td>{{fp .AUROC}}</td><td>{{fp .AUPR}}</td><td>{{fp .FPR95}}</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}

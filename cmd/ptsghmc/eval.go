@@ -30,7 +30,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	data := fs.String("data", "", "data directory (default: the first run's)")
 	var baselines, oods multiFlag
 	fs.Var(&baselines, "baseline", "a run to compare against (repeat, or a --chains K run, to pool several into one predictor: a deep ensemble is train --sampler sgd --chains K); an sgd run contributes its final weights, a sampler's run its kept samples")
-	fs.Var(&oods, "ood", "score these images as out-of-distribution against the test set: a directory holding t10k-images-idx3-ubyte[.gz], or an IDX image file; \"builtin\": uniform noise, Gaussian noise and inverted test images (repeat for several; default: none, except a --classes run's held-out classes)")
+	fs.Var(&oods, "ood", "score these images as out-of-distribution against the test set: \"mnist\" (MNIST's test digits from the Go module cache: the standard Fashion-MNIST benchmark), \"fashion-mnist\", a directory holding t10k-images-idx3-ubyte[.gz], or an IDX image file; \"builtin\": uniform noise, Gaussian noise and inverted test images (repeat for several; default: none, except a --classes run's held-out classes)")
 	shift := fs.String("shift", "", "score the test set under dataset shift: rotate (0 to 180 degrees), noise (Gaussian, sd 0.1 to 0.5), or rotate,noise (default: none)")
 	selective := fs.Bool("selective", false, "print the selective-prediction and per-class tables (always in --json, --plot and --report)")
 	seed := fs.Uint64("seed", 1, "seed of the built-in OOD sets and the noise shift")

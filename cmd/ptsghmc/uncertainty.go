@@ -12,14 +12,19 @@ import (
 )
 
 // loadOODImages reads the images of eval --ood: a data directory's test
-// images (t10k-images-idx3-ubyte, optionally .gz) or an IDX image file of
-// unsigned bytes, scaled to [0, 1]. Labels are not read.
+// images (t10k-images-idx3-ubyte, optionally .gz), a data set's by name
+// (mnist, fashion-mnist: datasets.Resolve) or an IDX image file of unsigned
+// bytes, scaled to [0, 1]. Labels are not read.
 func loadOODImages(path string) (*datasets.Dataset, error) {
-	file := path
-	if st, err := os.Stat(path); err != nil {
+	dir, err := datasets.Resolve(path)
+	if err != nil {
+		return nil, fmt.Errorf("--ood %s: %w", path, err)
+	}
+	file := dir
+	if st, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("--ood %s: %w", path, err)
 	} else if st.IsDir() {
-		if file, err = datasets.TestImagesIn(path); err != nil {
+		if file, err = datasets.TestImagesIn(dir); err != nil {
 			return nil, fmt.Errorf("--ood %s: %w (give an IDX image file instead)", path, err)
 		}
 	}
@@ -55,9 +60,9 @@ func printUncertainty(w io.Writer, rep *evaluate.Report, selective bool) {
 	}
 	if len(rep.OOD) > 0 {
 		fmt.Fprintf(w, "\nout-of-distribution detection (OOD positive; score higher = more uncertain; - : undefined for one network)\n")
-		fmt.Fprintf(w, "%-24s %-20s %-10s %8s %8s\n", "set", "score", "predictor", "auroc", "aupr")
+		fmt.Fprintf(w, "%-24s %-20s %-10s %8s %8s %8s\n", "set", "score", "predictor", "auroc", "aupr", "fpr@95")
 		for _, r := range rep.OOD {
-			fmt.Fprintf(w, "%-24s %-20s %-10s %8s %8s\n", r.Set, r.Score, r.Predictor, fmtPtr(r.AUROC), fmtPtr(r.AUPR))
+			fmt.Fprintf(w, "%-24s %-20s %-10s %8s %8s %8s\n", r.Set, r.Score, r.Predictor, fmtPtr(r.AUROC), fmtPtr(r.AUPR), fmtPtr(r.FPR95))
 		}
 	}
 	if len(rep.Shift) > 0 {

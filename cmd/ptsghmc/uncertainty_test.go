@@ -87,8 +87,11 @@ func TestClassesOOD(t *testing.T) {
 	}
 	for _, r := range rep.OOD {
 		undefined := r.Score == evaluate.ScoreMutualInfo && r.Predictor == evaluate.PredSingle
-		if undefined != (r.AUROC == nil) {
-			t.Errorf("%+v: AUROC null only for a single network's mutual information", r)
+		if undefined != (r.AUROC == nil) || undefined != (r.FPR95 == nil) {
+			t.Errorf("%+v: AUROC and FPR95 null only for a single network's mutual information", r)
+		}
+		if r.FPR95 != nil && (*r.FPR95 < 0 || *r.FPR95 > 1) {
+			t.Errorf("%+v: FPR95 outside [0, 1]", r)
 		}
 		if r.Set == evaluate.OODHeldOut && r.Predictor == evaluate.PredEnsemble && r.Score == evaluate.ScoreEntropy {
 			t.Logf("held-out classes, ensemble entropy: AUROC %.3f AUPR %.3f", *r.AUROC, *r.AUPR)
@@ -168,5 +171,51 @@ func TestClassesOOD(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(csv); !strings.HasPrefix(string(b), "index,predicted,p0,p2,p3,p5,entropy") {
 		t.Errorf("predict header: %.60s", b)
+	}
+}
+
+// TestMNISTByName trains on MNIST by name (the Go module cache's copy;
+// config.json records the name, so eval finds the data again) and scores
+// Fashion-MNIST's test images, also by name, as out-of-distribution: the
+// standard benchmark the other way round. Skipped where either set is
+// absent.
+func TestMNISTByName(t *testing.T) {
+	for _, n := range datasets.Names() {
+		if _, err := datasets.Resolve(n); err != nil {
+			t.Skipf("data set %s: %v", n, err)
+		}
+	}
+	rd := filepath.Join(t.TempDir(), "run")
+	if _, stderr, code := run(t, "train", "--data", "mnist", "--out", rd, "--arch", "784-32-10", "--train-size", "3000", "--validation", "0",
+		"--steps", "300", "--burnin", "100", "--thin", "20", "--quiet"); code != 0 {
+		t.Fatalf("train --data mnist: %s", stderr)
+	}
+	cfg, err := os.ReadFile(filepath.Join(rd, rundir.ConfigFile))
+	if err != nil || !strings.Contains(string(cfg), `"data": "mnist"`) {
+		t.Fatalf("config.json does not record the data set's name: %v\n%s", err, cfg)
+	}
+	out, stderr, code := run(t, "eval", "--run", rd, "--ood", "fashion-mnist", "--json")
+	if code != 0 {
+		t.Fatalf("eval --ood fashion-mnist: %s", stderr)
+	}
+	var rep evalJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("eval json: %v", err)
+	}
+	if rep.Ensemble.Accuracy < 0.8 {
+		t.Errorf("MNIST test accuracy %.3f after 300 steps on 3,000 digits: want at least 0.8", rep.Ensemble.Accuracy)
+	}
+	found := false
+	for _, r := range rep.OOD {
+		if r.Set == "fashion-mnist" && r.Predictor == evaluate.PredEnsemble && r.Score == evaluate.ScoreEntropy {
+			found = true
+			t.Logf("fashion-mnist against MNIST, ensemble entropy: AUROC %.3f FPR95 %.3f", *r.AUROC, *r.FPR95)
+			if *r.AUROC <= 0.7 || *r.FPR95 >= 0.95 {
+				t.Errorf("fashion-mnist scored AUROC %.3f, FPR95 %.3f: want AUROC above 0.7 and FPR95 below 0.95", *r.AUROC, *r.FPR95)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no fashion-mnist row in %+v", rep.OOD)
 	}
 }
