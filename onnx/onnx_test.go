@@ -392,3 +392,76 @@ func TestPrior(t *testing.T) {
 		t.Errorf("FileDigest %s, %v; the model's %s", d, err, m.SHA256)
 	}
 }
+
+// TestLeNetTwinBitExact imports a network of the architecture of
+// nn.LeNet (--model lenet) as PyTorch exports it (Conv, Relu, MaxPool
+// twice, Flatten, Gemm with transB, Relu, Gemm) and checks that the
+// compiled engine computes its potential, gradient and logits bit for bit
+// as LeNet's: the import builds the same graph, so it runs the same fused
+// kernels at the same speed.
+func TestLeNetTwinBitExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	conv := func(name, in, w, b string) *onnx.Node {
+		return node("Conv", name, []string{in, w, b}, []string{name}, ints("kernel_shape", 5, 5), ints("pads", 2, 2, 2, 2), ints("strides", 1, 1), ints("dilations", 1, 1), intAttr("group", 1))
+	}
+	pool := func(name, in string) *onnx.Node {
+		return node("MaxPool", name, []string{in}, []string{name}, ints("kernel_shape", 2, 2), ints("pads", 0, 0, 0, 0), ints("strides", 2, 2))
+	}
+	m := model([]*onnx.Node{
+		conv("c1", "x", "conv1.weight", "conv1.bias"), node("Relu", "r1", []string{"c1"}, []string{"r1"}), pool("p1", "r1"),
+		conv("c2", "p1", "conv2.weight", "conv2.bias"), node("Relu", "r2", []string{"c2"}, []string{"r2"}), pool("p2", "r2"),
+		node("Flatten", "flat", []string{"p2"}, []string{"f"}, intAttr("axis", 1)),
+		node("Gemm", "fc1", []string{"f", "fc1.weight", "fc1.bias"}, []string{"h"}, intAttr("transB", 1)),
+		node("Relu", "r3", []string{"h"}, []string{"r3"}),
+		node("Gemm", "fc2", []string{"r3", "fc2.weight", "fc2.bias"}, []string{"z"}, intAttr("transB", 1)),
+	}, []*onnx.Tensor{
+		floatInit("conv1.weight", []int64{32, 1, 5, 5}, rng, 0.2), floatInit("conv1.bias", []int64{32}, rng, 0.1),
+		floatInit("conv2.weight", []int64{64, 32, 5, 5}, rng, 0.05), floatInit("conv2.bias", []int64{64}, rng, 0.1),
+		floatInit("fc1.weight", []int64{256, 3136}, rng, 0.02), floatInit("fc1.bias", []int64{256}, rng, 0.1),
+		floatInit("fc2.weight", []int64{10, 256}, rng, 0.1), floatInit("fc2.bias", []int64{10}, rng, 0.1),
+	}, []*onnx.ValueInfo{input("x", 0, 1, 28, 28)}, "z")
+	prior := nn.PriorConfig{Precision: 0.03, FanIn: true}
+	net, err := onnx.Import("lenet twin", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := net.Model("twin", prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lenet, err := nn.LeNet(prior).Model("lenet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if imp.NumParams() != lenet.NumParams() {
+		t.Fatalf("%d parameters, LeNet has %d", imp.NumParams(), lenet.NumParams())
+	}
+	for i, p := range imp.Layout {
+		q := lenet.Layout[i]
+		if !reflect.DeepEqual(p.Shape, q.Shape) || p.Prior != q.Prior || p.InitSD != q.InitSD {
+			t.Errorf("learnable %d: %s %v %+v %g, LeNet's %s %v %+v %g", i, p.Name, p.Shape, p.Prior, p.InitSD, q.Name, q.Shape, q.Prior, q.InitSD)
+		}
+	}
+	data := imageData(16, 784, rng)
+	idx := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+	var us []float64
+	var grads [][]float64
+	for _, mod := range []nn.Model{imp, lenet} {
+		ev, err := autodiff.NewFor(autodiff.EngineCompiled, mod, 12, autodiff.Float32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := make([]float64, mod.NumParams())
+		u, err := ev.Eval(imp.Weights, data, idx, 5000, g, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		us, grads = append(us, u), append(grads, g)
+	}
+	if us[0] != us[1] || !reflect.DeepEqual(grads[0], grads[1]) {
+		t.Errorf("U~ %v and %v, gradients differ by %g: not LeNet's arithmetic", us[0], us[1], maxAbsDiff(grads[0], grads[1]))
+	}
+	if l1, l2 := logitsOf(t, imp, autodiff.EngineCompiled, autodiff.Float32, imp.Weights, data), logitsOf(t, lenet, autodiff.EngineCompiled, autodiff.Float32, imp.Weights, data); !reflect.DeepEqual(l1, l2) {
+		t.Errorf("logits differ by %g", maxAbsDiff(l1, l2))
+	}
+}

@@ -8,6 +8,8 @@ Writes to --out:
   mlp.logits, lenet5.logits PyTorch's logits of the 10,000 test images: float32
                             little-endian, row-major [10000, 10]
   summary.json              each network's test accuracy, NLL, epochs and seconds of training
+  lenet_go.onnx             untrained, the architecture of ptsghmc's --model lenet (conv 5x5x32
+                            and 5x5x64 "same", dense 256), to time the import beside it (bench)
 
 --tiny writes the fixtures of onnx/testdata instead (small networks, a few images, expected
 logits in JSON; the weights are trained for a few hundred steps so they are not at their
@@ -113,6 +115,22 @@ class LeNet5(nn.Module):
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
 
+class GoLeNet(nn.Module):
+    """The architecture of ptsghmc's --model lenet (nn.LeNet), for timing the import against it."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 5, padding=2)
+        self.conv2 = nn.Conv2d(32, 64, 5, padding=2)
+        self.fc1 = nn.Linear(64 * 7 * 7, 256)
+        self.fc2 = nn.Linear(256, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
 class TinyCNN(nn.Module):
     def __init__(self):
         super().__init__()
@@ -190,5 +208,7 @@ for name, net in [("mlp", MLP([784, 400, 400, 10])), ("lenet5", LeNet5())]:
     summary[name] = {"accuracy": acc, "nll": nll, "train_seconds": round(secs, 1),
                      "parameters": sum(p.numel() for p in net.parameters())}
     print(f"{name}: {summary[name]['parameters']} parameters, {secs:.0f} s of training, test accuracy {acc:.4f}, NLL {nll:.4f}")
+# untrained, for `ptsghmc bench --model lenet_go.onnx` beside `--model lenet`: the same graph
+export(GoLeNet(), os.path.join(a.out, "lenet_go.onnx"), dynamic=True)
 with open(os.path.join(a.out, "summary.json"), "w") as f:
     json.dump(summary, f, indent=1)
