@@ -674,7 +674,7 @@ func (b *builder) node(n *Node) error {
 }
 
 func (b *builder) gemm(n *Node, a attrs) error {
-	x, xv, err := b.act(n, 0, 2)
+	x, _, err := b.act(n, 0, 2)
 	if err != nil {
 		return err
 	}
@@ -684,7 +684,6 @@ func (b *builder) gemm(n *Node, a attrs) error {
 	if al, be := a.float("alpha", 1), a.float("beta", 1); al != 1 || be != 1 {
 		return b.nodeError(n, "alpha %g, beta %g: only alpha = beta = 1 (a dense layer) is supported", al, be)
 	}
-	_ = xv
 	wv, err := b.in(n, 1)
 	if err != nil {
 		return err
