@@ -48,9 +48,9 @@ type ModelResult struct {
 // gives BLAS one thread per call, as train does, until restore is called.
 func modelEvaluator(s Settings) (ev autodiff.Evaluator, model nn.Model, shards int, restore func(), err error) {
 	restore = func() {}
-	build, ok := nn.Models[s.Model]
+	build, ok := runspec.LookupModel(runspec.DefaultSetup().Models, s.Model)
 	if !ok {
-		return nil, model, 0, restore, fmt.Errorf("bench: model %q is not registered: expected one of %s", s.Model, strings.Join(nn.ModelNames(), ", "))
+		return nil, model, 0, restore, fmt.Errorf("bench: model %q is not registered: expected one of %s, or a FILE.onnx", s.Model, strings.Join(nn.ModelNames(), ", "))
 	}
 	if s.Batch < 1 || s.Steps < 1 || s.Shards < 0 {
 		return nil, model, 0, restore, fmt.Errorf("bench: batch and steps must be positive, shards non-negative (got %d, %d, %d)", s.Batch, s.Steps, s.Shards)

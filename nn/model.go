@@ -269,6 +269,16 @@ type Model struct {
 	// to the arithmetic of its BLAS plan (autodiff.Plan), which evaluators
 	// may also build.
 	MLP *Spec
+	// Weights, when not nil, are parameter values the model comes with, in
+	// the layout's order: an imported network's trained weights, where
+	// train --start model starts its chains.
+	Weights []float64
+	// SHA256 is the hex digest of the file the model was read from (empty
+	// for a model built in Go); a run records it and refuses a changed file.
+	SHA256 string
+	// Description, when not empty, says in words what the model is (an
+	// imported network: what was read and what was changed).
+	Description string
 }
 
 // graphBuilds serialises the building of graphs: Gorgonia numbers the

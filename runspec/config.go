@@ -21,14 +21,23 @@ import (
 // of the same name (in kebab case) and can be set from a JSON or YAML file;
 // the config actually used is saved in the run directory.
 type Config struct {
-	Data       string  `json:"data" yaml:"data"`                         // directory with the four IDX files
-	TrainSize  int     `json:"train_size" yaml:"train_size"`             // use only the first n training examples (0: all)
-	Validation int     `json:"validation" yaml:"validation"`             // held-out examples for the log-likelihood trace
-	Arch       string  `json:"arch" yaml:"arch"`                         // e.g. 784-400-400-10 (an MLP; ignored when Model is set)
-	Model      string  `json:"model,omitempty" yaml:"model,omitempty"`   // a registered model (nn.Models, e.g. lenet); empty: the MLP of Arch
-	Shapes     string  `json:"shapes,omitempty" yaml:"shapes,omitempty"` // recorded by a run: its model's parameter names and shapes
-	Activation string  `json:"activation" yaml:"activation"`             // relu, tanh, sigmoid
-	Prior      float64 `json:"prior" yaml:"prior"`                       // prior precision per weight, times fan-in when PriorFanIn
+	Data       string `json:"data" yaml:"data"`                         // directory with the four IDX files
+	TrainSize  int    `json:"train_size" yaml:"train_size"`             // use only the first n training examples (0: all)
+	Validation int    `json:"validation" yaml:"validation"`             // held-out examples for the log-likelihood trace
+	Arch       string `json:"arch" yaml:"arch"`                         // e.g. 784-400-400-10 (an MLP; ignored when Model is set)
+	Model      string `json:"model,omitempty" yaml:"model,omitempty"`   // a registered model (nn.Models, e.g. lenet); empty: the MLP of Arch
+	Shapes     string `json:"shapes,omitempty" yaml:"shapes,omitempty"` // recorded by a run: its model's parameter names and shapes
+	// ModelSHA256 is recorded by a run whose model was read from a file
+	// (Model FILE.onnx): the file's hex SHA-256, so that a resume or an
+	// eval against a changed file is refused.
+	ModelSHA256 string `json:"model_sha256,omitempty" yaml:"model_sha256,omitempty"`
+	// Start is where a new run's chains start: "prior" (or empty: values
+	// drawn at the model's initial scales, as every run did before it) or
+	// "model" (the weights the model comes with, nn.Model.Weights: an
+	// imported network's trained weights, a warm start).
+	Start      string  `json:"start,omitempty" yaml:"start,omitempty"`
+	Activation string  `json:"activation" yaml:"activation"` // relu, tanh, sigmoid
+	Prior      float64 `json:"prior" yaml:"prior"`           // prior precision per weight, times fan-in when PriorFanIn
 	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
 	PriorDF    float64 `json:"prior_df" yaml:"prior_df"` // Student-t prior's degrees of freedom (0: Gaussian prior)
 	// Temperature is the posterior temperature T: rung 1 samples the
@@ -225,6 +234,7 @@ func (c Config) rangeChecks(opt bool) []rangeCheck {
 		{!c.NoiseCorrection || c.BurnIn >= 10, "noise_correction needs a burn-in of at least 10 steps to estimate the noise"},
 		{c.PosteriorTemperature() == 1 || !opt, "temperature does not apply to sgd, an optimiser (it samples nothing)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
+		{c.Start == "" || c.Start == StartPrior || c.Start == StartModel, "start must be prior or model"},
 		{c.SGDWarmup >= 0, "sgd_warmup must be non-negative"},
 		{c.WarmupBatch >= 0, "warmup_batch must be non-negative (0: batch)"},
 		{c.WarmupBatch == 0 || c.SGDWarmup > 0, "warmup_batch needs sgd_warmup (it is the warm-up's minibatch size)"},

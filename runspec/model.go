@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/onnx"
 )
 
 // ModelName returns the name of the config's model: a registered model's
@@ -31,15 +32,37 @@ func (c Config) validateModel(reg ModelRegistry) error {
 		}
 		return nil
 	}
-	if _, ok := reg[c.Model]; !ok {
+	if _, ok := LookupModel(reg, c.Model); !ok {
 		names := make([]string, 0, len(reg))
 		for n := range reg {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return fmt.Errorf("model %q is not registered: expected one of %s, or no model and an MLP --arch", c.Model, strings.Join(names, ", "))
+		return fmt.Errorf("model %q is not registered: expected one of %s, a FILE.onnx, or no model and an MLP --arch", c.Model, strings.Join(names, ", "))
+	}
+	if _, ok := reg[c.Model]; !ok && strings.ContainsAny(c.Model, " \t\n\r") {
+		return fmt.Errorf("model %q: the path of an ONNX file must not contain white space (the samples file's header records it): rename or link the file", c.Model)
 	}
 	return nil
+}
+
+// Where a new run's chains start (Config.Start).
+const (
+	StartPrior = "prior" // drawn at the model's initial scales (the default)
+	StartModel = "model" // the weights the model comes with (an imported network's)
+)
+
+// LookupModel returns the builder of the model called name: reg's entry,
+// or, for a name ending in .onnx that reg does not hold, the network of
+// that ONNX file (package onnx), read when the builder is called.
+func LookupModel(reg ModelRegistry, name string) (func(nn.PriorConfig) (nn.Model, error), bool) {
+	if build, ok := reg[name]; ok {
+		return build, true
+	}
+	if onnx.IsModelPath(name) {
+		return func(p nn.PriorConfig) (nn.Model, error) { return onnx.Load(name, name, p) }, true
+	}
+	return nil, false
 }
 
 // NNModel returns the model the config describes, checked against data
@@ -51,18 +74,28 @@ func (c Config) NNModel(reg ModelRegistry, features, classes int) (nn.Model, err
 	if err != nil {
 		return m, err
 	}
+	return m, c.ModelFits(m, features, classes)
+}
+
+// ModelFits reports an error when model m, built from the config, does
+// not fit data of the given number of features and classes, or cannot
+// start where the config says.
+func (c Config) ModelFits(m nn.Model, features, classes int) error {
+	if c.Start == StartModel && len(m.Weights) != m.NumParams() {
+		return fmt.Errorf("start model: model %s comes with no weights to start from (--start model needs --model FILE.onnx)", m.Name)
+	}
 	if m.Inputs != features {
-		return m, fmt.Errorf("model %s takes %d inputs, data has %d features", m.Name, m.Inputs, features)
+		return fmt.Errorf("model %s takes %d inputs, data has %d features", m.Name, m.Inputs, features)
 	}
 	if len(c.Classes) > 0 && m.Outputs != classes && c.Model == "" {
 		sizes, _ := nn.ParseArch(c.Arch)
 		sizes[len(sizes)-1] = classes
-		return m, fmt.Errorf("arch %s has %d outputs, but --classes %s trains %d classes: the last width must be %d (--arch %s)", c.Arch, m.Outputs, FormatClasses(c.Classes), classes, classes, nn.Spec{Sizes: sizes}.Arch())
+		return fmt.Errorf("arch %s has %d outputs, but --classes %s trains %d classes: the last width must be %d (--arch %s)", c.Arch, m.Outputs, FormatClasses(c.Classes), classes, classes, nn.Spec{Sizes: sizes}.Arch())
 	}
 	if !m.OneHot || !m.Logits || m.Outputs != classes {
-		return m, fmt.Errorf("model %s is not a classifier of the data's %d classes (%d outputs)", m.Name, classes, m.Outputs)
+		return fmt.Errorf("model %s is not a classifier of the data's %d classes (%d outputs)", m.Name, classes, m.Outputs)
 	}
-	return m, nil
+	return nil
 }
 
 // BuildModel returns the model the config describes: the MLP of Arch, or
@@ -85,11 +118,26 @@ func (c Config) BuildModel(reg ModelRegistry) (nn.Model, error) {
 			return m, err
 		}
 	} else {
+		build, _ := LookupModel(reg, c.Model)
+		if _, registered := reg[c.Model]; !registered && c.ModelSHA256 != "" {
+			// the file first: a changed file is refused for what it is,
+			// whatever it now holds
+			d, err := onnx.FileDigest(c.Model)
+			if err != nil {
+				return m, err
+			}
+			if d != c.ModelSHA256 {
+				return m, ChangedModelFile(c.Model, c.ModelSHA256, d)
+			}
+		}
 		var err error
-		if m, err = reg[c.Model](nn.PriorConfig{Precision: c.Prior, FanIn: c.PriorFanIn, DF: c.PriorDF, Classes: len(c.Classes)}); err != nil {
+		if m, err = build(nn.PriorConfig{Precision: c.Prior, FanIn: c.PriorFanIn, DF: c.PriorDF, Classes: len(c.Classes)}); err != nil {
 			return m, err
 		}
 		m.Name = c.Model
+		if c.ModelSHA256 != "" && m.SHA256 != c.ModelSHA256 {
+			return m, ChangedModelFile(c.Model, c.ModelSHA256, m.SHA256)
+		}
 	}
 	if c.Shapes != "" && c.Shapes != m.Layout.String() {
 		return m, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", c.ModelName(), c.Shapes, m.Layout)
@@ -120,4 +168,10 @@ func (c Config) RunEngine(model nn.Model) autodiff.Engine {
 	default:
 		return e
 	}
+}
+
+// ChangedModelFile is the error of a run whose model file (recorded with
+// digest was) now has digest now.
+func ChangedModelFile(path, was, now string) error {
+	return fmt.Errorf("model %s: the run recorded the file's sha256 %s, the file now has sha256 %s: refusing to continue or evaluate the run with a changed network (restore the file, or train a new run)", path, was, now)
 }

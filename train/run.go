@@ -141,6 +141,9 @@ func recordIdentity(cfg runspec.Config, p *prepared) (runspec.Config, error) {
 	}
 	fp := runspec.DataFingerprint(p.tr)
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
+	if model.SHA256 != "" {
+		cfg.ModelSHA256 = model.SHA256
+	}
 	if model.MLP != nil {
 		cfg.MLPKernels = runspec.MLPKernelsPlan
 		if autodiff.Engine(cfg.Engine) == autodiff.EnginePlan {
@@ -272,7 +275,11 @@ func newRun(dir string, cfg runspec.Config, p *prepared, lk *rundir.Lock) (_ *Ru
 		return nil, err
 	}
 	theta := make([]float64, r.Model.NumParams())
-	r.Model.Layout.Init(theta, rand.New(rand.NewPCG(cfg.ChainSeed(), 0x1417)))
+	if cfg.Start == runspec.StartModel { // a warm start from the model's own weights
+		copy(theta, r.Model.Weights)
+	} else {
+		r.Model.Layout.Init(theta, rand.New(rand.NewPCG(cfg.ChainSeed(), 0x1417)))
+	}
 	if r.state, err = r.pt.Init([][]float64{theta}, cfg.ChainSeed()); err != nil {
 		return nil, err
 	}

@@ -37,8 +37,11 @@ func prepare(s runspec.Setup, cfg runspec.Config) (*prepared, error) {
 		return nil, err
 	}
 	reg := s.Models
-	model, err := cfg.NNModel(reg, tr.D, tr.Classes)
+	model, err := cfg.BuildModel(reg)
 	if err != nil {
+		return nil, err
+	}
+	if err := cfg.ModelFits(model, tr.D, tr.Classes); err != nil {
 		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
 	return &prepared{tr: tr, val: val, model: model, key: runspec.ModelKey(cfg), reg: reg, setup: s}, nil

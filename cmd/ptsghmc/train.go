@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/onnx"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -36,7 +38,8 @@ func bindConfig(fs *flag.FlagSet, c *runspec.Config) error {
 	fs.IntVar(&c.Validation, "validation", c.Validation, "training examples held out for the validation log-likelihood trace")
 	fs.StringVar(&c.Arch, "arch", c.Arch, "MLP layer widths, input to output")
 	fs.Var((*classesFlag)(&c.Classes), "classes", "train on these classes only, e.g. 0,2,3 (labels relabelled 0,1,2; the model has that many outputs: --arch ...-3); eval scores the test images of the other classes as out-of-distribution (default: all classes)")
-	fs.StringVar(&c.Model, "model", c.Model, "a registered model instead of an MLP: "+strings.Join(nn.ModelNames(), ", ")+" (see docs/models.md)")
+	fs.StringVar(&c.Model, "model", c.Model, "a registered model instead of an MLP: "+strings.Join(nn.ModelNames(), ", ")+", or a network trained elsewhere, FILE.onnx (see docs/models.md)")
+	fs.StringVar(&c.Start, "start", c.Start, "where the chains start: prior (values drawn at the model's initial scales; the default) or model (the weights of --model FILE.onnx: a warm start from the trained network)")
 	fs.StringVar(&c.Activation, "activation", c.Activation, "hidden activation: relu, tanh or sigmoid")
 	fs.Float64Var(&c.Prior, "prior", c.Prior, "prior precision per weight (times fan-in with --prior-fan-in); with --prior-df, 1/scale^2 of the Student-t prior")
 	fs.Float64Var(&c.PriorDF, "prior-df", c.PriorDF, "Student-t prior with this many degrees of freedom (heavy-tailed; 0: Gaussian prior)")
@@ -262,6 +265,14 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 			return nil, fmt.Errorf("train: --model %s and --arch %s: give one (--arch describes an MLP)", tf.cfg.Model, tf.cfg.Arch)
 		}
 		tf.cfg.Arch = "" // not an MLP: keep config.json from naming one
+		if onnx.IsModelPath(tf.cfg.Model) && tf.resume == "" {
+			// eval, predict and serve find the file from any directory
+			abs, err := filepath.Abs(tf.cfg.Model)
+			if err != nil {
+				return nil, fmt.Errorf("train: --model %s: %w", tf.cfg.Model, err)
+			}
+			tf.cfg.Model = abs
+		}
 	}
 	if tf.resume == "" { // a resumed run keeps its config (checkResumeFlags)
 		if err := checkSettings(fs, args, tf.cfg, stderr); err != nil {
@@ -344,6 +355,12 @@ func printTrainStart(stderr io.Writer, ch *train.Chains) string {
 	}
 	fmt.Fprintf(stderr, "ptsghmc train: %s%s %s on %d examples (%d validation), %d parameters, %s; step %d of %d -> %s\n",
 		c.Sampler, tempered, c.ModelName(), run.Data.N, c.Validation, run.Model.NumParams(), chains, ch.Steps(), c.Steps, dest)
+	if d := run.Model.Description; d != "" {
+		fmt.Fprintf(stderr, "ptsghmc train: model %s: %s\n", c.ModelName(), d)
+	}
+	if c.Start == runspec.StartModel && ch.Steps() == 0 {
+		fmt.Fprintf(stderr, "ptsghmc train: the chains start from the model's own weights (--start model)\n")
+	}
 	fmt.Fprintf(stderr, "ptsghmc train: arithmetic %s\n", arithmeticLine(run.Cfg.Arithmetic))
 	return dest
 }
