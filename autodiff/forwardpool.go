@@ -29,6 +29,12 @@ import (
 // batch, and the other kernels work example by example
 // (TestForwardPoolMatchesPredictor). Not safe for concurrent use.
 type ForwardPool struct {
+	// Progress, when not nil, is called during Each and EachFloat32 on
+	// their own goroutine, after each batch it runs, with the number of
+	// examples of the pass done so far (every worker's): a progress report
+	// within a long pass.
+	Progress func(done int)
+
 	model   nn.Model
 	dtype   DType
 	batch   int
@@ -161,7 +167,7 @@ func (p *ForwardPool) run(load func(*compile.Evaluator) error, sets []*datasets.
 	if n > 1 {
 		defer WithBLASThreads(1)()
 	}
-	var next atomic.Int64
+	var next, done atomic.Int64
 	var failed atomic.Bool
 	errs := make([]error, n)
 	work := func(wi int) {
@@ -171,10 +177,15 @@ func (p *ForwardPool) run(load func(*compile.Evaluator) error, sets []*datasets.
 			if t >= len(p.tasks) {
 				return
 			}
-			if err := w.do(p, load, sets, p.tasks[t], f); err != nil {
+			task := p.tasks[t]
+			if err := w.do(p, load, sets, task, f); err != nil {
 				errs[wi] = err
 				failed.Store(true)
 				return
+			}
+			d := done.Add(int64(task.hi - task.lo))
+			if wi == 0 && p.Progress != nil {
+				p.Progress(int(d))
 			}
 		}
 	}

@@ -198,12 +198,20 @@ func (e *Ensemble) checkSample(n int) error {
 // forward pass; otherwise each ensemble adds the sample in turn. Each
 // ensemble's probabilities are those Add gives it.
 func AddAll(theta []float64, ens ...*Ensemble) error {
+	return addAll(theta, nil, ens)
+}
+
+// addAll is AddAll with progress, when not nil, called during a pooled
+// pass with the examples done so far (autodiff.ForwardPool.Progress).
+func addAll(theta []float64, progress func(done int), ens []*Ensemble) error {
 	for _, e := range ens {
 		if err := e.checkSample(len(theta)); err != nil {
 			return err
 		}
 	}
 	if pool := sharedPool(ens); pool != nil {
+		pool.Progress = progress
+		defer func() { pool.Progress = nil }()
 		return addPooled(ens, func(sets []*datasets.Dataset, f func(set, i int, z []float64)) error {
 			return pool.Each(theta, sets, f)
 		})

@@ -222,8 +222,11 @@ type EvalProgress struct {
 	// when it could not be).
 	Done, Total int
 	// Images is the number of images each sample is scored on: the test
-	// set's and those of the sets scored beside it.
-	Images int
+	// set's and those of the sets scored beside it. PassImages are the
+	// images of the next sample scored so far: a compiled CNN's pass
+	// reports them as it goes (Progress is called from within the pass,
+	// still on EvaluateWith's goroutine), other passes do not.
+	Images, PassImages int
 	// MACs is the multiply-adds of one image's forward pass (0: not
 	// known): 2 MACs Images Done over the time taken is the GFLOP rate.
 	MACs int64
@@ -410,9 +413,24 @@ func (pr *EvalProgress) report(opt EvalOptions, e *Ensemble, baseline bool) {
 		return
 	}
 	pr.Done++
+	pr.PassImages = 0
 	pr.Baseline = baseline
 	pr.MACs = e.forwardMACs()
 	opt.Progress(*pr)
+}
+
+// partial returns the function a pooled pass reports the images it has
+// done with, which reports them through opt.Progress (nil when pr is).
+func (pr *EvalProgress) partial(opt EvalOptions, e *Ensemble, baseline bool) func(done int) {
+	if pr == nil {
+		return nil
+	}
+	return func(done int) {
+		pr.PassImages = done
+		pr.Baseline = baseline
+		pr.MACs = e.forwardMACs()
+		opt.Progress(*pr)
+	}
 }
 
 // addRun pools run ri of status s: its model checked against the first
@@ -496,7 +514,7 @@ func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 		all = append(all, x.ens)
 	}
 	cs, err := rundir.ScanChain(s, opt.Window, opt.SkipCorrupt, func(step int, theta []float64) error {
-		if err := AddAll(theta, all...); err != nil {
+		if err := addAll(theta, p.progress.partial(opt, ens, false), all); err != nil {
 			return fmt.Errorf("%s: %w", spath, err)
 		}
 		if ri == 0 {
@@ -586,7 +604,7 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 			all = append(all, x.base)
 		}
 		add := func(theta []float64) error {
-			if err := AddAll(theta, all...); err != nil {
+			if err := addAll(theta, progress.partial(opt, be, true), all); err != nil {
 				return err
 			}
 			progress.report(opt, be, true)
