@@ -103,9 +103,10 @@ type Ensemble struct {
 	Count int
 	Last  []float64 // the last sample's probabilities
 
-	pred    *autodiff.Predictor
-	wide    []float64 // a float32 sample widened (AddFloat32)
-	threads int       // BLAS threads per call while Add runs (0: the process's setting)
+	pred    *autodiff.Predictor   // an MLP's (or a VM graph's) logits, batch by batch
+	pool    *autodiff.ForwardPool // a compiled graph's logits, all the sets of a pass at once (nil: pred)
+	wide    []float64             // a float32 sample widened (AddFloat32)
+	threads int                   // BLAS threads per call while Add runs (0: the process's setting)
 }
 
 // NewEnsemble returns an empty ensemble of an MLP spec on data.
@@ -130,19 +131,45 @@ func NewModelEnsemble(model nn.Model, data *datasets.Dataset) (*Ensemble, error)
 // NewModelEnsembleOn is NewModelEnsemble with the logits computed on
 // engine (a run's Config.RunEngine, so that a run made on the VM is
 // evaluated on it).
+//
+// A compiled model other than an MLP (autodiff.Poolable: LeNet, say)
+// computes its logits on an autodiff.ForwardPool, one worker per core,
+// which Add and AddAll share out batch by batch: the probabilities are
+// those of the model's autodiff.Predictor, bit for bit
+// (TestPooledEnsembleMatchesPredictor).
 func NewModelEnsembleOn(engine autodiff.Engine, model nn.Model, data *datasets.Dataset) (*Ensemble, error) {
+	return newModelEnsemble(engine, model, data, autodiff.Poolable(engine, model))
+}
+
+// poolBatch is the batch of examples each forward pass of an ensemble's
+// pool takes at once (docs/speed.md, "Scoring a CNN posterior").
+const poolBatch = 100
+
+// newModelEnsemble is NewModelEnsembleOn with the logits on a forward
+// pool (pooled) or on the model's predictor (the reference the pool is
+// tested against).
+func newModelEnsemble(engine autodiff.Engine, model nn.Model, data *datasets.Dataset, pooled bool) (*Ensemble, error) {
 	if data.Classes != model.Outputs || data.D != model.Inputs || !model.Logits {
 		return nil, fmt.Errorf("ensemble: model %s (%d inputs, %d outputs, logits %v) does not fit data of %d features and %d classes", model.Name, model.Inputs, model.Outputs, model.Logits, data.D, data.Classes)
 	}
-	ev, err := autodiff.NewLogitEvaluator(engine, model, autodiff.Float32)
-	if err != nil {
-		return nil, err
-	}
 	k := data.Classes
 	e := &Ensemble{Data: data, Model: model, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
-		Last: make([]float64, data.N*k), pred: &autodiff.Predictor{Eval: ev}}
-	if autodiff.PredictorShards(model) > 1 {
-		e.threads = 1 // the shards run in parallel
+		Last: make([]float64, data.N*k)}
+	if pooled {
+		pool, err := autodiff.NewForwardPool(engine, model, poolBatch, autodiff.Float32, autodiff.PoolWorkers())
+		if err != nil {
+			return nil, fmt.Errorf("ensemble: %w", err)
+		}
+		e.pool = pool
+	} else {
+		ev, err := autodiff.NewLogitEvaluator(engine, model, autodiff.Float32)
+		if err != nil {
+			return nil, err
+		}
+		e.pred = &autodiff.Predictor{Eval: ev}
+		if autodiff.PredictorShards(model) > 1 {
+			e.threads = 1 // the shards run in parallel
+		}
 	}
 	if model.MLP != nil {
 		e.Spec = *model.MLP
@@ -152,35 +179,126 @@ func NewModelEnsembleOn(engine autodiff.Engine, model nn.Model, data *datasets.D
 
 // Add adds one weight sample.
 func (e *Ensemble) Add(theta []float64) error {
-	if n := e.Model.NumParams(); len(theta) != n {
-		return fmt.Errorf("ensemble: sample of %d values, model %s has %d parameters (samples of another model?)", len(theta), e.Model.Name, n)
+	return AddAll(theta, e)
+}
+
+// checkSample refuses a sample of another length than the model's
+// parameters.
+func (e *Ensemble) checkSample(n int) error {
+	if p := e.Model.NumParams(); n != p {
+		return fmt.Errorf("ensemble: sample of %d values, model %s has %d parameters (samples of another model?)", n, e.Model.Name, p)
 	}
-	return e.addEach(func(f func(i int, z []float64)) error { return e.pred.Each(theta, e.Data, f) })
+	return nil
+}
+
+// AddAll adds one weight sample to every ensemble of ens: distinct
+// ensembles of one model on several data sets (eval's test set and the
+// sets scored beside it), made by one ensemble's On. On a forward pool the images of every
+// set go through the pool in one pass, with the weights loaded once per
+// forward pass; otherwise each ensemble adds the sample in turn. Each
+// ensemble's probabilities are those Add gives it.
+func AddAll(theta []float64, ens ...*Ensemble) error {
+	return addAll(theta, nil, ens)
+}
+
+// addAll is AddAll with progress, when not nil, called during a pooled
+// pass with the examples done so far (autodiff.ForwardPool.Progress).
+func addAll(theta []float64, progress func(done int), ens []*Ensemble) error {
+	for _, e := range ens {
+		if err := e.checkSample(len(theta)); err != nil {
+			return err
+		}
+	}
+	if pool := sharedPool(ens); pool != nil {
+		pool.Progress = progress
+		defer func() { pool.Progress = nil }()
+		return addPooled(ens, func(sets []*datasets.Dataset, f func(set, i int, z []float64)) error {
+			return pool.Each(theta, sets, f)
+		})
+	}
+	for _, e := range ens {
+		err := e.addEach(func(f func(i int, z []float64)) error { return e.pred.Each(theta, e.Data, f) })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sharedPool returns the forward pool of the ensembles if they share one,
+// else nil.
+func sharedPool(ens []*Ensemble) *autodiff.ForwardPool {
+	if len(ens) == 0 || ens[0].pool == nil {
+		return nil
+	}
+	for _, e := range ens[1:] {
+		if e.pool != ens[0].pool {
+			return nil
+		}
+	}
+	return ens[0].pool
+}
+
+// addPooled adds to each ensemble of ens the sample whose logits on the
+// ensembles' data sets each hands over, from the pool's workers at once
+// (each example's row is written by one worker).
+func addPooled(ens []*Ensemble, each func(sets []*datasets.Dataset, f func(set, i int, z []float64)) error) error {
+	sets := make([]*datasets.Dataset, len(ens))
+	for j, e := range ens {
+		sets[j] = e.Data
+	}
+	if err := each(sets, func(set, i int, z []float64) { ens[set].accumulate(i, z) }); err != nil {
+		return fmt.Errorf("ensemble: %w", err)
+	}
+	for _, e := range ens {
+		e.Count++
+	}
+	return nil
 }
 
 // addEach adds the sample whose logits each hands over, example by
 // example.
 func (e *Ensemble) addEach(each func(f func(i int, z []float64)) error) error {
 	defer autodiff.WithBLASThreads(e.threads)()
-	k := e.Data.Classes
-	err := each(func(i int, z []float64) {
-		lse := autodiff.LogSumExp(z)
-		h := 0.0
-		for c, v := range z {
-			p := math.Exp(v - lse)
-			e.Last[i*k+c] = p
-			e.Sum[i*k+c] += p
-			if p > 0 {
-				h -= p * (v - lse)
-			}
-		}
-		e.Ent[i] += h
-	})
-	if err != nil {
+	if err := each(e.accumulate); err != nil {
 		return err
 	}
 	e.Count++
 	return nil
+}
+
+// accumulate adds example i's probabilities under one sample, from its
+// logits z, to the sums (and writes them into Last).
+func (e *Ensemble) accumulate(i int, z []float64) {
+	k := e.Data.Classes
+	lse := autodiff.LogSumExp(z)
+	h := 0.0
+	for c, v := range z {
+		p := math.Exp(v - lse)
+		e.Last[i*k+c] = p
+		e.Sum[i*k+c] += p
+		if p > 0 {
+			h -= p * (v - lse)
+		}
+	}
+	e.Ent[i] += h
+}
+
+// forwardMACs returns the multiply-adds of one example's forward pass of
+// the ensemble's model, or 0 if not known (a graph on Gorgonia's VM).
+func (e *Ensemble) forwardMACs() int64 {
+	if e.pool != nil {
+		return e.pool.MACsPerExample()
+	}
+	if e.Model.MLP == nil {
+		return 0
+	}
+	var n int64
+	sizes := e.Model.MLP.Sizes
+	for l := 0; l+1 < len(sizes); l++ {
+		n += int64(sizes[l]) * int64(sizes[l+1])
+	}
+	return n
 }
 
 // Reset empties the ensemble.

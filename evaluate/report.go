@@ -205,6 +205,31 @@ type EvalOptions struct {
 	Baselines []string
 	// Seed seeds the streams of the built-in sets and the noise shift (0: 1).
 	Seed uint64
+	// Progress, when not nil, is called after each weight sample is scored
+	// (the runs' samples, then the baselines'), from the goroutine that
+	// called EvaluateWith: eval prints its progress line from it.
+	Progress func(EvalProgress)
+}
+
+// EvalProgress is EvaluateWith's progress after a weight sample
+// (EvalOptions.Progress).
+type EvalProgress struct {
+	// Baseline is set while the baselines' samples are scored.
+	Baseline bool
+	// Done counts the samples scored so far, the runs' and then the
+	// baselines'; Total is how many there will be, estimated before the
+	// pass from the samples files' step fields (rundir.CountInWindow; 0
+	// when it could not be).
+	Done, Total int
+	// Images is the number of images each sample is scored on: the test
+	// set's and those of the sets scored beside it. PassImages are the
+	// images of the next sample scored so far: a compiled CNN's pass
+	// reports them as it goes (Progress is called from within the pass,
+	// still on EvaluateWith's goroutine), other passes do not.
+	Images, PassImages int
+	// MACs is the multiply-adds of one image's forward pass (0: not
+	// known): 2 MACs Images Done over the time taken is the GFLOP rate.
+	MACs int64
 }
 
 // evalSet is a data set scored beside the test set: an out-of-distribution
@@ -252,6 +277,12 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	}
 	p := &pooling{rep: &Report{Runs: runs, TestCount: test.N, Chains: status, Window: opt.Window, Classes: first.Classes},
 		test: test, opt: opt, extras: extras}
+	if opt.Progress != nil {
+		p.progress = &EvalProgress{Total: expectedSamples(pool, baselines, opt), Images: test.N}
+		for _, x := range extras {
+			p.progress.Images += x.data.N
+		}
+	}
 	for ri, s := range pool {
 		if err := p.addRun(ri, s); err != nil {
 			return nil, err
@@ -263,7 +294,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 	rep, ens := p.rep, p.ens
 	var base *Ensemble
 	if len(baselines) > 0 {
-		if base, err = scoreBaselines(rep, baselines, test, extras, opt); err != nil {
+		if base, err = scoreBaselines(rep, baselines, test, extras, opt, p.progress); err != nil {
 			return nil, err
 		}
 		m := base.Metrics()
@@ -336,7 +367,70 @@ type pooling struct {
 	ens        *Ensemble
 	firstModel nn.Model
 	firstT     float64
-	single     []float64 // the first run's last sample's probabilities on test
+	single     []float64     // the first run's last sample's probabilities on test
+	progress   *EvalProgress // reported after each sample (nil: opt.Progress is)
+}
+
+// expectedSamples estimates how many samples EvaluateWith will score: those
+// of the pooled chains in opt.Window, and the baselines' (an optimiser's
+// final weights, a sampler's every sample). It returns 0 if a file cannot
+// be read for the estimate (the pass itself then reports the error).
+func expectedSamples(pool []rundir.ChainStatus, baselines []string, opt EvalOptions) int {
+	total := 0
+	for _, s := range pool {
+		n, err := rundir.CountInWindow(s, opt.Window)
+		if err != nil {
+			return 0
+		}
+		total += n
+	}
+	dirs, err := rundir.RunDirs(baselines)
+	if err != nil {
+		return 0
+	}
+	for _, dir := range dirs {
+		cfg, err := rundir.ReadRunConfig(dir)
+		if err != nil {
+			return 0
+		}
+		if cfg.Optimiser(opt.Setup.Kernels) {
+			total++
+			continue
+		}
+		steps, err := rundir.SampleSteps(filepath.Join(dir, rundir.SamplesFile), -1)
+		if err != nil {
+			return 0
+		}
+		total += len(steps)
+	}
+	return total
+}
+
+// report reports one more sample scored, by the runs or (baseline) the
+// baselines, through opt.Progress.
+func (pr *EvalProgress) report(opt EvalOptions, e *Ensemble, baseline bool) {
+	if pr == nil {
+		return
+	}
+	pr.Done++
+	pr.PassImages = 0
+	pr.Baseline = baseline
+	pr.MACs = e.forwardMACs()
+	opt.Progress(*pr)
+}
+
+// partial returns the function a pooled pass reports the images it has
+// done with, which reports them through opt.Progress (nil when pr is).
+func (pr *EvalProgress) partial(opt EvalOptions, e *Ensemble, baseline bool) func(done int) {
+	if pr == nil {
+		return nil
+	}
+	return func(done int) {
+		pr.PassImages = done
+		pr.Baseline = baseline
+		pr.MACs = e.forwardMACs()
+		opt.Progress(*pr)
+	}
 }
 
 // addRun pools run ri of status s: its model checked against the first
@@ -415,15 +509,16 @@ func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 	rep, ens, test, opt := p.rep, p.ens, p.test, p.opt
 	var trace []float64
 	spath := filepath.Join(s.Dir, rundir.SamplesFile)
+	all := []*Ensemble{ens}
+	for _, x := range p.extras {
+		all = append(all, x.ens)
+	}
 	cs, err := rundir.ScanChain(s, opt.Window, opt.SkipCorrupt, func(step int, theta []float64) error {
-		if err := ens.Add(theta); err != nil {
+		if err := addAll(theta, p.progress.partial(opt, ens, false), all); err != nil {
 			return fmt.Errorf("%s: %w", spath, err)
 		}
-		for _, x := range p.extras {
-			if err := x.ens.Add(theta); err != nil {
-				return fmt.Errorf("%s on %s: %w", spath, x.name, err)
-			}
-			if ri == 0 {
+		if ri == 0 {
+			for _, x := range p.extras {
 				x.single = append(x.single[:0], x.ens.Last...)
 			}
 		}
@@ -437,6 +532,7 @@ func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 		}
 		m := Score(ens.Probs(), test.Labels, test.Classes)
 		rep.Curve = append(rep.Curve, CurvePt{Samples: ens.Count, Accuracy: m.Accuracy, NLL: m.NLL})
+		p.progress.report(opt, ens, false)
 		return nil
 	})
 	rep.Dropped += cs.Dropped
@@ -473,14 +569,14 @@ func (p *pooling) summarise() error {
 func (e *Ensemble) sibling(data *datasets.Dataset) *Ensemble {
 	k := data.Classes
 	return &Ensemble{Data: data, Model: e.Model, Spec: e.Spec, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
-		Last: make([]float64, data.N*k), pred: e.pred, threads: e.threads}
+		Last: make([]float64, data.N*k), pred: e.pred, pool: e.pool, threads: e.threads}
 }
 
 // scoreBaselines pools the baseline runs (each a run directory or a run of
 // several chains) into one ensemble on test and on each extra set, and
 // records what it averages in rep.BaselineInfo. An sgd run contributes its
 // final weights; a sampler's run every kept sample.
-func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, extras []*evalSet, opt EvalOptions) (*Ensemble, error) {
+func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, extras []*evalSet, opt EvalOptions, progress *EvalProgress) (*Ensemble, error) {
 	dirs, err := rundir.RunDirs(baselines)
 	if err != nil {
 		return nil, err
@@ -503,15 +599,15 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 		} else if rundir.SamplesModel(model) != rundir.SamplesModel(first) {
 			return nil, fmt.Errorf("baseline %s has model %s (%s), baseline %s has %s (%s): cannot pool", dir, model.Name, model.Layout, dirs[0], first.Name, first.Layout)
 		}
+		all := []*Ensemble{be}
+		for _, x := range extras {
+			all = append(all, x.base)
+		}
 		add := func(theta []float64) error {
-			if err := be.Add(theta); err != nil {
+			if err := addAll(theta, progress.partial(opt, be, true), all); err != nil {
 				return err
 			}
-			for _, x := range extras {
-				if err := x.base.Add(theta); err != nil {
-					return fmt.Errorf("on %s: %w", x.name, err)
-				}
-			}
+			progress.report(opt, be, true)
 			return nil
 		}
 		final := cfg.Optimiser(opt.Setup.Kernels)

@@ -1,8 +1,10 @@
 package rundir
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 )
 
@@ -108,4 +110,56 @@ func ScanChain(s ChainStatus, w Window, skipCorrupt bool, keep func(step int, th
 	default:
 		return cs, fmt.Errorf("run %s has no samples at step %d or later (%d samples, the last at step %d)", s.Dir, w.From, cs.Read, last)
 	}
+}
+
+// SampleSteps returns the steps of the first limit records of the samples
+// file at path (limit < 0: of every whole record), read from their step
+// fields alone without verifying the records' checksums or reading their
+// values: an estimate of what a scan will return (a progress report's
+// total), not a substitute for ScanSamples.
+func SampleSteps(path string, limit int) ([]int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("samples: %w", err)
+	}
+	defer f.Close()
+	h, hlen, err := ReadSampleHeader(f)
+	if err != nil {
+		return nil, fmt.Errorf("samples %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("samples %s: %w", path, err)
+	}
+	rs := int64(h.recordSize())
+	n := (st.Size() - int64(hlen)) / rs
+	if limit >= 0 {
+		n = min(n, int64(limit))
+	}
+	steps := make([]int, 0, max(n, 0))
+	var buf [8]byte
+	for i := int64(0); i < n; i++ {
+		if _, err := f.ReadAt(buf[:], int64(hlen)+i*rs); err != nil {
+			return nil, fmt.Errorf("samples %s: read record %d: %w", path, i, err)
+		}
+		steps = append(steps, int(binary.LittleEndian.Uint64(buf[:])))
+	}
+	return steps, nil
+}
+
+// CountInWindow estimates how many samples ScanChain will keep of chain s
+// in w: the records its last checkpoint counted whose step is in w, read
+// by SampleSteps.
+func CountInWindow(s ChainStatus, w Window) (int, error) {
+	steps, err := SampleSteps(filepath.Join(s.Dir, SamplesFile), s.Samples)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, step := range steps {
+		if step >= w.From && (w.To <= 0 || step <= w.To) {
+			n++
+		}
+	}
+	return n, nil
 }

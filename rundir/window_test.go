@@ -78,6 +78,10 @@ func TestScanChain(t *testing.T) {
 			if !slices.Equal(kept, tc.kept) || cs.Kept != len(tc.kept) || cs.Read != tc.read || cs.Dropped != 0 || cs.Skipped != 0 {
 				t.Fatalf("kept %v (%+v), want %v, %d read", kept, cs, tc.kept, tc.read)
 			}
+			// the estimate of a progress report counts what the scan kept
+			if n, err := CountInWindow(ChainStatus{Dir: dir, Samples: tc.samples}, tc.win); err != nil || n != len(tc.kept) {
+				t.Fatalf("CountInWindow: %d, %v; the scan kept %d", n, err, len(tc.kept))
+			}
 		})
 	}
 }

@@ -39,11 +39,12 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	skipCorrupt := fs.Bool("skip-corrupt", false, "skip sample records that fail their checksum inside a samples file (default: stop with an error naming the record)")
 	otherData := fs.Bool("other-data", false, "evaluate on --data even when its training set is not the one the runs were trained on (default: refuse)")
 	reportPath := fs.String("report", "", "write a self-contained HTML report (tables and plots) to this file")
+	quiet := fs.Bool("quiet", false, "no progress output on standard error")
 	split := fs.String("split", "test", "score on the test images (test) or on the runs' held-out validation examples (validation: choose configurations without the test set; the runs and baseline must share one split)")
 	var steps windowFlags
 	steps.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline RUN ...] [--ood DIR|FILE|builtin ...] [--shift rotate,noise] [--selective] [--from-step S] [--to-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data]\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline RUN ...] [--ood DIR|FILE|builtin ...] [--shift rotate,noise] [--selective] [--from-step S] [--to-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data] [--quiet]\n\nProgress (samples scored, images/s, ETA) goes to standard error.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -80,10 +81,16 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	} else if len(mixed) > 0 {
 		fmt.Fprintf(stderr, "eval: the pooled chains were computed with mixed arithmetic (train --arithmetic; docs/reproducibility.md):\n  %s\n", strings.Join(mixed, "\n  "))
 	}
+	progress := newEvalProgress(stderr, *quiet)
+	opt.Progress = progress.update
 	rep, err := evaluate.EvaluateWith(runs, "", test, opt)
 	if err != nil {
+		if progress.bar != nil {
+			fmt.Fprintln(stderr)
+		}
 		return err
 	}
+	progress.finish()
 	if *split != "test" {
 		rep.Split = *split
 	}

@@ -25,6 +25,17 @@ func Check(m nn.Model, maxBatch int, theta []float64, data *datasets.Dataset, id
 		return fmt.Errorf("eval: %d examples, expected 1 to %d", len(idx), maxBatch)
 	case loglik != nil && len(loglik) < len(idx):
 		return fmt.Errorf("eval: log-likelihood buffer has %d values for %d examples", len(loglik), len(idx))
+	}
+	return CheckExamples(m, maxBatch, data, idx)
+}
+
+// CheckExamples is the part of Check about the examples alone: their
+// number idx (1 to maxBatch), and the data's features, kind of target and
+// outputs (an evaluation on weights loaded before it).
+func CheckExamples(m nn.Model, maxBatch int, data *datasets.Dataset, idx []int) error {
+	switch {
+	case len(idx) == 0 || len(idx) > maxBatch:
+		return fmt.Errorf("eval: %d examples, expected 1 to %d", len(idx), maxBatch)
 	case data.D != m.Inputs:
 		return fmt.Errorf("eval: data has %d features, model %s takes %d", data.D, m.Name, m.Inputs)
 	case m.OneHot != (data.Classes > 0):
