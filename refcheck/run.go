@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -123,7 +124,7 @@ type Result struct {
 	ESS, ESSPer1000 float64
 	Thin            int
 	// Health is the rung's health watch at the end (no windows for SGLD).
-	Health sampler.Health
+	Health health.Health
 	// Mass is the frozen diagonal mass (nil: unit mass).
 	Mass []float64
 	// Xi is the mean friction per step xi h after burn-in (0 for SGLD).

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/gonum/mat"
@@ -182,12 +183,12 @@ func TestStartupReported(t *testing.T) {
 	for _, tc := range []struct {
 		kernel string
 		burnIn int
-		want   sampler.HealthStatus
-		cause  sampler.HealthCause
+		want   health.HealthStatus
+		cause  health.HealthCause
 	}{
-		{"sgnht", 500, sampler.HealthFail, sampler.CauseStartup},
-		{"sghmc", 500, sampler.HealthWarn, sampler.CauseStartup},
-		{"sgnht", 5000, sampler.HealthOK, sampler.CauseNone},
+		{"sgnht", 500, health.HealthFail, health.CauseStartup},
+		{"sghmc", 500, health.HealthWarn, health.CauseStartup},
+		{"sgnht", 5000, health.HealthOK, health.CauseNone},
 	} {
 		c := Case{Posterior: "sblrc-blr", Kernel: tc.kernel, LR: 6e-6, Steps: 20000, BurnIn: tc.burnIn, HealthWindow: 250, Start: StartModelInit}
 		d, model, err := Posteriors[c.Posterior].Load(DataDir)
@@ -202,7 +203,7 @@ func TestStartupReported(t *testing.T) {
 		err = ch.pt.Run([]sampler.Potential{ch.pot}, nil, ch.st, c.Steps, func(s *tempering.PTState) error {
 			if f := s.Stats.Health[0].Last; f.Step != last {
 				last = f.Step
-				if f.Cause() == sampler.CauseNoise || f.ShareBeyondChance() > sampler.WarnShare {
+				if f.Cause() == health.CauseNoise || f.ShareBeyondChance() > health.WarnShare {
 					noise++
 				}
 			}
@@ -217,11 +218,11 @@ func TestStartupReported(t *testing.T) {
 		// fail for it, else "not mixed"; the dynamics' own verdict (the
 		// coordinates not graded) is what this test checks.
 		full, ffig := hl.Verdict()
-		want := sampler.CauseUnmixed
-		if tc.want == sampler.HealthFail {
+		want := health.CauseUnmixed
+		if tc.want == health.HealthFail {
 			want = tc.cause
 		}
-		if full != sampler.HealthFail || ffig.Cause() != want {
+		if full != health.HealthFail || ffig.Cause() != want {
 			t.Errorf("%s, burn-in %d: full verdict %v (%q), want fail (%q): %v", tc.kernel, tc.burnIn, full, ffig.Cause(), want, ffig.Mix)
 		}
 		hl.MixCoords = false
@@ -299,7 +300,7 @@ func TestStiffestMassFloor(t *testing.T) {
 			t.Errorf("coordinate %d: mass %.3g, %.2f times the exact diagonal's %.3g", i, m, q, exact[i])
 		}
 	}
-	if r.Health.Worst == sampler.HealthFail {
+	if r.Health.Worst == health.HealthFail {
 		_, fig := r.Health.Verdict()
 		t.Errorf("dynamics failed: %v", fig)
 	}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
@@ -150,26 +150,26 @@ func (r Result) HealthText() string {
 	hl := r.Health
 	status, w := hl.Verdict()
 	s := fmt.Sprintf("**%v** (%d/%d of %d)", status, hl.Bad, hl.Warned, hl.After)
-	if status == sampler.HealthOK {
+	if status == health.HealthOK {
 		return s
 	}
-	if hl.Pool.Windows >= 2 && hl.Pooled.Status > hl.Worst && w.Cause() != sampler.CauseUnmixed {
+	if hl.Pool.Windows >= 2 && hl.Pooled.Status > hl.Worst && w.Cause() != health.CauseUnmixed {
 		s += ", pooled"
 	}
 	return s + ": " + string(w.Cause()) + " (" + keyFigure(w) + ")"
 }
 
 // keyFigure names the figure behind a window's cause.
-func keyFigure(w sampler.HealthFigures) string {
+func keyFigure(w health.HealthFigures) string {
 	switch w.Cause() {
-	case sampler.CauseNoise:
+	case health.CauseNoise:
 		return fmt.Sprintf("share %.0f%%, beyond chance %.0f%%, budget %.2f", 100*w.Share, 100*w.ShareBeyondChance(), w.Budget)
-	case sampler.CauseIntegration:
-		if w.Exact && w.IntSDError-w.IntSDTol <= sampler.WarnIntSD {
+	case health.CauseIntegration:
+		if w.Exact && w.IntSDError-w.IntSDTol <= health.WarnIntSD {
 			return fmt.Sprintf("unstable: full batch, unexplained heating %.0f%% of the diffusion, budget %.2f", 100*w.Share, w.Budget)
 		}
 		return fmt.Sprintf("sds +%.0f%%", 100*w.IntSDError)
-	case sampler.CauseUnmixed:
+	case health.CauseUnmixed:
 		return fmt.Sprintf("ESS %.0f in %d steps: at least %.0fx longer", w.Mix.ESS, w.Mix.Draws, w.Mix.LongerFactor())
 	}
 	s := fmt.Sprintf("kinetic %.2f, friction/step %.3g", w.Kinetic, w.Friction)

@@ -156,7 +156,7 @@ func (k SGNHT) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.R
 // thermostat may reach (or twice A h, when that is more). At xi h = 5 the
 // momentum keeps exp(-5) = 0.7% of itself per step, so the dynamics are
 // those of a larger xi in effect: a thermostat past it is not in
-// equilibrium (the health check fails a budget above FailBudget, a
+// equilibrium (the health check fails a budget above health.FailBudget, a
 // friction of 2.3 per step). Without the cap, a thermostat that overshot
 // (a descent from a far start, a burn-in window of strong gradient noise
 // before the mass is estimated) to hundreds or thousands per step fell

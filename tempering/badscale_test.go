@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/gonum/mat"
@@ -355,7 +356,7 @@ type badScaleRun struct {
 }
 
 // run returns every Thin-th position after burn-in and the rung's health.
-func (r badScaleRun) run(t testing.TB, bs *badScale) ([][]float64, sampler.Health) {
+func (r badScaleRun) run(t testing.TB, bs *badScale) ([][]float64, health.Health) {
 	t.Helper()
 	h := math.Sqrt(r.LR / float64(bs.N))
 	k := sampler.SGNHT{StepSize: h, Diffusion: r.Friction / h}
@@ -473,16 +474,16 @@ func TestBadScaleHealth(t *testing.T) {
 			name  string
 			sd    float64
 			run   badScaleRun
-			want  sampler.HealthStatus // the worst window's
-			cause sampler.HealthCause  // its cause
-			noise bool                 // gradient noise beyond FailShare also
+			want  health.HealthStatus // the worst window's
+			cause health.HealthCause  // its cause
+			noise bool                // gradient noise beyond FailShare also
 		}{
-			{"sd200/full_batch_lr6e-6", 200, badScaleRun{LR: 6e-6, Batch: 100, Steps: 1000000, Burn: 200000}, sampler.HealthOK, sampler.CauseNone, false},
-			{"sd200/full_batch_lr1e-5", 200, badScaleRun{LR: 1e-5, Batch: 100, Steps: 1000000, Burn: 200000}, sampler.HealthWarn, sampler.CauseIntegration, false},
-			{"sd200/full_batch_lr3e-5", 200, badScaleRun{LR: 3e-5, Batch: 100}, sampler.HealthFail, sampler.CauseIntegration, false},
-			{"sd200/batch20_lr6e-6", 200, badScaleRun{LR: 6e-6, Batch: 20}, sampler.HealthFail, sampler.CauseNoise, false},
-			{"sd200/batch20_lr3e-5", 200, badScaleRun{LR: 3e-5, Batch: 20}, sampler.HealthFail, sampler.CauseIntegration, true},
-			{"sd100/full_batch_lr3e-5", 100, badScaleRun{LR: 3e-5, Batch: 100, Steps: 1000000, Burn: 200000}, sampler.HealthOK, sampler.CauseNone, false},
+			{"sd200/full_batch_lr6e-6", 200, badScaleRun{LR: 6e-6, Batch: 100, Steps: 1000000, Burn: 200000}, health.HealthOK, health.CauseNone, false},
+			{"sd200/full_batch_lr1e-5", 200, badScaleRun{LR: 1e-5, Batch: 100, Steps: 1000000, Burn: 200000}, health.HealthWarn, health.CauseIntegration, false},
+			{"sd200/full_batch_lr3e-5", 200, badScaleRun{LR: 3e-5, Batch: 100}, health.HealthFail, health.CauseIntegration, false},
+			{"sd200/batch20_lr6e-6", 200, badScaleRun{LR: 6e-6, Batch: 20}, health.HealthFail, health.CauseNoise, false},
+			{"sd200/batch20_lr3e-5", 200, badScaleRun{LR: 3e-5, Batch: 20}, health.HealthFail, health.CauseIntegration, true},
+			{"sd100/full_batch_lr3e-5", 100, badScaleRun{LR: 3e-5, Batch: 100, Steps: 1000000, Burn: 200000}, health.HealthOK, health.CauseNone, false},
 		} {
 			t.Run(fmt.Sprintf("draw%d/%s", draw, tc.name), func(t *testing.T) {
 				bs, err := newBadScaleSD(draw, tc.sd)
@@ -509,7 +510,7 @@ func TestBadScaleHealth(t *testing.T) {
 				if hl.Worst != tc.want {
 					t.Errorf("verdict %v, want %v: %v", hl.Worst, tc.want, w)
 				}
-				if tc.want != sampler.HealthFail {
+				if tc.want != health.HealthFail {
 					// the verdict is honest: the coefficient sds are within
 					// 5% (sigma's, which mixes over thousands of steps, 10%)
 					if lo < 0.95 || hi > 1.05 || math.Abs(c.SigmaSDRatio-1) > 0.1 {
@@ -519,13 +520,13 @@ func TestBadScaleHealth(t *testing.T) {
 				if got := w.Cause(); got != tc.cause {
 					t.Errorf("cause %q, want %q", got, tc.cause)
 				}
-				if r.Batch >= bs.N && w.Share > sampler.WarnShare {
+				if r.Batch >= bs.N && w.Share > health.WarnShare {
 					t.Errorf("full batch read as gradient noise: share %.2f", w.Share)
 				}
-				if tc.want == sampler.HealthFail && tc.cause == sampler.CauseIntegration && hi < 1.1 {
+				if tc.want == health.HealthFail && tc.cause == health.CauseIntegration && hi < 1.1 {
 					t.Errorf("refused for integration error, but the coefficient sds are only %.3f-%.3f of exact", lo, hi)
 				}
-				if tc.noise && (w.Share <= sampler.FailShare || !strings.Contains(strings.Join(w.Problems(), "; "), "gradient noise")) {
+				if tc.noise && (w.Share <= health.FailShare || !strings.Contains(strings.Join(w.Problems(), "; "), "gradient noise")) {
 					t.Errorf("gradient noise not named beside the cause: share %.2f, problems %q", w.Share, w.Problems())
 				}
 			})
@@ -567,7 +568,7 @@ func runPreconditioned(t *testing.T, bs *badScale, mo badScaleMoments, p temperi
 		if !c.within(0.1, 0.3) {
 			t.Errorf("%v: not within 10%% in sds and 0.3 sd in means", p)
 		}
-		if hl.Worst == sampler.HealthFail {
+		if hl.Worst == health.HealthFail {
 			t.Errorf("%v: the health check failed a window", p)
 		}
 	})

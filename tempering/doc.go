@@ -14,7 +14,7 @@
 // observer. The whole state is a PTState: the rungs' sampler.States, one
 // sampler.Stream per rung plus one for exchanges, the step count, the
 // current ladder and the statistics (PTStats, TuningState, one
-// sampler.Health per rung), plain data for a checkpoint. The statistics
+// health.Health per rung), plain data for a checkpoint. The statistics
 // the sampler does not adapt by are gathered by the Recorders a run
 // attaches (PT.Record, as Pigeons.jl's recorders): swap counts and
 // probabilities (SwapRecorder), round trips (RoundTripRecorder), the

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -59,8 +60,8 @@ type PT struct {
 	// Frictional kernel are watched.
 	HealthWindow int
 	// MixCoords makes each rung's health verdict grade the mixing of every
-	// coordinate after burn-in (sampler.Health.NoteDraw, MixFigures): a
-	// chain with fewer than sampler.MinMixESS effective draws in one
+	// coordinate after burn-in (health.Health.NoteDraw, MixFigures): a
+	// chain with fewer than health.MinMixESS effective draws in one
 	// fails, "not mixed". Meant for models whose coordinates are
 	// identified (a regression, a GLM: refcheck's posteriors); a neural
 	// network's weights are not (permutations, sign flips, flat ridges),
@@ -77,7 +78,7 @@ type PT struct {
 	// sets it when the batch is the training set): the health check then
 	// names a heating beyond the injected noise and the measured
 	// integration error the integrator's (an unstable step), never
-	// gradient noise (sampler.Health.Exact).
+	// gradient noise (health.Health.Exact).
 	ExactGradients bool
 	// NoiseTarget, when positive, makes the run noise-aware: at the end of
 	// every health window during burn-in, a rung whose gradient-noise
@@ -186,7 +187,7 @@ type PTStats struct {
 	SwapProb, WinSwapProb []float64
 	ProbSince             int
 	// Health watches each rung's dynamics (PT; Frictional kernels only).
-	Health []sampler.Health
+	Health []health.Health
 }
 
 // resetWindow restarts the window statistics at step, the recorders' too.
@@ -327,7 +328,7 @@ func (pt *PT) Validate() error {
 		}
 	}
 	if pt.HealthWindow < 0 {
-		return fmt.Errorf("pt: health window %d must be >= 0 (0: %d steps)", pt.HealthWindow, sampler.DefaultHealthWindow)
+		return fmt.Errorf("pt: health window %d must be >= 0 (0: %d steps)", pt.HealthWindow, health.DefaultHealthWindow)
 	}
 	if pt.Adapt != nil {
 		if err := pt.Adapt.validate(pt); err != nil {
@@ -372,7 +373,7 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 	for j := range st.Stats.Walker {
 		st.Stats.Walker[j] = j
 	}
-	st.Stats.Health = make([]sampler.Health, r)
+	st.Stats.Health = make([]health.Health, r)
 	for j, s := range st.Rungs {
 		st.Stats.Health[j].Start(s.KineticTemperature())
 	}

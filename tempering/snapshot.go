@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -122,7 +123,7 @@ func (s *Snapshot) Upgrade(ladder []float64) {
 	s.Stats.SeedSwapProb(s.Steps)
 	// before health watching: every rung's health unwatched so far
 	if len(s.Stats.Health) != r {
-		s.Stats.Health = make([]sampler.Health, r)
+		s.Stats.Health = make([]health.Health, r)
 	}
 	// before the tuning rounds' guards: round k was the k-th
 	if s.Tuning.Exponent == 0 && s.Tuning.NextRound != 0 {
