@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -105,7 +106,7 @@ func HealthOf(st *tempering.PTState, cfg runspec.Config) *HealthReport {
 // thermostat's settling.
 func HealthAdvice(fig health.HealthFigures, cfg runspec.Config) string {
 	precond := ""
-	if cfg.PreconditionValue() == tempering.PrecondNone {
+	if cfg.PreconditionValue() == adapt.PrecondNone {
 		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
 	}
 	switch fig.Cause() {

@@ -309,7 +309,7 @@ type sgnhtStepper struct {
 	wb, wa, wk float64
 	// nsc, when not nil, scales the injected noise's sd per coordinate
 	// (State.InjScale) and nacc, when not nil, sums each coordinate's
-	// gradient-noise estimate (tempering.NoiseEstimate)
+	// gradient-noise estimate (adapt.NoiseEstimate)
 	nsc, nacc []float64
 	ones      [normalChunk]float64
 	// ahead, when not nil, holds the step's noise drawn on another

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -352,7 +353,7 @@ type badScaleRun struct {
 	Thin         int
 	Window       int // health window (0: 5,000 steps)
 	Seed         uint64
-	Precond      tempering.Preconditioner
+	Precond      adapt.Preconditioner
 }
 
 // run returns every Thin-th position after burn-in and the rung's health.
@@ -553,14 +554,14 @@ func TestBadScalePreconditioned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []tempering.Preconditioner{tempering.PrecondRMSprop, tempering.PrecondVariance} {
+		for _, p := range []adapt.Preconditioner{adapt.PrecondRMSprop, adapt.PrecondVariance} {
 			runPreconditioned(t, bs, mo, p, sd)
 		}
 	}
 }
 
 // runPreconditioned is one case of TestBadScalePreconditioned.
-func runPreconditioned(t *testing.T, bs *badScale, mo badScaleMoments, p tempering.Preconditioner, sd float64) {
+func runPreconditioned(t *testing.T, bs *badScale, mo badScaleMoments, p adapt.Preconditioner, sd float64) {
 	t.Run(fmt.Sprintf("%v/sd%g", p, sd), func(t *testing.T) {
 		xs, hl := badScaleRun{LR: 3e-5, Friction: 0.1, Batch: 20, Steps: 1200000, Burn: 200000, Thin: 10, Seed: 1, Precond: p}.run(t, bs)
 		c := mo.check(xs)
@@ -595,15 +596,15 @@ func BenchmarkBadScaleESS(b *testing.B) {
 		name    string
 		lr      float64
 		batch   int
-		precond tempering.Preconditioner
+		precond adapt.Preconditioner
 	}{
-		{"identity_full_lr3e-5", 3e-5, 100, tempering.PrecondNone},
-		{"identity_b20_lr3e-5", 3e-5, 20, tempering.PrecondNone},
-		{"rmsprop_b20_lr3e-5", 3e-5, 20, tempering.PrecondRMSprop},
-		{"variance_b20_lr3e-5", 3e-5, 20, tempering.PrecondVariance},
-		{"rmsprop_b20_lr3e-4", 3e-4, 20, tempering.PrecondRMSprop},
-		{"rmsprop_b20_lr1e-3", 1e-3, 20, tempering.PrecondRMSprop},
-		{"rmsprop_full_lr3e-3", 3e-3, 100, tempering.PrecondRMSprop},
+		{"identity_full_lr3e-5", 3e-5, 100, adapt.PrecondNone},
+		{"identity_b20_lr3e-5", 3e-5, 20, adapt.PrecondNone},
+		{"rmsprop_b20_lr3e-5", 3e-5, 20, adapt.PrecondRMSprop},
+		{"variance_b20_lr3e-5", 3e-5, 20, adapt.PrecondVariance},
+		{"rmsprop_b20_lr3e-4", 3e-4, 20, adapt.PrecondRMSprop},
+		{"rmsprop_b20_lr1e-3", 1e-3, 20, adapt.PrecondRMSprop},
+		{"rmsprop_full_lr3e-3", 3e-3, 100, adapt.PrecondRMSprop},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
@@ -646,7 +647,7 @@ func BenchmarkSuiteESS(b *testing.B) {
 		b.Fatal(err)
 	}
 	const h, steps, burn = 2.2e-3, 110000, 10000
-	for _, p := range []tempering.Preconditioner{tempering.PrecondNone, tempering.PrecondRMSprop, tempering.PrecondVariance} {
+	for _, p := range []adapt.Preconditioner{adapt.PrecondNone, adapt.PrecondRMSprop, adapt.PrecondVariance} {
 		b.Run(p.String(), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				pot, err := lr.potential(100, 100)

@@ -36,9 +36,8 @@
 // ladder in rounds to equalise the communication Barrier between rungs
 // (RungsFor and RecommendedRungs size it, RoundTrend checks that a round
 // was stationary); a noise target (PT.NoiseTarget) shrinks each rung's
-// step until the gradient noise's share falls to it; a Preconditioner
-// estimates each rung's diagonal mass (MassEstimate, MassFromPrecision);
-// and the noise correction (PT.NoiseCorrection) estimates the gradient
-// noise per coordinate and injects less noise where it is larger
-// (NoiseEstimate, InjectionScale).
+// step until the gradient noise's share falls to it. The adaptations that
+// are not tempering's are package adapt's, which PT runs on every rung:
+// the diagonal mass (PT.Precondition, adapt.Mass) and the noise correction
+// (PT.NoiseCorrection, adapt.Noise).
 package tempering

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -23,17 +24,17 @@ func TestMixingVerdict(t *testing.T) {
 	g := &sampler.Gaussian{Mean: []float64{0, 0}, Var: []float64{1e-4, 1}}
 	const h, steps, burn = 0.003, 30000, 10000
 	for _, tc := range []struct {
-		scale  tempering.MassScale
+		scale  adapt.MassScale
 		coords bool
 		want   health.HealthStatus
 		cause  health.HealthCause
 	}{
-		{tempering.MassScaleWidest, true, health.HealthFail, health.CauseUnmixed},
-		{tempering.MassScaleStiffest, true, health.HealthOK, health.CauseNone},
-		{tempering.MassScaleWidest, false, health.HealthOK, health.CauseNone},
+		{adapt.MassScaleWidest, true, health.HealthFail, health.CauseUnmixed},
+		{adapt.MassScaleStiffest, true, health.HealthOK, health.CauseNone},
+		{adapt.MassScaleWidest, false, health.HealthOK, health.CauseNone},
 	} {
 		pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn,
-			Precondition: tempering.PrecondVariance, MassScale: tc.scale, MixCoords: tc.coords, ExactGradients: true}
+			Precondition: adapt.PrecondVariance, MassScale: tc.scale, MixCoords: tc.coords, ExactGradients: true}
 		st, v, _ := runFromOrigin(t, pt, g, steps, burn)
 		hl := st.Stats.Health[0]
 		status, fig := hl.Verdict()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -22,10 +23,10 @@ type Snapshot struct {
 	Tuning  TuningState // ladder tuning progress and history
 	// Mass holds each rung's preconditioner estimate while burn-in
 	// estimates one (PTState.Mass).
-	Mass []MassEstimate
+	Mass []adapt.MassEstimate
 	// Noise holds each rung's gradient-noise estimate while burn-in
 	// estimates one (PTState.Noise).
-	Noise []NoiseEstimate
+	Noise []adapt.NoiseEstimate
 }
 
 // RungSnapshot is one rung's state as plain data: position, momentum,
