@@ -437,7 +437,7 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 		st.kin, st.xi0, st.errs = make([]float64, r), make([]float64, r), make([]error, r)
 	}
 	errs := st.errs // every rung's step writes its own
-	fk, watched := pt.Kernel.(sampler.Frictional)
+	_, watched := pt.Kernel.(sampler.Frictional)
 	if st.Orders != nil && len(st.Orders) != r {
 		return fmt.Errorf("pt: %d minibatch orders for %d rungs", len(st.Orders), r)
 	}
@@ -447,22 +447,7 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 	kernels, hypers := st.kernels, st.hypers
 	pt.mass().Arm(st.Rungs, st.Mass)
 	pt.noise().Arm(st.Steps, st.Rungs, st.Noise)
-	for j := range kernels {
-		kernels[j], hypers[j] = pt.Kernel, sampler.Hyper{StepSize: pt.StepSize, Temp: pt.RungTemperature(st, j)}
-		if sc := st.Stats.Health[j].Multiplier(); watched && sc != 1 {
-			// the noise-aware step: the rung steps at sc times the step
-			h := pt.StepSize
-			if h == 0 {
-				h, _ = fk.Dynamics()
-			}
-			hypers[j].StepSize = h * sc
-		}
-		if watched && hypers[j].StepSize != 0 {
-			// Health and the noise correction read the dynamics of the
-			// kernel stepping there
-			kernels[j] = fk.At(hypers[j].StepSize)
-		}
-	}
+	pt.rungSettings(st, kernels, hypers)
 	rs := &st.rungSteps
 	rs.pt, rs.pots, rs.st, rs.hypers, rs.errs = pt, pots, st, hypers, st.errs
 	rs.run(workers)
@@ -477,27 +462,8 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 		rec.Step(&st.Stats, st, st.kin)
 	}
 	pt.observeTuningStep(st)
-	for j, s := range st.Rungs {
-		if !watched {
-			continue
-		}
-		hl := &st.Stats.Health[j]
-		temp := hypers[j].Temp
-		if temp == 0 {
-			temp = 1
-		}
-		hl.NotePotential(s.U/temp, pt.HealthWindow) // the window's descent
-		ended := hl.ObserveStep(kernels[j].(sampler.Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
-		hl.Exact = pt.ExactGradients
-		if st.Steps > pt.BurnIn {
-			hl.NoteDraw(s.U/temp, s.Theta, pt.MixCoords) // the verdict's mixing
-		}
-		if ended && pt.NoiseTarget > 0 && st.Steps <= pt.BurnIn {
-			if g := hl.AdaptStep(pt.NoiseTarget); g != 1 {
-				s.MoveStep(1, g) // the same friction per step
-				hl.PrevWork.Valid = false
-			}
-		}
+	if watched {
+		pt.watchHealth(st, kernels, hypers)
 	}
 	if err := pt.adaptKernels(st, kernels); err != nil {
 		return fmt.Errorf("pt: step %d: %w", st.Steps, err)
@@ -516,6 +482,58 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 		pt.resetWindow(st, st.Steps)
 	}
 	return nil
+}
+
+// rungSettings sets each rung's step settings for the next step and the
+// kernel as it steps at them: PT.StepSize at the rung's temperature, times
+// the multiplier of a rung whose noise-aware step has shrunk; a Frictional
+// kernel is the one stepping at that step (its At), whose dynamics Health
+// and the noise correction read.
+func (pt *PT) rungSettings(st *PTState, kernels []sampler.Kernel, hypers []sampler.Hyper) {
+	fk, watched := pt.Kernel.(sampler.Frictional)
+	for j := range kernels {
+		kernels[j], hypers[j] = pt.Kernel, sampler.Hyper{StepSize: pt.StepSize, Temp: pt.RungTemperature(st, j)}
+		if sc := st.Stats.Health[j].Multiplier(); watched && sc != 1 {
+			// the noise-aware step: the rung steps at sc times the step
+			h := pt.StepSize
+			if h == 0 {
+				h, _ = fk.Dynamics()
+			}
+			hypers[j].StepSize = h * sc
+		}
+		if watched && hypers[j].StepSize != 0 {
+			// Health and the noise correction read the dynamics of the
+			// kernel stepping there
+			kernels[j] = fk.At(hypers[j].StepSize)
+		}
+	}
+}
+
+// watchHealth records the step just taken in each rung's health watch
+// (kernels and hypers: what each rung stepped with; its energy for the
+// window's descent, and after burn-in for the verdict's mixing), and at
+// the end of a burn-in window of a noise-aware run (PT.NoiseTarget) moves
+// the rung's step toward the target share.
+func (pt *PT) watchHealth(st *PTState, kernels []sampler.Kernel, hypers []sampler.Hyper) {
+	for j, s := range st.Rungs {
+		hl := &st.Stats.Health[j]
+		temp := hypers[j].Temp
+		if temp == 0 {
+			temp = 1
+		}
+		hl.NotePotential(s.U/temp, pt.HealthWindow) // the window's descent
+		ended := hl.ObserveStep(kernels[j].(sampler.Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
+		hl.Exact = pt.ExactGradients
+		if st.Steps > pt.BurnIn {
+			hl.NoteDraw(s.U/temp, s.Theta, pt.MixCoords) // the verdict's mixing
+		}
+		if ended && pt.NoiseTarget > 0 && st.Steps <= pt.BurnIn {
+			if g := hl.AdaptStep(pt.NoiseTarget); g != 1 {
+				s.MoveStep(1, g) // the same friction per step
+				hl.PrevWork.Valid = false
+			}
+		}
+	}
 }
 
 func (pt *PT) exchangeRound(tp sampler.TermPotential, st *PTState) error {
