@@ -137,6 +137,39 @@ type ptSetup struct {
 	engine autodiff.Engine
 }
 
+// benchConfig returns the run settings of the sampler s times: train's
+// defaults, sgnht replicas (one: a single SGNHT chain) on a geometric
+// ladder to T = 10, train's exchange test unless s names one.
+func benchConfig(s Settings) runspec.Config {
+	cfg := runspec.DefaultConfig()
+	cfg.Arch, cfg.Batch, cfg.Exchange, cfg.TMax = s.Arch, s.Batch, s.Every, 10
+	if s.ExchangeTest != "" {
+		cfg.XTest = s.ExchangeTest
+	}
+	if s.XBatch != 0 {
+		cfg.XBatch = s.XBatch
+	}
+	cfg.Sampler, cfg.Replicas = "sgnht", 1
+	if s.Replicas > 1 {
+		cfg.Sampler, cfg.Replicas = runspec.PTSGHMC, s.Replicas
+	}
+	return cfg
+}
+
+// batchOrders returns a minibatch order of batches of batch of n examples
+// per rung of st, each drawn from the rung's stream.
+func batchOrders(st *tempering.PTState, n, batch int) ([]sampler.BatchOrder, error) {
+	orders := make([]sampler.BatchOrder, len(st.Rungs))
+	for j := range orders {
+		o, err := datasets.NewBatches(n, batch, st.Streams[j].Rand)
+		if err != nil {
+			return nil, err
+		}
+		orders[j] = o
+	}
+	return orders, nil
+}
+
 // newPTSetup builds the sampler a training run of s steps (train.NewPT:
 // sgnht replicas on a geometric ladder to T = 10, train's exchange test) on
 // 10,000 noise images (datasets.NoiseImages), its potentials on s.Engine (compiled, or the
@@ -159,19 +192,7 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := runspec.DefaultConfig()
-	cfg.Arch, cfg.Batch, cfg.Exchange, cfg.TMax = s.Arch, s.Batch, s.Every, 10
-	if s.ExchangeTest != "" {
-		cfg.XTest = s.ExchangeTest
-	}
-	if s.XBatch != 0 {
-		cfg.XBatch = s.XBatch
-	}
-	cfg.Sampler, cfg.Replicas = "sgnht", 1
-	if s.Replicas > 1 {
-		cfg.Sampler, cfg.Replicas = runspec.PTSGHMC, s.Replicas
-	}
-	pt, err := train.NewPT(runspec.DefaultSetup(), cfg, data.N)
+	pt, err := train.NewPT(runspec.DefaultSetup(), benchConfig(s), data.N)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
@@ -222,13 +243,8 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 	}
 	// as in train: each rung's minibatch order is the run's state and PT
 	// hands the kernel its minibatch (what lets a step draw its noise ahead)
-	b.st.Orders = make([]sampler.BatchOrder, len(pt.Temps))
-	for j := range b.st.Orders {
-		o, err := datasets.NewBatches(data.N, s.Batch, b.st.Streams[j].Rand)
-		if err != nil {
-			return nil, err
-		}
-		b.st.Orders[j] = o
+	if b.st.Orders, err = batchOrders(b.st, data.N, s.Batch); err != nil {
+		return nil, err
 	}
 	if err := pt.Run(b.pots, b.first, b.st, 5, nil); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ package cluster
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -145,4 +146,21 @@ func (j SlurmJob) Script() string {
 	p("fi")
 	p("exit \"$rc\"")
 	return b.String()
+}
+
+// WriteScript writes the job's Script to path (default: RunDir/job.sbatch)
+// and creates RunDir/logs, the directory of the tasks' logs (Slurm does
+// not create the directory of --output: a task whose log directory is
+// missing fails at once). It returns the script's path.
+func (j SlurmJob) WriteScript(path string) (string, error) {
+	if err := os.MkdirAll(filepath.Join(j.RunDir, "logs"), 0o755); err != nil {
+		return "", fmt.Errorf("log directory: %w", err)
+	}
+	if path == "" {
+		path = filepath.Join(j.RunDir, "job.sbatch")
+	}
+	if err := os.WriteFile(path, []byte(j.Script()), 0o755); err != nil {
+		return "", fmt.Errorf("write script: %w", err)
+	}
+	return path, nil
 }

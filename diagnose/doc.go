@@ -8,7 +8,7 @@
 // barrier and round trips, with the verdict on whether PT pays and advice
 // on the ladder; MinSwapAcceptance). HealthOf gives the verdict of each
 // rung's dynamics (HealthReport: kinetic temperature, friction, gradient
-// noise and the noise-aware step, sampler.Health's figures; HealthAdvice
+// noise and the noise-aware step, health.Health's figures; HealthAdvice
 // says what to change). SplitRHat and BulkESS (Vehtari et al. 2021) compare several chains
 // of one scalar.
 package diagnose

@@ -5,8 +5,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
@@ -23,26 +24,26 @@ type HealthReport struct {
 	Warn      bool   `json:"warn"`   // some window warned: the spread may be biased by a few percent
 	Reason    string `json:"reason"` // the worst window's problems, in words
 	// Cause is the worst window's main cause: gradient noise, integration
-	// error or thermostat (sampler.HealthFigures.Cause; empty when ok).
+	// error or thermostat (health.HealthFigures.Cause; empty when ok).
 	Cause  string `json:"cause,omitempty"`
 	Advice string `json:"advice"` // what to change, by roughly how much
 }
 
 // RungHealth is one rung's health over the run.
 type RungHealth struct {
-	Temp           float64               `json:"temp"` // the rung's temperature: the posterior temperature times its ladder value
-	Windows, After int                   // complete windows, those after burn-in
-	Bad, Warned    int                   // failed and warned windows after burn-in
-	Worst          string                `json:"worst"`
-	StepScale      float64               `json:"step_scale"`
-	Last           sampler.HealthFigures `json:"last"`
-	WorstWindow    sampler.HealthFigures `json:"worst_window"` // after burn-in
-	// Pooled are the windows after burn-in pooled (sampler.Health.Pooled):
+	Temp           float64              `json:"temp"` // the rung's temperature: the posterior temperature times its ladder value
+	Windows, After int                  // complete windows, those after burn-in
+	Bad, Warned    int                  // failed and warned windows after burn-in
+	Worst          string               `json:"worst"`
+	StepScale      float64              `json:"step_scale"`
+	Last           health.HealthFigures `json:"last"`
+	WorstWindow    health.HealthFigures `json:"worst_window"` // after burn-in
+	// Pooled are the windows after burn-in pooled (health.Health.Pooled):
 	// a persistent problem too small for one window to tell from chance.
-	Pooled sampler.HealthFigures `json:"pooled"`
-	// Mix is the rung's mixing after burn-in (sampler.Health.Mixing):
+	Pooled health.HealthFigures `json:"pooled"`
+	// Mix is the rung's mixing after burn-in (health.Health.Mixing):
 	// its energy's ESS, and its coordinates' when the run grades them.
-	Mix sampler.MixFigures `json:"mix"`
+	Mix health.MixFigures `json:"mix"`
 }
 
 // HealthOf returns the health verdict of state st of a run configured by
@@ -50,7 +51,7 @@ type RungHealth struct {
 func HealthOf(st *tempering.PTState, cfg runspec.Config) *HealthReport {
 	rep := &HealthReport{Posterior: true}
 	worst := -1
-	var worstFig sampler.HealthFigures
+	var worstFig health.HealthFigures
 	for j, hl := range st.Stats.Health {
 		if hl.Windows == 0 {
 			continue
@@ -71,17 +72,17 @@ func HealthOf(st *tempering.PTState, cfg runspec.Config) *HealthReport {
 		} else {
 			status, fig = hl.Last.Status, hl.Last
 		}
-		if status == sampler.HealthFail {
+		if status == health.HealthFail {
 			rep.Posterior = false
 		}
-		if status == sampler.HealthWarn {
+		if status == health.HealthWarn {
 			rep.Warn = true
 		}
 		if int(status) > worst || int(status) == worst && fig.Share > worstFig.Share {
 			worst, worstFig = int(status), fig
 		}
 	}
-	if !rep.Watched || worst == int(sampler.HealthOK) {
+	if !rep.Watched || worst == int(health.HealthOK) {
 		return rep
 	}
 	rep.Reason = strings.Join(worstFig.Problems(), "; ")
@@ -103,20 +104,20 @@ func HealthOf(st *tempering.PTState, cfg runspec.Config) *HealthReport {
 // beyond its warning level the advice says so and what it needs besides
 // (a larger batch for the noise left at the smaller lr). Else the
 // thermostat's settling.
-func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
+func HealthAdvice(fig health.HealthFigures, cfg runspec.Config) string {
 	precond := ""
-	if cfg.PreconditionValue() == tempering.PrecondNone {
+	if cfg.PreconditionValue() == adapt.PrecondNone {
 		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
 	}
 	switch fig.Cause() {
-	case sampler.CauseStartup:
+	case health.CauseStartup:
 		return fmt.Sprintf("cause: the start-up transient. The chain was still descending from its start in the window to step %d (its potential fell, heating the momentum by %.3g per step against %.3g injected): the burn-in ended inside the descent and its draws are not yet from the posterior. A --burnin past step %d (or a start nearer the posterior: --sgd-warmup)",
 			fig.Step, fig.Descent, fig.Injected, fig.Step)
-	case sampler.CauseNoise:
-		target := sampler.WarnShare / 2
+	case health.CauseNoise:
+		target := health.WarnShare / 2
 		r := fig.NoiseReduction(target)
-		if fig.Budget >= sampler.FailBudget && r >= 1 { // the budget alone
-			r = math.Min(r, sampler.FailBudget/2/fig.Budget)
+		if fig.Budget >= health.FailBudget && r >= 1 { // the budget alone
+			r = math.Min(r, health.FailBudget/2/fig.Budget)
 		}
 		b := int(math.Ceil(float64(cfg.Batch) / r))
 		auto := fmt.Sprintf("or pass --noise-target %g to let burn-in shrink the step itself", target)
@@ -124,7 +125,7 @@ func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 			auto = "or a longer --burnin, so that --noise-target can shrink the step further (by at most 4x per health window)"
 		}
 		also := ""
-		if fig.IntSDError > sampler.WarnIntSD {
+		if fig.IntSDError > health.WarnIntSD {
 			also = fmt.Sprintf(" (integration error also widens the sds by about %.0f%%: a larger --batch alone will not remove that, a smaller --lr does)", 100*fig.IntSDError)
 		}
 		batch := fmt.Sprintf("a larger --batch (about %d instead of %d)", b, cfg.Batch)
@@ -133,28 +134,28 @@ func HealthAdvice(fig sampler.HealthFigures, cfg runspec.Config) string {
 		}
 		return fmt.Sprintf("cause: gradient noise%s. %sreduce the gradient noise per step about %.3g-fold: %s or a smaller --lr (about %.3g instead of %g, or smaller: the share falls as the lr only where the gradient's variance stays put, and on a Fashion-MNIST network it fell about as its square root), or both; %s",
 			also, precond, 1/r, batch, cfg.LR*r, cfg.LR, auto)
-	case sampler.CauseUnmixed:
+	case health.CauseUnmixed:
 		m := fig.Mix
 		k := m.LongerFactor()
 		return fmt.Sprintf("cause: not mixed. The dynamics are in their regime, but coordinate %d has about %.0f effective draws in the %d steps after burn-in, and an sd needs %d to be within about 15%%: run at least %.0f times longer after burn-in (--steps about %d; more if the chain has not yet crossed its posterior, whose unvisited part its ESS cannot see), or make it mix faster: a mass that speeds the wide coordinates up (--precondition rmsprop --mass-scale stiffest) or a larger --lr within the check's limits; several chains (--chains 4) add R-hat",
-			m.Coord, m.ESS, m.Draws, sampler.MinMixESS, math.Ceil(k), cfg.BurnIn+int(math.Ceil(k*float64(m.Draws))))
-	case sampler.CauseIntegration:
+			m.Coord, m.ESS, m.Draws, health.MinMixESS, math.Ceil(k), cfg.BurnIn+int(math.Ceil(k*float64(m.Draws))))
+	case health.CauseIntegration:
 		r := 1.0
 		if fig.IntSDError > 0 {
-			r = math.Min(sampler.WarnIntSD/2/fig.IntSDError, 1)
+			r = math.Min(health.WarnIntSD/2/fig.IntSDError, 1)
 		}
-		if fig.Exact && fig.ShareBeyondChance() > sampler.WarnShare {
+		if fig.Exact && fig.ShareBeyondChance() > health.WarnShare {
 			// an unstable step's heating, read as noise: it grows at
 			// least as fast as the noise per step would with the lr
-			r = math.Min(r, fig.NoiseReduction(sampler.WarnShare/2))
+			r = math.Min(r, fig.NoiseReduction(health.WarnShare/2))
 			return fmt.Sprintf("cause: integration error (the step is unstable: with exact gradients the momentum's heating beyond the injected noise is the integrator's, not gradient noise). %sa smaller --lr (about %.3g instead of %g or less; with a preconditioner, --mass-scale widest or a longer --burnin, so that no coordinate's mass is underestimated); a larger --batch cannot help (the batch is the full data set)",
 				precond, cfg.LR*r, cfg.LR)
 		}
 		batch := "; a larger --batch will not help"
-		if fig.ShareBeyondChance() > sampler.WarnShare {
+		if fig.ShareBeyondChance() > health.WarnShare {
 			// the smaller lr also cuts the noise per step by r; the
 			// batch takes the rest
-			q := fig.NoiseReduction(sampler.WarnShare / 2)
+			q := fig.NoiseReduction(health.WarnShare / 2)
 			batch = fmt.Sprintf("; gradient noise is also %.0f%% of the momentum's diffusion: at that --lr, a larger --batch (about %d instead of %d) as well",
 				100*fig.Share, int(math.Ceil(float64(cfg.Batch)*math.Max(r/q, 1))), cfg.Batch)
 		}
@@ -184,7 +185,7 @@ func (h *HealthReport) String() string {
 		}
 		fmt.Fprintf(&b, "  rung %d (T=%.4g): %d health windows of %d steps, %d after burn-in (%d failed, %d warned)%s; last: %s\n",
 			j+1, r.Temp, r.Windows, r.Last.Steps, r.After, r.Bad, r.Warned, scale, r.Last)
-		if r.After > 0 && r.WorstWindow.Status != sampler.HealthOK && r.WorstWindow.Step != r.Last.Step {
+		if r.After > 0 && r.WorstWindow.Status != health.HealthOK && r.WorstWindow.Step != r.Last.Step {
 			fmt.Fprintf(&b, "    worst window after burn-in (to step %d): %s\n", r.WorstWindow.Step, r.WorstWindow)
 		}
 		if r.After > 1 && r.Pooled.Status > r.WorstWindow.Status {
@@ -202,7 +203,7 @@ func (h *HealthReport) String() string {
 	default:
 		b.WriteString("posterior check: ok (kinetic temperature at 1, gradient noise a small share of the diffusion, integration error small")
 		if h.mixGraded() {
-			fmt.Fprintf(&b, ", at least %d effective draws in every coordinate", sampler.MinMixESS)
+			fmt.Fprintf(&b, ", at least %d effective draws in every coordinate", health.MinMixESS)
 		}
 		b.WriteString(")")
 	}

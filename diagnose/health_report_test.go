@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
@@ -16,22 +16,22 @@ import (
 // lr), integration error (a smaller lr or precondition, not the batch),
 // and no preconditioning advice for a run that already preconditions.
 func TestHealthAdviceCause(t *testing.T) {
-	noise := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 1, Share: 0.84, Budget: 0.6, Friction: 0.9, Status: sampler.HealthFail}
-	integ := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, Integration: 0.09, IntMeasured: true, IntSDError: 0.22, Friction: 0.1, Budget: 0.14, Status: sampler.HealthFail}
+	noise := health.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 1, Share: 0.84, Budget: 0.6, Friction: 0.9, Status: health.HealthFail}
+	integ := health.HealthFigures{Kinetic: 1, Injected: 0.19, Integration: 0.09, IntMeasured: true, IntSDError: 0.22, Friction: 0.1, Budget: 0.14, Status: health.HealthFail}
 	// issue 29's case at predictor sd 200, batch 20, lr 3e-5: both causes
-	both := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 3.3, Share: 0.95, Integration: 4.2, IntMeasured: true, IntSDError: 1.29, Friction: 3, Budget: 3.8, Status: sampler.HealthFail}
+	both := health.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 3.3, Share: 0.95, Integration: 4.2, IntMeasured: true, IntSDError: 1.29, Friction: 3, Budget: 3.8, Status: health.HealthFail}
 	noiseInt := noise
 	noiseInt.IntSDError, noiseInt.IntMeasured = 0.08, true
 	// issue 43: sblrc-blr at full batch from the model's initial values,
 	// burn-in 500: the chain still descending (TestStartupReported's window)
-	startup := sampler.HealthFigures{Step: 750, Steps: 250, Dim: 6, Kinetic: 1.403, Injected: 0.19, GradNoise: -0.0096, Integration: -1.32, IntMeasured: true,
-		Descent: 2.63, DescentTol: 0.0098, DescentMeasured: true, Friction: 5, Budget: 0.74, Status: sampler.HealthFail}
+	startup := health.HealthFigures{Step: 750, Steps: 250, Dim: 6, Kinetic: 1.403, Injected: 0.19, GradNoise: -0.0096, Integration: -1.32, IntMeasured: true,
+		Descent: 2.63, DescentTol: 0.0098, DescentMeasured: true, Friction: 5, Budget: 0.74, Status: health.HealthFail}
 	// a cold window with the thermostat still falling from its overshoot:
 	// (3.79 - (-log 0.9)) / (0.01 (1 - 0.5)) = 737 more steps
-	settle := sampler.HealthFigures{Step: 1250, Steps: 250, Dim: 6, Kinetic: 0.5, Injected: 0.19, Friction: 3.79, XiGain: 0.01, Budget: 0.1, Status: sampler.HealthFail}
+	settle := health.HealthFigures{Step: 1250, Steps: 250, Dim: 6, Kinetic: 0.5, Injected: 0.19, Friction: 3.79, XiGain: 0.01, Budget: 0.1, Status: health.HealthFail}
 	// issue 43: a chain in its regime whose slow coordinate has not mixed
-	unmixed := sampler.HealthFigures{Step: 100000, Steps: 500, Dim: 3, Kinetic: 1, Injected: 0.19, Friction: 0.1, Budget: 0.1,
-		Mix: sampler.MixFigures{Draws: 75000, Points: 586, Stride: 128, Graded: true, ESS: 12, Coord: 1}}
+	unmixed := health.HealthFigures{Step: 100000, Steps: 500, Dim: 3, Kinetic: 1, Injected: 0.19, Friction: 0.1, Budget: 0.1,
+		Mix: health.MixFigures{Draws: 75000, Points: 586, Stride: 128, Graded: true, ESS: 12, Coord: 1}}
 	// issue 43: earnings at full batch with an underestimated mass, its
 	// heating read as noise (share 85%): exact gradients have none
 	unstable := noise
@@ -45,7 +45,7 @@ func TestHealthAdviceCause(t *testing.T) {
 	own.WarmupBatch = 64
 	for _, tc := range []struct {
 		name     string
-		fig      sampler.HealthFigures
+		fig      health.HealthFigures
 		cfg      runspec.Config
 		want     []string
 		dontWant []string
@@ -81,14 +81,14 @@ func TestHealthAdviceCause(t *testing.T) {
 // whether the heating read as noise is beyond its share or beyond the
 // budget, and that the same figures without Exact still do.
 func TestExactGradientsNoNoise(t *testing.T) {
-	share := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 1, Share: 0.84, Budget: 0.6, Friction: 0.9, Status: sampler.HealthFail}
-	budget := sampler.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 2, Share: 0.91, Budget: 1.1, Friction: 3, Status: sampler.HealthFail}
-	for name, f := range map[string]sampler.HealthFigures{"share": share, "budget": budget} {
-		if c := f.Cause(); c != sampler.CauseNoise {
+	share := health.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 1, Share: 0.84, Budget: 0.6, Friction: 0.9, Status: health.HealthFail}
+	budget := health.HealthFigures{Kinetic: 1, Injected: 0.19, GradNoise: 2, Share: 0.91, Budget: 1.1, Friction: 3, Status: health.HealthFail}
+	for name, f := range map[string]health.HealthFigures{"share": share, "budget": budget} {
+		if c := f.Cause(); c != health.CauseNoise {
 			t.Errorf("%s, minibatch: cause %q, want gradient noise", name, c)
 		}
 		f.Exact = true
-		if c := f.Cause(); c != sampler.CauseIntegration {
+		if c := f.Cause(); c != health.CauseIntegration {
 			t.Errorf("%s, exact gradients: cause %q, want integration error", name, c)
 		}
 		p := strings.Join(f.Problems(), "; ")
@@ -116,7 +116,7 @@ func TestHealthOfTemperature(t *testing.T) {
 		cfg := runspec.DefaultConfig()
 		cfg.Temperature = c.temperature
 		st := &tempering.PTState{Temps: c.ladder}
-		st.Stats.Health = make([]sampler.Health, len(c.ladder))
+		st.Stats.Health = make([]health.Health, len(c.ladder))
 		for j := range st.Stats.Health {
 			st.Stats.Health[j].Windows = 1
 		}

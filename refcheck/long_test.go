@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptsghmc/ptsghmc/tempering"
+	"github.com/ptsghmc/ptsghmc/adapt"
 )
 
 var (
@@ -40,8 +40,8 @@ func issueCases() []Case {
 	var out []Case
 	for _, c := range []Case{
 		{LR: 3e-5}, {LR: 6e-6},
-		{LR: 3e-5, Batch: 20, Precond: tempering.PrecondRMSprop},
-		{LR: 3e-5, Batch: 20, Precond: tempering.PrecondVariance},
+		{LR: 3e-5, Batch: 20, Precond: adapt.PrecondRMSprop},
+		{LR: 3e-5, Batch: 20, Precond: adapt.PrecondVariance},
 	} {
 		c.Posterior, c.Kernel, c.Steps = "sblrc-blr", "sgnht", 1600000
 		out = append(out, c)

@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -42,9 +44,9 @@ func (s Start) String() string {
 // chain).
 type Case struct {
 	Posterior string
-	Kernel    string                   // "sgnht", "sghmc" or "sgld"
-	Precond   tempering.Preconditioner // estimated during burn-in, then frozen
-	MassScale tempering.MassScale      // how the mass is normalised
+	Kernel    string               // "sgnht", "sghmc" or "sgld"
+	Precond   adapt.Preconditioner // estimated during burn-in, then frozen
+	MassScale adapt.MassScale      // how the mass is normalised
 	// Batch is the minibatch size (0 or at least N: the full data set).
 	Batch int
 	// LR is train's per-example learning rate: the step h = sqrt(LR/N) of
@@ -123,7 +125,7 @@ type Result struct {
 	ESS, ESSPer1000 float64
 	Thin            int
 	// Health is the rung's health watch at the end (no windows for SGLD).
-	Health sampler.Health
+	Health health.Health
 	// Mass is the frozen diagonal mass (nil: unit mass).
 	Mass []float64
 	// Xi is the mean friction per step xi h after burn-in (0 for SGLD).
@@ -357,9 +359,9 @@ func (r Result) Diverged() bool { return errors.Is(r.Err, sampler.ErrDiverged) }
 // sqrt(lambda_max) and LR = N h^2. It is the harness's "stable step": at
 // omega h = 0.5 symplectic Euler widens the stiffest direction by 3%
 // (1/sqrt(1 - (omega h)^2/4)). scale normalises the mass as the chain
-// would (tempering.MassScale); the chain's own mass (with gradient noise
+// would (adapt.MassScale); the chain's own mass (with gradient noise
 // in rmsprop's estimate, from a finite window) differs somewhat.
-func StableLR(ref Reference, p tempering.Preconditioner, scale tempering.MassScale, n int, omegaH float64) (float64, error) {
+func StableLR(ref Reference, p adapt.Preconditioner, scale adapt.MassScale, n int, omegaH float64) (float64, error) {
 	d := len(ref.Cov)
 	cov := ref.covMatrix()
 	var ch mat.Cholesky
@@ -373,9 +375,9 @@ func StableLR(ref Reference, p tempering.Preconditioner, scale tempering.MassSca
 	v := make([]float64, d)
 	for i := range v {
 		switch p {
-		case tempering.PrecondRMSprop:
+		case adapt.PrecondRMSprop:
 			v[i] = prec.At(i, i)
-		case tempering.PrecondVariance:
+		case adapt.PrecondVariance:
 			v[i] = 1 / ref.Cov[i][i]
 		default:
 			v[i] = 1

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/gonum/mat"
@@ -100,22 +102,22 @@ func TestStableLR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lr, err := StableLR(ref, tempering.PrecondNone, tempering.MassScaleWidest, 100, 0.5)
+	lr, err := StableLR(ref, adapt.PrecondNone, adapt.MassScaleWidest, 100, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lr < 3.8e-6 || lr > 5.2e-6 {
 		t.Errorf("unit-mass stable lr %.3g, expected about 4.5e-6", lr)
 	}
-	for _, p := range []tempering.Preconditioner{tempering.PrecondRMSprop, tempering.PrecondVariance} {
-		lp, err := StableLR(ref, p, tempering.MassScaleWidest, 100, 0.5)
+	for _, p := range []adapt.Preconditioner{adapt.PrecondRMSprop, adapt.PrecondVariance} {
+		lp, err := StableLR(ref, p, adapt.MassScaleWidest, 100, 0.5)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if lp < 10*lr {
 			t.Errorf("%v: stable lr %.3g, not above the unit mass's %.3g", p, lp, lr)
 		}
-		ls, err := StableLR(ref, p, tempering.MassScaleStiffest, 100, 0.5)
+		ls, err := StableLR(ref, p, adapt.MassScaleStiffest, 100, 0.5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +137,7 @@ func TestRunSmoke(t *testing.T) {
 	for _, name := range PosteriorNames() {
 		ref, _, grid := loadGrid(t, name)
 		c := grid[2] // sgnht, variance, full batch
-		if c.Kernel != "sgnht" || c.Precond != tempering.PrecondVariance || c.Batch != 0 {
+		if c.Kernel != "sgnht" || c.Precond != adapt.PrecondVariance || c.Batch != 0 {
 			t.Fatalf("grid[2] is %+v", c)
 		}
 		c.Steps, c.BurnIn, c.HealthWindow = 4000, 1000, 500
@@ -182,12 +184,12 @@ func TestStartupReported(t *testing.T) {
 	for _, tc := range []struct {
 		kernel string
 		burnIn int
-		want   sampler.HealthStatus
-		cause  sampler.HealthCause
+		want   health.HealthStatus
+		cause  health.HealthCause
 	}{
-		{"sgnht", 500, sampler.HealthFail, sampler.CauseStartup},
-		{"sghmc", 500, sampler.HealthWarn, sampler.CauseStartup},
-		{"sgnht", 5000, sampler.HealthOK, sampler.CauseNone},
+		{"sgnht", 500, health.HealthFail, health.CauseStartup},
+		{"sghmc", 500, health.HealthWarn, health.CauseStartup},
+		{"sgnht", 5000, health.HealthOK, health.CauseNone},
 	} {
 		c := Case{Posterior: "sblrc-blr", Kernel: tc.kernel, LR: 6e-6, Steps: 20000, BurnIn: tc.burnIn, HealthWindow: 250, Start: StartModelInit}
 		d, model, err := Posteriors[c.Posterior].Load(DataDir)
@@ -202,7 +204,7 @@ func TestStartupReported(t *testing.T) {
 		err = ch.pt.Run([]sampler.Potential{ch.pot}, nil, ch.st, c.Steps, func(s *tempering.PTState) error {
 			if f := s.Stats.Health[0].Last; f.Step != last {
 				last = f.Step
-				if f.Cause() == sampler.CauseNoise || f.ShareBeyondChance() > sampler.WarnShare {
+				if f.Cause() == health.CauseNoise || f.ShareBeyondChance() > health.WarnShare {
 					noise++
 				}
 			}
@@ -217,11 +219,11 @@ func TestStartupReported(t *testing.T) {
 		// fail for it, else "not mixed"; the dynamics' own verdict (the
 		// coordinates not graded) is what this test checks.
 		full, ffig := hl.Verdict()
-		want := sampler.CauseUnmixed
-		if tc.want == sampler.HealthFail {
+		want := health.CauseUnmixed
+		if tc.want == health.HealthFail {
 			want = tc.cause
 		}
-		if full != sampler.HealthFail || ffig.Cause() != want {
+		if full != health.HealthFail || ffig.Cause() != want {
 			t.Errorf("%s, burn-in %d: full verdict %v (%q), want fail (%q): %v", tc.kernel, tc.burnIn, full, ffig.Cause(), want, ffig.Mix)
 		}
 		hl.MixCoords = false
@@ -262,7 +264,7 @@ func loadGrid(t *testing.T, name string) (Reference, int, []Case) {
 // masses (3.5e-11, 1.6e-7, 1) against the exact diagonal's (1.4e-9, 6.1e-6,
 // 1), the coefficients moved 6 times faster than the step allows, and the
 // chain failed for integration error (sds +1,692%). With the floor
-// (tempering.MassEstimate.CurvatureFloor) every mass must be within a factor
+// (adapt.MassEstimate.CurvatureFloor) every mass must be within a factor
 // 2 of the exact diagonal precision's, normalised the same way, and the
 // dynamics must not fail.
 func TestStiffestMassFloor(t *testing.T) {
@@ -292,14 +294,14 @@ func TestStiffestMassFloor(t *testing.T) {
 	for i := range v {
 		v[i] = prec.At(i, i)
 	}
-	exact := tempering.MassFromPrecisionStiffest(v)
+	exact := adapt.MassFromPrecisionStiffest(v)
 	t.Logf("mass %.3g, exact diagonal %.3g; sds / ref %.3f; dynamics %v", r.Mass, exact, r.MarginalSD, r.Health.Worst)
 	for i, m := range r.Mass {
 		if q := m / exact[i]; q < 0.5 || q > 2 {
 			t.Errorf("coordinate %d: mass %.3g, %.2f times the exact diagonal's %.3g", i, m, q, exact[i])
 		}
 	}
-	if r.Health.Worst == sampler.HealthFail {
+	if r.Health.Worst == health.HealthFail {
 		_, fig := r.Health.Verdict()
 		t.Errorf("dynamics failed: %v", fig)
 	}

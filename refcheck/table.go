@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/tempering"
+	"github.com/ptsghmc/ptsghmc/adapt"
+	"github.com/ptsghmc/ptsghmc/health"
 )
 
 // Budget is a posterior's share of the harness: the steps of each case,
@@ -31,7 +31,7 @@ var Budgets = map[string]Budget{
 var Kernels = []string{"sgnht", "sghmc", "sgld"}
 
 // Preconditioners are the harness's masses.
-var Preconditioners = []tempering.Preconditioner{tempering.PrecondNone, tempering.PrecondRMSprop, tempering.PrecondVariance}
+var Preconditioners = []adapt.Preconditioner{adapt.PrecondNone, adapt.PrecondRMSprop, adapt.PrecondVariance}
 
 // StableOmegaH is the omega h of the grid's step (StableLR with unit
 // mass): symplectic Euler widens the stiffest direction by 3% there.
@@ -47,7 +47,7 @@ func Grid(ref Reference, n int) ([]Case, error) {
 	if !ok {
 		return nil, fmt.Errorf("grid: no budget for %s", ref.Posterior)
 	}
-	lr, err := StableLR(ref, tempering.PrecondNone, tempering.MassScaleWidest, n, StableOmegaH)
+	lr, err := StableLR(ref, adapt.PrecondNone, adapt.MassScaleWidest, n, StableOmegaH)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func MinibatchOmegaH(n, b int, f float64) float64 {
 
 // Recommended returns the harness's recommended preconditioned kernel on
 // a posterior of n examples: SGNHT with the rmsprop mass normalised to the
-// stiffest coordinate (tempering.MassScaleStiffest), full batch at the
+// stiffest coordinate (adapt.MassScaleStiffest), full batch at the
 // unit-mass stable step (omega h = StableOmegaH) and at the budget's
 // minibatch at the step MinibatchOmegaH gives: the full-batch chain for
 // the budget's steps, the minibatch chain, whose step is about 10 times
@@ -96,7 +96,7 @@ func Recommended(ref Reference, n int) ([]Case, error) {
 	}
 	var out []Case
 	for _, batch := range []int{0, b.Batch} {
-		lr, err := StableLR(ref, tempering.PrecondRMSprop, tempering.MassScaleStiffest, n, MinibatchOmegaH(n, batch, 0.1))
+		lr, err := StableLR(ref, adapt.PrecondRMSprop, adapt.MassScaleStiffest, n, MinibatchOmegaH(n, batch, 0.1))
 		if err != nil {
 			return nil, err
 		}
@@ -104,8 +104,8 @@ func Recommended(ref Reference, n int) ([]Case, error) {
 		if batch > 0 {
 			steps *= 10
 		}
-		out = append(out, Case{Posterior: ref.Posterior, Kernel: "sgnht", Precond: tempering.PrecondRMSprop,
-			MassScale: tempering.MassScaleStiffest, Batch: batch, LR: lr, Steps: steps})
+		out = append(out, Case{Posterior: ref.Posterior, Kernel: "sgnht", Precond: adapt.PrecondRMSprop,
+			MassScale: adapt.MassScaleStiffest, Batch: batch, LR: lr, Steps: steps})
 	}
 	return out, nil
 }
@@ -120,7 +120,7 @@ const TableHeader = `| posterior | kernel | mass | batch | lr | steps | marginal
 func (r Result) Row() string {
 	c := r.Case
 	mass := c.Precond.String()
-	if c.MassScale != tempering.MassScaleWidest {
+	if c.MassScale != adapt.MassScaleWidest {
 		mass += ", " + c.MassScale.String()
 	}
 	lead := fmt.Sprintf("| %s | %s | %s | %d | %.3g | %d |", c.Posterior, c.Kernel, mass, r.Batch, c.LR, c.Steps)
@@ -150,26 +150,26 @@ func (r Result) HealthText() string {
 	hl := r.Health
 	status, w := hl.Verdict()
 	s := fmt.Sprintf("**%v** (%d/%d of %d)", status, hl.Bad, hl.Warned, hl.After)
-	if status == sampler.HealthOK {
+	if status == health.HealthOK {
 		return s
 	}
-	if hl.Pool.Windows >= 2 && hl.Pooled.Status > hl.Worst && w.Cause() != sampler.CauseUnmixed {
+	if hl.Pool.Windows >= 2 && hl.Pooled.Status > hl.Worst && w.Cause() != health.CauseUnmixed {
 		s += ", pooled"
 	}
 	return s + ": " + string(w.Cause()) + " (" + keyFigure(w) + ")"
 }
 
 // keyFigure names the figure behind a window's cause.
-func keyFigure(w sampler.HealthFigures) string {
+func keyFigure(w health.HealthFigures) string {
 	switch w.Cause() {
-	case sampler.CauseNoise:
+	case health.CauseNoise:
 		return fmt.Sprintf("share %.0f%%, beyond chance %.0f%%, budget %.2f", 100*w.Share, 100*w.ShareBeyondChance(), w.Budget)
-	case sampler.CauseIntegration:
-		if w.Exact && w.IntSDError-w.IntSDTol <= sampler.WarnIntSD {
+	case health.CauseIntegration:
+		if w.Exact && w.IntSDError-w.IntSDTol <= health.WarnIntSD {
 			return fmt.Sprintf("unstable: full batch, unexplained heating %.0f%% of the diffusion, budget %.2f", 100*w.Share, w.Budget)
 		}
 		return fmt.Sprintf("sds +%.0f%%", 100*w.IntSDError)
-	case sampler.CauseUnmixed:
+	case health.CauseUnmixed:
 		return fmt.Sprintf("ESS %.0f in %d steps: at least %.0fx longer", w.Mix.ESS, w.Mix.Draws, w.Mix.LongerFactor())
 	}
 	s := fmt.Sprintf("kinetic %.2f, friction/step %.3g", w.Kinetic, w.Friction)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -59,8 +60,8 @@ type checkpointV1 struct {
 	Tuning  tempering.TuningState
 	Samples int
 	Metrics int64
-	Mass    []tempering.MassEstimate
-	Noise   []tempering.NoiseEstimate
+	Mass    []adapt.MassEstimate
+	Noise   []adapt.NoiseEstimate
 }
 
 // checkpoint returns the version 1 payload as a Checkpoint.

@@ -79,7 +79,7 @@ func WriteMetrics(f *os.File, m MetricsLine) (int, error) {
 }
 
 // HealthMetrics are the health figures a metrics line carries: per rung,
-// those of the last complete health window (sampler.Health; empty for
+// those of the last complete health window (health.Health; empty for
 // kernels without friction: sgld, sgd).
 type HealthMetrics struct {
 	Health    []string  `json:"health,omitempty"`          // ok, warn or fail
@@ -88,7 +88,7 @@ type HealthMetrics struct {
 	XiTrend   []float64 `json:"xi_trend,omitempty"`        // relative change of xi h across the window
 	GradNoise []float64 `json:"grad_noise,omitempty"`      // h^2 Var[grad U~]/T^2 per step and coordinate, integration error excluded
 	// IntError is the integration error's part of the momentum's heating
-	// per step and coordinate (sampler.HealthFigures.Integration).
+	// per step and coordinate (health.HealthFigures.Integration).
 	IntError   []float64 `json:"integration_error,omitempty"`
 	NoiseShare []float64 `json:"noise_share,omitempty"`  // gradient noise / (gradient noise + 2 A h)
 	Budget     []float64 `json:"noise_budget,omitempty"` // (injected + gradient noise)/2: 1 - exp(-xi h) at the thermostat's level (none at 1)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
@@ -123,4 +124,34 @@ func ReadMetricsUpTo(dir string, n int64) ([]MetricsLine, error) {
 	}
 	defer f.Close()
 	return scanMetrics(path, io.LimitReader(f, n))
+}
+
+// ChainsReport describes chains as eval and export print them: a line of
+// how many are finished, running and missing, then one line per chain and
+// a blank line; "" for a single finished chain (nothing to say).
+func ChainsReport(chains []ChainStatus) string {
+	if len(chains) == 1 && chains[0].State == ChainFinished {
+		return ""
+	}
+	var b strings.Builder
+	count := map[string]int{}
+	for _, c := range chains {
+		count[c.State]++
+	}
+	fmt.Fprintf(&b, "chains: %d finished, %d running, %d missing (pooled: the samples each chain's last checkpoint vouches for)\n",
+		count[ChainFinished], count[ChainRunning], count[ChainMissing])
+	for _, c := range chains {
+		switch c.State {
+		case ChainMissing:
+			note := "no checkpoint yet"
+			if c.Note != "" {
+				note = c.Note
+			}
+			fmt.Fprintf(&b, "  chain %d  %-8s  %s (%s)\n", c.Chain, c.State, c.Dir, note)
+		default:
+			fmt.Fprintf(&b, "  chain %d  %-8s  step %d of %d, %d samples  %s\n", c.Chain, c.State, c.Steps, c.Target, c.Samples, c.Dir)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
 }

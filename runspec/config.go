@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -93,14 +94,14 @@ type Config struct {
 	// estimates during burn-in and then freezes: "none" (unit mass, the
 	// default), "rmsprop" (from the squared minibatch gradients) or
 	// "variance" (from the positions' variances); see
-	// tempering.Preconditioner. Runs that do not record it ran with none.
+	// adapt.Preconditioner. Runs that do not record it ran with none.
 	Precondition string `json:"precondition,omitempty" yaml:"precondition,omitempty"`
 	// MassScale is how the preconditioner's mass is normalised: "widest"
 	// (the default, and what runs that do not record it ran with: the
 	// widest coordinates keep unit mass, the others are slowed to their
 	// pace) or "stiffest" (the stiffest keep unit mass, the others are
 	// sped up to their pace; the learning rate keeps its unit-mass
-	// meaning). See tempering.MassScale.
+	// meaning). See adapt.MassScale.
 	MassScale string `json:"mass_scale,omitempty" yaml:"mass_scale,omitempty"`
 	// NoiseCorrection estimates each chain's gradient noise per
 	// coordinate at the end of burn-in and from then on injects less noise
@@ -228,7 +229,7 @@ func (c Config) rangeChecks(opt bool) []rangeCheck {
 		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
 		{validPrecondition(c.Precondition), "precondition must be none, rmsprop or variance"},
 		{validMassScale(c.MassScale), "mass_scale must be widest or stiffest"},
-		{c.MassScaleValue() == tempering.MassScaleWidest || c.PreconditionValue() != tempering.PrecondNone, "mass_scale needs a preconditioner (precondition rmsprop or variance)"},
+		{c.MassScaleValue() == adapt.MassScaleWidest || c.PreconditionValue() != adapt.PrecondNone, "mass_scale needs a preconditioner (precondition rmsprop or variance)"},
 		{!c.NoiseCorrection || c.Sampler == PTSGHMC || c.Sampler == "sgnht" || c.Sampler == "sghmc", "noise_correction needs a sampler with friction (ptsghmc, sgnht or sghmc)"},
 		{!c.NoiseCorrection || c.NoiseTarget == 0 && c.Cycle == 0 && c.SGDWarmup == 0, "noise_correction needs a fixed step and kernel (no noise_target, cycle or sgd_warmup)"},
 		{!c.NoiseCorrection || c.BurnIn >= 10, "noise_correction needs a burn-in of at least 10 steps to estimate the noise"},
@@ -239,7 +240,7 @@ func (c Config) rangeChecks(opt bool) []rangeCheck {
 		{c.WarmupBatch >= 0, "warmup_batch must be non-negative (0: batch)"},
 		{c.WarmupBatch == 0 || c.SGDWarmup > 0, "warmup_batch needs sgd_warmup (it is the warm-up's minibatch size)"},
 		{c.GradShards <= c.WarmupBatch || c.WarmupBatch == 0, "grad_shards must be 0 (one per core) to warmup_batch"},
-		{c.PreconditionValue() == tempering.PrecondNone || !opt && c.SGDWarmup == 0, "precondition needs a sampler without sgd_warmup (sgd steps have no mass to estimate)"},
+		{c.PreconditionValue() == adapt.PrecondNone || !opt && c.SGDWarmup == 0, "precondition needs a sampler without sgd_warmup (sgd steps have no mass to estimate)"},
 		{c.SGDWarmup == 0 || !opt, "sgd_warmup applies to samplers (sgd is already an optimiser)"},
 		{c.SGDWarmup == 0 || c.BurnIn >= c.SGDWarmup || c.Steps == c.SGDWarmup, "burnin must be at least sgd_warmup (samples are kept after the warm-up)"},
 		{c.SGDWarmup == 0 || c.Sampler != PTSGHMC || c.Replicas == 1, "sgd_warmup needs a single-chain sampler (one replica)"},
@@ -395,27 +396,27 @@ func (c Config) PosteriorTemperature() float64 {
 
 // validPrecondition reports whether name is a preconditioner ("" is none).
 func validPrecondition(name string) bool {
-	_, err := tempering.ParsePreconditioner(name)
+	_, err := adapt.ParsePreconditioner(name)
 	return err == nil
 }
 
 // validMassScale reports whether name is a mass scale ("" is widest).
 func validMassScale(name string) bool {
-	_, err := tempering.ParseMassScale(name)
+	_, err := adapt.ParseMassScale(name)
 	return err == nil
 }
 
 // MassScaleValue returns the run's mass scale (widest for runs that do
 // not record one; an invalid name, which Validate refuses, is widest).
-func (c Config) MassScaleValue() tempering.MassScale {
-	s, _ := tempering.ParseMassScale(c.MassScale)
+func (c Config) MassScaleValue() adapt.MassScale {
+	s, _ := adapt.ParseMassScale(c.MassScale)
 	return s
 }
 
 // PreconditionValue returns the run's preconditioner (none for runs that
 // do not record one; an invalid name, which Validate refuses, is none).
-func (c Config) PreconditionValue() tempering.Preconditioner {
-	p, _ := tempering.ParsePreconditioner(c.Precondition)
+func (c Config) PreconditionValue() adapt.Preconditioner {
+	p, _ := adapt.ParsePreconditioner(c.Precondition)
 	return p
 }
 

@@ -1,8 +1,9 @@
 // Package sampler implements the kernels of stochastic-gradient MCMC on
 // any differentiable stochastic potential: SGLD, SGHMC, SGNHT and HMC
 // transitions of one chain (and SGD, the optimiser baseline), their State,
-// the Potential they sample, the random Streams they draw from, the
-// registry of kernels by name, and the Health of a chain's dynamics.
+// the Potential they sample, the random Streams they draw from and the
+// registry of kernels by name. The watch of a chain's dynamics is package
+// health's.
 //
 // The package is organised after BlackJAX: each file holds one algorithm's
 // update equations (the integrator) and its Kernel (one transition);
@@ -33,7 +34,7 @@
 // type (Params: SGNHTParams, ...; it validates itself, names the run
 // settings it reads, and builds the kernel at a learning rate) and a
 // one-line description; every list of sampler names derives from it. Frictional kernels (SGNHT, SGHMC) expose their step and
-// friction, so their dynamics can be watched (Health) and their step
+// friction, so their dynamics can be watched (package health) and their step
 // shrunk by a noise-aware run. A kernel with state of its own (an adapted
 // moment, a counter) is a StatefulKernel: it keeps it in State.Extra and
 // says how to save it, so that a checkpoint resumes it.
@@ -47,7 +48,8 @@
 // one loop that training runs and benchmarks drive. What PT reads of a
 // kernel's chain is here: the State's kinetic temperature after a step
 // (KineticAfterStep), the sums its preconditioner and noise correction
-// estimate from (SumGradSq, SumNoise), and each rung's Health. A single
+// estimate from (SumGradSq, SumNoise), and what each rung's health watch
+// (package health) reads (Work, Kinetic). A single
 // chain is PT with one rung, or a Kernel stepped by hand (see the
 // examples).
 package sampler
@@ -192,7 +194,7 @@ type State struct {
 	// correction (tempering.PT.NoiseCorrection), so that injected and gradient noise
 	// add up to the same diffusion in every coordinate.
 	InjScale []float64
-	// Work holds the last step's kick terms, from which Health separates
+	// Work holds the last step's kick terms, from which health.Health separates
 	// integration error from gradient noise (see StepWork).
 	Work StepWork `json:"-"`
 	// Kinetic is the last step's kinetic temperature of the mid-step

@@ -156,7 +156,7 @@ func (k SGNHT) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.R
 // thermostat may reach (or twice A h, when that is more). At xi h = 5 the
 // momentum keeps exp(-5) = 0.7% of itself per step, so the dynamics are
 // those of a larger xi in effect: a thermostat past it is not in
-// equilibrium (the health check fails a budget above FailBudget, a
+// equilibrium (the health check fails a budget above health.FailBudget, a
 // friction of 2.3 per step). Without the cap, a thermostat that overshot
 // (a descent from a far start, a burn-in window of strong gradient noise
 // before the mass is estimated) to hundreds or thousands per step fell
@@ -309,7 +309,7 @@ type sgnhtStepper struct {
 	wb, wa, wk float64
 	// nsc, when not nil, scales the injected noise's sd per coordinate
 	// (State.InjScale) and nacc, when not nil, sums each coordinate's
-	// gradient-noise estimate (tempering.NoiseEstimate)
+	// gradient-noise estimate (adapt.NoiseEstimate)
 	nsc, nacc []float64
 	ones      [normalChunk]float64
 	// ahead, when not nil, holds the step's noise drawn on another

@@ -234,14 +234,9 @@ func (pt *PT) tune(st *PTState) error {
 	tu := &st.Tuning
 	r := len(st.Temps)
 	pairs := len(s.WinProposed)
-	reject := make([]float64, pairs)
-	acc := make([]float64, pairs)
-	for p := range reject {
-		if s.WinProposed[p] == 0 {
-			return fmt.Errorf("tuning round ending at step %d tried no swap of pair %d", st.Steps, p)
-		}
-		reject[p] = s.WindowRejection(p)
-		acc[p] = s.WindowSwapProbability(p)
+	reject, acc, err := roundRejections(st)
+	if err != nil {
+		return err
 	}
 	round := TuningRound{Step: st.Steps, Start: s.WinStart, Temps: append([]float64(nil), st.Temps...), Reject: reject,
 		Acceptance: acc, Predicted: tu.Predicted}
@@ -301,27 +296,57 @@ func (pt *PT) tune(st *PTState) error {
 		tu.Exponent++
 		tu.Converged = false
 	default:
-		tu.Stationary++
-		tu.Spoils = 0
-		want := pt.Adapt.predictedRejection(pairs, lambda)
-		round.Agrees = pt.Adapt.agrees(measured, want, s.WinProposed)
-		// Rounds grow once the ladder is near its target, for precision;
-		// while it is far off, rounds of 2 MinTries swaps per pair (the
-		// shortest whose rejections are good to about 0.06) move it sooner.
-		if slices.Min(s.WinProposed) < 2*pt.Adapt.minTries() || round.Agrees || maxDeviation(measured, want) <= 2*pt.Adapt.agreement() {
-			tu.Exponent++
-		}
-		if round.Agrees {
-			next = append([]float64(nil), st.Temps...)
-			tu.Converged = true
-		} else {
-			tu.Converged = false
-			tu.Predicted = place.predictedRejection(pairs, lambda)
-		}
+		next = pt.judgeRound(st, &round, place, measured, lambda, next)
 	}
 	round.Next = next
 	pt.endRound(st, round)
 	return nil
+}
+
+// roundRejections returns each pair's Metropolis-equivalent rejection
+// and Rao-Blackwellised swap acceptance in st's window: an error for a
+// pair that tried no swap.
+func roundRejections(st *PTState) (reject, acc []float64, err error) {
+	s := &st.Stats
+	pairs := len(s.WinProposed)
+	reject = make([]float64, pairs)
+	acc = make([]float64, pairs)
+	for p := range reject {
+		if s.WinProposed[p] == 0 {
+			return nil, nil, fmt.Errorf("tuning round ending at step %d tried no swap of pair %d", st.Steps, p)
+		}
+		reject[p] = s.WindowRejection(p)
+		acc[p] = s.WindowSwapProbability(p)
+	}
+	return reject, acc, nil
+}
+
+// judgeRound judges a stationary round whose next ladder, next, could be
+// placed (by place, at barrier lambda): whether its measured rejections
+// agree with what the ladder promised (round.Agrees; the ladder is then
+// kept and tuning has converged), whether the next round is longer, and
+// the rejections the next ladder promises. It returns the next ladder.
+func (pt *PT) judgeRound(st *PTState, round *TuningRound, place *LadderAdaptation, measured []float64, lambda float64, next []float64) []float64 {
+	s := &st.Stats
+	tu := &st.Tuning
+	pairs := len(s.WinProposed)
+	tu.Stationary++
+	tu.Spoils = 0
+	want := pt.Adapt.predictedRejection(pairs, lambda)
+	round.Agrees = pt.Adapt.agrees(measured, want, s.WinProposed)
+	// Rounds grow once the ladder is near its target, for precision;
+	// while it is far off, rounds of 2 MinTries swaps per pair (the
+	// shortest whose rejections are good to about 0.06) move it sooner.
+	if slices.Min(s.WinProposed) < 2*pt.Adapt.minTries() || round.Agrees || maxDeviation(measured, want) <= 2*pt.Adapt.agreement() {
+		tu.Exponent++
+	}
+	if round.Agrees {
+		tu.Converged = true
+		return append([]float64(nil), st.Temps...)
+	}
+	tu.Converged = false
+	tu.Predicted = place.predictedRejection(pairs, lambda)
+	return next
 }
 
 // endRound records the tuning round that just ended (round.Next: the

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/gonum/mat"
@@ -351,11 +353,11 @@ type badScaleRun struct {
 	Thin         int
 	Window       int // health window (0: 5,000 steps)
 	Seed         uint64
-	Precond      tempering.Preconditioner
+	Precond      adapt.Preconditioner
 }
 
 // run returns every Thin-th position after burn-in and the rung's health.
-func (r badScaleRun) run(t testing.TB, bs *badScale) ([][]float64, sampler.Health) {
+func (r badScaleRun) run(t testing.TB, bs *badScale) ([][]float64, health.Health) {
 	t.Helper()
 	h := math.Sqrt(r.LR / float64(bs.N))
 	k := sampler.SGNHT{StepSize: h, Diffusion: r.Friction / h}
@@ -473,16 +475,16 @@ func TestBadScaleHealth(t *testing.T) {
 			name  string
 			sd    float64
 			run   badScaleRun
-			want  sampler.HealthStatus // the worst window's
-			cause sampler.HealthCause  // its cause
-			noise bool                 // gradient noise beyond FailShare also
+			want  health.HealthStatus // the worst window's
+			cause health.HealthCause  // its cause
+			noise bool                // gradient noise beyond FailShare also
 		}{
-			{"sd200/full_batch_lr6e-6", 200, badScaleRun{LR: 6e-6, Batch: 100, Steps: 1000000, Burn: 200000}, sampler.HealthOK, sampler.CauseNone, false},
-			{"sd200/full_batch_lr1e-5", 200, badScaleRun{LR: 1e-5, Batch: 100, Steps: 1000000, Burn: 200000}, sampler.HealthWarn, sampler.CauseIntegration, false},
-			{"sd200/full_batch_lr3e-5", 200, badScaleRun{LR: 3e-5, Batch: 100}, sampler.HealthFail, sampler.CauseIntegration, false},
-			{"sd200/batch20_lr6e-6", 200, badScaleRun{LR: 6e-6, Batch: 20}, sampler.HealthFail, sampler.CauseNoise, false},
-			{"sd200/batch20_lr3e-5", 200, badScaleRun{LR: 3e-5, Batch: 20}, sampler.HealthFail, sampler.CauseIntegration, true},
-			{"sd100/full_batch_lr3e-5", 100, badScaleRun{LR: 3e-5, Batch: 100, Steps: 1000000, Burn: 200000}, sampler.HealthOK, sampler.CauseNone, false},
+			{"sd200/full_batch_lr6e-6", 200, badScaleRun{LR: 6e-6, Batch: 100, Steps: 1000000, Burn: 200000}, health.HealthOK, health.CauseNone, false},
+			{"sd200/full_batch_lr1e-5", 200, badScaleRun{LR: 1e-5, Batch: 100, Steps: 1000000, Burn: 200000}, health.HealthWarn, health.CauseIntegration, false},
+			{"sd200/full_batch_lr3e-5", 200, badScaleRun{LR: 3e-5, Batch: 100}, health.HealthFail, health.CauseIntegration, false},
+			{"sd200/batch20_lr6e-6", 200, badScaleRun{LR: 6e-6, Batch: 20}, health.HealthFail, health.CauseNoise, false},
+			{"sd200/batch20_lr3e-5", 200, badScaleRun{LR: 3e-5, Batch: 20}, health.HealthFail, health.CauseIntegration, true},
+			{"sd100/full_batch_lr3e-5", 100, badScaleRun{LR: 3e-5, Batch: 100, Steps: 1000000, Burn: 200000}, health.HealthOK, health.CauseNone, false},
 		} {
 			t.Run(fmt.Sprintf("draw%d/%s", draw, tc.name), func(t *testing.T) {
 				bs, err := newBadScaleSD(draw, tc.sd)
@@ -509,7 +511,7 @@ func TestBadScaleHealth(t *testing.T) {
 				if hl.Worst != tc.want {
 					t.Errorf("verdict %v, want %v: %v", hl.Worst, tc.want, w)
 				}
-				if tc.want != sampler.HealthFail {
+				if tc.want != health.HealthFail {
 					// the verdict is honest: the coefficient sds are within
 					// 5% (sigma's, which mixes over thousands of steps, 10%)
 					if lo < 0.95 || hi > 1.05 || math.Abs(c.SigmaSDRatio-1) > 0.1 {
@@ -519,13 +521,13 @@ func TestBadScaleHealth(t *testing.T) {
 				if got := w.Cause(); got != tc.cause {
 					t.Errorf("cause %q, want %q", got, tc.cause)
 				}
-				if r.Batch >= bs.N && w.Share > sampler.WarnShare {
+				if r.Batch >= bs.N && w.Share > health.WarnShare {
 					t.Errorf("full batch read as gradient noise: share %.2f", w.Share)
 				}
-				if tc.want == sampler.HealthFail && tc.cause == sampler.CauseIntegration && hi < 1.1 {
+				if tc.want == health.HealthFail && tc.cause == health.CauseIntegration && hi < 1.1 {
 					t.Errorf("refused for integration error, but the coefficient sds are only %.3f-%.3f of exact", lo, hi)
 				}
-				if tc.noise && (w.Share <= sampler.FailShare || !strings.Contains(strings.Join(w.Problems(), "; "), "gradient noise")) {
+				if tc.noise && (w.Share <= health.FailShare || !strings.Contains(strings.Join(w.Problems(), "; "), "gradient noise")) {
 					t.Errorf("gradient noise not named beside the cause: share %.2f, problems %q", w.Share, w.Problems())
 				}
 			})
@@ -552,14 +554,14 @@ func TestBadScalePreconditioned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []tempering.Preconditioner{tempering.PrecondRMSprop, tempering.PrecondVariance} {
+		for _, p := range []adapt.Preconditioner{adapt.PrecondRMSprop, adapt.PrecondVariance} {
 			runPreconditioned(t, bs, mo, p, sd)
 		}
 	}
 }
 
 // runPreconditioned is one case of TestBadScalePreconditioned.
-func runPreconditioned(t *testing.T, bs *badScale, mo badScaleMoments, p tempering.Preconditioner, sd float64) {
+func runPreconditioned(t *testing.T, bs *badScale, mo badScaleMoments, p adapt.Preconditioner, sd float64) {
 	t.Run(fmt.Sprintf("%v/sd%g", p, sd), func(t *testing.T) {
 		xs, hl := badScaleRun{LR: 3e-5, Friction: 0.1, Batch: 20, Steps: 1200000, Burn: 200000, Thin: 10, Seed: 1, Precond: p}.run(t, bs)
 		c := mo.check(xs)
@@ -567,7 +569,7 @@ func runPreconditioned(t *testing.T, bs *badScale, mo badScaleMoments, p temperi
 		if !c.within(0.1, 0.3) {
 			t.Errorf("%v: not within 10%% in sds and 0.3 sd in means", p)
 		}
-		if hl.Worst == sampler.HealthFail {
+		if hl.Worst == health.HealthFail {
 			t.Errorf("%v: the health check failed a window", p)
 		}
 	})
@@ -594,15 +596,15 @@ func BenchmarkBadScaleESS(b *testing.B) {
 		name    string
 		lr      float64
 		batch   int
-		precond tempering.Preconditioner
+		precond adapt.Preconditioner
 	}{
-		{"identity_full_lr3e-5", 3e-5, 100, tempering.PrecondNone},
-		{"identity_b20_lr3e-5", 3e-5, 20, tempering.PrecondNone},
-		{"rmsprop_b20_lr3e-5", 3e-5, 20, tempering.PrecondRMSprop},
-		{"variance_b20_lr3e-5", 3e-5, 20, tempering.PrecondVariance},
-		{"rmsprop_b20_lr3e-4", 3e-4, 20, tempering.PrecondRMSprop},
-		{"rmsprop_b20_lr1e-3", 1e-3, 20, tempering.PrecondRMSprop},
-		{"rmsprop_full_lr3e-3", 3e-3, 100, tempering.PrecondRMSprop},
+		{"identity_full_lr3e-5", 3e-5, 100, adapt.PrecondNone},
+		{"identity_b20_lr3e-5", 3e-5, 20, adapt.PrecondNone},
+		{"rmsprop_b20_lr3e-5", 3e-5, 20, adapt.PrecondRMSprop},
+		{"variance_b20_lr3e-5", 3e-5, 20, adapt.PrecondVariance},
+		{"rmsprop_b20_lr3e-4", 3e-4, 20, adapt.PrecondRMSprop},
+		{"rmsprop_b20_lr1e-3", 1e-3, 20, adapt.PrecondRMSprop},
+		{"rmsprop_full_lr3e-3", 3e-3, 100, adapt.PrecondRMSprop},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
@@ -645,7 +647,7 @@ func BenchmarkSuiteESS(b *testing.B) {
 		b.Fatal(err)
 	}
 	const h, steps, burn = 2.2e-3, 110000, 10000
-	for _, p := range []tempering.Preconditioner{tempering.PrecondNone, tempering.PrecondRMSprop, tempering.PrecondVariance} {
+	for _, p := range []adapt.Preconditioner{adapt.PrecondNone, adapt.PrecondRMSprop, adapt.PrecondVariance} {
 		b.Run(p.String(), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				pot, err := lr.potential(100, 100)

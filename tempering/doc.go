@@ -14,7 +14,7 @@
 // observer. The whole state is a PTState: the rungs' sampler.States, one
 // sampler.Stream per rung plus one for exchanges, the step count, the
 // current ladder and the statistics (PTStats, TuningState, one
-// sampler.Health per rung), plain data for a checkpoint. The statistics
+// health.Health per rung), plain data for a checkpoint. The statistics
 // the sampler does not adapt by are gathered by the Recorders a run
 // attaches (PT.Record, as Pigeons.jl's recorders): swap counts and
 // probabilities (SwapRecorder), round trips (RoundTripRecorder), the
@@ -36,9 +36,8 @@
 // ladder in rounds to equalise the communication Barrier between rungs
 // (RungsFor and RecommendedRungs size it, RoundTrend checks that a round
 // was stationary); a noise target (PT.NoiseTarget) shrinks each rung's
-// step until the gradient noise's share falls to it; a Preconditioner
-// estimates each rung's diagonal mass (MassEstimate, MassFromPrecision);
-// and the noise correction (PT.NoiseCorrection) estimates the gradient
-// noise per coordinate and injects less noise where it is larger
-// (NoiseEstimate, InjectionScale).
+// step until the gradient noise's share falls to it. The adaptations that
+// are not tempering's are package adapt's, which PT runs on every rung:
+// the diagonal mass (PT.Precondition, adapt.Mass) and the noise correction
+// (PT.NoiseCorrection, adapt.Noise).
 package tempering

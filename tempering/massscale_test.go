@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -22,14 +23,14 @@ func TestMassScaleStiffest(t *testing.T) {
 	g := &sampler.Gaussian{Mean: []float64{0, 0}, Var: []float64{1e-4, 1}}
 	const h, steps, burn = 0.003, 100000, 10000
 	for _, k := range []sampler.Kernel{sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, sampler.SGLD{StepSize: 2 * h * h}} {
-		ess := map[tempering.MassScale]float64{}
-		for _, scale := range []tempering.MassScale{tempering.MassScaleWidest, tempering.MassScaleStiffest} {
+		ess := map[adapt.MassScale]float64{}
+		for _, scale := range []adapt.MassScale{adapt.MassScaleWidest, adapt.MassScaleStiffest} {
 			pt := &tempering.PT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: burn,
-				Precondition: tempering.PrecondVariance, MassScale: scale}
+				Precondition: adapt.PrecondVariance, MassScale: scale}
 			st, v, wide := runFromOrigin(t, pt, g, steps, burn)
 			ess[scale] = diagnose.BulkESS([][]float64{wide})
 			t.Logf("%s, %v: mass %.3g, variances / exact %.3f %.3f, wide coordinate's ESS %.0f", k.Name(), scale, st.Rungs[0].Mass, v[0]/g.Var[0], v[1]/g.Var[1], ess[scale])
-			if scale == tempering.MassScaleStiffest {
+			if scale == adapt.MassScaleStiffest {
 				for j := range v {
 					if r := math.Sqrt(v[j] / g.Var[j]); math.Abs(r-1) > 0.05 {
 						t.Errorf("%s, %v: coordinate %d sd / exact %.3f", k.Name(), scale, j, r)
@@ -37,11 +38,11 @@ func TestMassScaleStiffest(t *testing.T) {
 				}
 			}
 		}
-		if ess[tempering.MassScaleStiffest] < 20*ess[tempering.MassScaleWidest] {
-			t.Errorf("%s: the stiffest scale's ESS %.0f is not 20 times the widest's %.0f", k.Name(), ess[tempering.MassScaleStiffest], ess[tempering.MassScaleWidest])
+		if ess[adapt.MassScaleStiffest] < 20*ess[adapt.MassScaleWidest] {
+			t.Errorf("%s: the stiffest scale's ESS %.0f is not 20 times the widest's %.0f", k.Name(), ess[adapt.MassScaleStiffest], ess[adapt.MassScaleWidest])
 		}
 	}
-	if _, err := (&tempering.PT{Kernel: sampler.SGLD{StepSize: 1}, Temps: []float64{1}, MassScale: tempering.MassScaleStiffest}).Init([][]float64{{0}}, 1); err == nil {
+	if _, err := (&tempering.PT{Kernel: sampler.SGLD{StepSize: 1}, Temps: []float64{1}, MassScale: adapt.MassScaleStiffest}).Init([][]float64{{0}}, 1); err == nil {
 		t.Error("a mass scale without a preconditioner was accepted")
 	}
 }
@@ -53,7 +54,7 @@ func TestMassScaleStiffest(t *testing.T) {
 // moved) give at most unit mass.
 func TestMassFloor(t *testing.T) {
 	v := []float64{1e-6, 1e-3, 1}
-	base := tempering.MassFromPrecisionStiffest(v)
+	base := adapt.MassFromPrecisionStiffest(v)
 	for _, tc := range []struct {
 		name  string
 		floor []float64
@@ -64,7 +65,7 @@ func TestMassFloor(t *testing.T) {
 		{"raises the light one", []float64{4e-5, 0, 0}, []float64{4e-5, 1e-3, 1}},
 		{"capped at unit mass", []float64{math.Inf(1), 2, math.NaN()}, []float64{1, 1, 1}},
 	} {
-		got := tempering.MassFromPrecisionStiffestFloor(v, tc.floor)
+		got := adapt.MassFromPrecisionStiffestFloor(v, tc.floor)
 		for i := range got {
 			if got[i] != tc.want[i] {
 				t.Errorf("%s: mass %v, want %v", tc.name, got, tc.want)

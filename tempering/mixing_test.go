@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
@@ -13,7 +15,7 @@ import (
 // Normalised to the widest coordinate the chain's dynamics are in their
 // regime but it barely moves: its wide coordinate's sd is far (more than
 // 15%) from the truth, and the verdict must fail it "not mixed" with an
-// ESS below sampler.MinMixESS, where the dynamics alone call it ok (issue
+// ESS below health.MinMixESS, where the dynamics alone call it ok (issue
 // 43: unmixed kidiq chains called ok). Normalised to the stiffest, both
 // sds within 5%, it must be ok. Without MixCoords (a network's run) the
 // same unmixed chain is not failed for its mixing, and its energy's ESS
@@ -22,17 +24,17 @@ func TestMixingVerdict(t *testing.T) {
 	g := &sampler.Gaussian{Mean: []float64{0, 0}, Var: []float64{1e-4, 1}}
 	const h, steps, burn = 0.003, 30000, 10000
 	for _, tc := range []struct {
-		scale  tempering.MassScale
+		scale  adapt.MassScale
 		coords bool
-		want   sampler.HealthStatus
-		cause  sampler.HealthCause
+		want   health.HealthStatus
+		cause  health.HealthCause
 	}{
-		{tempering.MassScaleWidest, true, sampler.HealthFail, sampler.CauseUnmixed},
-		{tempering.MassScaleStiffest, true, sampler.HealthOK, sampler.CauseNone},
-		{tempering.MassScaleWidest, false, sampler.HealthOK, sampler.CauseNone},
+		{adapt.MassScaleWidest, true, health.HealthFail, health.CauseUnmixed},
+		{adapt.MassScaleStiffest, true, health.HealthOK, health.CauseNone},
+		{adapt.MassScaleWidest, false, health.HealthOK, health.CauseNone},
 	} {
 		pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn,
-			Precondition: tempering.PrecondVariance, MassScale: tc.scale, MixCoords: tc.coords, ExactGradients: true}
+			Precondition: adapt.PrecondVariance, MassScale: tc.scale, MixCoords: tc.coords, ExactGradients: true}
 		st, v, _ := runFromOrigin(t, pt, g, steps, burn)
 		hl := st.Stats.Health[0]
 		status, fig := hl.Verdict()
@@ -44,13 +46,13 @@ func TestMixingVerdict(t *testing.T) {
 		if status != tc.want || fig.Cause() != tc.cause {
 			t.Errorf("%v, coordinates graded %v: verdict %v (%q), want %v (%q)", tc.scale, tc.coords, status, fig.Cause(), tc.want, tc.cause)
 		}
-		if hl.Worst != sampler.HealthOK {
+		if hl.Worst != health.HealthOK {
 			t.Errorf("%v: the dynamics' own verdict is %v, want ok (the test needs a chain in its regime)", tc.scale, hl.Worst)
 		}
 		switch {
-		case tc.want == sampler.HealthFail && worst < 0.15:
+		case tc.want == health.HealthFail && worst < 0.15:
 			t.Errorf("%v: sds within %.0f%%: the chain is not the unmixed one this test needs", tc.scale, 100*worst)
-		case tc.want == sampler.HealthOK && tc.coords && worst > 0.05:
+		case tc.want == health.HealthOK && tc.coords && worst > 0.05:
 			t.Errorf("%v: called ok with an sd %.0f%% off", tc.scale, 100*worst)
 		}
 		if fig.Mix.Draws != steps-burn || !(fig.Mix.EnergyESS > 0) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -152,7 +153,7 @@ func (c posteriorCheck) within(meanTol, sdTol float64) bool {
 // seeded initialisation (burn steps discarded) and returns every thin-th
 // position, the final state, and (for a Frictional kernel) its health over
 // windows of window steps.
-func runSingle(t testing.TB, lr *linReg, k sampler.Kernel, pot sampler.Potential, batch int, temp float64, n, burn, thin, window int, seed uint64) ([][]float64, *sampler.State, *sampler.Health) {
+func runSingle(t testing.TB, lr *linReg, k sampler.Kernel, pot sampler.Potential, batch int, temp float64, n, burn, thin, window int, seed uint64) ([][]float64, *sampler.State, *health.Health) {
 	t.Helper()
 	if pot == nil {
 		p, err := lr.potential(batch, seed)
@@ -165,7 +166,7 @@ func runSingle(t testing.TB, lr *linReg, k sampler.Kernel, pot sampler.Potential
 	s := sampler.NewState(lr.init(seed))
 	k.Init(s, rng.Rand)
 	var xs [][]float64
-	hl := &sampler.Health{}
+	hl := &health.Health{}
 	hl.Start(s.KineticTemperature())
 	fk, watched := k.(sampler.Frictional)
 	for i := 1; i <= n; i++ {
@@ -264,8 +265,8 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 			if hl.After == 0 {
 				t.Fatalf("rung %d: no health window after burn-in", j+1)
 			}
-			warned = warned || hl.Worst != sampler.HealthOK
-			ok = ok && hl.Worst != sampler.HealthFail
+			warned = warned || hl.Worst != health.HealthOK
+			ok = ok && hl.Worst != health.HealthFail
 		}
 		if !fr {
 			t.Logf("%s rung %d (T=%g): %v", c.name, j+1, temp, chk)
@@ -336,7 +337,7 @@ func TestPosteriorSuite(t *testing.T) {
 }
 
 // stepScale returns a rung's step multiplier (0 in Health means 1).
-func stepScale(hl sampler.Health) float64 {
+func stepScale(hl health.Health) float64 {
 	if hl.StepScale == 0 {
 		return 1
 	}

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -59,8 +61,8 @@ type PT struct {
 	// Frictional kernel are watched.
 	HealthWindow int
 	// MixCoords makes each rung's health verdict grade the mixing of every
-	// coordinate after burn-in (sampler.Health.NoteDraw, MixFigures): a
-	// chain with fewer than sampler.MinMixESS effective draws in one
+	// coordinate after burn-in (health.Health.NoteDraw, MixFigures): a
+	// chain with fewer than health.MinMixESS effective draws in one
 	// fails, "not mixed". Meant for models whose coordinates are
 	// identified (a regression, a GLM: refcheck's posteriors); a neural
 	// network's weights are not (permutations, sign flips, flat ridges),
@@ -77,7 +79,7 @@ type PT struct {
 	// sets it when the batch is the training set): the health check then
 	// names a heating beyond the injected noise and the measured
 	// integration error the integrator's (an unstable step), never
-	// gradient noise (sampler.Health.Exact).
+	// gradient noise (health.Health.Exact).
 	ExactGradients bool
 	// NoiseTarget, when positive, makes the run noise-aware: at the end of
 	// every health window during burn-in, a rung whose gradient-noise
@@ -86,17 +88,17 @@ type PT struct {
 	// less than half of it grows back (never beyond the configured step).
 	// The steps are then fixed for sampling.
 	NoiseTarget float64
-	// Precondition, when not PrecondNone, estimates each rung's diagonal
-	// mass during burn-in and then freezes it (see Preconditioner). It
+	// Precondition, when not adapt.PrecondNone, estimates each rung's diagonal
+	// mass during burn-in and then freezes it (see adapt.Preconditioner). It
 	// needs an SGNHT, SGHMC or SGLD kernel.
-	Precondition Preconditioner
+	Precondition adapt.Preconditioner
 	// MassScale is how the estimated mass is normalised (the zero value,
 	// MassScaleWidest: the widest coordinates keep unit mass).
-	MassScale MassScale
+	MassScale adapt.MassScale
 	// NoiseCorrection estimates each rung's gradient noise per coordinate
 	// over the end of burn-in (after the last mass re-estimate, or its
 	// second half) and from the end of burn-in injects less noise where
-	// the gradient brings more (InjectionScale; Chen et al.'s B-hat), so
+	// the gradient brings more (adapt.InjectionScale; Chen et al.'s B-hat), so
 	// that no coordinate runs hot or cold under the one thermostat. It
 	// needs an SGNHT or SGHMC kernel and a fixed step (no NoiseTarget).
 	NoiseCorrection bool
@@ -121,10 +123,10 @@ type PTState struct {
 	// Mass holds each rung's mass estimate during burn-in (PT.Precondition;
 	// nil without one, and empty estimates once the masses are frozen).
 	// The masses themselves are in the rungs' States.
-	Mass []MassEstimate
+	Mass []adapt.MassEstimate
 	// Noise holds each rung's gradient-noise estimate during burn-in
 	// (PT.NoiseCorrection; nil without one).
-	Noise []NoiseEstimate
+	Noise []adapt.NoiseEstimate
 	// Orders holds each rung's minibatch order (nil: the potentials choose
 	// their own minibatches, or have no data). Step draws rung j's
 	// minibatch from Orders[j] with stream j before the rung's kernel
@@ -186,7 +188,7 @@ type PTStats struct {
 	SwapProb, WinSwapProb []float64
 	ProbSince             int
 	// Health watches each rung's dynamics (PT; Frictional kernels only).
-	Health []sampler.Health
+	Health []health.Health
 }
 
 // resetWindow restarts the window statistics at step, the recorders' too.
@@ -301,33 +303,14 @@ func (pt *PT) Validate() error {
 	if !(pt.NoiseTarget >= 0 && pt.NoiseTarget < 1) {
 		return fmt.Errorf("pt: noise target %v must be in [0, 1) (0: off)", pt.NoiseTarget)
 	}
-	switch pt.Precondition {
-	case PrecondNone:
-	case PrecondRMSprop, PrecondVariance:
-		switch pt.Kernel.(type) {
-		case sampler.SGNHT, sampler.SGHMC, sampler.SGLD:
-		default:
-			return fmt.Errorf("pt: preconditioner %v needs an sgnht, sghmc or sgld kernel, not %s", pt.Precondition, pt.Kernel.Name())
-		}
-	default:
-		return fmt.Errorf("pt: unknown preconditioner %v", pt.Precondition)
+	if err := pt.mass().Validate(pt.Kernel); err != nil {
+		return fmt.Errorf("pt: %w", err)
 	}
-	if pt.MassScale != MassScaleWidest && (pt.MassScale != MassScaleStiffest || pt.Precondition == PrecondNone) {
-		return fmt.Errorf("pt: mass scale %v needs a preconditioner (and is widest or stiffest)", pt.MassScale)
-	}
-	if pt.NoiseCorrection {
-		if _, ok := pt.Kernel.(sampler.Frictional); !ok {
-			return fmt.Errorf("pt: noise correction needs an sgnht or sghmc kernel, not %s", pt.Kernel.Name())
-		}
-		if pt.NoiseTarget > 0 {
-			return errors.New("pt: noise correction needs a fixed step: it cannot be combined with a noise target")
-		}
-		if start, end := pt.noiseWindow(); end-start < 2 {
-			return fmt.Errorf("pt: noise correction needs a burn-in (%d steps) with at least 2 steps after the last mass estimate", pt.BurnIn)
-		}
+	if err := pt.noise().Validate(pt.Kernel, pt.NoiseTarget); err != nil {
+		return fmt.Errorf("pt: %w", err)
 	}
 	if pt.HealthWindow < 0 {
-		return fmt.Errorf("pt: health window %d must be >= 0 (0: %d steps)", pt.HealthWindow, sampler.DefaultHealthWindow)
+		return fmt.Errorf("pt: health window %d must be >= 0 (0: %d steps)", pt.HealthWindow, health.DefaultHealthWindow)
 	}
 	if pt.Adapt != nil {
 		if err := pt.Adapt.validate(pt); err != nil {
@@ -372,25 +355,15 @@ func (pt *PT) Init(theta0 [][]float64, seed uint64) (*PTState, error) {
 	for j := range st.Stats.Walker {
 		st.Stats.Walker[j] = j
 	}
-	st.Stats.Health = make([]sampler.Health, r)
+	st.Stats.Health = make([]health.Health, r)
 	for j, s := range st.Rungs {
 		st.Stats.Health[j].Start(s.KineticTemperature())
 	}
 	if pt.Adapt != nil {
 		pt.startTuning(st)
 	}
-	if pt.Precondition != PrecondNone && len(MassWindowEnds(pt.BurnIn)) > 0 {
-		st.Mass = make([]MassEstimate, r)
-		for j := range st.Mass {
-			st.Mass[j].reset(pt.Precondition, len(st.Rungs[j].Theta), pt.boundsMass())
-		}
-	}
-	if pt.NoiseCorrection {
-		st.Noise = make([]NoiseEstimate, r)
-		for j := range st.Noise {
-			st.Noise[j].Sum = make([]float64, len(st.Rungs[j].Theta))
-		}
-	}
+	st.Mass = pt.mass().Start(st.Rungs)
+	st.Noise = pt.noise().Start(st.Rungs)
 	return st, nil
 }
 
@@ -439,32 +412,11 @@ func (pt *PT) Check(st *PTState, dim int) error {
 			return fmt.Errorf("pt state: rung %d has a noise correction of dimension %d, the model has %d", j, len(s.InjScale), dim)
 		}
 	}
-	if _, end := pt.noiseWindow(); pt.NoiseCorrection && st.Steps < end {
-		if len(st.Noise) != r {
-			return fmt.Errorf("pt state: %d noise estimates for %d rungs", len(st.Noise), r)
-		}
-		for j, e := range st.Noise {
-			if len(e.Sum) != dim || e.Count < 0 {
-				return fmt.Errorf("pt state: rung %d's noise estimate has %d coordinates (count %d), the model has %d", j, len(e.Sum), e.Count, dim)
-			}
-		}
+	if err := pt.noise().Check(st.Steps, st.Noise, r, dim); err != nil {
+		return fmt.Errorf("pt state: %w", err)
 	}
-	if ends := MassWindowEnds(pt.BurnIn); pt.Precondition != PrecondNone && len(ends) > 0 && st.Steps < ends[len(ends)-1] {
-		if len(st.Mass) != r {
-			return fmt.Errorf("pt state: %d mass estimates for %d rungs (preconditioner %v)", len(st.Mass), r, pt.Precondition)
-		}
-		for j, e := range st.Mass {
-			n := len(e.SumSq)
-			if pt.Precondition == PrecondVariance {
-				n = len(e.M2)
-				if len(e.Mean) != n {
-					n = -1
-				}
-			}
-			if n != dim || e.Count < 0 {
-				return fmt.Errorf("pt state: rung %d's mass estimate has %d coordinates (count %d), the model has %d", j, n, e.Count, dim)
-			}
-		}
+	if err := pt.mass().Check(st.Steps, st.Mass, r, dim); err != nil {
+		return fmt.Errorf("pt state: %w", err)
 	}
 	return nil
 }
@@ -485,7 +437,7 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 		st.kin, st.xi0, st.errs = make([]float64, r), make([]float64, r), make([]error, r)
 	}
 	errs := st.errs // every rung's step writes its own
-	fk, watched := pt.Kernel.(sampler.Frictional)
+	_, watched := pt.Kernel.(sampler.Frictional)
 	if st.Orders != nil && len(st.Orders) != r {
 		return fmt.Errorf("pt: %d minibatch orders for %d rungs", len(st.Orders), r)
 	}
@@ -493,8 +445,52 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 		st.kernels, st.hypers = make([]sampler.Kernel, r), make([]sampler.Hyper, r)
 	}
 	kernels, hypers := st.kernels, st.hypers
-	pt.armMass(st)
-	pt.armNoise(st)
+	pt.mass().Arm(st.Rungs, st.Mass)
+	pt.noise().Arm(st.Steps, st.Rungs, st.Noise)
+	pt.rungSettings(st, kernels, hypers)
+	rs := &st.rungSteps
+	rs.pt, rs.pots, rs.st, rs.hypers, rs.errs = pt, pots, st, hypers, st.errs
+	rs.run(workers)
+	rs.pots, rs.hypers = nil, nil // hold no caller's potentials
+	for j, err := range errs {
+		if err != nil {
+			return fmt.Errorf("pt: step %d, rung %d (T=%g): %w", st.Steps, j, st.Temps[j], err)
+		}
+	}
+	st.Steps++
+	for _, rec := range pt.Record {
+		rec.Step(&st.Stats, st, st.kin)
+	}
+	pt.observeTuningStep(st)
+	if watched {
+		pt.watchHealth(st, kernels, hypers)
+	}
+	if err := pt.adaptKernels(st, kernels); err != nil {
+		return fmt.Errorf("pt: step %d: %w", st.Steps, err)
+	}
+	if pt.Every > 0 && r > 1 && st.Steps%pt.Every == 0 {
+		if err := pt.exchangeRound(tp, st); err != nil {
+			return fmt.Errorf("pt: step %d: %w", st.Steps, err)
+		}
+	}
+	if pt.Adapt != nil && st.Steps == st.Tuning.NextRound {
+		if err := pt.tune(st); err != nil {
+			return fmt.Errorf("pt: step %d: %w", st.Steps, err)
+		}
+	}
+	if st.Steps == pt.BurnIn {
+		pt.resetWindow(st, st.Steps)
+	}
+	return nil
+}
+
+// rungSettings sets each rung's step settings for the next step and the
+// kernel as it steps at them: PT.StepSize at the rung's temperature, times
+// the multiplier of a rung whose noise-aware step has shrunk; a Frictional
+// kernel is the one stepping at that step (its At), whose dynamics Health
+// and the noise correction read.
+func (pt *PT) rungSettings(st *PTState, kernels []sampler.Kernel, hypers []sampler.Hyper) {
+	fk, watched := pt.Kernel.(sampler.Frictional)
 	for j := range kernels {
 		kernels[j], hypers[j] = pt.Kernel, sampler.Hyper{StepSize: pt.StepSize, Temp: pt.RungTemperature(st, j)}
 		if sc := st.Stats.Health[j].Multiplier(); watched && sc != 1 {
@@ -511,24 +507,15 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 			kernels[j] = fk.At(hypers[j].StepSize)
 		}
 	}
-	rs := &st.rungSteps
-	rs.pt, rs.pots, rs.st, rs.hypers, rs.errs = pt, pots, st, hypers, st.errs
-	rs.run(workers)
-	rs.pots, rs.hypers = nil, nil // hold no caller's potentials
-	for j, err := range errs {
-		if err != nil {
-			return fmt.Errorf("pt: step %d, rung %d (T=%g): %w", st.Steps, j, st.Temps[j], err)
-		}
-	}
-	st.Steps++
-	for _, rec := range pt.Record {
-		rec.Step(&st.Stats, st, st.kin)
-	}
-	pt.observeTuningStep(st)
+}
+
+// watchHealth records the step just taken in each rung's health watch
+// (kernels and hypers: what each rung stepped with; its energy for the
+// window's descent, and after burn-in for the verdict's mixing), and at
+// the end of a burn-in window of a noise-aware run (PT.NoiseTarget) moves
+// the rung's step toward the target share.
+func (pt *PT) watchHealth(st *PTState, kernels []sampler.Kernel, hypers []sampler.Hyper) {
 	for j, s := range st.Rungs {
-		if !watched {
-			continue
-		}
 		hl := &st.Stats.Health[j]
 		temp := hypers[j].Temp
 		if temp == 0 {
@@ -547,26 +534,6 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 			}
 		}
 	}
-	if err := pt.adaptMass(st); err != nil {
-		return fmt.Errorf("pt: step %d: %w", st.Steps, err)
-	}
-	if err := pt.correctNoise(st, kernels); err != nil {
-		return fmt.Errorf("pt: step %d: %w", st.Steps, err)
-	}
-	if pt.Every > 0 && r > 1 && st.Steps%pt.Every == 0 {
-		if err := pt.exchangeRound(tp, st); err != nil {
-			return fmt.Errorf("pt: step %d: %w", st.Steps, err)
-		}
-	}
-	if pt.Adapt != nil && st.Steps == st.Tuning.NextRound {
-		if err := pt.tune(st); err != nil {
-			return fmt.Errorf("pt: step %d: %w", st.Steps, err)
-		}
-	}
-	if st.Steps == pt.BurnIn {
-		pt.resetWindow(st, st.Steps)
-	}
-	return nil
 }
 
 func (pt *PT) exchangeRound(tp sampler.TermPotential, st *PTState) error {
@@ -615,6 +582,39 @@ func (pt *PT) exchangeRound(tp sampler.TermPotential, st *PTState) error {
 		rec.Round(&st.Stats, st.Stats.Walker)
 	}
 	return nil
+}
+
+// mass returns the run's mass estimation (PT.Precondition, PT.MassScale).
+func (pt *PT) mass() adapt.Mass {
+	return adapt.Mass{Precondition: pt.Precondition, Scale: pt.MassScale, BurnIn: pt.BurnIn}
+}
+
+// noise returns the run's noise correction (PT.NoiseCorrection).
+func (pt *PT) noise() adapt.Noise {
+	return adapt.Noise{Correct: pt.NoiseCorrection, BurnIn: pt.BurnIn, Precondition: pt.Precondition}
+}
+
+// adaptKernels runs the burn-in's mass estimation and noise correction
+// for the step just taken (kernels: the kernel each rung stepped with);
+// a rung whose mass or noise changed pairs no kick terms across the
+// change in its health watch.
+func (pt *PT) adaptKernels(st *PTState, kernels []sampler.Kernel) error {
+	changed, err := pt.mass().Update(st.Steps, st.Rungs, st.Mass, func(j int) float64 { return pt.RungTemperature(st, j) })
+	if changed {
+		for j := range st.Rungs {
+			st.Stats.Health[j].PrevWork.Valid = false
+		}
+	}
+	if err != nil {
+		return err
+	}
+	changed, err = pt.noise().Update(st.Steps, st.Rungs, st.Noise, kernels)
+	if changed {
+		for j := range st.Rungs {
+			st.Stats.Health[j].PrevWork.Valid = false
+		}
+	}
+	return err
 }
 
 // Run calls Step n times, then returns; sample, if not nil, is called after

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -21,10 +23,10 @@ type Snapshot struct {
 	Tuning  TuningState // ladder tuning progress and history
 	// Mass holds each rung's preconditioner estimate while burn-in
 	// estimates one (PTState.Mass).
-	Mass []MassEstimate
+	Mass []adapt.MassEstimate
 	// Noise holds each rung's gradient-noise estimate while burn-in
 	// estimates one (PTState.Noise).
-	Noise []NoiseEstimate
+	Noise []adapt.NoiseEstimate
 }
 
 // RungSnapshot is one rung's state as plain data: position, momentum,
@@ -122,7 +124,7 @@ func (s *Snapshot) Upgrade(ladder []float64) {
 	s.Stats.SeedSwapProb(s.Steps)
 	// before health watching: every rung's health unwatched so far
 	if len(s.Stats.Health) != r {
-		s.Stats.Health = make([]sampler.Health, r)
+		s.Stats.Health = make([]health.Health, r)
 	}
 	// before the tuning rounds' guards: round k was the k-th
 	if s.Tuning.Exponent == 0 && s.Tuning.NextRound != 0 {

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -15,7 +16,7 @@ func TestSnapshotUpgrade(t *testing.T) {
 	current := func() Snapshot {
 		return Snapshot{Steps: 40, Rungs: make([]RungSnapshot, 3), Temps: []float64{1, 1.4, 2.1},
 			Stats: PTStats{Proposed: []int{4, 6}, Accepted: []int{1, 3}, WinProposed: []int{2, 3}, WinAccepted: []int{1, 2}, WinReject: []float64{0.5, 0.2},
-				SwapProb: []float64{1.5, 2.5}, WinSwapProb: []float64{0.7, 1.6}, ProbSince: 0, Health: make([]sampler.Health, 3)},
+				SwapProb: []float64{1.5, 2.5}, WinSwapProb: []float64{0.7, 1.6}, ProbSince: 0, Health: make([]health.Health, 3)},
 			Tuning: TuningState{NextRound: 64, Exponent: 3, Rounds: make([]TuningRound, 2)}}
 	}
 	for _, tc := range []struct {
@@ -68,7 +69,7 @@ func TestSnapshotUpgrade(t *testing.T) {
 			tc.check(t, s)
 			// an upgraded snapshot is current: upgrading again changes nothing
 			again := s
-			again.Stats.Health = append([]sampler.Health(nil), s.Stats.Health...)
+			again.Stats.Health = append([]health.Health(nil), s.Stats.Health...)
 			again.Upgrade([]float64{9, 9, 9})
 			if !reflect.DeepEqual(again, s) {
 				t.Errorf("a second Upgrade changed the snapshot")

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // healthWindow returns the length of a run's health windows: five metrics
@@ -16,14 +16,14 @@ func healthWindow(cfg runspec.Config) int { return 5 * cfg.LogEvery }
 // warnedAt is what a run last warned about for one rung.
 type warnedAt struct {
 	windows int
-	status  sampler.HealthStatus
+	status  health.HealthStatus
 }
 
 // healthWarning returns a warning when a rung's health window ended at
 // this step with a problem that is new (a worse status than last warned
 // about, or 10 windows since), else "", and with a warning, rung 1's last
 // window when it is not ok (nil otherwise): what the advice is about.
-func (r *Run) healthWarning() (string, *sampler.HealthFigures) {
+func (r *Run) healthWarning() (string, *health.HealthFigures) {
 	hs := r.state.Stats.Health
 	if len(r.warned) != len(hs) {
 		r.warned = make([]warnedAt, len(hs))
@@ -39,7 +39,7 @@ func (r *Run) healthWarning() (string, *sampler.HealthFigures) {
 			continue
 		}
 		st := hl.Last.Status
-		if st == sampler.HealthOK {
+		if st == health.HealthOK {
 			w.windows, w.status = hl.Windows, st
 			continue
 		}
@@ -51,8 +51,8 @@ func (r *Run) healthWarning() (string, *sampler.HealthFigures) {
 	if len(msgs) == 0 {
 		return "", nil
 	}
-	var unhealthy *sampler.HealthFigures
-	if fig := hs[0].Last; fig.Status != sampler.HealthOK {
+	var unhealthy *health.HealthFigures
+	if fig := hs[0].Last; fig.Status != health.HealthOK {
 		unhealthy = &fig
 	}
 	return strings.Join(msgs, "\n"), unhealthy

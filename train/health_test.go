@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/rundir"
-	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // TestHealthVerdict runs SGNHT with a learning rate far too large for its
@@ -37,7 +37,7 @@ func TestHealthVerdict(t *testing.T) {
 				warnings++
 			}
 			if s.Unhealthy != nil {
-				if s.Warning == "" || s.Unhealthy.Status == sampler.HealthOK {
+				if s.Warning == "" || s.Unhealthy.Status == health.HealthOK {
 					t.Errorf("step %d: Unhealthy %v with warning %q: want rung 1's bad window beside a warning", s.Step, s.Unhealthy.Status, s.Warning)
 				}
 				unhealthy++

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -27,7 +28,7 @@ type Status struct {
 	// not ok, whose cause diagnose.HealthAdvice turns into what to change
 	// (nil when rung 1 is ok).
 	Warning   string
-	Unhealthy *sampler.HealthFigures
+	Unhealthy *health.HealthFigures
 }
 
 // Train runs until the configured number of steps, keeping rung-1 samples,

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ptsghmc/ptsghmc/tempering"
+	"github.com/ptsghmc/ptsghmc/adapt"
 )
 
 // Preconditioning returns what the run's preconditioner and noise
@@ -33,13 +33,13 @@ func (r *Run) Preconditioning() string {
 		return ""
 	}
 	head := fmt.Sprintf("preconditioner %s", r.Cfg.PreconditionValue())
-	if sc := r.Cfg.MassScaleValue(); sc != tempering.MassScaleWidest {
+	if sc := r.Cfg.MassScaleValue(); sc != adapt.MassScaleWidest {
 		head += fmt.Sprintf(" (mass scale %s)", sc)
 	}
 	if r.Cfg.NoiseCorrection {
 		head += ", per-coordinate noise correction"
 	}
-	if ends := tempering.MassWindowEnds(r.Cfg.BurnIn); r.Cfg.PreconditionValue() != tempering.PrecondNone && len(ends) > 0 {
+	if ends := adapt.MassWindowEnds(r.Cfg.BurnIn); r.Cfg.PreconditionValue() != adapt.PrecondNone && len(ends) > 0 {
 		head += fmt.Sprintf(" (masses frozen from step %d)", ends[len(ends)-1])
 	}
 	return head + ":\n" + strings.TrimRight(b.String(), "\n")

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // TestPreconditionConfig checks the precondition setting: validation, the
@@ -41,7 +41,7 @@ func TestPreconditionConfig(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"sampler":"sgnht"}`), &old); err != nil {
 		t.Fatal(err)
 	}
-	if old.PreconditionValue() != tempering.PrecondNone {
+	if old.PreconditionValue() != adapt.PrecondNone {
 		t.Errorf("a config without precondition: %v, want none", old.PreconditionValue())
 	}
 	if d := configDiff(runspec.Config{Precondition: ""}, runspec.Config{Precondition: "none"}); len(d) != 0 {

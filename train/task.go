@@ -56,28 +56,8 @@ func OpenChain(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Chains,
 	if err != nil {
 		return nil, err
 	}
-	have, haveErr := rundir.ReadRunConfig(dir)
-	if haveErr == nil && cfg.GradShards == 0 {
-		// the first task chose the shards on its node; later tasks, maybe
-		// on nodes with other core counts, keep them
-		cfg.GradShards = have.GradShards
-	}
-	asked := cfg.Engine
-	if cfg, err = recordIdentity(cfg, p); err != nil {
+	if cfg, err = taskConfig(dir, cfg, p, i, s); err != nil {
 		return nil, err
-	}
-	if haveErr == nil && have.Engine == asked {
-		// a run made before the graph compiler (or an MLP's on the plan)
-		// keeps its engine, and its shards (none recorded on the plan)
-		cfg.Engine, cfg.GradShards = have.Engine, have.GradShards
-	}
-	if haveErr == nil {
-		cfg.MLPKernels = have.MLPKernels // as the first task recorded it (absent in older runs)
-	}
-	if haveErr == nil {
-		if cfg, err = taskArithmetic(dir, have, cfg, s.AllowArithmeticChange); err != nil {
-			return nil, fmt.Errorf("chain %d: %w", i, err)
-		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
@@ -126,6 +106,38 @@ func OpenChain(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Chains,
 	}
 	c.Runs = []*Run{r}
 	return c, nil
+}
+
+// taskConfig returns the settings chain task i runs with: cfg with its
+// identity recorded (recordIdentity), and as the run's first task recorded
+// them in dir's config.json when there is one: the gradient shards, an
+// older run's engine, the MLP kernels and the arithmetic (taskArithmetic).
+func taskConfig(dir string, cfg runspec.Config, p *prepared, i int, s runspec.Setup) (runspec.Config, error) {
+	var err error
+	have, haveErr := rundir.ReadRunConfig(dir)
+	if haveErr == nil && cfg.GradShards == 0 {
+		// the first task chose the shards on its node; later tasks, maybe
+		// on nodes with other core counts, keep them
+		cfg.GradShards = have.GradShards
+	}
+	asked := cfg.Engine
+	if cfg, err = recordIdentity(cfg, p); err != nil {
+		return cfg, err
+	}
+	if haveErr == nil && have.Engine == asked {
+		// a run made before the graph compiler (or an MLP's on the plan)
+		// keeps its engine, and its shards (none recorded on the plan)
+		cfg.Engine, cfg.GradShards = have.Engine, have.GradShards
+	}
+	if haveErr == nil {
+		cfg.MLPKernels = have.MLPKernels // as the first task recorded it (absent in older runs)
+	}
+	if haveErr == nil {
+		if cfg, err = taskArithmetic(dir, have, cfg, s.AllowArithmeticChange); err != nil {
+			return cfg, fmt.Errorf("chain %d: %w", i, err)
+		}
+	}
+	return cfg, nil
 }
 
 // taskArithmetic checks a chain task's arithmetic, recorded in cfg, against

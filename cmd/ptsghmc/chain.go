@@ -25,28 +25,8 @@ func (e requeueError) Error() string { return e.err.Error() }
 func (e requeueError) Unwrap() error { return e.err }
 
 // printChains prints the state of every chain eval found, when there is
-// more than one or one is not finished, and a table header's blank line.
+// more than one or one is not finished, and a table header's blank line
+// (rundir.ChainsReport).
 func printChains(w io.Writer, chains []rundir.ChainStatus) {
-	if len(chains) == 1 && chains[0].State == rundir.ChainFinished {
-		return
-	}
-	count := map[string]int{}
-	for _, c := range chains {
-		count[c.State]++
-	}
-	fmt.Fprintf(w, "chains: %d finished, %d running, %d missing (pooled: the samples each chain's last checkpoint vouches for)\n",
-		count[rundir.ChainFinished], count[rundir.ChainRunning], count[rundir.ChainMissing])
-	for _, c := range chains {
-		switch c.State {
-		case rundir.ChainMissing:
-			note := "no checkpoint yet"
-			if c.Note != "" {
-				note = c.Note
-			}
-			fmt.Fprintf(w, "  chain %d  %-8s  %s (%s)\n", c.Chain, c.State, c.Dir, note)
-		default:
-			fmt.Fprintf(w, "  chain %d  %-8s  step %d of %d, %d samples  %s\n", c.Chain, c.State, c.Steps, c.Target, c.Samples, c.Dir)
-		}
-	}
-	fmt.Fprintln(w)
+	fmt.Fprint(w, rundir.ChainsReport(chains))
 }

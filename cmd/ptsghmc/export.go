@@ -75,26 +75,42 @@ flags:`)
 	if err != nil {
 		return err
 	}
-	var test *datasets.Dataset
-	if *data != "" {
-		if _, test, err = datasets.LoadMNIST(*data); err != nil {
-			return err
-		}
-		// a run on a subset of classes is scored on the test images of those
-		cfg, err := rundir.ReadRunConfig(runs[0])
-		if err != nil {
-			return err
-		}
-		if len(cfg.Classes) > 0 {
-			if test, _, err = runspec.SelectClasses(test, cfg.Classes); err != nil {
-				return fmt.Errorf("export --data %s: %w", *data, err)
-			}
-		}
+	test, err := exportTestData(*data, runs[0])
+	if err != nil {
+		return err
 	}
 	if *format == "zarr" {
 		return exportZarr(stdout, *out, runs, test, *params, *compress == "zlib", win)
 	}
-	sum, err := export.NPZWith(*out, runs, test, export.NPZOptions{Window: win})
+	return exportNPZ(stdout, *out, runs, test, win)
+}
+
+// exportTestData returns the test images of the data directory dir for
+// the runs (nil when dir is ""): a run on a subset of classes, as the
+// first run's config.json records, is scored on the test images of those.
+func exportTestData(dir, run string) (*datasets.Dataset, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	_, test, err := datasets.LoadMNIST(dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := rundir.ReadRunConfig(run)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Classes) > 0 {
+		if test, _, err = runspec.SelectClasses(test, cfg.Classes); err != nil {
+			return nil, fmt.Errorf("export --data %s: %w", dir, err)
+		}
+	}
+	return test, nil
+}
+
+// exportNPZ writes the runs as a NumPy .npz archive at out.
+func exportNPZ(stdout io.Writer, out string, runs []string, test *datasets.Dataset, win rundir.Window) error {
+	sum, err := export.NPZWith(out, runs, test, export.NPZOptions{Window: win})
 	if err != nil {
 		return err
 	}
@@ -107,7 +123,7 @@ flags:`)
 	for _, l := range sum.Learnables {
 		names = append(names, fmt.Sprintf("%s %v", l.Name, append([]int{total}, l.Shape...)))
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d samples (%s) from %d chain(s) %v\n  %s\n", *out, total, sum.DType, len(sum.Chains), sum.Draws, strings.Join(names, ", "))
+	fmt.Fprintf(stdout, "wrote %s: %d samples (%s) from %d chain(s) %v\n  %s\n", out, total, sum.DType, len(sum.Chains), sum.Draws, strings.Join(names, ", "))
 	if test != nil {
 		fmt.Fprintf(stdout, "  log_likelihood [%d %d %d]", len(sum.Chains), sum.LogLikDraws, test.N)
 		if sum.LogLikDraws*len(sum.Chains) < total {

@@ -16,7 +16,7 @@ func runMixture(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mixture", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.Target, "target", "gauss1d4", "gauss1d4 or gauss2d5")
-	fs.StringVar(&o.Sampler, "sampler", runspec.PTSGHMC, samplerHelp(experiments.MixtureSamplers()))
+	fs.StringVar(&o.Sampler, "sampler", runspec.PTSGHMC, runspec.SamplerHelp(experiments.MixtureSamplers()))
 	fs.IntVar(&o.Steps, "steps", 2000000, "steps")
 	fs.IntVar(&o.BurnIn, "burnin", 20000, "steps before the first kept sample")
 	fs.IntVar(&o.Thin, "thin", 5, "keep every this many steps")

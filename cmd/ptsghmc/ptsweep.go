@@ -75,27 +75,42 @@ flags:`)
 	if *from != "" {
 		return printSavedSweep(stdout, *from, *plotPath)
 	}
-	ds, err := parseList(*dims, "block dimension", strconv.Atoi)
+	ds, ss, err := sweepLists(*dims, *seeds, *fracs, &o)
 	if err != nil {
 		return err
 	}
-	ss, err := parseList(*seeds, "seed", func(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) })
+	return runSweep(stdout, stderr, o, ds, ss, "ptsghmc tempering-sweep "+strings.Join(args, " "), *jsonOut, *plotPath)
+}
+
+// sweepLists parses the lists of block dimensions, seeds and budget
+// fractions (into o.Fractions) and validates o.
+func sweepLists(dims, seeds, fracs string, o *experiments.SweepSettings) ([]int, []uint64, error) {
+	ds, err := parseList(dims, "block dimension", strconv.Atoi)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if o.Fractions, err = parseList(*fracs, "budget fraction", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }); err != nil {
-		return err
+	ss, err := parseList(seeds, "seed", func(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) })
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := o.Validate(); err != nil {
-		return err
+	if o.Fractions, err = parseList(fracs, "budget fraction", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }); err != nil {
+		return nil, nil, err
 	}
-	sw := &diagnose.PTSweep{Command: "ptsghmc tempering-sweep " + strings.Join(args, " "), Target: o.Target, Budget: o.Budget,
+	return ds, ss, o.Validate()
+}
+
+// runSweep runs the sweep o of block dimensions ds over seeds ss, prints
+// its table and writes its JSON (jsonOut) and plot (plotPath) when given;
+// command is the command line the record quotes.
+func runSweep(stdout, stderr io.Writer, o experiments.SweepSettings, ds []int, ss []uint64, command, jsonOut, plotPath string) error {
+	sw := &diagnose.PTSweep{Command: command, Target: o.Target, Budget: o.Budget,
 		Replicas: o.Replicas, TMax: o.TMax, BurnIn: o.BurnIn, Fractions: o.Fractions}
 	var bnn *experiments.TinyBNN
 	var ref *experiments.BNNReference
 	if o.Target == "tinybnn" {
 		ds = []int{0}
 		bnn = experiments.NewTinyBNN(0.03)
+		var err error
 		if ref, err = bnn.Reference(400); err != nil {
 			return err
 		}
@@ -111,13 +126,13 @@ flags:`)
 	if err := sw.WriteTable(stdout); err != nil {
 		return err
 	}
-	if *jsonOut != "" {
-		if err := writeJSONFile(*jsonOut, sw); err != nil {
+	if jsonOut != "" {
+		if err := writeJSONFile(jsonOut, sw); err != nil {
 			return err
 		}
 	}
-	if *plotPath != "" {
-		return plots.Sweep(*plotPath, sw)
+	if plotPath != "" {
+		return plots.Sweep(plotPath, sw)
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func checkResumeFlags(fs *flag.FlagSet, args []string, dir string) error {
 		return fmt.Errorf("--resume: %w", err)
 	}
 	shadow := flag.NewFlagSet("run", flag.ContinueOnError)
-	if err := bindConfig(shadow, &run); err != nil {
+	if err := run.BindFlags(shadow); err != nil {
 		return err
 	}
 	var bad []string

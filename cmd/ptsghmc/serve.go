@@ -34,10 +34,8 @@ type serveFlags struct {
 	readTimeout, writeTimeout, shutdown time.Duration
 }
 
-func runServe(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f serveFlags
+// register defines serve's flags on fs, into f.
+func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.runs, "run", "run directory (repeat to pool runs; a run of several chains stands for its chains)")
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one, printed at start)")
 	f.steps.register(fs)
@@ -50,6 +48,13 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "longest time to read a request, body included")
 	fs.DurationVar(&f.writeTimeout, "write-timeout", 2*time.Minute, "longest time from the end of a request's headers to the end of its answer (queue and ensemble pass included)")
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", time.Minute, "on SIGTERM or SIGINT, how long requests in flight may take to finish")
+}
+
+func runServe(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serveFlags
+	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: ptsghmc serve --run RUNDIR [--run RUNDIR2 ...] [--addr 127.0.0.1:8080] [--from-step S] [--to-step S] [--abstain-rate 0.05] [--data DIR]
 

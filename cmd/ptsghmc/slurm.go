@@ -51,26 +51,10 @@ func runSlurm(args []string, stdout, stderr io.Writer) error {
 	if *cpus < 1 || *lead < 1 || *par < 0 {
 		return fmt.Errorf("--cpus-per-task and --signal-lead must be positive, --max-parallel non-negative")
 	}
-	// the train flags: those given, except the ones the script sets
-	names := map[string]bool{"config": true}
-	probe := flag.NewFlagSet("", flag.ContinueOnError)
-	if err := bindConfig(probe, new(runspec.Config)); err != nil {
+	targs, err := slurmTrainArgs(fs)
+	if err != nil {
 		return err
 	}
-	probe.VisitAll(func(f *flag.Flag) { names[f.Name] = true })
-	var targs []string
-	fs.Visit(func(f *flag.Flag) {
-		if !names[f.Name] || f.Name == "chains" {
-			return
-		}
-		v := f.Value.String()
-		if f.Name == "config" {
-			if a, err := filepath.Abs(v); err == nil {
-				v = a
-			}
-		}
-		targs = append(targs, "--"+f.Name, v)
-	})
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -88,24 +72,41 @@ func runSlurm(args []string, stdout, stderr io.Writer) error {
 	job := cluster.SlurmJob{Binary: bin, RunDir: rundir, WorkDir: wd, Chains: cfg.Chains, MaxParallel: *par, TrainArgs: targs,
 		CPUs: *cpus, Mem: *mem, Time: *limit, SignalLead: *lead, Partition: *partition, Account: *account,
 		Name: "ptsghmc-" + filepath.Base(rundir), Command: "ptsghmc slurm " + cluster.QuoteAll(args)}
-	text := job.Script()
 	if *script == "-" {
-		_, err := io.WriteString(stdout, text)
+		_, err := io.WriteString(stdout, job.Script())
 		return err
 	}
-	// Slurm does not create the directory of --output: a task whose log
-	// directory is missing fails at once.
-	if err := os.MkdirAll(filepath.Join(rundir, "logs"), 0o755); err != nil {
-		return fmt.Errorf("log directory: %w", err)
-	}
-	path := *script
-	if path == "" {
-		path = filepath.Join(rundir, "job.sbatch")
-	}
-	if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
-		return fmt.Errorf("write script: %w", err)
+	path, err := job.WriteScript(*script)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d array tasks, one chain each, into %s (logs in %s)\nsubmit with: sbatch %s\npool while it runs: ptsghmc eval --run %s\n",
 		path, cfg.Chains, rundir, filepath.Join(rundir, "logs"), path, rundir)
 	return nil
+}
+
+// slurmTrainArgs returns the train flags given to slurm (fs), as the
+// tasks' arguments: all but --chains, which the script sets, and the job
+// flags; --config made absolute.
+func slurmTrainArgs(fs *flag.FlagSet) ([]string, error) {
+	names := map[string]bool{"config": true}
+	probe := flag.NewFlagSet("", flag.ContinueOnError)
+	if err := new(runspec.Config).BindFlags(probe); err != nil {
+		return nil, err
+	}
+	probe.VisitAll(func(f *flag.Flag) { names[f.Name] = true })
+	var targs []string
+	fs.Visit(func(f *flag.Flag) {
+		if !names[f.Name] || f.Name == "chains" {
+			return
+		}
+		v := f.Value.String()
+		if f.Name == "config" {
+			if a, err := filepath.Abs(v); err == nil {
+				v = a
+			}
+		}
+		targs = append(targs, "--"+f.Name, v)
+	})
+	return targs, nil
 }

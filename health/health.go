@@ -1,4 +1,13 @@
-package sampler
+// Package health watches the dynamics of one chain of a frictional
+// stochastic-gradient kernel (sampler.Frictional: SGHMC, SGNHT) over
+// windows of steps: its kinetic temperature, its thermostat, the gradient
+// noise and the integration error that heat its momentum, its descent from
+// its start, and its mixing after burn-in, graded ok, warn or fail with a
+// cause (Health, HealthFigures, Health.Verdict). It reads a chain's State
+// and kernel and changes neither: the kernels are package sampler's, and
+// the driver that steps them (tempering.PT) calls the watch after each
+// step. Package diagnose turns its verdicts into advice.
+package health
 
 import (
 	"fmt"
@@ -6,29 +15,14 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/convergence"
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
-
-// Frictional is a kernel whose momentum update is
-//
-//	p <- exp(-xi h) p - h grad U~(theta)/T + sqrt(InjectedVariance(A, h)) N(0, I)
-//
-// (SGHMC, with xi = A = C, and SGNHT): a kernel whose health Health can
-// watch, and whose step a noise-aware run can shrink.
-type Frictional interface {
-	Kernel
-	// Dynamics returns the step size h and the injected diffusion A.
-	Dynamics() (h, a float64)
-	// At returns the kernel stepping at h, as Step steps given
-	// Hyper.StepSize h: the same friction per step (A h, and so the
-	// injected noise per step).
-	At(h float64) Kernel
-}
 
 // DefaultHealthWindow is the number of steps of a health window when none
 // is given.
 const DefaultHealthWindow = 1000
 
-// Health watches one chain of a Frictional kernel: over windows of steps it
+// Health watches one chain of a sampler.Frictional kernel: over windows of steps it
 // measures the kinetic temperature p'p/D (the dynamics hold it at 1 when
 // they are in their regime), the thermostat's level and trend, and the
 // gradient noise that enters the momentum each step, h^2 Var[grad U~]/T^2
@@ -44,7 +38,7 @@ type Health struct {
 	NoiseSum       float64 // MomentumNoise terms
 	InjSum         float64 // injected variance per step
 	// PrevKin is p'p/D after the last step; Started says it is set.
-	// KinSum sums the mid-step kinetic temperature State.Kinetic.
+	// KinSum sums the mid-step kinetic temperature sampler.State.Kinetic.
 	PrevKin float64
 	Started bool
 	// Last holds the figures of the last complete window; Windows counts
@@ -66,7 +60,7 @@ type Health struct {
 	// change of mass or step, or with Observe, which has none).
 	IntSum   float64
 	IntSteps int
-	PrevWork StepWork
+	PrevWork sampler.StepWork
 	// The window's IntegrationError terms in IntBlocks consecutive blocks
 	// of IntBlockLen(window) steps, for the statistical tolerance of their
 	// mean (HealthFigures.IntSDTol; batch means, since successive terms are
@@ -197,7 +191,7 @@ type HealthFigures struct {
 	Step  int // the window's last step
 	Steps int // steps in the window
 	Dim   int // D
-	// Kinetic is the mean mid-step kinetic temperature (State.Kinetic): the
+	// Kinetic is the mean mid-step kinetic temperature (sampler.State.Kinetic): the
 	// configuration's temperature, 1 in the dynamics' regime.
 	Kinetic float64
 	// KineticTol is the statistical tolerance of Kinetic around 1 for a
@@ -205,7 +199,7 @@ type HealthFigures struct {
 	KineticTol float64
 	Friction   float64 // mean friction per step xi h (SGHMC: C h)
 	XiTrend    float64 // change of the mean xi h from the window's first half to its second, relative to the mean
-	Injected   float64 // injected momentum variance per step and coordinate, InjectedVariance(A, h)
+	Injected   float64 // injected momentum variance per step and coordinate, sampler.InjectedVariance(A, h)
 	// GradNoise is the estimated gradient-noise variance per step and
 	// coordinate, h^2 Var[grad U~]/T^2: the momentum's heating
 	// (MomentumNoise) less the integration error's part of it when that
@@ -255,7 +249,7 @@ type HealthFigures struct {
 	// grows without bound, the momentum wiped every step; near 1 the
 	// friction per step is several units and the same happens in effect.
 	Budget float64
-	// XiGain is the thermostat's gain h^2/Q (SGNHT.ThermostatGain; 0 for
+	// XiGain is the thermostat's gain h^2/Q (sampler.SGNHT.ThermostatGain; 0 for
 	// a kernel without a thermostat): the friction per step falls by at
 	// most XiGain (1 - Kinetic) per step.
 	XiGain float64
@@ -451,7 +445,7 @@ func MomentumNoise(kinBefore, kinAfter, f, injected float64) float64 {
 
 // IntegrationError returns the energy error, per coordinate and doubled,
 // of the deterministic part of step t (its kick and drift) from the kick
-// terms (StepWork) of steps t and t+1: with k the kick h M^-1/2 grad U~/T
+// terms (sampler.StepWork) of steps t and t+1: with k the kick h M^-1/2 grad U~/T
 // and q' step t's new momentum, the drift changes U/T by about
 // q”(k_t + k_{t+1})/2 (the trapezoid rule, exact on a quadratic U) and the
 // kick changes the kinetic energy by -q”k_t - k_t'k_t/2, so
@@ -471,7 +465,7 @@ func MomentumNoise(kinBefore, kinAfter, f, injected float64) float64 {
 // gives, through IntSDWidening, sds 1.2% wide at omega h = 0.3, 3.7% at
 // 0.5, 7.5% at 0.7 and 22% at 1.1, measured 1.2%, 3.4%, 7.1% and 21%
 // (TestIntegrationShare).
-func IntegrationError(prev, next StepWork, dim int) float64 {
+func IntegrationError(prev, next sampler.StepWork, dim int) float64 {
 	return (next.Before - prev.After - prev.Kick) / float64(dim)
 }
 
@@ -540,45 +534,45 @@ func blockSE(sum, sq float64, n int) float64 {
 func (hl *Health) Start(kin float64) { hl.PrevKin, hl.Started = kin, true }
 
 // Observe records one step of kernel k: xiBefore is the thermostat the step
-// used (State.Xi before it), kinEnd is p'p/D after it
-// (State.KineticTemperature) and kinMid the step's mid-step kinetic
-// temperature (State.Kinetic). At the end of a window
+// used (sampler.State.Xi before it), kinEnd is p'p/D after it
+// (sampler.State.KineticTemperature) and kinMid the step's mid-step kinetic
+// temperature (sampler.State.Kinetic). At the end of a window
 // of window steps (0: DefaultHealthWindow) it computes the window's figures
 // into Last, grades them, and when afterBurnIn counts bad windows; it then
 // returns true.
 //
 // Observe has no kick terms and so cannot tell integration error from
 // gradient noise (it reports both as GradNoise); ObserveState can.
-func (hl *Health) Observe(k Frictional, xiBefore, kinEnd, kinMid float64, dim, step, window int, afterBurnIn bool) bool {
-	hl.PrevWork = StepWork{}
-	return hl.observe(k, xiBefore, kinEnd, kinMid, StepWork{}, dim, step, window, afterBurnIn)
+func (hl *Health) Observe(k sampler.Frictional, xiBefore, kinEnd, kinMid float64, dim, step, window int, afterBurnIn bool) bool {
+	hl.PrevWork = sampler.StepWork{}
+	return hl.observe(k, xiBefore, kinEnd, kinMid, sampler.StepWork{}, dim, step, window, afterBurnIn)
 }
 
 // ObserveState records one step of kernel k on state s as Observe does,
 // reading kinEnd, kinMid and the dimension from s, and also its kick
-// terms (State.Work), which measure the integration error separately from
+// terms (sampler.State.Work), which measure the integration error separately from
 // the gradient noise (IntegrationError).
-func (hl *Health) ObserveState(k Frictional, xiBefore float64, s *State, step, window int, afterBurnIn bool) bool {
-	return hl.observe(k, xiBefore, s.kineticAfterStep(), s.Kinetic, s.Work, len(s.P), step, window, afterBurnIn)
+func (hl *Health) ObserveState(k sampler.Frictional, xiBefore float64, s *sampler.State, step, window int, afterBurnIn bool) bool {
+	return hl.observe(k, xiBefore, s.KineticAfterStep(), s.Kinetic, s.Work, len(s.P), step, window, afterBurnIn)
 }
 
 // ObserveStep records one step of kernel k as Observe does, with the
 // step's kick terms w (not Valid: none), which measure the integration
 // error separately from the gradient noise. kinEnd is p'p/D after the step
-// (State.KineticAfterStep), kinMid the mid-step kinetic temperature
-// (State.Kinetic) and dim the dimension. It returns true at the end of a
+// (sampler.State.KineticAfterStep), kinMid the mid-step kinetic temperature
+// (sampler.State.Kinetic) and dim the dimension. It returns true at the end of a
 // window.
-func (hl *Health) ObserveStep(k Frictional, xiBefore, kinEnd, kinMid float64, w StepWork, dim, step, window int, afterBurnIn bool) bool {
+func (hl *Health) ObserveStep(k sampler.Frictional, xiBefore, kinEnd, kinMid float64, w sampler.StepWork, dim, step, window int, afterBurnIn bool) bool {
 	return hl.observe(k, xiBefore, kinEnd, kinMid, w, dim, step, window, afterBurnIn)
 }
 
 // observe is Observe with the step's kick terms w (not Valid: none).
-func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w StepWork, dim, step, window int, afterBurnIn bool) bool {
+func (hl *Health) observe(k sampler.Frictional, xiBefore, kinEnd, kinMid float64, w sampler.StepWork, dim, step, window int, afterBurnIn bool) bool {
 	if window <= 0 {
 		window = DefaultHealthWindow
 	}
 	h, a := k.Dynamics()
-	inj := InjectedVariance(a, h)
+	inj := sampler.InjectedVariance(a, h)
 	f := xiBefore * h
 	e := 0.0 // the integration error paired with this step (the previous step's)
 	if hl.PrevWork.Valid && w.Valid {
@@ -628,7 +622,7 @@ func (hl *Health) observe(k Frictional, xiBefore, kinEnd, kinMid float64, w Step
 
 // windowFigures returns the figures of the window that ends at step (of
 // the given length, for a chain of dim coordinates stepped by k), graded.
-func (hl *Health) windowFigures(k Frictional, dim, step, window int) HealthFigures {
+func (hl *Health) windowFigures(k sampler.Frictional, dim, step, window int) HealthFigures {
 	n := float64(hl.Steps)
 	fig := HealthFigures{Step: step, Steps: hl.Steps, Dim: dim, Kinetic: hl.KinSum / n, Friction: hl.XiFSum / n,
 		Injected: hl.InjSum / n, GradNoise: hl.NoiseSum / n}

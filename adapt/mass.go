@@ -1,13 +1,15 @@
-package tempering
+package adapt
 
 import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
-// Preconditioner is how PT estimates a diagonal mass matrix M = diag(m) for
-// each rung during burn-in (State.SetMass). The mass is re-estimated at the
+// Preconditioner is how Mass estimates a diagonal mass matrix M = diag(m)
+// for each chain during burn-in (sampler.State.SetMass). The mass is re-estimated at the
 // end of windows of doubling length, ending at 10%, 20%, 40% and 80% of
 // the burn-in (MassWindowEnds), and then frozen: the last 20% of burn-in
 // and the whole sampling phase run one fixed M, so the kept samples come
@@ -273,7 +275,7 @@ func MassFromPrecisionStiffest(v []float64) []float64 {
 // (slower, at most as fast as the stiffest) but never changes the
 // reference or lightens anything: a coordinate whose estimate is at or
 // above its floor gets exactly MassFromPrecisionStiffest's mass.
-// tempering.PT applies the window's CurvatureFloor to rmsprop masses under
+// Mass.Update applies the window's CurvatureFloor to rmsprop masses under
 // MassScaleStiffest, which trusts an estimate's low values: normalised to
 // the stiffest, an underestimated curvature makes its coordinate too fast
 // for the step (issue 43: earnings diverged, sds +1,692%).
@@ -304,65 +306,142 @@ func MassFromPrecisionStiffestFloor(v, floor []float64) []float64 {
 	return m
 }
 
-// adaptMass runs PT's mass adaptation for the step just taken (st.Steps):
-// it adds the step's positions to variance estimates, and at the end of a
-// window sets each rung's mass from its estimate and starts the next
-// window (or stops estimating after the last). Before the first step of a
-// window it arms the kernels' gradient sums for rmsprop (armMass).
-func (pt *PT) adaptMass(st *PTState) error {
-	if pt.Precondition == PrecondNone {
+// Mass is the burn-in's estimation of each chain's diagonal mass (see
+// Preconditioner): its settings, and what a driver stepping the chains
+// (tempering.PT) calls around each step. The zero Mass estimates nothing.
+type Mass struct {
+	// Precondition is the estimate (PrecondNone: none, unit mass).
+	Precondition Preconditioner
+	// Scale is how the estimated mass is normalised (the zero value,
+	// MassScaleWidest: the widest coordinates keep unit mass).
+	Scale MassScale
+	// BurnIn is the length of the burn-in, whose windows the mass is
+	// estimated over (MassWindowEnds).
+	BurnIn int
+}
+
+// Validate checks that the preconditioner and the scale are known and
+// that kernel k can step at a mass (SGNHT, SGHMC or SGLD).
+func (m Mass) Validate(k sampler.Kernel) error {
+	switch m.Precondition {
+	case PrecondNone:
+	case PrecondRMSprop, PrecondVariance:
+		switch k.(type) {
+		case sampler.SGNHT, sampler.SGHMC, sampler.SGLD:
+		default:
+			return fmt.Errorf("preconditioner %v needs an sgnht, sghmc or sgld kernel, not %s", m.Precondition, k.Name())
+		}
+	default:
+		return fmt.Errorf("unknown preconditioner %v", m.Precondition)
+	}
+	if m.Scale != MassScaleWidest && (m.Scale != MassScaleStiffest || m.Precondition == PrecondNone) {
+		return fmt.Errorf("mass scale %v needs a preconditioner (and is widest or stiffest)", m.Scale)
+	}
+	return nil
+}
+
+// Start returns the estimates of chains at their first step, one per
+// chain (nil without a preconditioner, or with a burn-in too short for a
+// window).
+func (m Mass) Start(chains []*sampler.State) []MassEstimate {
+	if m.Precondition == PrecondNone || len(MassWindowEnds(m.BurnIn)) == 0 {
 		return nil
 	}
-	ends := MassWindowEnds(pt.BurnIn)
-	if len(ends) == 0 || st.Steps > ends[len(ends)-1] {
+	est := make([]MassEstimate, len(chains))
+	for j := range est {
+		est[j].reset(m.Precondition, len(chains[j].Theta), m.bounded())
+	}
+	return est
+}
+
+// Check reports whether est are the estimates of n chains of dimension
+// dim at step (for states restored from checkpoints): none are needed
+// once the masses are frozen.
+func (m Mass) Check(step int, est []MassEstimate, n, dim int) error {
+	ends := MassWindowEnds(m.BurnIn)
+	if m.Precondition == PrecondNone || len(ends) == 0 || step >= ends[len(ends)-1] {
 		return nil
 	}
-	last := ends[len(ends)-1]
-	for j, s := range st.Rungs {
-		e := &st.Mass[j]
-		if pt.Precondition == PrecondVariance || len(e.Mean) == len(s.Theta) && len(e.M2) == len(s.Theta) {
-			e.observe(s.Theta) // counts the step
-		} else {
-			e.Count++
+	if len(est) != n {
+		return fmt.Errorf("%d mass estimates for %d rungs (preconditioner %v)", len(est), n, m.Precondition)
+	}
+	for j, e := range est {
+		k := len(e.SumSq)
+		if m.Precondition == PrecondVariance {
+			k = len(e.M2)
+			if len(e.Mean) != k {
+				k = -1
+			}
 		}
-		if !slices.Contains(ends, st.Steps) {
-			continue
-		}
-		v := e.precision(pt.Precondition)
-		m := pt.MassScale.MassFrom(v)
-		if pt.boundsMass() {
-			m = MassFromPrecisionStiffestFloor(v, e.CurvatureFloor(pt.RungTemperature(st, j)))
-		}
-		if err := s.SetMass(m); err != nil {
-			return fmt.Errorf("rung %d: mass at step %d: %w", j, st.Steps, err)
-		}
-		st.Stats.Health[j].PrevWork.Valid = false
-		if st.Steps == last {
-			*e = MassEstimate{}
-			s.SumGradSq(nil)
-		} else {
-			e.reset(pt.Precondition, len(s.Theta), pt.boundsMass())
+		if k != dim || e.Count < 0 {
+			return fmt.Errorf("rung %d's mass estimate has %d coordinates (count %d), the model has %d", j, k, e.Count, dim)
 		}
 	}
 	return nil
 }
 
-// boundsMass reports whether the mass estimates carry a lower bound: an
-// rmsprop mass normalised to the stiffest coordinate is floored by the
-// window's CurvatureFloor (MassFromPrecisionStiffestFloor).
-func (pt *PT) boundsMass() bool {
-	return pt.Precondition == PrecondRMSprop && pt.MassScale == MassScaleStiffest
+// Update runs the mass adaptation for the step just taken, step: it adds
+// the chains' positions to variance estimates, and at the end of a window
+// sets each chain's mass from its estimate (temp(j) is chain j's
+// temperature, which the rmsprop estimate's floor needs) and starts the
+// next window (or stops estimating after the last). It reports whether the
+// masses changed (a driver's health watch then pairs no kick terms across
+// the change).
+func (m Mass) Update(step int, chains []*sampler.State, est []MassEstimate, temp func(j int) float64) (changed bool, err error) {
+	if m.Precondition == PrecondNone {
+		return false, nil
+	}
+	ends := MassWindowEnds(m.BurnIn)
+	if len(ends) == 0 || step > ends[len(ends)-1] {
+		return false, nil
+	}
+	last := ends[len(ends)-1]
+	for j, s := range chains {
+		e := &est[j]
+		if m.Precondition == PrecondVariance || len(e.Mean) == len(s.Theta) && len(e.M2) == len(s.Theta) {
+			e.observe(s.Theta) // counts the step
+		} else {
+			e.Count++
+		}
+		if !slices.Contains(ends, step) {
+			continue
+		}
+		v := e.precision(m.Precondition)
+		mass := m.Scale.MassFrom(v)
+		if m.bounded() {
+			mass = MassFromPrecisionStiffestFloor(v, e.CurvatureFloor(temp(j)))
+		}
+		if err := s.SetMass(mass); err != nil {
+			return changed, fmt.Errorf("rung %d: mass at step %d: %w", j, step, err)
+		}
+		changed = true
+		if step == last {
+			*e = MassEstimate{}
+			s.SumGradSq(nil)
+		} else {
+			e.reset(m.Precondition, len(s.Theta), m.bounded())
+		}
+	}
+	return changed, nil
 }
 
-// armMass points each rung's gradient sums at its rmsprop estimate while
-// one is running (states restored from a checkpoint are re-armed here).
-func (pt *PT) armMass(st *PTState) {
-	if pt.Precondition != PrecondRMSprop {
+// bounded reports whether the mass estimates carry a lower bound: an
+// rmsprop mass normalised to the stiffest coordinate is floored by the
+// window's CurvatureFloor (MassFromPrecisionStiffestFloor).
+func (m Mass) bounded() bool {
+	return m.Precondition == PrecondRMSprop && m.Scale == MassScaleStiffest
+}
+
+// Arm points each chain's gradient sums at its rmsprop estimate while one
+// is running, before a step (states restored from a checkpoint are
+// re-armed here).
+func (m Mass) Arm(chains []*sampler.State, est []MassEstimate) {
+	if m.Precondition != PrecondRMSprop {
 		return
 	}
-	for j, s := range st.Rungs {
-		if j < len(st.Mass) && st.Mass[j].SumSq != nil && len(st.Mass[j].SumSq) == len(s.Theta) {
-			s.SumGradSq(st.Mass[j].SumSq)
+	for j, s := range chains {
+		if j < len(est) && est[j].SumSq != nil && len(est[j].SumSq) == len(s.Theta) {
+			s.SumGradSq(est[j].SumSq)
 		} else {
 			s.SumGradSq(nil)
 		}

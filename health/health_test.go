@@ -1,9 +1,11 @@
-package sampler
+package health
 
 import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // TestHealthNoiseEstimate runs SGHMC on a 200-dimensional Gaussian with
@@ -14,7 +16,7 @@ import (
 // InjectedVariance).
 func TestHealthNoiseEstimate(t *testing.T) {
 	const d, h, c = 200, 0.05, 2.0 // friction 0.1 per step
-	inj := InjectedVariance(c, h)
+	inj := sampler.InjectedVariance(c, h)
 	for _, tc := range []struct {
 		noiseVar float64
 		want     HealthStatus
@@ -25,19 +27,19 @@ func TestHealthNoiseEstimate(t *testing.T) {
 		{400, HealthFail}, // 1.0, share 84%
 	} {
 		t.Run(fmt.Sprint(tc.noiseVar), func(t *testing.T) {
-			g := &Gaussian{Mean: make([]float64, d), Var: make([]float64, d), NoiseVar: tc.noiseVar}
+			g := &sampler.Gaussian{Mean: make([]float64, d), Var: make([]float64, d), NoiseVar: tc.noiseVar}
 			for i := range g.Var {
 				g.Var[i] = 1
 			}
-			k := SGHMC{StepSize: h, Friction: c}
-			rng := NewStream(3, 0)
-			s := NewState(make([]float64, d))
+			k := sampler.SGHMC{StepSize: h, Friction: c}
+			rng := sampler.NewStream(3, 0)
+			s := sampler.NewState(make([]float64, d))
 			k.Init(s, rng.Rand)
 			var hl Health
 			hl.Start(s.KineticTemperature())
 			for i := 1; i <= 20000; i++ {
 				xi0 := s.Xi
-				if err := k.Step(s, g, Minibatch{}, At(1), rng.Rand); err != nil {
+				if err := k.Step(s, g, sampler.Minibatch{}, sampler.At(1), rng.Rand); err != nil {
 					t.Fatal(err)
 				}
 				hl.Observe(k, xi0, s.KineticTemperature(), s.Kinetic, d, i, 10000, i > 10000)

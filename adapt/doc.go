@@ -1,0 +1,10 @@
+// Package adapt holds the burn-in's adaptations of each chain's kernel
+// that are not parallel tempering's: the diagonal mass estimated over
+// windows of the burn-in and then frozen (Mass, Preconditioner,
+// MassScale, MassEstimate) and the per-coordinate noise correction set at
+// its end (Noise, NoiseEstimate, InjectionScale). Each is plain settings
+// with methods that a driver stepping the chains (tempering.PT) calls
+// around each step: Validate, Start, Check (a restored state), Arm
+// (before a step) and Update (after it). Their estimates are plain data
+// that a checkpoint saves; nothing adapts after burn-in.
+package adapt
