@@ -564,86 +564,17 @@ func (b *builder) node(n *Node) error {
 	case "MaxPool", "AveragePool":
 		return b.pool(n, a)
 	case "Relu", "Tanh", "Sigmoid":
-		x, _, err := b.act(n, 0, 0)
-		if err != nil {
-			return err
-		}
-		var y *G.Node
-		switch n.OpType {
-		case "Relu":
-			y, err = G.Rectify(x)
-		case "Tanh":
-			y, err = G.Tanh(x)
-		default:
-			y, err = G.Sigmoid(x)
-		}
-		if err != nil {
-			return b.nodeError(n, "%v", err)
-		}
-		return b.set(n, value{node: y})
+		return b.activation(n)
 	case "Flatten":
-		x, _, err := b.act(n, 0, 0)
-		if err != nil {
-			return err
-		}
-		axis := a.int("axis", 1)
-		if axis < 0 {
-			axis += int64(x.Dims())
-		}
-		if axis != 1 {
-			return b.nodeError(n, "axis %d: only axis 1 (one row per example) keeps the batch apart", a.int("axis", 1))
-		}
-		y, err := G.Reshape(x, tensor.Shape{b.batch, x.Shape().TotalSize() / b.batch})
-		if err != nil {
-			return b.nodeError(n, "%v", err)
-		}
-		return b.set(n, value{node: y})
+		return b.flatten(n, a)
 	case "Reshape":
 		return b.reshape(n, a)
 	case "Identity", "Dropout":
-		v, err := b.in(n, 0)
-		if err != nil {
-			return err
-		}
-		if n.OpType == "Dropout" && len(n.Inputs) > 2 && n.Inputs[2] != "" {
-			tm, err := b.intsIn(n, 2)
-			if err != nil || len(tm.ints) != 1 || tm.ints[0] != 0 {
-				return b.nodeError(n, "training_mode is not a constant false: only inference-mode Dropout (a no-op) is supported")
-			}
-		}
-		return b.set(n, v)
+		return b.passThrough(n)
 	case "Pad":
-		v, err := b.in(n, 0)
-		if err != nil {
-			return err
-		}
-		pads, ok := a.ints("pads")
-		if !ok && len(n.Inputs) > 1 && n.Inputs[1] != "" {
-			pv, err := b.intsIn(n, 1)
-			if err != nil {
-				return err
-			}
-			pads = pv.ints
-		}
-		for _, p := range pads {
-			if p != 0 {
-				return b.nodeError(n, "pads %v: only a Pad of zero widths (a no-op exporters write before AveragePool) is supported; pad in the Conv or pooling node instead", pads)
-			}
-		}
-		return b.set(n, v)
+		return b.pad(n, a)
 	case "Softmax", "LogSoftmax":
-		if b.net.stripped == "" || len(n.Outputs) != 1 || n.Outputs[0] != b.net.output {
-			return b.nodeError(n, "a %s inside the network: only one making the graph's output is supported (it is stripped: the logits are its input)", n.OpType)
-		}
-		x, _, err := b.act(n, 0, 2)
-		if err != nil {
-			return err
-		}
-		axis := a.int("axis", map[bool]int64{true: -1, false: 1}[b.net.opset >= 13])
-		if axis != -1 && axis != 1 {
-			return b.nodeError(n, "axis %d: expected the classes' axis (1 or -1)", axis)
-		}
-		return b.set(n, value{node: x})
+		return b.softmaxOutput(n, a)
 	case "Constant":
 		return b.constant(n, a)
 	case "Shape":
@@ -657,20 +588,119 @@ func (b *builder) node(n *Node) error {
 	case "Slice":
 		return b.slice(n, a)
 	case "Cast":
-		v, err := b.in(n, 0)
+		return b.cast(n, a)
+	}
+	return b.nodeError(n, "operator %s is not supported (supported: %s)", n.OpType, strings.Join(Supported, ", "))
+}
+
+// activation builds an elementwise activation (Relu, Tanh, Sigmoid).
+func (b *builder) activation(n *Node) error {
+	x, _, err := b.act(n, 0, 0)
+	if err != nil {
+		return err
+	}
+	var y *G.Node
+	switch n.OpType {
+	case "Relu":
+		y, err = G.Rectify(x)
+	case "Tanh":
+		y, err = G.Tanh(x)
+	default:
+		y, err = G.Sigmoid(x)
+	}
+	if err != nil {
+		return b.nodeError(n, "%v", err)
+	}
+	return b.set(n, value{node: y})
+}
+
+// flatten builds Flatten to one row per example.
+func (b *builder) flatten(n *Node, a attrs) error {
+	x, _, err := b.act(n, 0, 0)
+	if err != nil {
+		return err
+	}
+	axis := a.int("axis", 1)
+	if axis < 0 {
+		axis += int64(x.Dims())
+	}
+	if axis != 1 {
+		return b.nodeError(n, "axis %d: only axis 1 (one row per example) keeps the batch apart", a.int("axis", 1))
+	}
+	y, err := G.Reshape(x, tensor.Shape{b.batch, x.Shape().TotalSize() / b.batch})
+	if err != nil {
+		return b.nodeError(n, "%v", err)
+	}
+	return b.set(n, value{node: y})
+}
+
+// passThrough builds Identity or an inference-mode Dropout: its input unchanged.
+func (b *builder) passThrough(n *Node) error {
+	v, err := b.in(n, 0)
+	if err != nil {
+		return err
+	}
+	if n.OpType == "Dropout" && len(n.Inputs) > 2 && n.Inputs[2] != "" {
+		tm, err := b.intsIn(n, 2)
+		if err != nil || len(tm.ints) != 1 || tm.ints[0] != 0 {
+			return b.nodeError(n, "training_mode is not a constant false: only inference-mode Dropout (a no-op) is supported")
+		}
+	}
+	return b.set(n, v)
+}
+
+// pad builds a Pad of zero widths: its input unchanged.
+func (b *builder) pad(n *Node, a attrs) error {
+	v, err := b.in(n, 0)
+	if err != nil {
+		return err
+	}
+	pads, ok := a.ints("pads")
+	if !ok && len(n.Inputs) > 1 && n.Inputs[1] != "" {
+		pv, err := b.intsIn(n, 1)
 		if err != nil {
 			return err
 		}
-		to := int32(a.int("to", 0))
-		if v.node != nil && to != TypeFloat && to != TypeDouble {
-			return b.nodeError(n, "casts an activation to %s: only casts to float are no-ops here", typeName(to))
-		}
-		if v.init != nil {
-			return b.nodeError(n, "casts an initialiser: expected weights stored as float")
-		}
-		return b.set(n, v)
+		pads = pv.ints
 	}
-	return b.nodeError(n, "operator %s is not supported (supported: %s)", n.OpType, strings.Join(Supported, ", "))
+	for _, p := range pads {
+		if p != 0 {
+			return b.nodeError(n, "pads %v: only a Pad of zero widths (a no-op exporters write before AveragePool) is supported; pad in the Conv or pooling node instead", pads)
+		}
+	}
+	return b.set(n, v)
+}
+
+// softmaxOutput builds the output's Softmax or LogSoftmax, stripped: the logits are its input.
+func (b *builder) softmaxOutput(n *Node, a attrs) error {
+	if b.net.stripped == "" || len(n.Outputs) != 1 || n.Outputs[0] != b.net.output {
+		return b.nodeError(n, "a %s inside the network: only one making the graph's output is supported (it is stripped: the logits are its input)", n.OpType)
+	}
+	x, _, err := b.act(n, 0, 2)
+	if err != nil {
+		return err
+	}
+	axis := a.int("axis", map[bool]int64{true: -1, false: 1}[b.net.opset >= 13])
+	if axis != -1 && axis != 1 {
+		return b.nodeError(n, "axis %d: expected the classes' axis (1 or -1)", axis)
+	}
+	return b.set(n, value{node: x})
+}
+
+// cast builds a Cast to float: its input unchanged.
+func (b *builder) cast(n *Node, a attrs) error {
+	v, err := b.in(n, 0)
+	if err != nil {
+		return err
+	}
+	to := int32(a.int("to", 0))
+	if v.node != nil && to != TypeFloat && to != TypeDouble {
+		return b.nodeError(n, "casts an activation to %s: only casts to float are no-ops here", typeName(to))
+	}
+	if v.init != nil {
+		return b.nodeError(n, "casts an initialiser: expected weights stored as float")
+	}
+	return b.set(n, v)
 }
 
 func (b *builder) gemm(n *Node, a attrs) error {
