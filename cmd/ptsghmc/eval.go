@@ -44,7 +44,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	var steps windowFlags
 	steps.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline RUN ...] [--ood DIR|FILE|builtin ...] [--shift rotate,noise] [--selective] [--from-step S] [--to-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data] [--quiet]\n\nProgress (samples scored, images/s, ETA) goes to standard error.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline RUN ...] [--ood mnist|DIR|FILE|builtin ...] [--shift rotate,noise] [--selective] [--from-step S] [--to-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data] [--quiet]\n\nProgress (samples scored, images/s, ETA) goes to standard error.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -63,14 +63,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	switch *split {
-	case "test":
-	case "validation":
-		if test, err = evaluate.ValidationSet(append(append([]string(nil), runs...), baselines...), full); err != nil {
-			return fmt.Errorf("eval --split validation: %w", err)
-		}
-	default:
-		return fmt.Errorf("eval: --split %q: expected test or validation", *split)
+	if test, err = splitSet(*split, runs, baselines, full, test); err != nil {
+		return err
 	}
 	opt := evaluate.EvalOptions{Setup: runspec.DefaultSetup(), SkipCorrupt: *skipCorrupt, Window: win, Baselines: baselines, Seed: *seed}
 	if err := addEvalSets(&opt, oods, *shift); err != nil {
@@ -94,26 +88,49 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if *split != "test" {
 		rep.Split = *split
 	}
-	if *plotDir != "" {
-		if err := plots.WriteEvaluation(*plotDir, rep); err != nil {
+	return writeEval(stdout, rep, *plotDir, *reportPath, *asJSON, *selective)
+}
+
+// splitSet returns the examples eval scores for --split: the test set, or
+// the validation examples the runs and baselines held out of full.
+func splitSet(split string, runs, baselines []string, full, test *datasets.Dataset) (*datasets.Dataset, error) {
+	switch split {
+	case "test":
+		return test, nil
+	case "validation":
+		val, err := evaluate.ValidationSet(append(append([]string(nil), runs...), baselines...), full)
+		if err != nil {
+			return nil, fmt.Errorf("eval --split validation: %w", err)
+		}
+		return val, nil
+	}
+	return nil, fmt.Errorf("eval: --split %q: expected test or validation", split)
+}
+
+// writeEval writes eval's outputs: the plots into plotDir and the HTML
+// report to reportPath when given, then the report as JSON or as tables on
+// stdout.
+func writeEval(stdout io.Writer, rep *evaluate.Report, plotDir, reportPath string, asJSON, selective bool) error {
+	if plotDir != "" {
+		if err := plots.WriteEvaluation(plotDir, rep); err != nil {
 			return err
 		}
 	}
-	if *reportPath != "" {
-		if err := report.WriteFile(*reportPath, rep); err != nil {
+	if reportPath != "" {
+		if err := report.WriteFile(reportPath, rep); err != nil {
 			return err
 		}
 	}
-	if *asJSON {
+	if asJSON {
 		return writeJSON(stdout, rep)
 	}
 	printReport(stdout, rep)
-	printUncertainty(stdout, rep, *selective)
-	if *plotDir != "" {
-		fmt.Fprintf(stdout, "plots written to %s\n", *plotDir)
+	printUncertainty(stdout, rep, selective)
+	if plotDir != "" {
+		fmt.Fprintf(stdout, "plots written to %s\n", plotDir)
 	}
-	if *reportPath != "" {
-		fmt.Fprintf(stdout, "report written to %s\n", *reportPath)
+	if reportPath != "" {
+		fmt.Fprintf(stdout, "report written to %s\n", reportPath)
 	}
 	return nil
 }
