@@ -111,8 +111,14 @@ func (c *compiler[T]) fuseMLP() error {
 	if c.g.Logits != nil && c.node(c.g.Logits) != h {
 		return fmt.Errorf("MLP %s: the logits are not the last layer's output", s.Arch())
 	}
-	// The likelihood: every node LogLik depends on that does not lead to
-	// the last layer's output, but the target, is part of it.
+	return c.fuseTail(h)
+}
+
+// fuseTail marks the likelihood of an MLP whose last layer's output is h:
+// every node LogLik depends on that does not lead to h, but the target, is
+// part of it. It refuses a graph with a node that is neither.
+func (c *compiler[T]) fuseTail(h *cnode[T]) error {
+	s := c.mlp
 	ll := c.node(c.g.LogLik)
 	before := ancestors(c.g.G, h.n)
 	for _, cn := range c.nodes {
