@@ -39,9 +39,6 @@ const MNISTDirEnv = "PTSGHMC_MNIST_DIR"
 // Names lists the data set names in the order help texts give them.
 func Names() []string { return []string{NameFashionMNIST, NameMNIST} }
 
-// IsName reports whether s is a data set name rather than a path.
-func IsName(s string) bool { return s == NameMNIST || s == NameFashionMNIST }
-
 // Resolve returns the directory of the data set dir: dir itself when it is
 // not one of Names, else the named set's directory (for mnist: $PTSGHMC_MNIST_DIR,
 // or the module cache's copy of MNISTModule). An error names where it
