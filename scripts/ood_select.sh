@@ -21,6 +21,10 @@
 #   t0.3-nc      T = 0.3 with the noise correction
 #   t0.2-nc-2ch  T = 0.2 with the noise correction, two chains of 62,500 steps from
 #                independent starts (several basins, pooled)
+#   ens8c        (added 2026-11-28 23:45 UTC, after seed 1's t0.1-nc, t0.2-nc and ens8,
+#                as a baseline recorded beside ens8, not in the rule) 8 sgd networks of
+#                30,000 steps at a constant step, `--chains 8` (issue 57's 8-network
+#                row, test ECE 0.0070: a stronger calibration baseline than ens8's decay)
 # Rule (fixed with the rows): among the sampler rows whose posterior check is ok
 # for every chain on every seed and whose mean validation NLL, ECE and Brier are
 # all below ens8's, the highest mean over the four validation OOD sets of the
@@ -44,6 +48,9 @@ for row in "$@"; do
 	ens8)
 		sgd_members sgd 8 30000
 		score ens8 "${members[@]}"; continue ;;
+	ens8c)
+		train ens8c --seed "$seed" --sampler sgd --chains 8 --steps 30000
+		score ens8c ens8c; continue ;;
 	t0.1-nc) args=(--steps $S --burnin 10000 --thin 250 --temperature 0.1 --noise-correction) ;;
 	t0.2-nc) args=(--steps $S --burnin 10000 --thin 250 --temperature 0.2 --noise-correction) ;;
 	t0.3-nc) args=(--steps $S --burnin 10000 --thin 250 --temperature 0.3 --noise-correction) ;;
