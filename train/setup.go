@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -61,13 +63,16 @@ func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
 	return p.model, nil
 }
 
-// NewPT returns the sampler a run of cfg drives on training data of n
-// examples, with the registries of s: the kernel (at the first step's
-// learning rate), the posterior temperature and ladder, the health watch,
-// the preconditioner and noise correction, and with more than one rung the
-// exchange rule, its pairing and the ladder's adaptation. Runs build their
-// sampler here, and so does ptsghmc bench, so both step the same sampler.
-func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
+// NewDriver returns the driver of a run of cfg on training data of n
+// examples, with the registries of s: the kernel (at the configured
+// learning rate) and the run's schedule (runSchedule: each step's step
+// size, posterior temperature and, under an SGD warm-up, kernel), the
+// ladder, with more than one rung the exchange rule and its pairing, and
+// the phases: the ladder's adaptation, the health watch, the
+// preconditioner, the noise correction and the window's restart at the
+// end of burn-in. Runs build their driver here, and so does ptsghmc
+// bench, so both step the same sampler.
+func NewDriver(s runspec.Setup, cfg runspec.Config, n int) (*driver.Driver, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
@@ -79,10 +84,12 @@ func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
 	if err != nil {
 		return nil, err
 	}
-	pt := &tempering.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
-		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(), MassScale: cfg.MassScaleValue(),
-		NoiseCorrection: cfg.NoiseCorrection, ExactGradients: cfg.Batch >= n,
-		Record: tempering.StandardRecorders()} // every figure the metrics and reports read
+	sched, err := newSchedule(cfg, kernel, n)
+	if err != nil {
+		return nil, err
+	}
+	pt := &tempering.PT{Temps: temps, Record: tempering.StandardRecorders()} // every figure the metrics and reports read
+	var tune []driver.Phase
 	if len(temps) > 1 {
 		pt.Every = cfg.Exchange
 		pt.Scheme = tempering.Scheme(cfg.Scheme)
@@ -94,8 +101,24 @@ func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
 			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)
 		}
 		if cfg.Ladder == "adaptive" {
-			pt.Adapt = &tempering.LadderAdaptation{SwapTarget: cfg.SwapTarget}
+			tune = append(tune, &driver.LadderTuning{Adapt: &tempering.LadderAdaptation{SwapTarget: cfg.SwapTarget}})
 		}
 	}
-	return pt, nil
+	return &driver.Driver{Kernel: kernel, Schedule: sched, PT: pt, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
+		Phases: append(tune, runPhases(cfg, n)...)}, nil
+}
+
+// runPhases returns the burn-in phases of a run of cfg on n examples
+// after the ladder's tuning, in their order: the health watch (with the
+// noise-aware step), the preconditioner, the noise correction and the
+// window's restart at the end of burn-in.
+func runPhases(cfg runspec.Config, n int) []driver.Phase {
+	ps := []driver.Phase{&driver.StepHealth{Window: healthWindow(cfg), NoiseTarget: cfg.NoiseTarget, ExactGradients: cfg.Batch >= n}}
+	if p, sc := cfg.PreconditionValue(), cfg.MassScaleValue(); p != adapt.PrecondNone || sc != adapt.MassScaleWidest {
+		ps = append(ps, &driver.Mass{Precondition: p, Scale: sc})
+	}
+	if cfg.NoiseCorrection {
+		ps = append(ps, &driver.NoiseCorrection{Precondition: cfg.PreconditionValue()})
+	}
+	return append(ps, driver.WindowRestart{})
 }

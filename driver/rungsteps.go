@@ -1,4 +1,4 @@
-package tempering
+package driver
 
 import (
 	"sync"
@@ -6,45 +6,45 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/internal/workpool"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
-// rungSteps is one PT step's kernel steps, one per rung, run by the caller
+// rungSteps is one step's kernel steps, one per rung, run by the caller
 // and up to workers-1 goroutines of a pool that lives as long as the
 // process: each takes the next rung not yet taken, so at most workers
 // rungs step at once, and nothing is allocated per step (a closure or a
 // goroutine per rung was). The rungs are independent (each its own state,
 // potential and stream), so the order in which they step changes no bit.
 type rungSteps struct {
-	pt     *PT
+	kernel sampler.Kernel
 	pots   []sampler.Potential
-	st     *PTState
-	hypers []sampler.Hyper
-	errs   []error
+	st     *tempering.PTState
+	in     *StepInfo
 	next   atomic.Int64
 	wg     sync.WaitGroup
 }
 
 // step runs rung j's kernel step: its minibatch from its order (when the
-// run has orders), then the kernel at hypers[j].
+// run has orders), then the step's kernel at the rung's Hyper.
 func (rs *rungSteps) step(j int) {
-	st := rs.st
+	st, in := rs.st, rs.in
 	s := st.Rungs[j]
-	st.xi0[j] = s.Xi
+	in.Xi0[j] = s.Xi
 	s.BeginStep()
 	rng := st.Streams[j].Rand
 	var mb sampler.Minibatch
 	if st.Orders != nil {
 		mb = sampler.NextMinibatch(st.Orders[j], rng)
 	}
-	rs.errs[j] = rs.pt.Kernel.Step(s, rs.pots[j], mb, rs.hypers[j], rng)
-	st.kin[j] = s.KineticAfterStep() // summed in the update, or a pass over p in parallel too
+	in.errs[j] = rs.kernel.Step(s, rs.pots[j], mb, in.Hypers[j], rng)
+	in.Kin[j] = s.KineticAfterStep() // summed in the update, or a pass over p in parallel too
 }
 
 // drain steps rungs until none is left.
 func (rs *rungSteps) drain() {
 	for {
 		j := int(rs.next.Add(1)) - 1
-		if j >= len(rs.errs) {
+		if j >= len(rs.in.errs) {
 			return
 		}
 		rs.step(j)
@@ -54,7 +54,7 @@ func (rs *rungSteps) drain() {
 // run steps every rung, on up to workers goroutines.
 func (rs *rungSteps) run(workers int) {
 	rs.next.Store(0)
-	rungPool.Share(rs, min(workers, len(rs.errs))-1, &rs.wg)
+	rungPool.Share(rs, min(workers, len(rs.in.errs))-1, &rs.wg)
 }
 
 // Run drains the step's rungs and reports its runner done.

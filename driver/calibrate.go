@@ -1,6 +1,10 @@
-package tempering
+package driver
 
-import "math"
+import (
+	"math"
+
+	"github.com/ptsghmc/ptsghmc/tempering"
+)
 
 // Why a ladder placed from its rejections missed its swap target (issue 32's
 // 784-32-10 case, 4 rungs, --swap-target 0.3, --exchange 20, burn-in 6,000):
@@ -32,7 +36,7 @@ import "math"
 
 // stationaryStretch returns the rounds since the last one spoiled by a
 // transient (rounds holds the finished rounds and the current one last).
-func stationaryStretch(rounds []TuningRound) []TuningRound {
+func stationaryStretch(rounds []tempering.TuningRound) []tempering.TuningRound {
 	for i := len(rounds) - 1; i >= 0; i-- {
 		if rounds[i].Spoiled != "" {
 			return rounds[i+1:]
@@ -52,10 +56,10 @@ const (
 // swaps' own Barker acceptance: over the pairs that are not saturated in the
 // stationary stretch's rounds that recorded their attempts, the
 // Metropolis-equivalent rejection that their mean Barker acceptance maps to
-// (BarkerToMetropolisRejection, the mapping the swap target goes through)
+// (tempering.BarkerToMetropolisRejection, the mapping the swap target goes through)
 // divided by their mean measured rejection, weighted by attempts; clamped
 // to [0.5, 2], and 1 without such pairs.
-func barkerScale(rounds []TuningRound) float64 {
+func barkerScale(rounds []tempering.TuningRound) float64 {
 	acc, rej, n := 0.0, 0.0, 0.0
 	for _, r := range stationaryStretch(rounds) {
 		if len(r.Tries) != len(r.Reject) || len(r.Acceptance) != len(r.Reject) {
@@ -74,7 +78,7 @@ func barkerScale(rounds []TuningRound) float64 {
 	if n == 0 || rej <= 0 || acc/n > scaleMaxAcceptance || acc/n < scaleMinAcceptance {
 		return 1
 	}
-	want := barkerToMetropolisRejection(acc / n)
+	want, _ := tempering.BarkerToMetropolisRejection(acc / n) // in (0.05, 0.45)
 	return math.Min(math.Max(want/(rej/n), scaleMin), scaleMax)
 }
 

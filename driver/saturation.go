@@ -1,4 +1,4 @@
-package tempering
+package driver
 
 import "math"
 
