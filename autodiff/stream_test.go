@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -64,7 +65,8 @@ func TestStreamedGradientSameChain(t *testing.T) {
 						if stream {
 							pot = p
 						}
-						pt := &tempering.PT{Kernel: k, Temps: []float64{1}}
+						h, _ := k.(sampler.Frictional).Dynamics()
+						pt := driver.Chain(k, h)
 						theta := make([]float64, spec.NumParams())
 						spec.Init(theta, rand.New(rand.NewPCG(3, 3)))
 						if states[i], err = pt.Init([][]float64{theta}, 4); err != nil {
@@ -163,7 +165,7 @@ func BenchmarkStreamedStep(b *testing.B) {
 				if stream {
 					pot = p
 				}
-				pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: []float64{1}}
+				pt := driver.Chain(sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, 1e-3)
 				theta := make([]float64, spec.NumParams())
 				spec.Init(theta, rand.New(rand.NewPCG(5, 6)))
 				st, err := pt.Init([][]float64{theta}, 1)

@@ -162,9 +162,21 @@ func (d *Driver) prepare(pots []sampler.Potential, st *tempering.PTState) (*Step
 	in.Setting = set
 	for j := range in.Kernels {
 		in.Hypers[j] = sampler.Hyper{StepSize: set.Hyper.StepSize, Temp: tempering.TemperedRung(set.Hyper.Temp, st.Temps[j])}
-		in.Kernels[j] = sampler.KernelAt(set.Kernel, in.Hypers[j].StepSize)
+		in.Kernels[j] = kernelAt(set.Kernel, in.Hypers[j].StepSize)
 	}
 	return in, nil
+}
+
+// kernelAt returns k as it steps at step size h: k itself at its own
+// step (sampler.KernelAt's value, without boxing a copy at every step),
+// a Frictional kernel's At(h) otherwise.
+func kernelAt(k sampler.Kernel, h float64) sampler.Kernel {
+	if fk, ok := k.(sampler.Frictional); ok {
+		if own, _ := fk.Dynamics(); own == h {
+			return k
+		}
+	}
+	return sampler.KernelAt(k, h)
 }
 
 // explore steps every rung's kernel at its Hyper, on up to Workers
@@ -232,4 +244,10 @@ func (d *Driver) Restore(s tempering.Snapshot, dim int) (*tempering.PTState, err
 // phases of a run that adapts nothing else.
 func Watched(phases ...Phase) []Phase {
 	return append(phases, &StepHealth{}, WindowRestart{})
+}
+
+// Chain returns the driver of one chain of kernel k at step size h (in
+// k's units) and temperature 1, its health watched: a one-rung ladder.
+func Chain(k sampler.Kernel, h float64) *Driver {
+	return &Driver{Kernel: k, Schedule: Fixed(k, h, 1), PT: &tempering.PT{Temps: []float64{1}}, Phases: Watched()}
 }

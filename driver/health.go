@@ -79,7 +79,7 @@ func (h *StepHealth) Before(_ *Driver, st *tempering.PTState, in *StepInfo) {
 	for j := range in.Hypers {
 		if sc := st.Stats.Health[j].Multiplier(); sc != 1 {
 			in.Hypers[j].StepSize = in.Setting.Hyper.StepSize * sc
-			in.Kernels[j] = sampler.KernelAt(in.Setting.Kernel, in.Hypers[j].StepSize)
+			in.Kernels[j] = kernelAt(in.Setting.Kernel, in.Hypers[j].StepSize)
 		}
 	}
 }

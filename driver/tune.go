@@ -284,4 +284,3 @@ func maxDeviation(reject, want []float64) float64 {
 	}
 	return d
 }
-

@@ -1,4 +1,4 @@
-package tempering_test
+package driver
 
 import (
 	"errors"
@@ -365,7 +365,7 @@ func (r badScaleRun) run(t testing.TB, bs *badScale) ([][]float64, health.Health
 	if win == 0 {
 		win = 5000
 	}
-	pt := &tempering.PT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: r.Burn, HealthWindow: win, Precondition: r.Precond}
+	pt := testDriver(testPT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: r.Burn, HealthWindow: win, Precondition: r.Precond})
 	st, err := pt.Init([][]float64{bs.start()}, r.Seed)
 	if err != nil {
 		t.Fatal(err)
@@ -654,7 +654,7 @@ func BenchmarkSuiteESS(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn, Precondition: p}
+				pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn, Precondition: p})
 				st, err := pt.Init([][]float64{lr.init(1)}, 1)
 				if err != nil {
 					b.Fatal(err)

@@ -1,10 +1,11 @@
-package tempering
+package driver
 
 import (
 	"math"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // TestSwapsOffAblation runs the paper's gauss1d4 experiment twice on the
@@ -20,11 +21,11 @@ func TestSwapsOffAblation(t *testing.T) {
 	tv := map[int]float64{}
 	for _, every := range []int{2, 0} {
 		m := sampler.Gauss1D4()
-		temps, _ := GeometricLadder(10, 10)
-		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: every, Workers: 1}
+		temps, _ := tempering.GeometricLadder(10, 10)
+		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: every, Workers: 1})
 		if every > 0 {
-			corr, _ := NewCorrection(1, CorrectionOptions{})
-			pt.Exchange = &Exchanger{Batch: 16, Correction: corr}
+			corr, _ := tempering.NewCorrection(1, tempering.CorrectionOptions{})
+			pt.PT.Exchange = &tempering.Exchanger{Batch: 16, Correction: corr}
 		}
 		st, err := pt.Init([][]float64{m.Start()}, 1)
 		if err != nil {
@@ -35,7 +36,7 @@ func TestSwapsOffAblation(t *testing.T) {
 			pots[i] = m
 		}
 		var xs [][]float64
-		err = pt.Run(pots, m, st, steps, func(s *PTState) error {
+		err = pt.Run(pots, m, st, steps, func(s *tempering.PTState) error {
 			if s.Steps > burn && s.Steps%5 == 0 {
 				xs = append(xs, append([]float64(nil), s.Rungs[0].Theta...))
 			}

@@ -1,4 +1,4 @@
-package tempering_test
+package driver
 
 import (
 	"fmt"
@@ -216,7 +216,7 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 	if temps == nil {
 		temps = []float64{1}
 	}
-	pt := &tempering.PT{Record: tempering.StandardRecorders(), Kernel: c.kernel, Temps: temps, Workers: 1, BurnIn: c.burn, HealthWindow: c.healthWin, NoiseTarget: c.target}
+	pt := testDriver(testPT{Record: tempering.StandardRecorders(), Kernel: c.kernel, Temps: temps, Workers: 1, BurnIn: c.burn, HealthWindow: c.healthWin, NoiseTarget: c.target})
 	var tp sampler.TermPotential
 	pots := make([]sampler.Potential, len(temps))
 	for j := range pots {
@@ -234,7 +234,7 @@ func runSuiteCase(t *testing.T, lr *linReg, c suiteCase) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pt.Every, pt.Exchange = 25, &tempering.Exchanger{Batch: 100, Correction: corr}
+		pt.PT.Every, pt.PT.Exchange = 25, &tempering.Exchanger{Batch: 100, Correction: corr}
 	}
 	st, err := pt.Init([][]float64{lr.init(1)}, 1)
 	if err != nil {

@@ -1,4 +1,4 @@
-package tempering
+package driver
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // noisyTerms is exactTerms with independent N(0, sd^2) noise on every
@@ -50,8 +51,8 @@ func TestBiasCorrectedExchange(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			pt := &PT{Record: StandardRecorders(), Kernel: sampler.SGLD{StepSize: 0.02}, Temps: []float64{1, 6}, Every: 1,
-				Exchange: &BiasCorrectedExchange{Batch: 64, F: c.f}, Workers: 1}
+			pt := testDriver(testPT{Record: tempering.StandardRecorders(), Kernel: sampler.SGLD{StepSize: 0.02}, Temps: []float64{1, 6}, Every: 1,
+				Exchange: &tempering.BiasCorrectedExchange{Batch: 64, F: c.f}, Workers: 1})
 			st, err := pt.Init([][]float64{{0}}, 9)
 			if err != nil {
 				t.Fatal(err)

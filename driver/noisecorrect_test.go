@@ -1,4 +1,4 @@
-package tempering
+package driver
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // coordNoiseGauss is a standard Gaussian whose gradient carries white noise
@@ -41,14 +42,14 @@ func TestNoiseCorrectionHotCold(t *testing.T) {
 	}
 	pot := coordNoiseGauss{NoiseVar: nv}
 	for _, correct := range []bool{false, true} {
-		pt := &PT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: 40000, HealthWindow: 10000, NoiseCorrection: correct}
+		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: 40000, HealthWindow: 10000, NoiseCorrection: correct})
 		st, err := pt.Init([][]float64{make([]float64, d)}, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
 		v := make([]float64, d)
 		n := 0
-		err = pt.Run([]sampler.Potential{pot}, nil, st, 240000, func(s *PTState) error {
+		err = pt.Run([]sampler.Potential{pot}, nil, st, 240000, func(s *tempering.PTState) error {
 			if s.Steps > pt.BurnIn {
 				for i, x := range s.Rungs[0].Theta {
 					v[i] += x * x

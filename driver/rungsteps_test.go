@@ -1,9 +1,10 @@
-package tempering
+package driver
 
 import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // TestStepNoAllocs: a PT step of several rungs on two workers allocates
@@ -11,7 +12,7 @@ import (
 func TestStepNoAllocs(t *testing.T) {
 	target := sampler.StdGaussian{D: 300}
 	for _, workers := range []int{1, 2} {
-		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.05, Diffusion: 1}, Temps: []float64{1, 2, 4, 8}, Workers: workers}
+		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.05, Diffusion: 1}, Temps: []float64{1, 2, 4, 8}, Workers: workers})
 		starts := [][]float64{make([]float64, target.D)}
 		st, err := pt.Init(starts, 1)
 		if err != nil {
@@ -34,8 +35,8 @@ func TestStepNoAllocs(t *testing.T) {
 // rung the chain it has alone on one worker, bit for bit.
 func TestStepsEveryRung(t *testing.T) {
 	target := sampler.StdGaussian{D: 50}
-	run := func(workers int) *PTState {
-		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.05, Diffusion: 1}, Temps: []float64{1, 1.5, 2, 3, 5}, Workers: workers}
+	run := func(workers int) *tempering.PTState {
+		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.05, Diffusion: 1}, Temps: []float64{1, 1.5, 2, 3, 5}, Workers: workers})
 		st, err := pt.Init([][]float64{make([]float64, target.D)}, 7)
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package tempering_test
+package driver
 
 import (
 	"math"
@@ -7,7 +7,6 @@ import (
 	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // TestMixingVerdict runs SGNHT with the variance mass on TestMassScaleStiffest's
@@ -33,8 +32,8 @@ func TestMixingVerdict(t *testing.T) {
 		{adapt.MassScaleStiffest, true, health.HealthOK, health.CauseNone},
 		{adapt.MassScaleWidest, false, health.HealthOK, health.CauseNone},
 	} {
-		pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn,
-			Precondition: adapt.PrecondVariance, MassScale: tc.scale, MixCoords: tc.coords, ExactGradients: true}
+		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn,
+			Precondition: adapt.PrecondVariance, MassScale: tc.scale, MixCoords: tc.coords, ExactGradients: true})
 		st, v, _ := runFromOrigin(t, pt, g, steps, burn)
 		hl := st.Stats.Health[0]
 		status, fig := hl.Verdict()

@@ -1,10 +1,11 @@
-package tempering
+package driver
 
 import (
 	"math"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // modeWeights returns the fraction of samples nearest each component.
@@ -25,10 +26,10 @@ func TestMixtureModes(t *testing.T) {
 	}
 	for _, name := range []string{"gauss1d4", "gauss2d5"} {
 		m, _ := sampler.Target(name)
-		temps, _ := GeometricLadder(10, 10)
-		corr, _ := NewCorrection(1, CorrectionOptions{})
-		pt := &PT{Record: StandardRecorders(), Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2,
-			Exchange: &Exchanger{Batch: 16, Correction: corr}, Workers: 1}
+		temps, _ := tempering.GeometricLadder(10, 10)
+		corr, _ := tempering.NewCorrection(1, tempering.CorrectionOptions{})
+		pt := testDriver(testPT{Record: tempering.StandardRecorders(), Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: temps, Every: 2,
+			Exchange: &tempering.Exchanger{Batch: 16, Correction: corr}, Workers: 1})
 		st, err := pt.Init([][]float64{m.Start()}, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -38,7 +39,7 @@ func TestMixtureModes(t *testing.T) {
 			pots[i] = m
 		}
 		var xs [][]float64
-		err = pt.Run(pots, m, st, 2000000, func(s *PTState) error {
+		err = pt.Run(pots, m, st, 2000000, func(s *tempering.PTState) error {
 			if s.Steps > 20000 && s.Steps%5 == 0 {
 				xs = append(xs, append([]float64(nil), s.Rungs[0].Theta...))
 			}

@@ -1,4 +1,4 @@
-package tempering_test
+package driver
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/sampler"
-	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // ExamplePT_precondition runs SGNHT with a diagonal mass estimated during
@@ -14,8 +13,8 @@ import (
 // masses are frozen at the end of the last estimation window.
 func ExamplePT_precondition() {
 	g := &sampler.Gaussian{Mean: []float64{0, 0}, Var: []float64{1e-4, 1}}
-	pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: 0.005, Diffusion: 20}, Temps: []float64{1}, Workers: 1,
-		BurnIn: 20000, Precondition: adapt.PrecondVariance}
+	pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.005, Diffusion: 20}, Temps: []float64{1}, Workers: 1,
+		BurnIn: 20000, Precondition: adapt.PrecondVariance})
 	st, err := pt.Init([][]float64{{0, 0}}, 1)
 	if err != nil {
 		fmt.Println(err)

@@ -1,4 +1,4 @@
-package tempering
+package driver
 
 import (
 	"testing"
@@ -26,8 +26,8 @@ func TestNoiseTargetStep(t *testing.T) {
 		{target: 0, minShare: 0.3, maxShare: 1, maxScale: 1},
 		{target: 0.05, minShare: 0, maxShare: 0.1, maxScale: 0.5},
 	} {
-		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: []float64{1}, Workers: 1,
-			BurnIn: burn, HealthWindow: window, NoiseTarget: c.target}
+		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: []float64{1}, Workers: 1,
+			BurnIn: burn, HealthWindow: window, NoiseTarget: c.target})
 		st, err := pt.Init([][]float64{make([]float64, d)}, 5)
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,6 @@
 //go:build long
 
-package tempering_test
+package driver
 
 import (
 	"math"

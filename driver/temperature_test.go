@@ -1,4 +1,4 @@
-package tempering_test
+package driver
 
 import (
 	"fmt"
@@ -62,7 +62,7 @@ func TestTemperedPosterior(t *testing.T) {
 			if ladder == nil {
 				ladder = []float64{1}
 			}
-			pt := &tempering.PT{Kernel: c.kernel, Temperature: c.temp, Temps: ladder, Workers: 1, BurnIn: 5000}
+			pt := testDriver(testPT{Kernel: c.kernel, Temperature: c.temp, Temps: ladder, Workers: 1, BurnIn: 5000})
 			pots := make([]sampler.Potential, len(ladder))
 			for j := range pots {
 				p, err := lr.potential(50, uint64(10+j))
@@ -77,7 +77,7 @@ func TestTemperedPosterior(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pt.Every, pt.Exchange = 25, &tempering.Exchanger{Batch: 50, Correction: corr}
+				pt.PT.Every, pt.PT.Exchange = 25, &tempering.Exchanger{Batch: 50, Correction: corr}
 			}
 			st, err := pt.Init([][]float64{lr.init(1)}, 7)
 			if err != nil {
@@ -96,7 +96,7 @@ func TestTemperedPosterior(t *testing.T) {
 				t.Fatal(err)
 			}
 			for j := range ladder {
-				rt := pt.RungTemperature(st, j)
+				rt := tempering.TemperedRung(pt.Schedule.(Constant).Hyper.Temp, st.Temps[j])
 				chk := lr.check(xs[j], rt)
 				t.Logf("rung %d (T=%g): %v", j+1, rt, chk)
 				if !chk.within(0.15, 0.05) {

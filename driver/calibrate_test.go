@@ -1,32 +1,36 @@
-package tempering
+package driver
 
 import (
 	"math"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // TestBarkerScale checks the calibration of measured rejections to the
 // swaps' Barker acceptance over the stationary stretch.
 func TestBarkerScale(t *testing.T) {
 	mu := 1.19 // a pair at the Gaussian model's equilibrium: rejection 0.56, Barker 0.30
-	modelRej, modelAcc := 1-metropolisAcceptance(mu), barkerAcceptance(mu)
-	round := func(rej, acc float64, spoiled string) TuningRound {
-		return TuningRound{Reject: []float64{rej, rej, rej}, Acceptance: []float64{acc, acc, acc}, Tries: []int{25, 25, 25}, Spoiled: spoiled}
+	modelRej := 1 - tempering.MetropolisAcceptance(mu)
+	modelAcc := barkerAcceptance(mu)
+	round := func(rej, acc float64, spoiled string) tempering.TuningRound {
+		return tempering.TuningRound{Reject: []float64{rej, rej, rej}, Acceptance: []float64{acc, acc, acc}, Tries: []int{25, 25, 25}, Spoiled: spoiled}
 	}
-	noisy := barkerToMetropolisRejection(0.43) / 0.43
+	r43, _ := tempering.BarkerToMetropolisRejection(0.43)
+	noisy := r43 / 0.43
 	for _, c := range []struct {
 		name   string
-		rounds []TuningRound
+		rounds []tempering.TuningRound
 		want   float64
 	}{
-		{"the model's own pairs", []TuningRound{round(modelRej, modelAcc, "")}, 1},
+		{"the model's own pairs", []tempering.TuningRound{round(modelRej, modelAcc, "")}, 1},
 		// issue 32's pairs after burn-in: rejection 0.43 measured, Barker 0.43
-		{"minibatch noise inflates the rejections", []TuningRound{round(0.43, 0.43, "")}, noisy},
-		{"rounds before a transient are left out", []TuningRound{round(0.43, 0.43, ""), round(0.9, 0.2, "moved"), round(modelRej, modelAcc, "")}, 1},
-		{"saturated pairs are left out", []TuningRound{{Reject: []float64{0.97, modelRej}, Acceptance: []float64{0.4, modelAcc}, Tries: []int{25, 25}}}, 1},
-		{"acceptance near 1/2 is ill-conditioned", []TuningRound{round(0.2, 0.47, "")}, 1},
-		{"rounds without attempts recorded", []TuningRound{{Reject: []float64{0.43}, Acceptance: []float64{0.43}}}, 1},
-		{"clamped", []TuningRound{round(0.05, 0.1, "")}, scaleMax},
+		{"minibatch noise inflates the rejections", []tempering.TuningRound{round(0.43, 0.43, "")}, noisy},
+		{"rounds before a transient are left out", []tempering.TuningRound{round(0.43, 0.43, ""), round(0.9, 0.2, "moved"), round(modelRej, modelAcc, "")}, 1},
+		{"saturated pairs are left out", []tempering.TuningRound{{Reject: []float64{0.97, modelRej}, Acceptance: []float64{0.4, modelAcc}, Tries: []int{25, 25}}}, 1},
+		{"acceptance near 1/2 is ill-conditioned", []tempering.TuningRound{round(0.2, 0.47, "")}, 1},
+		{"rounds without attempts recorded", []tempering.TuningRound{{Reject: []float64{0.43}, Acceptance: []float64{0.43}}}, 1},
+		{"clamped", []tempering.TuningRound{round(0.05, 0.1, "")}, scaleMax},
 	} {
 		got := barkerScale(c.rounds)
 		t.Logf("%s: %.4f", c.name, got)
@@ -72,4 +76,18 @@ func TestFlatIfConsistent(t *testing.T) {
 			}
 		}
 	}
+}
+
+// barkerAcceptance returns E[1/(1+exp(-X))] for X ~ N(-mu, 2 mu), by the
+// midpoint rule over +-10 standard deviations (tempering's own, for the
+// model's pairs).
+func barkerAcceptance(mu float64) float64 {
+	sd := math.Sqrt(2 * mu)
+	const n = 4000
+	s := 0.0
+	for i := 0; i < n; i++ {
+		z := -10 + 20*(float64(i)+0.5)/n
+		s += tempering.Logistic(-mu+sd*z) * math.Exp(-0.5*z*z)
+	}
+	return s * (20.0 / n) / math.Sqrt(2*math.Pi)
 }

@@ -1,4 +1,4 @@
-package tempering
+package driver
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // relaxingGaussianKernel draws every rung of StdGaussian afresh at every
@@ -43,12 +44,12 @@ func (k relaxingGaussianKernel) Step(s *sampler.State, pot sampler.Potential, mb
 // start at the origin and relax at rate rho, with exchanges every step and
 // the ladder adapted during burn-in, then samples for sample steps; it
 // returns the state, and the ladder at the end of burn-in.
-func adaptCase(t *testing.T, d int, relax float64, adapt *LadderAdaptation, temps []float64, burn, sample int, seed uint64) (*PTState, []float64) {
+func adaptCase(t *testing.T, d int, relax float64, adapt *tempering.LadderAdaptation, temps []float64, burn, sample int, seed uint64) (*tempering.PTState, []float64) {
 	t.Helper()
 	g := sampler.StdGaussian{D: d}
-	corr, _ := NewCorrection(1, CorrectionOptions{})
-	pt := &PT{Kernel: relaxingGaussianKernel{Relax: relax, Rungs: len(temps), calls: new(int)}, Temps: temps, Every: 1, Exchange: &Exchanger{Batch: 2, Correction: corr},
-		Workers: 1, BurnIn: burn, Adapt: adapt}
+	corr, _ := tempering.NewCorrection(1, tempering.CorrectionOptions{})
+	pt := testDriver(testPT{Kernel: relaxingGaussianKernel{Relax: relax, Rungs: len(temps), calls: new(int)}, Temps: temps, Every: 1, Exchange: &tempering.Exchanger{Batch: 2, Correction: corr},
+		Workers: 1, BurnIn: burn, Adapt: adapt})
 	st, err := pt.Init([][]float64{make([]float64, d)}, seed)
 	if err != nil {
 		t.Fatal(err)
@@ -85,19 +86,19 @@ func TestAdaptationMeetsTarget(t *testing.T) {
 	const d, relax, sample = 50, 1500, 10000
 	for _, c := range []struct {
 		name  string
-		adapt *LadderAdaptation
+		adapt *tempering.LadderAdaptation
 		tmax  float64
 		burn  int
 		ok    bool // expected to converge
 	}{
-		{"free top 0.3", &LadderAdaptation{SwapTarget: 0.3}, 1.5, 4094, true},
-		{"free top 0.2", &LadderAdaptation{SwapTarget: 0.2}, 1.5, 4094, true},
-		{"fixed ends", &LadderAdaptation{}, 2, 4094, true},
-		{"free top 0.3, short burn-in", &LadderAdaptation{SwapTarget: 0.3}, 1.5, 1534, false},
+		{"free top 0.3", &tempering.LadderAdaptation{SwapTarget: 0.3}, 1.5, 4094, true},
+		{"free top 0.2", &tempering.LadderAdaptation{SwapTarget: 0.2}, 1.5, 4094, true},
+		{"fixed ends", &tempering.LadderAdaptation{}, 2, 4094, true},
+		{"free top 0.3, short burn-in", &tempering.LadderAdaptation{SwapTarget: 0.3}, 1.5, 1534, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for seed := uint64(1); seed <= 2; seed++ {
-				temps, _ := GeometricLadder(4, c.tmax)
+				temps, _ := tempering.GeometricLadder(4, c.tmax)
 				st, atBurn := adaptCase(t, d, relax, c.adapt, temps, c.burn, sample, seed)
 				acc := make([]float64, 3)
 				lo, hi := 1.0, 0.0
@@ -151,10 +152,10 @@ func TestAdaptationMeetsTarget(t *testing.T) {
 func TestAutoRungs(t *testing.T) {
 	for _, d := range []int{20, 100, 400} {
 		g := sampler.StdGaussian{D: d}
-		temps, _ := GeometricLadder(5, 10)
-		corr, _ := NewCorrection(1, CorrectionOptions{})
-		pt := &PT{Kernel: exactGaussianKernel{}, Temps: temps, Every: 1, Exchange: &Exchanger{Batch: 2, Correction: corr},
-			Workers: 1, BurnIn: 2046, Adapt: &LadderAdaptation{}}
+		temps, _ := tempering.GeometricLadder(5, 10)
+		corr, _ := tempering.NewCorrection(1, tempering.CorrectionOptions{})
+		pt := testDriver(testPT{Kernel: exactGaussianKernel{}, Temps: temps, Every: 1, Exchange: &tempering.Exchanger{Batch: 2, Correction: corr},
+			Workers: 1, BurnIn: 2046, Adapt: &tempering.LadderAdaptation{}})
 		st, err := pt.Init([][]float64{make([]float64, d)}, 3)
 		if err != nil {
 			t.Fatal(err)
@@ -170,7 +171,7 @@ func TestAutoRungs(t *testing.T) {
 		if !ok {
 			t.Fatalf("d %d: no stationary tuning round", d)
 		}
-		r, why, err := RungsFor(lambda, 0, 64)
+		r, why, err := tempering.RungsFor(lambda, 0, 64)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,17 +182,17 @@ func TestAutoRungs(t *testing.T) {
 		}
 	}
 	// with a swap target: Lambda / r(A) + 1, capped
-	rej, _ := BarkerToMetropolisRejection(0.3)
+	rej, _ := tempering.BarkerToMetropolisRejection(0.3)
 	for _, c := range []struct {
 		lambda float64
 		maxR   int
 		want   int
 	}{{3 * rej, 16, 4}, {3*rej + 0.01, 16, 5}, {100, 16, 16}, {0, 16, 3}} {
-		if r, _, err := RungsFor(c.lambda, 0.3, c.maxR); err != nil || r != c.want {
+		if r, _, err := tempering.RungsFor(c.lambda, 0.3, c.maxR); err != nil || r != c.want {
 			t.Errorf("RungsFor(%v, 0.3, %d) = %d, %v; want %d", c.lambda, c.maxR, r, err, c.want)
 		}
 	}
-	if _, _, err := RungsFor(1, 0, 2); err == nil {
+	if _, _, err := tempering.RungsFor(1, 0, 2); err == nil {
 		t.Error("a cap of 2 rungs accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package tempering_test
+package driver
 
 import (
 	"math"
@@ -25,8 +25,8 @@ func TestMassScaleStiffest(t *testing.T) {
 	for _, k := range []sampler.Kernel{sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, sampler.SGLD{StepSize: 2 * h * h}} {
 		ess := map[adapt.MassScale]float64{}
 		for _, scale := range []adapt.MassScale{adapt.MassScaleWidest, adapt.MassScaleStiffest} {
-			pt := &tempering.PT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: burn,
-				Precondition: adapt.PrecondVariance, MassScale: scale}
+			pt := testDriver(testPT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: burn,
+				Precondition: adapt.PrecondVariance, MassScale: scale})
 			st, v, wide := runFromOrigin(t, pt, g, steps, burn)
 			ess[scale] = diagnose.BulkESS([][]float64{wide})
 			t.Logf("%s, %v: mass %.3g, variances / exact %.3f %.3f, wide coordinate's ESS %.0f", k.Name(), scale, st.Rungs[0].Mass, v[0]/g.Var[0], v[1]/g.Var[1], ess[scale])
@@ -42,7 +42,7 @@ func TestMassScaleStiffest(t *testing.T) {
 			t.Errorf("%s: the stiffest scale's ESS %.0f is not 20 times the widest's %.0f", k.Name(), ess[adapt.MassScaleStiffest], ess[adapt.MassScaleWidest])
 		}
 	}
-	if _, err := (&tempering.PT{Kernel: sampler.SGLD{StepSize: 1}, Temps: []float64{1}, MassScale: adapt.MassScaleStiffest}).Init([][]float64{{0}}, 1); err == nil {
+	if _, err := (testDriver(testPT{Kernel: sampler.SGLD{StepSize: 1}, Temps: []float64{1}, MassScale: adapt.MassScaleStiffest})).Init([][]float64{{0}}, 1); err == nil {
 		t.Error("a mass scale without a preconditioner was accepted")
 	}
 }
@@ -78,7 +78,7 @@ func TestMassFloor(t *testing.T) {
 // runFromOrigin runs pt's one rung from the origin of g's plane for steps
 // steps and returns its state, each coordinate's mean square after burn-in
 // (g's mean is 0: its variance) and the draws of the second coordinate.
-func runFromOrigin(t *testing.T, pt *tempering.PT, g *sampler.Gaussian, steps, burn int) (*tempering.PTState, []float64, []float64) {
+func runFromOrigin(t *testing.T, pt *Driver, g *sampler.Gaussian, steps, burn int) (*tempering.PTState, []float64, []float64) {
 	t.Helper()
 	st, err := pt.Init([][]float64{{0, 0}}, 3)
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build long
 
-package tempering_test
+package driver
 
 // With -tags=long TestBadScaleHealth checks its verdicts on three draws of
 // the bad-scale case.

@@ -1,4 +1,4 @@
-package tempering
+package driver
 
 import (
 	"context"
@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
-// TestRunUntil checks the one loop: hooks before and after every step in
-// order, a stop at the target step, a cancelled context leaving the state
-// between steps, and a hook's error ending the loop with its step named.
+// TestRunUntil checks the one loop: the schedule asked before every step
+// and the recorder called after it, in order, a stop at the target step, a
+// cancelled context leaving the state between steps, and the recorder's
+// error ending the loop with its step named.
 func TestRunUntil(t *testing.T) {
 	boom := errors.New("boom")
 	cases := []struct {
@@ -26,7 +28,7 @@ func TestRunUntil(t *testing.T) {
 		{"hook fails", 0, 4, 4, "after step 4: boom"},
 	}
 	for _, c := range cases {
-		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: []float64{1}}
+		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: []float64{1}})
 		g := sampler.StdGaussian{D: 3}
 		st, err := pt.Init([][]float64{{1, 2, 3}}, 1)
 		if err != nil {
@@ -34,26 +36,18 @@ func TestRunUntil(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		var trace []string
-		h := Hooks{
-			Before: func(p *PT, s *PTState) error {
-				trace = append(trace, "b")
-				if p != pt {
-					t.Errorf("%s: Before got another PT", c.name)
-				}
-				return nil
-			},
-			After: func(s *PTState) error {
-				trace = append(trace, "a")
-				if s.Steps == c.cancelAt {
-					cancel()
-				}
-				if s.Steps == c.failAfter {
-					return boom
-				}
-				return nil
-			},
+		pt.Schedule = tracedSchedule{pt.Schedule, &trace}
+		after := func(s *tempering.PTState) error {
+			trace = append(trace, "a")
+			if s.Steps == c.cancelAt {
+				cancel()
+			}
+			if s.Steps == c.failAfter {
+				return boom
+			}
+			return nil
 		}
-		err = pt.RunUntil(ctx, []sampler.Potential{g}, g, st, 7, h)
+		err = pt.RunUntil(ctx, []sampler.Potential{g}, g, st, 7, after)
 		cancel()
 		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.wantErr)
@@ -65,4 +59,16 @@ func TestRunUntil(t *testing.T) {
 			t.Errorf("%s: hooks ran %q, want %q", c.name, got, want)
 		}
 	}
+}
+
+// tracedSchedule is a schedule that notes "b" in a trace each time it is
+// asked.
+type tracedSchedule struct {
+	Schedule
+	trace *[]string
+}
+
+func (s tracedSchedule) Next(st *tempering.PTState) (Setting, error) {
+	*s.trace = append(*s.trace, "b")
+	return s.Schedule.Next(st)
 }

@@ -1,4 +1,4 @@
-package tempering_test
+package driver
 
 import (
 	"fmt"
@@ -13,12 +13,12 @@ func Example() {
 	target := sampler.Gauss1D4()
 	temps, _ := tempering.GeometricLadder(10, 10)
 	corr, _ := tempering.NewCorrection(1, tempering.CorrectionOptions{})
-	pt := &tempering.PT{
+	pt := testDriver(testPT{
 		Kernel:   sampler.SGNHT{StepSize: 0.2, Diffusion: 1},
 		Temps:    temps,
 		Every:    2,
 		Exchange: &tempering.Exchanger{Batch: 16, Correction: corr},
-	}
+	})
 	state, _ := pt.Init([][]float64{target.Start()}, 1)
 	pots := make([]sampler.Potential, len(temps))
 	for i := range pots {
@@ -72,7 +72,7 @@ func ExampleLadderAdaptation() {
 	g := sampler.StdGaussian{D: 50}
 	temps, _ := tempering.LinearLadder(8, 10)
 	corr, _ := tempering.NewCorrection(1, tempering.CorrectionOptions{})
-	pt := &tempering.PT{
+	pt := testDriver(testPT{
 		Kernel:   sampler.SGNHT{StepSize: 0.1, Diffusion: 1},
 		Temps:    temps,
 		Every:    1,
@@ -80,7 +80,7 @@ func ExampleLadderAdaptation() {
 		BurnIn:   8190, // tuning rounds of 2, 4, ..., 4096 exchange rounds
 		Adapt:    &tempering.LadderAdaptation{},
 		Workers:  1,
-	}
+	})
 	state, _ := pt.Init([][]float64{make([]float64, 50)}, 1)
 	pots := make([]sampler.Potential, len(temps))
 	for i := range pots {
@@ -128,7 +128,7 @@ func ExamplePTState_Snapshot() {
 	m, _ := sampler.Target("gauss1d4")
 	pots := []sampler.Potential{m, m}
 	run := func(breakAt int) float64 {
-		pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: []float64{1, 2}, Workers: 1}
+		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: []float64{1, 2}, Workers: 1})
 		st, _ := pt.Init([][]float64{m.Start()}, 5)
 		for i := 0; i < 100; i++ {
 			if i == breakAt {

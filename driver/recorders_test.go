@@ -1,4 +1,4 @@
-package tempering
+package driver
 
 import (
 	"reflect"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // eventCounter is a Recorder that counts the events PT reports to it.
@@ -14,24 +15,24 @@ type eventCounter struct {
 	windows              []int
 }
 
-func (c *eventCounter) Start(*PTStats, int)                {}
-func (c *eventCounter) Check(*PTStats, int) error          { return nil }
-func (c *eventCounter) Step(*PTStats, *PTState, []float64) { c.steps++ }
-func (c *eventCounter) Swap(*PTStats, SwapAttempt)         { c.swaps++ }
-func (c *eventCounter) Round(*PTStats, []int)              { c.rounds++ }
-func (c *eventCounter) Window(_ *PTStats, step int)        { c.windows = append(c.windows, step) }
+func (c *eventCounter) Start(*tempering.PTStats, int)                          {}
+func (c *eventCounter) Check(*tempering.PTStats, int) error                    { return nil }
+func (c *eventCounter) Step(*tempering.PTStats, *tempering.PTState, []float64) { c.steps++ }
+func (c *eventCounter) Swap(*tempering.PTStats, tempering.SwapAttempt)         { c.swaps++ }
+func (c *eventCounter) Round(*tempering.PTStats, []int)                        { c.rounds++ }
+func (c *eventCounter) Window(_ *tempering.PTStats, step int)                  { c.windows = append(c.windows, step) }
 
 // recordedRun runs 3-rung PT-SGHMC on gauss1d4 for steps steps (burn-in 60)
 // with the recorders rec attached.
-func recordedRun(t *testing.T, steps int, rec []Recorder) *PTState {
+func recordedRun(t *testing.T, steps int, rec []tempering.Recorder) *tempering.PTState {
 	t.Helper()
 	m := sampler.Gauss1D4()
-	c, err := NewCorrection(1, CorrectionOptions{})
+	c, err := tempering.NewCorrection(1, tempering.CorrectionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: []float64{1, 2, 4}, Every: 2, Workers: 1, BurnIn: 60,
-		Exchange: &Exchanger{Batch: 16, Correction: c}, Record: rec}
+	pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: []float64{1, 2, 4}, Every: 2, Workers: 1, BurnIn: 60,
+		Exchange: &tempering.Exchanger{Batch: 16, Correction: c}, Record: rec})
 	st, err := pt.Init([][]float64{m.Start()}, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +55,7 @@ func recordedRun(t *testing.T, steps int, rec []Recorder) *PTState {
 func TestRecordersOnlyObserve(t *testing.T) {
 	const steps = 400
 	counter := &eventCounter{}
-	with := recordedRun(t, steps, append(StandardRecorders(), counter))
+	with := recordedRun(t, steps, append(tempering.StandardRecorders(), counter))
 	without := recordedRun(t, steps, nil)
 	sameChains(t, with, without, "with recorders attached")
 	ws, os := with.Stats, without.Stats
@@ -88,18 +89,18 @@ func TestRecordersOnlyObserve(t *testing.T) {
 func TestRecorderCheck(t *testing.T) {
 	st := recordedRun(t, 10, nil)
 	for _, tc := range []struct {
-		rec  Recorder
+		rec  tempering.Recorder
 		want string
 	}{
-		{SwapRecorder{}, "swap counts"},
-		{RoundTripRecorder{}, "round trips"},
-		{EnergyRecorder{}, "energy sums"},
+		{tempering.SwapRecorder{}, "swap counts"},
+		{tempering.RoundTripRecorder{}, "round trips"},
+		{tempering.EnergyRecorder{}, "energy sums"},
 	} {
-		pt := &PT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: []float64{1, 2, 4}, Record: []Recorder{tc.rec}}
+		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.2, Diffusion: 1}, Temps: []float64{1, 2, 4}, Record: []tempering.Recorder{tc.rec}})
 		if err := pt.Check(st, 1); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%T: %v, want an error about %s", tc.rec, err, tc.want)
 		}
-		pt.Record = nil
+		pt.PT.Record = nil
 		if err := pt.Check(st, 1); err != nil {
 			t.Errorf("no recorders: %v", err)
 		}

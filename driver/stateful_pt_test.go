@@ -1,4 +1,4 @@
-package tempering
+package driver
 
 import (
 	"encoding/binary"
@@ -49,7 +49,7 @@ func TestStatefulKernelResume(t *testing.T) {
 	pot := &sampler.Gaussian{Mean: []float64{1, -1}, Var: []float64{1, 0.5}, NoiseVar: 0.1}
 	pots := []sampler.Potential{pot, pot}
 	run := func(breakAt int, keepExtra bool) []float64 {
-		pt := &PT{Kernel: countingKernel{sampler.SGLD{StepSize: 0.05}}, Temps: []float64{1, 2}, Workers: 1}
+		pt := testDriver(testPT{Kernel: countingKernel{sampler.SGLD{StepSize: 0.05}}, Temps: []float64{1, 2}, Workers: 1})
 		st, err := pt.Init([][]float64{{0, 0}}, 7)
 		if err != nil {
 			t.Fatal(err)
