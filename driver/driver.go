@@ -188,7 +188,8 @@ func (d *Driver) explore(pots []sampler.Potential, st *tempering.PTState, in *St
 	}
 	rs := &in.rs
 	rs.kernel, rs.pots, rs.st, rs.in = in.Setting.Kernel, pots, st, in
-	rs.run(workers)
+	rs.next.Store(0)
+	rungPool.Share(rs, min(workers, len(in.errs))-1, &rs.wg) // this goroutine and workers-1 of the pool
 	rs.pots, rs.st = nil, nil // hold no caller's potentials
 	for j, err := range in.errs {
 		if err != nil {

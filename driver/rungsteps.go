@@ -24,42 +24,27 @@ type rungSteps struct {
 	wg     sync.WaitGroup
 }
 
-// step runs rung j's kernel step: its minibatch from its order (when the
-// run has orders), then the step's kernel at the rung's Hyper.
-func (rs *rungSteps) step(j int) {
+// Run steps rungs until none is left and reports its runner done: each
+// rung's minibatch from its order (when the run has orders), then the
+// step's kernel at the rung's Hyper.
+func (rs *rungSteps) Run() {
 	st, in := rs.st, rs.in
-	s := st.Rungs[j]
-	in.Xi0[j] = s.Xi
-	s.BeginStep()
-	rng := st.Streams[j].Rand
-	var mb sampler.Minibatch
-	if st.Orders != nil {
-		mb = sampler.NextMinibatch(st.Orders[j], rng)
-	}
-	in.errs[j] = rs.kernel.Step(s, rs.pots[j], mb, in.Hypers[j], rng)
-	in.Kin[j] = s.KineticAfterStep() // summed in the update, or a pass over p in parallel too
-}
-
-// drain steps rungs until none is left.
-func (rs *rungSteps) drain() {
 	for {
 		j := int(rs.next.Add(1)) - 1
-		if j >= len(rs.in.errs) {
-			return
+		if j >= len(in.errs) {
+			break
 		}
-		rs.step(j)
+		s := st.Rungs[j]
+		in.Xi0[j] = s.Xi
+		s.BeginStep()
+		rng := st.Streams[j].Rand
+		var mb sampler.Minibatch
+		if st.Orders != nil {
+			mb = sampler.NextMinibatch(st.Orders[j], rng)
+		}
+		in.errs[j] = rs.kernel.Step(s, rs.pots[j], mb, in.Hypers[j], rng)
+		in.Kin[j] = s.KineticAfterStep() // summed in the update, or a pass over p in parallel too
 	}
-}
-
-// run steps every rung, on up to workers goroutines.
-func (rs *rungSteps) run(workers int) {
-	rs.next.Store(0)
-	rungPool.Share(rs, min(workers, len(rs.in.errs))-1, &rs.wg)
-}
-
-// Run drains the step's rungs and reports its runner done.
-func (rs *rungSteps) Run() {
-	rs.drain()
 	rs.wg.Done()
 }
 

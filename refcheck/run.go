@@ -41,7 +41,7 @@ func (s Start) String() string {
 }
 
 // Case is one chain of the harness: a kernel with train's parameters on a
-// posterior, sampled by tempering.PT with one rung (as train runs one
+// posterior, sampled by a driver.Driver with one rung (as train runs one
 // chain).
 type Case struct {
 	Posterior string

@@ -62,27 +62,29 @@ type PTState struct {
 	Temps   []float64 // the current ladder (tuning changes it)
 	Stats   PTStats
 	Tuning  TuningState
-	// Mass holds each rung's mass estimate during burn-in (PT.Precondition;
-	// nil without one, and empty estimates once the masses are frozen).
+	// Mass holds each rung's mass estimate during burn-in (the
+	// driver.Mass phase; nil without one, and empty estimates once the
+	// masses are frozen).
 	// The masses themselves are in the rungs' States.
 	Mass []adapt.MassEstimate
 	// Noise holds each rung's gradient-noise estimate during burn-in
-	// (PT.NoiseCorrection; nil without one).
+	// (the driver.NoiseCorrection phase; nil without one).
 	Noise []adapt.NoiseEstimate
 	// Orders holds each rung's minibatch order (nil: the potentials choose
-	// their own minibatches, or have no data). Step draws rung j's
-	// minibatch from Orders[j] with stream j before the rung's kernel
-	// draws its noise. The orders are plain data for a checkpoint to save
+	// their own minibatches, or have no data). driver.Driver.Step draws
+	// rung j's minibatch from Orders[j] with stream j before the rung's
+	// kernel draws its noise. The orders are plain data for a checkpoint to save
 	// (train's runs save datasets.Batches); they are not part of the
 	// state's JSON.
 	Orders []sampler.BatchOrder `json:"-"`
 }
 
 // PTStats are a PT run's statistics, plain data that a checkpoint saves.
-// PT keeps the walkers' labels, the window's swap figures (the ladder is
-// tuned from them) and each rung's health watch (a noise-aware step
-// shrinks by it); the other fields are the attached recorders' figures
-// (PT.Record), empty when their recorder is not attached.
+// PT keeps the walkers' labels and the window's swap figures (the ladder
+// is tuned from them), the driver's StepHealth phase each rung's health
+// watch (a noise-aware step shrinks by it); the other fields are the
+// attached recorders' figures (PT.Record), empty when their recorder is
+// not attached.
 type PTStats struct {
 	// Pair p is rungs (p, p+1) for SchemeAlternate, (0, p+1) for SchemeToFirst.
 	// SwapRecorder: attempts and swaps per pair; exchanges that grew their
@@ -119,7 +121,8 @@ type PTStats struct {
 	// it resumed at.
 	SwapProb, WinSwapProb []float64
 	ProbSince             int
-	// Health watches each rung's dynamics (PT; Frictional kernels only).
+	// Health watches each rung's dynamics (driver.StepHealth; Frictional
+	// kernels only).
 	Health []health.Health
 }
 

@@ -327,7 +327,11 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 		return nil, err
 	}
 	r.optimiser = !info.Sampler
-	if r.drv, err = NewDriver(p.setup, cfg, tr.N); err != nil {
+	kernel, err := p.kernelFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if r.drv, err = newDriver(p.setup, cfg, tr.N, kernel); err != nil {
 		return nil, err
 	}
 	r.threads = runThreads(cfg, model, val != nil)

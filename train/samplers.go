@@ -1,6 +1,8 @@
 package train
 
 import (
+	"fmt"
+
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -22,6 +24,17 @@ func kernelFrom(c runspec.Config, ks []sampler.KernelInfo, n int) (sampler.Kerne
 		return nil, err
 	}
 	return p.Kernel(rateOf(c, n), c.TemperingValue()), nil
+}
+
+// kernelKey returns what the kernel of c is built from, as a string: the
+// sampler, the learning rate, the posterior tempering and the kernel's
+// own settings ("" when they do not decode).
+func kernelKey(c runspec.Config, ks []sampler.KernelInfo) string {
+	_, p, err := c.KernelParams(ks)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %v %v %#v", c.Sampler, c.LR, c.TemperingValue(), p)
 }
 
 // warmupKernel returns the sgd kernel of the config's SGD warm-up, for
