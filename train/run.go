@@ -327,11 +327,11 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 		return nil, err
 	}
 	r.optimiser = !info.Sampler
-	kernel, err := p.kernelFor(cfg)
+	sched, err := p.scheduleFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if r.drv, err = newDriver(p.setup, cfg, tr.N, kernel); err != nil {
+	if r.drv, err = newDriver(p.setup, cfg, sched); err != nil {
 		return nil, err
 	}
 	r.threads = runThreads(cfg, model, val != nil)

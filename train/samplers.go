@@ -26,15 +26,19 @@ func kernelFrom(c runspec.Config, ks []sampler.KernelInfo, n int) (sampler.Kerne
 	return p.Kernel(rateOf(c, n), c.TemperingValue()), nil
 }
 
-// kernelKey returns what the kernel of c is built from, as a string: the
-// sampler, the learning rate, the posterior tempering and the kernel's
-// own settings ("" when they do not decode).
-func kernelKey(c runspec.Config, ks []sampler.KernelInfo) string {
+// scheduleKey returns what the kernel and the schedule of c are built
+// from, as a string: the sampler, the learning rate, the posterior
+// tempering and temperature, the kernel's own settings, the cyclical
+// schedule, the SGD warm-up and the batch sizes ("" when the settings do
+// not decode).
+func scheduleKey(c runspec.Config, ks []sampler.KernelInfo) string {
 	_, p, err := c.KernelParams(ks)
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%s %v %v %#v", c.Sampler, c.LR, c.TemperingValue(), p)
+	w, _ := c.WarmupParams()
+	return fmt.Sprintf("%s %v %v %v %#v %v %v %#v %v %v", c.Sampler, c.LR, c.TemperingValue(), c.PosteriorTemperature(), p,
+		c.Cycle, c.SGDWarmup, w, c.WarmupBatch, c.Batch)
 }
 
 // warmupKernel returns the sgd kernel of the config's SGD warm-up, for

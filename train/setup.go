@@ -9,23 +9,23 @@ import (
 	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // prepared is what creating or resuming a run computes once and shares
-// among its chains: the training and validation data, the model and the
-// kernel. An nn.Model is a description (its layout and a builder of
-// graphs) that every evaluator builds its own graph from, and a kernel is
-// a value, so the rungs and the chains of a run share one.
+// among its chains: the training and validation data, the model, and the
+// kernel with its schedule. An nn.Model is a description (its layout and
+// a builder of graphs) that every evaluator builds its own graph from, and
+// a kernel and its schedule are values (the schedule changes only the
+// state it is given), so the rungs and the chains of a run share one.
 type prepared struct {
 	tr, val *datasets.Dataset
 	model   nn.Model
 	key     string                // runspec.ModelKey of the config the model was built from
 	reg     runspec.ModelRegistry // the registry it was built from
 	setup   runspec.Setup         // the registries of kernels and exchange rules
-	kernel  sampler.Kernel        // the config's kernel at its learning rate
-	kkey    string                // kernelKey of the config the kernel was built from
+	sched   *runSchedule          // the config's kernel at its learning rate, and its schedule
+	skey    string                // scheduleKey of the config they were built from
 }
 
 // prepare loads (or splits) cfg's data and builds its model, checked
@@ -49,21 +49,22 @@ func prepare(s runspec.Setup, cfg runspec.Config) (*prepared, error) {
 	if err := cfg.ModelFits(model, tr.D, tr.Classes); err != nil {
 		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
-	k, err := kernelFrom(cfg, s.Kernels, tr.N)
+	sched, err := newSchedule(cfg, s.Kernels, tr.N)
 	if err != nil {
 		return nil, err
 	}
 	return &prepared{tr: tr, val: val, model: model, key: runspec.ModelKey(cfg), reg: reg, setup: s,
-		kernel: k, kkey: kernelKey(cfg, s.Kernels)}, nil
+		sched: sched, skey: scheduleKey(cfg, s.Kernels)}, nil
 }
 
-// kernelFor returns the kernel of cfg: the prepared one when cfg's kernel
-// settings are those it was built from, otherwise cfg's own, built.
-func (p *prepared) kernelFor(cfg runspec.Config) (sampler.Kernel, error) {
-	if kernelKey(cfg, p.setup.Kernels) == p.kkey {
-		return p.kernel, nil
+// scheduleFor returns the kernel and schedule of cfg: the prepared ones
+// when cfg's settings of them are those they were built from, otherwise
+// cfg's own, built.
+func (p *prepared) scheduleFor(cfg runspec.Config) (*runSchedule, error) {
+	if scheduleKey(cfg, p.setup.Kernels) == p.skey {
+		return p.sched, nil
 	}
-	return kernelFrom(cfg, p.setup.Kernels, p.tr.N)
+	return newSchedule(cfg, p.setup.Kernels, p.tr.N)
 }
 
 // modelFor returns the model of cfg: the prepared one when cfg describes
@@ -90,15 +91,15 @@ func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
 // end of burn-in. Runs build their driver here, and so does ptsghmc
 // bench, so both step the same sampler.
 func NewDriver(s runspec.Setup, cfg runspec.Config, n int) (*driver.Driver, error) {
-	kernel, err := kernelFrom(cfg, s.Kernels, n) // stepScale(cfg, 1) is 1
+	sched, err := newSchedule(cfg, s.Kernels, n)
 	if err != nil {
 		return nil, err
 	}
-	return newDriver(s, cfg, n, kernel)
+	return newDriver(s, cfg, sched)
 }
 
-// newDriver is NewDriver with the run's kernel built.
-func newDriver(s runspec.Setup, cfg runspec.Config, n int, kernel sampler.Kernel) (*driver.Driver, error) {
+// newDriver is NewDriver with the run's kernel and schedule built.
+func newDriver(s runspec.Setup, cfg runspec.Config, sched *runSchedule) (*driver.Driver, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
@@ -106,10 +107,7 @@ func newDriver(s runspec.Setup, cfg runspec.Config, n int, kernel sampler.Kernel
 	if err != nil {
 		return nil, err
 	}
-	sched, err := newSchedule(cfg, kernel, n)
-	if err != nil {
-		return nil, err
-	}
+	n := sched.n
 	pt := &tempering.PT{Temps: temps, Record: tempering.StandardRecorders()} // every figure the metrics and reports read
 	var tune []driver.Phase
 	if len(temps) > 1 {
@@ -126,7 +124,7 @@ func newDriver(s runspec.Setup, cfg runspec.Config, n int, kernel sampler.Kernel
 			tune = append(tune, &driver.LadderTuning{Adapt: &tempering.LadderAdaptation{SwapTarget: cfg.SwapTarget}})
 		}
 	}
-	return &driver.Driver{Kernel: kernel, Schedule: sched, PT: pt, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
+	return &driver.Driver{Kernel: sched.kernel, Schedule: sched, PT: pt, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
 		Phases: append(tune, runPhases(cfg, n)...)}, nil
 }
 
