@@ -189,8 +189,15 @@ func (d *Driver) explore(pots []sampler.Potential, st *tempering.PTState, in *St
 	rs := &in.rs
 	rs.kernel, rs.pots, rs.st, rs.in = in.Setting.Kernel, pots, st, in
 	rs.next.Store(0)
-	rungPool.Share(rs, min(workers, len(in.errs))-1, &rs.wg) // this goroutine and workers-1 of the pool
-	rs.pots, rs.st = nil, nil                                // hold no caller's potentials
+	helpers := min(workers, len(in.errs)) - 1 // goroutines of the pool beside this one
+	rungPool.Ensure(helpers)
+	rs.wg.Add(helpers + 1)
+	for range helpers {
+		rungPool.Submit(rs)
+	}
+	rs.Run()
+	rs.wg.Wait()
+	rs.pots, rs.st = nil, nil // hold no caller's potentials
 	for j, err := range in.errs {
 		if err != nil {
 			return fmt.Errorf("pt: step %d, rung %d (T=%g): %w", st.Steps, j, st.Temps[j], err)

@@ -63,13 +63,9 @@ type runSchedule struct {
 	sgdH   float64        // its step at rate
 }
 
-// newSchedule returns the kernel (from the registry ks, at the configured
-// learning rate) and the schedule of a run of cfg on n examples.
-func newSchedule(cfg runspec.Config, ks []sampler.KernelInfo, n int) (*runSchedule, error) {
-	k, err := kernelFrom(cfg, ks, n)
-	if err != nil {
-		return nil, err
-	}
+// newSchedule returns the schedule of a run of cfg on n examples whose
+// kernel is k (kernelFrom: at the configured learning rate).
+func newSchedule(cfg runspec.Config, k sampler.Kernel, n int) (*runSchedule, error) {
 	r := rateOf(cfg, n)
 	s := &runSchedule{cfg: cfg, n: n, rate: r, kernel: k, h: r.StepOf(k, 1), temp: cfg.PosteriorTemperature()}
 	if cfg.SGDWarmup > 0 {

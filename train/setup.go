@@ -49,7 +49,11 @@ func prepare(s runspec.Setup, cfg runspec.Config) (*prepared, error) {
 	if err := cfg.ModelFits(model, tr.D, tr.Classes); err != nil {
 		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
-	sched, err := newSchedule(cfg, s.Kernels, tr.N)
+	k, err := kernelFrom(cfg, s.Kernels, tr.N)
+	if err != nil {
+		return nil, err
+	}
+	sched, err := newSchedule(cfg, k, tr.N)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +68,11 @@ func (p *prepared) scheduleFor(cfg runspec.Config) (*runSchedule, error) {
 	if scheduleKey(cfg, p.setup.Kernels) == p.skey {
 		return p.sched, nil
 	}
-	return newSchedule(cfg, p.setup.Kernels, p.tr.N)
+	k, err := kernelFrom(cfg, p.setup.Kernels, p.tr.N)
+	if err != nil {
+		return nil, err
+	}
+	return newSchedule(cfg, k, p.tr.N)
 }
 
 // modelFor returns the model of cfg: the prepared one when cfg describes
@@ -91,7 +99,11 @@ func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
 // end of burn-in. Runs build their driver here, and so does ptsghmc
 // bench, so both step the same sampler.
 func NewDriver(s runspec.Setup, cfg runspec.Config, n int) (*driver.Driver, error) {
-	sched, err := newSchedule(cfg, s.Kernels, n)
+	k, err := kernelFrom(cfg, s.Kernels, n)
+	if err != nil {
+		return nil, err
+	}
+	sched, err := newSchedule(cfg, k, n)
 	if err != nil {
 		return nil, err
 	}
