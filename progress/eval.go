@@ -1,27 +1,24 @@
-package main
+package progress
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 )
 
 // evalLineEvery is how often eval prints a progress line when its
 // standard error is not a terminal.
 const evalLineEvery = 5 * time.Second
 
-// evalProgress prints eval's progress on standard error, as train prints
-// its own: a progress bar on a terminal; otherwise a line every
-// evalLineEvery (samples scored of the total, samples and images a
-// second, GFLOP/s of forward passes, ETA), then a closing line with the
-// time and the rates. The tables and JSON on standard output do not
-// change.
-type evalProgress struct {
+// Eval prints ptsghmc eval's progress on standard error, as Train prints
+// train's: a progress bar on a terminal; otherwise a line every 5 s
+// (samples scored of the total, samples and images a second, GFLOP/s of
+// forward passes, ETA), then a closing line with the time and the rates.
+// The tables and JSON on standard output do not change.
+type Eval struct {
 	w        io.Writer
 	quiet    bool
 	terminal bool
@@ -31,18 +28,15 @@ type evalProgress struct {
 	last     evaluate.EvalProgress
 }
 
-func newEvalProgress(w io.Writer, quiet bool) *evalProgress {
-	p := &evalProgress{w: w, quiet: quiet, start: time.Now(), lastLine: time.Now()}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.terminal = true
-	}
-	return p
+// NewEval returns eval's progress on w (quiet: none is printed).
+func NewEval(w io.Writer, quiet bool) *Eval {
+	return &Eval{w: w, quiet: quiet, start: time.Now(), lastLine: time.Now(), terminal: isTerminal(w)}
 }
 
 // rates returns samples and images scored a second and the GFLOP/s of
 // their forward passes (0 when the model's count is not known), over
 // elapsed seconds.
-func (p *evalProgress) rates(s evaluate.EvalProgress, elapsed float64) (samples, images, gflops float64) {
+func (p *Eval) rates(s evaluate.EvalProgress, elapsed float64) (samples, images, gflops float64) {
 	if elapsed <= 0 || s.Images <= 0 {
 		return 0, 0, 0
 	}
@@ -53,7 +47,7 @@ func (p *evalProgress) rates(s evaluate.EvalProgress, elapsed float64) (samples,
 }
 
 // describe is the rates and phase of s, for a line or the bar.
-func (p *evalProgress) describe(s evaluate.EvalProgress, elapsed float64) string {
+func (p *Eval) describe(s evaluate.EvalProgress, elapsed float64) string {
 	_, images, gflops := p.rates(s, elapsed)
 	d := fmt.Sprintf("%.0f images/s", images)
 	if gflops > 0 {
@@ -65,8 +59,9 @@ func (p *evalProgress) describe(s evaluate.EvalProgress, elapsed float64) string
 	return d
 }
 
-// update reports one more sample scored, or images of the next one.
-func (p *evalProgress) update(s evaluate.EvalProgress) {
+// Update reports one more sample scored, or images of the next one
+// (evaluate.Options.Progress).
+func (p *Eval) Update(s evaluate.EvalProgress) {
 	p.last = s
 	if p.quiet {
 		return
@@ -74,14 +69,7 @@ func (p *evalProgress) update(s evaluate.EvalProgress) {
 	el := time.Since(p.start).Seconds()
 	if p.terminal {
 		if p.bar == nil {
-			p.bar = progressbar.NewOptions(max(s.Total, s.Done),
-				progressbar.OptionSetWriter(p.w),
-				progressbar.OptionShowCount(),
-				progressbar.OptionShowIts(),
-				progressbar.OptionSetItsString("samples"),
-				progressbar.OptionSetPredictTime(true),
-				progressbar.OptionThrottle(200*time.Millisecond),
-				progressbar.OptionSetWidth(30))
+			p.bar = newBar(p.w, max(s.Total, s.Done), "samples")
 		}
 		p.bar.Describe(p.describe(s, el))
 		p.bar.Set(s.Done)
@@ -101,8 +89,15 @@ func (p *evalProgress) update(s evaluate.EvalProgress) {
 	p.lastLine = time.Now()
 }
 
-// finish closes the bar and prints the closing line.
-func (p *evalProgress) finish() {
+// Abort ends the bar's line after an error.
+func (p *Eval) Abort() {
+	if p.bar != nil {
+		fmt.Fprintln(p.w)
+	}
+}
+
+// Finish closes the bar and prints the closing line.
+func (p *Eval) Finish() {
 	if p.quiet || p.last.Done == 0 {
 		return
 	}
