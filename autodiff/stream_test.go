@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/autodiff/autodifftest"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -36,7 +37,7 @@ func TestStreamedGradientSameChain(t *testing.T) {
 		name string
 		new  func(dt autodiff.DType) (autodiff.Evaluator, error)
 	}{
-		{"plan", func(dt autodiff.DType) (autodiff.Evaluator, error) { return autodiff.NewPlan(spec, 16, dt) }},
+		{"plan", func(dt autodiff.DType) (autodiff.Evaluator, error) { return autodifftest.NewPlan(spec, 16, dt) }},
 		{"compiled", func(dt autodiff.DType) (autodiff.Evaluator, error) {
 			return autodiff.NewFor(autodiff.EngineCompiled, model, 16, dt)
 		}},
@@ -109,7 +110,7 @@ func allZero(xs []float64) bool {
 // refuses.
 func TestStreamRefused(t *testing.T) {
 	spec := nn.Spec{Sizes: []int{4, 3, 2}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}, PriorDF: 3}
-	ev, err := autodiff.NewPlan(spec, 4, autodiff.Float32)
+	ev, err := autodifftest.NewPlan(spec, 4, autodiff.Float32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func BenchmarkStreamedStep(b *testing.B) {
 				var err error
 				switch eng {
 				case "plan":
-					ev, err = autodiff.NewPlan(spec, 128, autodiff.Float32)
+					ev, err = autodifftest.NewPlan(spec, 128, autodiff.Float32)
 				case "compiled":
 					ev, err = autodiff.NewFor(autodiff.EngineCompiled, model, 128, autodiff.Float32)
 				default:

@@ -35,7 +35,7 @@ type Settings struct {
 	SharedStart  bool   // every replica starts from one initialisation (PT; else each its own)
 	Peak         float64
 	Model        string // a registered model (nn.Models), for Model
-	Engine       string // with Model: compiled (""), or graph; for PT's MLP: compiled (""), or plan (the hand-written Plan)
+	Engine       string // with Model: compiled (""), or graph; for PT's MLP: compiled (""), or plan (train's engine plan: the compiled graph too)
 	Shards       int    // with Model: gradient shards (0: one per core, up to 4)
 }
 
@@ -173,8 +173,9 @@ func batchOrders(st *tempering.PTState, n, batch int) ([]sampler.BatchOrder, err
 
 // newPTSetup builds the sampler a training run of s steps (train.NewDriver:
 // sgnht replicas on a geometric ladder to T = 10, train's exchange test) on
-// 10,000 noise images (datasets.NoiseImages), its potentials on s.Engine (compiled, or the
-// hand-written plan), and steps it 5 times.
+// 10,000 noise images (datasets.NoiseImages), its potentials on s.Engine
+// (compiled; plan is train's name of the same engine), and steps it 5
+// times.
 func newPTSetup(s Settings) (*ptSetup, error) {
 	sizes, err := nn.ParseArch(s.Arch)
 	if err != nil {
@@ -208,12 +209,7 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 	b := &ptSetup{pt: pt, gradNS: new(atomic.Int64), params: spec.NumParams(), sizes: sizes, engine: engine}
 	b.pots = make([]sampler.Potential, len(pt.PT.Temps))
 	for j := range b.pots {
-		var ev autodiff.Evaluator
-		if engine == autodiff.EnginePlan { // the hand-written plan itself, to time against
-			ev, err = autodiff.NewPlan(spec, s.Batch, autodiff.DType(s.DType))
-		} else {
-			ev, err = autodiff.NewFor(engine, model, s.Batch, autodiff.DType(s.DType))
-		}
+		ev, err := autodiff.NewFor(engine, model, s.Batch, autodiff.DType(s.DType))
 		if err != nil {
 			return nil, err
 		}

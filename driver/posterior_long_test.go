@@ -97,7 +97,7 @@ func TestMLPPosteriorMeanLong(t *testing.T) {
 	for i := range gridIdx {
 		gridIdx[i] = i
 	}
-	predEval, err := autodiff.NewPlan(spec, grid.N, autodiff.Float64)
+	predEval, err := autodiff.New(autodiff.EngineCompiled, spec, grid.N, autodiff.Float64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestMLPPosteriorMeanLong(t *testing.T) {
 		return mu, math.Sqrt(m.sq[i]/float64(m.n) - mu*mu)
 	}
 	run := func(k sampler.Kernel, batch, steps, burn, thin int) *moments {
-		ev, err := autodiff.NewPlan(spec, batch, autodiff.Float64)
+		ev, err := autodiff.New(autodiff.EngineCompiled, spec, batch, autodiff.Float64)
 		if err != nil {
 			t.Fatal(err)
 		}

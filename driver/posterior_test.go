@@ -98,7 +98,7 @@ func newLinRegPrior(n, d int, seed uint64, prior float64) (*linReg, error) {
 // potential returns a minibatch potential of the problem (float64 plan) with
 // its own batch stream.
 func (lr *linReg) potential(batch int, seed uint64) (*autodiff.Potential, error) {
-	ev, err := autodiff.NewPlan(lr.Spec, max(batch, 1), autodiff.Float64)
+	ev, err := autodiff.New(autodiff.EngineCompiled, lr.Spec, max(batch, 1), autodiff.Float64)
 	if err != nil {
 		return nil, err
 	}

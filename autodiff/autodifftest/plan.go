@@ -1,4 +1,8 @@
-package autodiff
+// Package autodifftest holds what the tests of several packages check
+// autodiff's evaluators against: Plan, the hand-written BLAS plan of an
+// MLP, the engine MLP runs stepped on before the compiled graph computed
+// its arithmetic bit for bit. Only tests import it; no run steps on it.
+package autodifftest
 
 import (
 	"fmt"
@@ -23,26 +27,27 @@ import (
 type Plan struct {
 	spec  nn.Spec
 	shape nn.Model // what evalargs.Check reads of the spec (no graph)
-	dtype DType
+	dtype string
 	f32   *plan[float32]
 	f64   *plan[float64]
 }
 
-// NewPlan returns a plan of spec for batches of up to batch examples.
-func NewPlan(spec nn.Spec, batch int, dtype DType) (*Plan, error) {
+// NewPlan returns a plan of spec for batches of up to batch examples, in
+// dtype "float32" or "float64" (an autodiff.DType).
+func NewPlan[D ~string](spec nn.Spec, batch int, dtype D) (*Plan, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
 	if batch <= 0 {
 		return nil, fmt.Errorf("plan: batch size %d must be positive", batch)
 	}
-	p := &Plan{spec: spec, dtype: dtype, shape: nn.Model{Name: spec.Arch(), Layout: spec.Layout(),
+	p := &Plan{spec: spec, dtype: string(dtype), shape: nn.Model{Name: spec.Arch(), Layout: spec.Layout(),
 		Inputs: spec.Sizes[0], Outputs: spec.Sizes[len(spec.Sizes)-1], OneHot: spec.Likelihood == nn.Categorical}}
-	switch dtype {
-	case Float32:
+	switch string(dtype) {
+	case "float32":
 		p.f32 = newPlan[float32](spec, batch, blas32.Implementation().Sgemm)
-	case Float64, "":
-		p.dtype = Float64
+	case "float64", "":
+		p.dtype = "float64"
 		p.f64 = newPlan[float64](spec, batch, blas64.Implementation().Dgemm)
 	default:
 		return nil, fmt.Errorf("plan: dtype %q: expected float32 or float64", dtype)
@@ -282,14 +287,34 @@ func (p *Plan) Logits(theta []float64, data *datasets.Dataset, idx []int, out []
 	return nil
 }
 
-// Logits runs ev's forward pass if it can report logits (Plan and a
-// GraphEvaluator of a model with Logits can).
-func Logits(ev Evaluator, theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
-	l, ok := ev.(interface {
-		Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error
-	})
-	if !ok {
-		return fmt.Errorf("logits: evaluator %T cannot report logits", ev)
+// Float32 reports whether the plan computes in float32.
+func (p *Plan) Float32() bool { return p.f32 != nil }
+
+// LogitsFloat32 is Logits with the weights in float32, the precision a
+// float32 plan computes in: they are read where they are, not converted,
+// and the logits are those of Logits of the weights widened to float64,
+// bit for bit. A float64 plan refuses them.
+func (p *Plan) LogitsFloat32(w []float32, data *datasets.Dataset, idx []int, out []float64) error {
+	if p.f32 == nil {
+		return fmt.Errorf("logits: a %s plan takes float64 weights", p.dtype)
 	}
-	return l.Logits(theta, data, idx, out)
+	k := p.spec.Sizes[len(p.spec.Sizes)-1]
+	switch {
+	case len(w) != p.Dim():
+		return fmt.Errorf("logits: %d weights, model %s has %d parameters", len(w), p.shape.Name, p.Dim())
+	case len(idx) == 0 || len(idx) > p.MaxBatch():
+		return fmt.Errorf("logits: %d examples, expected 1 to %d", len(idx), p.MaxBatch())
+	case data.D != p.shape.Inputs:
+		return fmt.Errorf("logits: data has %d features, model %s takes %d", data.D, p.shape.Name, p.shape.Inputs)
+	case len(out) < len(idx)*k:
+		return fmt.Errorf("logits: output has room for %d values, need %d", len(out), len(idx)*k)
+	}
+	own := p.f32.w
+	p.f32.w = w // forward only reads the weights
+	p.f32.forward(nil, data, idx, false)
+	p.f32.w = own
+	for i, v := range p.f32.acts[len(p.f32.layers)][:len(idx)*k] {
+		out[i] = float64(v)
+	}
+	return nil
 }
