@@ -3,7 +3,7 @@
 // windows of the burn-in and then frozen (Mass, Preconditioner,
 // MassScale, MassEstimate) and the per-coordinate noise correction set at
 // its end (Noise, NoiseEstimate, InjectionScale). Each is plain settings
-// with methods that a driver stepping the chains (tempering.PT) calls
+// with methods that a driver stepping the chains (driver.Driver: its Mass and NoiseCorrection phases) calls
 // around each step: Validate, Start, Check (a restored state), Arm
 // (before a step) and Update (after it). Their estimates are plain data
 // that a checkpoint saves; nothing adapts after burn-in.

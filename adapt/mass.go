@@ -308,7 +308,7 @@ func MassFromPrecisionStiffestFloor(v, floor []float64) []float64 {
 
 // Mass is the burn-in's estimation of each chain's diagonal mass (see
 // Preconditioner): its settings, and what a driver stepping the chains
-// (tempering.PT) calls around each step. The zero Mass estimates nothing.
+// (driver.Mass, a driver.Driver phase) calls around each step. The zero Mass estimates nothing.
 type Mass struct {
 	// Precondition is the estimate (PrecondNone: none, unit mass).
 	Precondition Preconditioner

@@ -22,7 +22,7 @@ type NoiseEstimate struct {
 // the last mass re-estimate, or its second half), and from the end of
 // burn-in less noise injected where the gradient brings more
 // (InjectionScale), so that no coordinate runs hot or cold under the one
-// thermostat. What a driver stepping the chains (tempering.PT) calls
+// thermostat. What a driver stepping the chains (driver.NoiseCorrection, a driver.Driver phase) calls
 // around each step; the zero Noise corrects nothing.
 type Noise struct {
 	// Correct turns the correction on.

@@ -77,32 +77,35 @@ const (
 
 // NewFor returns an evaluator of model for batches of up to batch examples:
 // with engine plan (the default) or compiled, the compiled graph (a
-// *compile.Evaluator; an MLP's in the arithmetic of its BLAS plan, which
-// NewPlan still builds); with compiled-generic, the compiled graph with the
+// *compile.Evaluator; an MLP's in the arithmetic of its hand-written BLAS
+// plan, autodifftest.Plan); with compiled-generic, the compiled graph with the
 // generic kernels; with graph, Gorgonia's VM. A graph the compiler cannot
 // compile (an op it has no kernel for, compile.Check) runs on the VM.
 func NewFor(engine Engine, model nn.Model, batch int, dtype DType) (Evaluator, error) {
 	return newFor(engine, model, batch, dtype, true)
 }
 
-// handPlan makes engines plan and compiled build an MLP's hand-written
-// plan (HandWrittenPlan).
-var handPlan atomic.Bool
+// MLPBuilder builds the evaluator of an MLP spec for batches of up to
+// batch examples, with or without its gradient.
+type MLPBuilder func(spec nn.Spec, batch int, dtype DType, withGrad bool) (Evaluator, error)
 
-// HandWrittenPlan makes NewFor build an MLP's hand-written BLAS plan
-// (NewPlan) on engines plan and compiled, as engine plan did before the
-// compiled graph computed the plan's arithmetic, until restore is called:
-// the reference whole runs on the compiled graph are checked against
-// (train's TestCompiledMLPRunSameAsPlan). The two compute the same bits;
-// the plan is not sharded.
-func HandWrittenPlan() (restore func()) {
-	handPlan.Store(true)
-	return func() { handPlan.Store(false) }
+// reference is the MLPBuilder of ReferenceMLP (nil: none).
+var reference atomic.Pointer[MLPBuilder]
+
+// ReferenceMLP makes engines plan and compiled build an MLP's evaluators
+// with build until restore is called: every evaluator a run builds (its
+// rungs' gradients, its exchange tests' terms, its validation logits).
+// Tests compare whole runs on the compiled graph with runs on a reference
+// this way (train's TestCompiledMLPRunSameAsPlan, with
+// autodifftest.Plan). It is a process-wide switch.
+func ReferenceMLP(build MLPBuilder) (restore func()) {
+	reference.Store(&build)
+	return func() { reference.Store(nil) }
 }
 
 func newFor(engine Engine, model nn.Model, batch int, dtype DType, withGrad bool) (Evaluator, error) {
-	if model.MLP != nil && handPlan.Load() && (engine == EnginePlan || engine == "" || engine == EngineCompiled) {
-		return NewPlan(*model.MLP, batch, dtype)
+	if ref := reference.Load(); ref != nil && model.MLP != nil && (engine == EnginePlan || engine == "" || engine == EngineCompiled) {
+		return (*ref)(*model.MLP, batch, dtype, withGrad)
 	}
 	switch engine {
 	case EnginePlan, "", EngineCompiled:
@@ -155,21 +158,20 @@ func NewPredictorFor(engine Engine, model nn.Model, batch int, dtype DType) (Eva
 	return newFor(engine, model, batch, dtype, false)
 }
 
-// New returns an evaluator of spec for batches of up to batch examples:
-// with engine plan, the hand-written BLAS plan itself (NewPlan, the
-// reference the compiled MLP is tested against); otherwise as NewFor.
+// New returns an evaluator of spec for batches of up to batch examples,
+// as NewFor on spec's model: with engine plan or compiled, the compiled
+// graph (in the arithmetic of the hand-written BLAS plan the tests check
+// it against, autodifftest.Plan); with graph, Gorgonia's VM.
 func New(engine Engine, spec nn.Spec, batch int, dtype DType) (Evaluator, error) {
 	switch engine {
-	case EnginePlan, "":
-		return NewPlan(spec, batch, dtype)
-	case EngineGraph:
-		return NewGraphEvaluator(spec, batch, dtype)
-	case EngineCompiled:
+	case EnginePlan, "", EngineCompiled:
 		m, err := spec.Model()
 		if err != nil {
 			return nil, err
 		}
 		return compiledOrGraph(m, batch, dtype, true)
+	case EngineGraph:
+		return NewGraphEvaluator(spec, batch, dtype)
 	}
 	return nil, fmt.Errorf("unknown engine %q: expected plan, compiled or graph", engine)
 }

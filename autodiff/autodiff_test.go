@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/autodifftest"
 	"github.com/ptsghmc/ptsghmc/autodiff/internal/testmodel"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -115,7 +116,7 @@ func TestPlanMatchesGraph(t *testing.T) {
 		rng := rand.New(rand.NewPCG(11, 12))
 		spec := nn.Spec{Sizes: []int{20, 16, 12, 5}, Activation: nn.Tanh, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
 		data := toyData(nn.Categorical, 40, 20, 5, rng)
-		plan, _ := NewPlan(spec, 16, dt)
+		plan, _ := autodifftest.NewPlan(spec, 16, dt)
 		graph, err := NewGraphEvaluator(spec, 16, dt)
 		if err != nil {
 			t.Fatal(err)
@@ -150,7 +151,7 @@ func TestPlanMatchesGraph(t *testing.T) {
 func TestEvalErrors(t *testing.T) {
 	spec := nn.Spec{Sizes: []int{3, 2}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
 	data := toyData(nn.Categorical, 5, 3, 2, rand.New(rand.NewPCG(1, 1)))
-	p, _ := NewPlan(spec, 4, Float64)
+	p, _ := autodifftest.NewPlan(spec, 4, Float64)
 	theta := make([]float64, spec.NumParams())
 	cases := []struct {
 		name  string
@@ -252,7 +253,7 @@ func TestTermsParallelMatchesSerial(t *testing.T) {
 			thetas[i] = make([]float64, spec.NumParams())
 			spec.Init(thetas[i], rng)
 			serial[i], par[i] = make([]float64, 20), make([]float64, 20)
-			evs[i], _ = NewPlan(spec, 8, Float64)
+			evs[i], _ = autodifftest.NewPlan(spec, 8, Float64)
 		}
 		if err := pot.Terms(thetas, 0, 20, rand.New(rand.NewPCG(9, 9)), serial); err != nil {
 			t.Fatal(err)
@@ -286,7 +287,7 @@ func toyPotential(t *testing.T, seed uint64, act nn.Activation, n int) (*Potenti
 	rng := rand.New(rand.NewPCG(seed, seed))
 	spec := nn.Spec{Sizes: []int{3, 4, 2}, Activation: act, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
 	data := toyData(nn.Categorical, n, 3, 2, rng)
-	ev, err := NewPlan(spec, 8, Float64)
+	ev, err := autodifftest.NewPlan(spec, 8, Float64)
 	if err != nil {
 		t.Fatal(err)
 	}

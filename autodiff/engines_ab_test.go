@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/autodifftest"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 )
@@ -34,7 +35,7 @@ func TestMLPEnginesAB(t *testing.T) {
 	}
 	theta := make([]float64, spec.NumParams())
 	spec.Init(theta, rng)
-	plan, err := NewPlan(spec, 128, Float32)
+	plan, err := autodifftest.NewPlan(spec, 128, Float32)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/autodiff/autodifftest"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 )
@@ -42,7 +43,7 @@ func ExamplePlan_EvalStream() {
 	theta := make([]float64, spec.NumParams())
 	spec.Init(theta, rng)
 	idx := []int{0, 1, 2, 3, 4, 5, 6, 7}
-	plan, err := autodiff.NewPlan(spec, 8, autodiff.Float64)
+	plan, err := autodifftest.NewPlan(spec, 8, autodiff.Float64)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -110,12 +111,9 @@ func sampleLinear(d *datasets.Dataset, steps int, seed uint64) (mean, sd []float
 		return nil, nil, err
 	}
 	h := math.Sqrt(0.002 / float64(d.N)) // per-example learning rate 0.002, friction 0.1 (train's definitions)
-	pt := &tempering.PT{
-		Kernel:   sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h, Inertia: 0.01},
-		Temps:    temps,
-		Every:    10,
-		Exchange: &tempering.Exchanger{Batch: 40, Correction: corr},
-	}
+	k := sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h, Inertia: 0.01}
+	pt := &driver.Driver{Kernel: k, Schedule: driver.Fixed(k, h, 1), Phases: driver.Watched(),
+		PT: &tempering.PT{Temps: temps, Every: 10, Exchange: &tempering.Exchanger{Batch: 40, Correction: corr}}}
 	rng := rand.New(rand.NewPCG(seed, 1))
 	theta0 := make([]float64, model.NumParams())
 	model.Layout.Init(theta0, rng)

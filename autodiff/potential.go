@@ -21,7 +21,7 @@ type Potential struct {
 	Eval  Evaluator
 	// Batches is the minibatch order Gradient draws from when it is given
 	// no minibatch (a kernel stepped by hand). NewPotential makes one; a
-	// driver that chooses the minibatches (tempering.PT with
+	// driver that chooses the minibatches (driver.Driver with
 	// PTState.Orders, as train's runs do) leaves it unused.
 	Batches *datasets.Batches
 	// TermEvals, if set, evaluate Terms: thetas[t] on TermEvals[t], in

@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 
@@ -129,4 +130,16 @@ func NewLogitEvaluator(engine Engine, m nn.Model, dtype DType) (Evaluator, error
 		return NewShardedForwardFor(engine, m, predictorBatch(m), dtype, n)
 	}
 	return NewPredictorFor(engine, m, predictorBatch(m), dtype)
+}
+
+// Logits runs ev's forward pass if it can report logits (a compile.Evaluator and a
+// GraphEvaluator of a model with Logits can).
+func Logits(ev Evaluator, theta []float64, data *datasets.Dataset, idx []int, out []float64) error {
+	l, ok := ev.(interface {
+		Logits(theta []float64, data *datasets.Dataset, idx []int, out []float64) error
+	})
+	if !ok {
+		return fmt.Errorf("logits: evaluator %T cannot report logits", ev)
+	}
+	return l.Logits(theta, data, idx, out)
 }

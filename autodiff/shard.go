@@ -292,7 +292,7 @@ func (s *ShardedEvaluator) CanStream() bool { return s.gauss && s.shards[0].HasG
 
 // EvalStream is Eval with a gradient, which it hands to consume in
 // consecutive chunks covering every parameter, in order, instead of writing
-// it: the same values, added in the same order (autodiff.Plan's
+// it: the same values, added in the same order (autodifftest.Plan's
 // EvalStream). consume may change theta's chunk; the shards have read it by
 // then.
 func (s *ShardedEvaluator) EvalStream(theta []float64, data *datasets.Dataset, idx []int, scale float64, consume func(lo int, g []float64)) (float64, error) {

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/autodiff/autodifftest"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -35,7 +37,7 @@ func TestStreamedGradientSameChain(t *testing.T) {
 		name string
 		new  func(dt autodiff.DType) (autodiff.Evaluator, error)
 	}{
-		{"plan", func(dt autodiff.DType) (autodiff.Evaluator, error) { return autodiff.NewPlan(spec, 16, dt) }},
+		{"plan", func(dt autodiff.DType) (autodiff.Evaluator, error) { return autodifftest.NewPlan(spec, 16, dt) }},
 		{"compiled", func(dt autodiff.DType) (autodiff.Evaluator, error) {
 			return autodiff.NewFor(autodiff.EngineCompiled, model, 16, dt)
 		}},
@@ -64,7 +66,8 @@ func TestStreamedGradientSameChain(t *testing.T) {
 						if stream {
 							pot = p
 						}
-						pt := &tempering.PT{Kernel: k, Temps: []float64{1}}
+						h, _ := k.(sampler.Frictional).Dynamics()
+						pt := driver.Chain(k, h)
 						theta := make([]float64, spec.NumParams())
 						spec.Init(theta, rand.New(rand.NewPCG(3, 3)))
 						if states[i], err = pt.Init([][]float64{theta}, 4); err != nil {
@@ -107,7 +110,7 @@ func allZero(xs []float64) bool {
 // refuses.
 func TestStreamRefused(t *testing.T) {
 	spec := nn.Spec{Sizes: []int{4, 3, 2}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}, PriorDF: 3}
-	ev, err := autodiff.NewPlan(spec, 4, autodiff.Float32)
+	ev, err := autodifftest.NewPlan(spec, 4, autodiff.Float32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +147,7 @@ func BenchmarkStreamedStep(b *testing.B) {
 				var err error
 				switch eng {
 				case "plan":
-					ev, err = autodiff.NewPlan(spec, 128, autodiff.Float32)
+					ev, err = autodifftest.NewPlan(spec, 128, autodiff.Float32)
 				case "compiled":
 					ev, err = autodiff.NewFor(autodiff.EngineCompiled, model, 128, autodiff.Float32)
 				default:
@@ -163,7 +166,7 @@ func BenchmarkStreamedStep(b *testing.B) {
 				if stream {
 					pot = p
 				}
-				pt := &tempering.PT{Kernel: sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, Temps: []float64{1}}
+				pt := driver.Chain(sampler.SGNHT{StepSize: 1e-3, Diffusion: 10}, 1e-3)
 				theta := make([]float64, spec.NumParams())
 				spec.Init(theta, rand.New(rand.NewPCG(5, 6)))
 				st, err := pt.Init([][]float64{theta}, 1)

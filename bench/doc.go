@@ -3,8 +3,8 @@
 // an MLP (PT, and Sweep over replicas and batch sizes), each split into its
 // gradient, update and exchange phases, and one SGNHT step of a registered
 // model (Model). The sampler timed is the one a training run of the same
-// settings steps (train.NewPT), driven by the same loop
-// (tempering.PT.RunUntil). ptsghmc bench parses the flags and prints the
+// settings steps (train.NewDriver), driven by the same loop
+// (driver.Driver.RunUntil). ptsghmc bench parses the flags and prints the
 // results; plots.Scaling draws a sweep.
 //
 // The timings depend on the machine and on what else runs on it: quote

@@ -115,7 +115,7 @@ func Model(s Settings) (ModelResult, error) {
 	pots := []sampler.Potential{newTimedPotential(p, &gradNS)}
 	cfg := runspec.DefaultConfig() // the sampler of a training run: one sgnht chain
 	cfg.Sampler, cfg.Replicas, cfg.Batch = "sgnht", 1, s.Batch
-	pt, err := train.NewPT(runspec.DefaultSetup(), cfg, data.N)
+	pt, err := train.NewDriver(runspec.DefaultSetup(), cfg, data.N)
 	if err != nil {
 		return res, fmt.Errorf("bench: %w", err)
 	}

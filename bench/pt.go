@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/machine"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -34,7 +35,7 @@ type Settings struct {
 	SharedStart  bool   // every replica starts from one initialisation (PT; else each its own)
 	Peak         float64
 	Model        string // a registered model (nn.Models), for Model
-	Engine       string // with Model: compiled (""), or graph; for PT's MLP: compiled (""), or plan (the hand-written Plan)
+	Engine       string // with Model: compiled (""), or graph; for PT's MLP: compiled (""), or plan (train's engine plan: the compiled graph too)
 	Shards       int    // with Model: gradient shards (0: one per core, up to 4)
 }
 
@@ -127,7 +128,7 @@ func (t *streamTimer) consumeFirst(lo int, g []float64) {
 // ptSetup is what PT times: the sampler, its potentials, its state after
 // the warm-up, and the gradients' timer.
 type ptSetup struct {
-	pt     *tempering.PT
+	pt     *driver.Driver
 	pots   []sampler.Potential
 	first  *autodiff.Potential
 	st     *tempering.PTState
@@ -170,10 +171,11 @@ func batchOrders(st *tempering.PTState, n, batch int) ([]sampler.BatchOrder, err
 	return orders, nil
 }
 
-// newPTSetup builds the sampler a training run of s steps (train.NewPT:
+// newPTSetup builds the sampler a training run of s steps (train.NewDriver:
 // sgnht replicas on a geometric ladder to T = 10, train's exchange test) on
-// 10,000 noise images (datasets.NoiseImages), its potentials on s.Engine (compiled, or the
-// hand-written plan), and steps it 5 times.
+// 10,000 noise images (datasets.NoiseImages), its potentials on s.Engine
+// (compiled; plan is train's name of the same engine), and steps it 5
+// times.
 func newPTSetup(s Settings) (*ptSetup, error) {
 	sizes, err := nn.ParseArch(s.Arch)
 	if err != nil {
@@ -192,7 +194,7 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	pt, err := train.NewPT(runspec.DefaultSetup(), benchConfig(s), data.N)
+	pt, err := train.NewDriver(runspec.DefaultSetup(), benchConfig(s), data.N)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
@@ -205,14 +207,9 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 		return nil, fmt.Errorf("bench: engine %q: an MLP runs on plan or compiled", s.Engine)
 	}
 	b := &ptSetup{pt: pt, gradNS: new(atomic.Int64), params: spec.NumParams(), sizes: sizes, engine: engine}
-	b.pots = make([]sampler.Potential, len(pt.Temps))
+	b.pots = make([]sampler.Potential, len(pt.PT.Temps))
 	for j := range b.pots {
-		var ev autodiff.Evaluator
-		if engine == autodiff.EnginePlan { // the hand-written plan itself, to time against
-			ev, err = autodiff.NewPlan(spec, s.Batch, autodiff.DType(s.DType))
-		} else {
-			ev, err = autodiff.NewFor(engine, model, s.Batch, autodiff.DType(s.DType))
-		}
+		ev, err := autodiff.NewFor(engine, model, s.Batch, autodiff.DType(s.DType))
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +227,7 @@ func newPTSetup(s Settings) (*ptSetup, error) {
 		}
 		b.pots[j] = newTimedPotential(p, b.gradNS)
 	}
-	starts := make([][]float64, len(pt.Temps))
+	starts := make([][]float64, len(pt.PT.Temps))
 	if s.SharedStart {
 		starts = starts[:1]
 	}
@@ -269,19 +266,17 @@ func PT(s Settings) (Result, error) {
 	var exNS int64
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	// train's loop, tempering.PT.RunUntil, with timers for hooks: a step
+	// train's loop, driver.Driver.RunUntil, timed after every step: a step
 	// that ends in an exchange round adds its time to exNS
-	var t0 time.Time
-	timer := tempering.Hooks{
-		Before: func(pt *tempering.PT, st *tempering.PTState) error { t0 = time.Now(); return nil },
-		After: func(st *tempering.PTState) error {
-			if pt.Every > 0 && st.Steps%pt.Every == 0 {
-				exNS += int64(time.Since(t0))
-			}
-			return nil
-		},
-	}
 	start := time.Now()
+	t0 := start
+	timer := func(st *tempering.PTState) error {
+		if every := pt.PT.Every; every > 0 && st.Steps%every == 0 {
+			exNS += int64(time.Since(t0))
+		}
+		t0 = time.Now()
+		return nil
+	}
 	if err := pt.RunUntil(context.Background(), b.pots, b.first, st, st.Steps+s.Steps, timer); err != nil {
 		return Result{}, err
 	}
@@ -297,7 +292,7 @@ func PT(s Settings) (Result, error) {
 // result turns the timed steps' wall time and exchange steps' time exNS
 // into the phases' times and their bounds.
 func (b *ptSetup) result(s Settings, wall float64, exNS int64) Result {
-	temps := b.pt.Temps
+	temps := b.pt.PT.Temps
 	workers := min(runtime.GOMAXPROCS(0), len(temps))
 	res := Result{Arch: s.Arch, Engine: string(b.engine), Replicas: len(temps), Batch: s.Batch, DType: s.DType, BLAS: autodiff.CurrentArithmetic().ID(), Steps: s.Steps}
 	res.StepsPerSec = float64(s.Steps) / wall
@@ -306,8 +301,8 @@ func (b *ptSetup) result(s Settings, wall float64, exNS int64) Result {
 	// itself as the excess of those steps over the mean non-exchange step.
 	res.ExchangeSec = float64(exNS) / 1e9 / float64(s.Steps)
 	nEx := 0.0
-	if b.pt.Every > 0 && len(temps) > 1 {
-		nEx = float64(s.Steps / b.pt.Every)
+	if b.pt.PT.Every > 0 && len(temps) > 1 {
+		nEx = float64(s.Steps / b.pt.PT.Every)
 	}
 	if nEx > 0 && nEx < float64(s.Steps) {
 		meanStep := (wall - float64(exNS)/1e9) / (float64(s.Steps) - nEx)

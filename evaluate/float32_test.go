@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/autodiff/autodifftest"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 )
@@ -51,7 +52,7 @@ func TestAddFloat32(t *testing.T) {
 		t.Fatal("AddFloat32's sums differ from Add's of the widened sample")
 	}
 	// an evaluator of float64 weights only: AddFloat32 widens
-	ev64, err := autodiff.NewPlan(spec, 500, autodiff.Float64)
+	ev64, err := autodifftest.NewPlan(spec, 500, autodiff.Float64)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
@@ -210,7 +211,7 @@ func PredictiveError(ref []float64, ps ...PredictiveSums) []float64 {
 // RunBNNChains runs pt on b from starts for o.Steps() steps with seed and
 // returns rung 1's PredictiveSums (samples kept after burn-in every o.Thin
 // steps) at each checkpoint, and the final state.
-func RunBNNChains(pt *tempering.PT, b *TinyBNN, o SweepSettings, starts [][]float64, seed uint64) (PredictiveSums, *tempering.PTState, error) {
+func RunBNNChains(pt *driver.Driver, b *TinyBNN, o SweepSettings, starts [][]float64, seed uint64) (PredictiveSums, *tempering.PTState, error) {
 	cps := o.Checkpoints()
 	out := PredictiveSums{Sum: make([][]float64, len(cps)), N: make([]float64, len(cps))}
 	cur := make([]float64, len(b.Test))
@@ -237,7 +238,7 @@ func BNNSweepCase(o SweepSettings, b *TinyBNN, ref *BNNReference, seed uint64) (
 	start := ref.Start()
 	st, err := threeMethods(o, seed, [][]float64{start}, func(k int, rng *rand.Rand) []float64 {
 		return []float64{b.PriorSD * rng.NormFloat64(), b.PriorSD * rng.NormFloat64()}
-	}, func(method string, pt *tempering.PT, starts [][]float64, seed uint64) (any, *tempering.PTState, error) {
+	}, func(method string, pt *driver.Driver, starts [][]float64, seed uint64) (any, *tempering.PTState, error) {
 		return RunBNNChains(pt, b, o, starts, seed)
 	}, func(method string, rs []any) {
 		ps := make([]PredictiveSums, len(rs))

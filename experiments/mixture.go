@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -74,19 +75,19 @@ type MixtureKernel struct {
 }
 
 // build returns the kernel named (a sampling kernel of sampler.Kernels)
-// with these dynamics.
-func (m MixtureKernel) build(name string) (sampler.Kernel, error) {
+// with these dynamics, and its step size.
+func (m MixtureKernel) build(name string) (sampler.Kernel, float64, error) {
 	switch name {
 	case sampler.SGNHT{}.Name():
-		return sampler.SGNHT{StepSize: m.StepSize, Diffusion: m.Diffusion}, nil
+		return sampler.SGNHT{StepSize: m.StepSize, Diffusion: m.Diffusion}, m.StepSize, nil
 	case sampler.SGHMC{}.Name():
-		return sampler.SGHMC{StepSize: m.StepSize, Friction: m.Diffusion}, nil
+		return sampler.SGHMC{StepSize: m.StepSize, Friction: m.Diffusion}, m.StepSize, nil
 	case sampler.SGLD{}.Name():
-		return sampler.SGLD{StepSize: m.SGLDStep}, nil
+		return sampler.SGLD{StepSize: m.SGLDStep}, m.SGLDStep, nil
 	case sampler.HMC{}.Name():
-		return sampler.HMC{StepSize: m.StepSize, Leapfrog: m.Leapfrog}, nil
+		return sampler.HMC{StepSize: m.StepSize, Leapfrog: m.Leapfrog}, m.StepSize, nil
 	}
-	return nil, fmt.Errorf("kernel %s: the mixture experiment has no dynamics for it", name)
+	return nil, 0, fmt.Errorf("kernel %s: the mixture experiment has no dynamics for it", name)
 }
 
 // MixtureRun is the outcome of RunMixture.
@@ -113,7 +114,7 @@ func RunMixture(o MixtureSettings) (*MixtureRun, error) {
 	if !ok || !info.Sampler {
 		return nil, fmt.Errorf("unknown sampler %q: expected one of %s", o.Sampler, strings.Join(MixtureSamplers(), ", "))
 	}
-	k, err := o.Kernel.build(info.Name)
+	k, h, err := o.Kernel.build(info.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func RunMixture(o MixtureSettings) (*MixtureRun, error) {
 			return nil, err
 		}
 	}
-	pt := &tempering.PT{Kernel: k, Temps: temps, Workers: 1, Record: tempering.StandardRecorders()}
+	pt := &tempering.PT{Temps: temps, Record: tempering.StandardRecorders()}
 	if len(temps) > 1 {
 		c, err := tempering.NewCorrection(1, tempering.CorrectionOptions{Method: tempering.CorrectionMethod(o.Correction)})
 		if err != nil {
@@ -132,7 +133,8 @@ func RunMixture(o MixtureSettings) (*MixtureRun, error) {
 		pt.Every, pt.Scheme = o.Every, tempering.Scheme(o.Scheme)
 		pt.Exchange = &tempering.Exchanger{Batch: 16, Correction: c}
 	}
-	st, err := pt.Init([][]float64{m.Start()}, o.Seed)
+	d := &driver.Driver{Kernel: k, Schedule: driver.Fixed(k, h, 1), PT: pt, Workers: 1, Phases: driver.Watched()}
+	st, err := d.Init([][]float64{m.Start()}, o.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +144,7 @@ func RunMixture(o MixtureSettings) (*MixtureRun, error) {
 	}
 	r := &MixtureRun{Mixture: m}
 	start := time.Now()
-	err = pt.Run(pots, m, st, o.Steps, func(s *tempering.PTState) error {
+	err = d.Run(pots, m, st, o.Steps, func(s *tempering.PTState) error {
 		if s.Steps%o.Thin == 0 {
 			r.Trace = append(r.Trace, s.Rungs[0].Theta[0])
 			if s.Steps > o.BurnIn {

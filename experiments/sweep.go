@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
@@ -93,7 +94,7 @@ func ErrorsAt(b *sampler.MixtureBlock, cs ...ModeCounts) []float64 {
 // RunSweepChains runs pt from starts for o.Steps() steps with seed and
 // returns, at each checkpoint, rung 1's samples kept after burn-in so far
 // (every o.Thin steps) counted by nearest mode, and the final state.
-func RunSweepChains(pt *tempering.PT, b *sampler.MixtureBlock, o SweepSettings, starts [][]float64, seed uint64) (ModeCounts, *tempering.PTState, error) {
+func RunSweepChains(pt *driver.Driver, b *sampler.MixtureBlock, o SweepSettings, starts [][]float64, seed uint64) (ModeCounts, *tempering.PTState, error) {
 	out := make(ModeCounts, len(o.Checkpoints()))
 	cur := make([]float64, len(b.Mix.Weights))
 	m := b.Mix.Dim()
@@ -108,13 +109,13 @@ func RunSweepChains(pt *tempering.PT, b *sampler.MixtureBlock, o SweepSettings, 
 // runSweep runs pt on pot (every rung) from starts for o.Steps() steps with
 // seed, calls keep with rung 1's position every o.Thin steps after burn-in
 // and at(c) when checkpoint c is reached, and returns the final state.
-func runSweep(pt *tempering.PT, pot sampler.Potential, tp sampler.TermPotential, o SweepSettings, starts [][]float64, seed uint64,
+func runSweep(pt *driver.Driver, pot sampler.Potential, tp sampler.TermPotential, o SweepSettings, starts [][]float64, seed uint64,
 	keep func(theta []float64), at func(c int)) (*tempering.PTState, error) {
 	st, err := pt.Init(starts, seed)
 	if err != nil {
 		return nil, err
 	}
-	pots := make([]sampler.Potential, len(pt.Temps))
+	pots := make([]sampler.Potential, len(pt.PT.Temps))
 	for i := range pots {
 		pots[i] = pot
 	}
@@ -158,7 +159,7 @@ func SweepCase(o SweepSettings, d int, seed uint64) (map[string][]float64, *temp
 			x[i] = lo + (hi-lo)*rng.Float64()
 		}
 		return x
-	}, func(_ string, pt *tempering.PT, starts [][]float64, seed uint64) (any, *tempering.PTState, error) {
+	}, func(_ string, pt *driver.Driver, starts [][]float64, seed uint64) (any, *tempering.PTState, error) {
 		return RunSweepChains(pt, b, o, starts, seed)
 	}, func(method string, rs []any) {
 		cs := make([]ModeCounts, len(rs))
@@ -183,7 +184,7 @@ func SweepCase(o SweepSettings, d int, seed uint64) (map[string][]float64, *temp
 // recorded; score receives each method's records (one, or one per
 // independent chain). It returns PT's final state.
 func threeMethods(o SweepSettings, seed uint64, start [][]float64, indep func(k int, rng *rand.Rand) []float64,
-	run func(method string, pt *tempering.PT, starts [][]float64, seed uint64) (any, *tempering.PTState, error),
+	run func(method string, pt *driver.Driver, starts [][]float64, seed uint64) (any, *tempering.PTState, error),
 	score func(method string, rs []any)) (*tempering.PTState, error) {
 	kernel := sampler.SGNHT{StepSize: o.StepSize, Diffusion: o.Diffusion}
 	temps, err := tempering.GeometricLadder(o.Replicas, o.TMax)
@@ -194,21 +195,25 @@ func threeMethods(o SweepSettings, seed uint64, start [][]float64, indep func(k 
 	if err != nil {
 		return nil, err
 	}
-	pt := &tempering.PT{Kernel: kernel, Temps: temps, Every: o.Every, Workers: 1, BurnIn: o.BurnIn,
-		Exchange: &tempering.Exchanger{Batch: 16, Correction: corr}, Adapt: &tempering.LadderAdaptation{},
-		Record: []tempering.Recorder{tempering.RoundTripRecorder{}}} // the row's round trips
+	chains := func(temps []float64, every int, x tempering.ExchangeTest, rec []tempering.Recorder, phases ...driver.Phase) *driver.Driver {
+		return &driver.Driver{Kernel: kernel, Schedule: driver.Fixed(kernel, o.StepSize, 1), Workers: 1, BurnIn: o.BurnIn,
+			PT: &tempering.PT{Temps: temps, Every: every, Exchange: x, Record: rec}, Phases: driver.Watched(phases...)}
+	}
+	pt := chains(temps, o.Every, &tempering.Exchanger{Batch: 16, Correction: corr},
+		[]tempering.Recorder{tempering.RoundTripRecorder{}}, // the row's round trips
+		&driver.LadderTuning{Adapt: &tempering.LadderAdaptation{}})
 	r, st, err := run("pt", pt, start, seed)
 	if err != nil {
 		return nil, fmt.Errorf("pt, seed %d: %w", seed, err)
 	}
 	score("pt", []any{r})
-	off := &tempering.PT{Kernel: kernel, Temps: append([]float64(nil), st.Temps...), Workers: 1, BurnIn: o.BurnIn}
+	off := chains(append([]float64(nil), st.Temps...), 0, nil, nil)
 	if r, _, err = run("swaps-off", off, start, seed); err != nil {
 		return nil, fmt.Errorf("swaps off, seed %d: %w", seed, err)
 	}
 	score("swaps-off", []any{r})
 	rng := sampler.NewStream(seed, 1<<20).Rand
-	one := &tempering.PT{Kernel: kernel, Temps: []float64{1}, Workers: 1, BurnIn: o.BurnIn}
+	one := chains([]float64{1}, 0, nil, nil)
 	var pool []any
 	for k := 0; k < o.Replicas; k++ {
 		if r, _, err = run("independent", one, [][]float64{indep(k, rng)}, seed*1000+uint64(k)+1); err != nil {

@@ -5,7 +5,7 @@
 // its start, and its mixing after burn-in, graded ok, warn or fail with a
 // cause (Health, HealthFigures, Health.Verdict). It reads a chain's State
 // and kernel and changes neither: the kernels are package sampler's, and
-// the driver that steps them (tempering.PT) calls the watch after each
+// the driver that steps them (driver.Driver, its StepHealth phase) calls the watch after each
 // step. Package diagnose turns its verdicts into advice.
 package health
 
@@ -27,7 +27,7 @@ const DefaultHealthWindow = 1000
 // they are in their regime), the thermostat's level and trend, and the
 // gradient noise that enters the momentum each step, h^2 Var[grad U~]/T^2
 // per coordinate, estimated from the momentum's own energy balance (see
-// MomentumNoise). It is plain data: a tempering.PT run keeps one per rung
+// MomentumNoise). It is plain data: a driver.Driver run keeps one per rung
 // in tempering.PTStats (and so in checkpoints), and a resumed run
 // continues it exactly.
 type Health struct {
@@ -52,7 +52,7 @@ type Health struct {
 	// (the first of the worst status).
 	WorstWindow HealthFigures
 	// StepScale multiplies the kernel's step (0 means 1): a noise-aware
-	// run shrinks it during burn-in (see tempering.PT.NoiseTarget).
+	// run shrinks it during burn-in (see driver.StepHealth.NoiseTarget).
 	StepScale float64
 	// IntSum sums IntegrationError over the window's IntSteps steps;
 	// PrevWork is the last observed step's kick terms (its Valid is false
@@ -99,7 +99,7 @@ type Health struct {
 	Mix       convergence.Trace
 	MixCoords bool
 	// Exact says the chain's gradients are exact (a full batch: set by
-	// its driver, tempering.PT.ExactGradients): it can have no gradient
+	// its driver, driver.StepHealth.ExactGradients): it can have no gradient
 	// noise, and a heating its figures read as noise is the integrator's
 	// (HealthFigures.Exact).
 	Exact  bool
@@ -320,7 +320,7 @@ func PotBlockLen(window int) int { return max(window/10, 1) }
 
 // NotePotential records the energy U/T of the chain's state before the
 // step it is called for (sampler.State.U over the rung's temperature), in a
-// health window of window steps; tempering.PT calls it before each
+// health window of window steps; driver.StepHealth calls it before each
 // ObserveStep. Windows without it do not measure their descent.
 func (hl *Health) NotePotential(uOverT float64, window int) {
 	if math.IsNaN(uOverT) || math.IsInf(uOverT, 0) {
@@ -528,7 +528,7 @@ func blockSE(sum, sq float64, n int) float64 {
 }
 
 // Start sets the kinetic temperature p'p/D of the chain's initial momentum,
-// which the first step's noise estimate needs (tempering.PT.Init calls
+// which the first step's noise estimate needs (driver.StepHealth.Start calls
 // it). Without it the first observed step only records its momentum and
 // the first window is one step late.
 func (hl *Health) Start(kin float64) { hl.PrevKin, hl.Started = kin, true }
@@ -899,7 +899,7 @@ func (hl *Health) Multiplier() float64 { return hl.stepScale() }
 // the square root of the noise ratio (the gradient noise per step goes as
 // h^2 at a fixed friction per step), by at most a factor 4 down or 2 up per
 // window, and stays within [1/64, 1]. It returns the factor applied. A
-// noise-aware run (tempering.PT.NoiseTarget) calls it at the end of every
+// noise-aware run (driver.StepHealth.NoiseTarget) calls it at the end of every
 // burn-in window.
 //
 // It reads the window's gradient noise with its descent (Descent) left in,

@@ -18,7 +18,7 @@ const MinMixESS = 100
 // MixFigures are a chain's mixing figures after burn-in
 // (Health.Mixing): the bulk effective sample sizes (convergence.BulkESS,
 // rank-normalised, Geyer's initial monotone sequence, split halves) of its
-// energy U/T and, when its run traces them (tempering.PT.MixCoords), of
+// energy U/T and, when its run traces them (driver.StepHealth.MixCoords), of
 // every coordinate, estimated from the chain thinned by doubling to at most
 // convergence.TraceCap points (an ESS above a few hundred reads as about
 // the points held: enough to tell it from MinMixESS).
@@ -70,8 +70,8 @@ func (m MixFigures) String() string {
 }
 
 // NoteDraw records the chain's state after a step after burn-in: its
-// energy U/T and, when coords is true, its position theta (tempering.PT
-// calls it for every step after burn-in, with coords from PT.MixCoords;
+// energy U/T and, when coords is true, its position theta (driver.StepHealth
+// calls it for every step after burn-in, with coords from StepHealth.MixCoords;
 // the first call fixes whether coordinates are traced).
 func (hl *Health) NoteDraw(uOverT float64, theta []float64, coords bool) {
 	if math.IsNaN(uOverT) || math.IsInf(uOverT, 0) { // no energy this step

@@ -266,7 +266,7 @@ type Model struct {
 	OneHot  bool // a classifier: targets are one-hot labels
 	Logits  bool // the graph reports logits (a classifier that eval and predict can score)
 	// MLP, when not nil, says the model is this MLP: its graph then compiles
-	// to the arithmetic of its BLAS plan (autodiff.Plan), which evaluators
+	// to the arithmetic of its BLAS plan (autodifftest.Plan), which evaluators
 	// may also build.
 	MLP *Spec
 	// Weights, when not nil, are parameter values the model comes with, in

@@ -10,6 +10,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/diagnose"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -40,7 +41,7 @@ func (s Start) String() string {
 }
 
 // Case is one chain of the harness: a kernel with train's parameters on a
-// posterior, sampled by tempering.PT with one rung (as train runs one
+// posterior, sampled by a driver.Driver with one rung (as train runs one
 // chain).
 type Case struct {
 	Posterior string
@@ -89,20 +90,21 @@ func (c Case) window() int {
 }
 
 // kernel returns the case's kernel for n examples, as train builds it.
-func (c Case) kernel(n int) (sampler.Kernel, error) {
+func (c Case) kernel(n int) (sampler.Kernel, float64, error) {
 	if !(c.LR > 0) {
-		return nil, fmt.Errorf("case %s: learning rate %v must be positive", c.Posterior, c.LR)
+		return nil, 0, fmt.Errorf("case %s: learning rate %v must be positive", c.Posterior, c.LR)
 	}
 	h := math.Sqrt(c.LR / float64(n))
 	switch c.Kernel {
 	case "sgnht":
-		return sampler.SGNHT{StepSize: h, Diffusion: c.friction() / h}, nil
+		return sampler.SGNHT{StepSize: h, Diffusion: c.friction() / h}, h, nil
 	case "sghmc":
-		return sampler.SGHMC{StepSize: h, Friction: c.friction() / h}, nil
+		return sampler.SGHMC{StepSize: h, Friction: c.friction() / h}, h, nil
 	case "sgld":
-		return sampler.SGLD{StepSize: 2 * c.LR / float64(n)}, nil
+		eps := 2 * c.LR / float64(n)
+		return sampler.SGLD{StepSize: eps}, eps, nil
 	}
-	return nil, fmt.Errorf("case %s: kernel %q: expected sgnht, sghmc or sgld", c.Posterior, c.Kernel)
+	return nil, 0, fmt.Errorf("case %s: kernel %q: expected sgnht, sghmc or sgld", c.Posterior, c.Kernel)
 }
 
 // Result is what a case measured against the reference.
@@ -166,7 +168,7 @@ type chain struct {
 	c     Case
 	n     int
 	batch int
-	pt    *tempering.PT
+	pt    *driver.Driver
 	st    *tempering.PTState
 	pot   sampler.Potential
 }
@@ -191,16 +193,19 @@ func newChain(c Case, d Design, model nn.Model) (*chain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("case %s: %w", c.Posterior, err)
 	}
-	k, err := c.kernel(n)
+	k, h, err := c.kernel(n)
 	if err != nil {
 		return nil, err
 	}
 	if c.Steps <= c.burnIn() {
 		return nil, fmt.Errorf("case %s: %d steps, burn-in %d: nothing to keep", c.Posterior, c.Steps, c.burnIn())
 	}
-	pt := &tempering.PT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: c.burnIn(),
-		HealthWindow: c.window(), Precondition: c.Precond, MassScale: c.MassScale,
-		MixCoords: true, ExactGradients: batch == n}
+	phases := []driver.Phase{&driver.StepHealth{Window: c.window(), MixCoords: true, ExactGradients: batch == n}}
+	if c.Precond != adapt.PrecondNone || c.MassScale != adapt.MassScaleWidest {
+		phases = append(phases, &driver.Mass{Precondition: c.Precond, Scale: c.MassScale})
+	}
+	pt := &driver.Driver{Kernel: k, Schedule: driver.Fixed(k, h, 1), PT: &tempering.PT{Temps: []float64{1}}, Workers: 1, BurnIn: c.burnIn(),
+		Phases: append(phases, driver.WindowRestart{})}
 	theta0, err := c.start(d, model)
 	if err != nil {
 		return nil, err

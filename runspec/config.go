@@ -105,7 +105,7 @@ type Config struct {
 	MassScale string `json:"mass_scale,omitempty" yaml:"mass_scale,omitempty"`
 	// NoiseCorrection estimates each chain's gradient noise per
 	// coordinate at the end of burn-in and from then on injects less noise
-	// where the gradient brings more (tempering.PT.NoiseCorrection), so that
+	// where the gradient brings more (driver.NoiseCorrection), so that
 	// no coordinate runs hot or cold under the one thermostat (false in
 	// runs older than it).
 	NoiseCorrection bool `json:"noise_correction,omitempty" yaml:"noise_correction,omitempty"`

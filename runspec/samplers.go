@@ -12,7 +12,7 @@ import (
 // and Liu 2018), replicas of the sgnht kernel on a ladder of temperatures
 // (Config.Replicas, TMax, Ladder) with minibatch exchange tests. It is a
 // run's choice rather than a kernel of sampler.Kernels: the run drives
-// tempering.PT with sgnht replicas. With one replica it is one sgnht chain.
+// a driver.Driver of sgnht replicas. With one replica it is one sgnht chain.
 // Every other sampler name is a kernel of the registry, run as one chain.
 const PTSGHMC = "ptsghmc"
 

@@ -78,7 +78,7 @@ type KernelInfo struct {
 // the order help texts list them. Every list of kernel names (a config's
 // validation, a command's flag help) derives from it.
 //
-// Parallel tempering is not a kernel but a driver: tempering.PT steps a ladder of
+// Parallel tempering is not a kernel but a driver: driver.Driver steps a ladder of
 // replicas of one kernel. The sampler name "ptsghmc" that runs and commands
 // accept (runspec.PTSGHMC) is PT over replicas of the sgnht kernel, PT-SGHMC
 // as in Luo, Zhang and Liu (2018); it is not listed here.

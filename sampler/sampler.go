@@ -26,7 +26,7 @@
 // A Kernel is one transition of one chain at a temperature T, targeting
 // exp(-U/T). Its Step takes the chain's State, the Potential, the step's
 // Minibatch and its Hyper (step size, temperature) as arguments, in the
-// manner of BlackJAX; tempering.PT draws each rung's minibatch from its
+// manner of BlackJAX; driver.Driver draws each rung's minibatch from its
 // BatchOrder.
 // The kernels: SGNHT (the default of runs), SGHMC, SGLD, HMC, and SGD, momentum
 // SGD, which is an optimiser (the MAP baseline) rather than a sampler.
@@ -86,7 +86,7 @@ type Minibatch struct {
 }
 
 // BatchOrder chooses the minibatches of one chain, one per step:
-// tempering.PT draws rung j's from PTState.Orders[j] with rung j's
+// driver.Driver draws rung j's from tempering.PTState.Orders[j] with rung j's
 // stream, before the rung's kernel draws its noise from the same stream
 // (datasets.Batches is one: epochs of fresh random permutations).
 type BatchOrder interface {
@@ -191,7 +191,7 @@ type State struct {
 	Mass []float64
 	// InjScale multiplies the injected noise's sd per coordinate in SGNHT
 	// and SGHMC (nil: 1): sqrt(1 - B_i/inj) after a gradient-noise
-	// correction (tempering.PT.NoiseCorrection), so that injected and gradient noise
+	// correction (driver.NoiseCorrection), so that injected and gradient noise
 	// add up to the same diffusion in every coordinate.
 	InjScale []float64
 	// Work holds the last step's kick terms, from which health.Health separates
@@ -258,7 +258,7 @@ func (s *State) MoveStep(h, hNext float64) { s.Xi = s.Xi * h / hNext }
 // SetMass sets the diagonal mass matrix M = diag(m) of the momentum (nil:
 // unit mass), copying m. Every value must be positive and finite. The
 // momentum P is in units of its sd and does not change. SGNHT, SGHMC and
-// SGLD use the mass; HMC and SGD ignore it. tempering.PT.Precondition
+// SGLD use the mass; HMC and SGD ignore it. driver.Mass
 // estimates and sets it during burn-in.
 func (s *State) SetMass(m []float64) error {
 	if m == nil {

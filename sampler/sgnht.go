@@ -215,7 +215,7 @@ func SGNHTUpdate(theta, p, grad []float64, xi, h, a, invT, invQ float64, rng *ra
 const normalChunk = 256
 
 // sgnhtUpdate is SGNHTUpdate; it also returns p'p/D after the update (the
-// kinetic temperature tempering.PT records), summed in the same pass over p.
+// kinetic temperature a driver records), summed in the same pass over p.
 func sgnhtUpdate(theta, p, grad []float64, xi, h, a float64, tc temperCoef, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64) {
 	var u sgnhtStepper
 	u.reset(xi, h, a, tc, rng)

@@ -49,7 +49,7 @@ func RungsFor(lambda, swapTarget float64, maxR int) (int, string, error) {
 
 // TunedBarrier returns the global barrier measured by the last tuning round
 // of st that was not spoiled by a transient (with saturated pairs measured
-// by PairDistance), and whether there was one: what a pilot run's tuning
+// by driver.PairDistance), and whether there was one: what a pilot run's tuning
 // tells about the target.
 func (st *PTState) TunedBarrier() (float64, bool) {
 	for k := len(st.Tuning.Rounds) - 1; k >= 0; k-- {

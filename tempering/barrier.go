@@ -42,7 +42,7 @@ func NewBarrier(temps, reject []float64) (*Barrier, error) {
 
 // newBarrier is NewBarrier for barrier increments per pair in [0, maxInc]:
 // rejection rates (maxInc 1), or pair distances that may exceed 1 (see
-// PairDistance).
+// driver.PairDistance).
 func newBarrier(temps, inc []float64, maxInc float64) (*Barrier, error) {
 	reject := inc
 	if err := CheckLadder(temps); err != nil {
@@ -316,12 +316,13 @@ func barkerToMetropolisRejection(a float64) float64 {
 		}
 	}
 	mu := 0.5 * (lo + hi)
-	return 1 - metropolisAcceptance(mu)
+	return 1 - MetropolisAcceptance(mu)
 }
 
-// metropolisAcceptance returns E[min(1, exp(X))] for X ~ N(-mu, 2 mu):
-// 2 Phi(-sqrt(mu/2)).
-func metropolisAcceptance(mu float64) float64 {
+// MetropolisAcceptance returns E[min(1, exp(X))] for X ~ N(-mu, 2 mu):
+// 2 Phi(-sqrt(mu/2)), a Metropolis swap's acceptance between equilibrium
+// replicas whose log swap ratio has mean -mu.
+func MetropolisAcceptance(mu float64) float64 {
 	return math.Erfc(math.Sqrt(mu/2) / math.Sqrt2)
 }
 

@@ -35,9 +35,11 @@ type Recorder interface {
 }
 
 // SwapAttempt is one exchange attempt as the recorders see it: the pair
-// it tried (PTStats' pair numbering) and the exchange test's result.
+// it tried (PTStats' pair numbering), its rungs J and K, and the exchange
+// test's result.
 type SwapAttempt struct {
 	Pair   int
+	J, K   int
 	Result ExchangeResult
 }
 

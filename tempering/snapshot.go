@@ -2,7 +2,6 @@ package tempering
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/health"
@@ -11,7 +10,7 @@ import (
 
 // Snapshot is a PT run's state as plain data: what a checkpoint saves
 // (rundir.Checkpoint embeds it) and a run is restored from. PTState.Snapshot
-// is the one mapping out, PT.Restore the one mapping back in, and Upgrade
+// is the one mapping out, driver.Driver.Restore the one mapping back in, and Upgrade
 // the one place where snapshots of older versions are brought up to date.
 type Snapshot struct {
 	Steps   int
@@ -66,42 +65,6 @@ func (st *PTState) Snapshot(k sampler.Kernel) (Snapshot, error) {
 // tuning, without rungs or streams: what reports of a run's state read.
 func (s *Snapshot) Figures() *PTState {
 	return &PTState{Steps: s.Steps, Temps: s.Temps, Stats: s.Stats, Tuning: s.Tuning}
-}
-
-// Restore returns the state snapshot s holds for pt, with a model of dim
-// parameters (see Check), the kernel's own state handed back to it. The
-// state shares s's slices.
-func (pt *PT) Restore(s Snapshot, dim int) (*PTState, error) {
-	st := &PTState{Steps: s.Steps, Rounds: s.Rounds, Stats: s.Stats, Temps: s.Temps, Tuning: s.Tuning, Mass: s.Mass, Noise: s.Noise}
-	for j, rs := range s.Rungs {
-		r := sampler.NewState(rs.Theta)
-		copy(r.P, rs.P)
-		r.Xi, r.U = rs.Xi, rs.U
-		if err := r.SetMass(rs.Mass); err != nil {
-			return nil, fmt.Errorf("rung %d: %w", j+1, err)
-		}
-		for i, v := range rs.InjScale {
-			if !(v >= 0 && v <= math.Sqrt2) {
-				return nil, fmt.Errorf("rung %d: noise correction %d is %v, outside [0, sqrt(2)]", j+1, i, v)
-			}
-		}
-		r.InjScale = rs.InjScale
-		if err := sampler.UnmarshalExtra(pt.Kernel, r, rs.Extra); err != nil {
-			return nil, fmt.Errorf("rung %d: %w", j+1, err)
-		}
-		st.Rungs = append(st.Rungs, r)
-	}
-	for j, b := range s.Streams {
-		r := &sampler.Stream{}
-		if err := r.UnmarshalBinary(b); err != nil {
-			return nil, fmt.Errorf("random stream %d: %w", j+1, err)
-		}
-		st.Streams = append(st.Streams, r)
-	}
-	if err := pt.Check(st, dim); err != nil {
-		return nil, err
-	}
-	return st, nil
 }
 
 // Upgrade brings a snapshot written by an older version up to date, one

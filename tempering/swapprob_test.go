@@ -107,7 +107,7 @@ func TestSwapProbabilityStats(t *testing.T) {
 		t.Errorf("seeded twice: since %d", s.ProbSince)
 	}
 	st := &PTState{Stats: s}
-	(&PT{Record: StandardRecorders()}).resetWindow(st, 1000)
+	(&PT{Record: StandardRecorders()}).ResetWindow(st, 1000)
 	if s := st.Stats; s.WinSwapProb[0] != 0 || s.SwapProb[0] != 3 || s.WinStart != 1000 {
 		t.Errorf("window reset: %+v", s)
 	}

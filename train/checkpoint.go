@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -32,7 +33,7 @@ func (r *Run) checkpoint() error {
 	if err := r.metrics.Sync(); err != nil {
 		return fmt.Errorf("metrics: sync: %w", err)
 	}
-	c, err := checkpointOf(r.Cfg, r.pt.Kernel, r.state, saveBatches(r.batches), r.samples.Count, r.mbytes)
+	c, err := checkpointOf(r.Cfg, r.drv.Kernel, r.state, saveBatches(r.batches), r.samples.Count, r.mbytes)
 	if err != nil {
 		return err
 	}
@@ -106,13 +107,13 @@ func finiteAll(x []float64) bool {
 
 // restore validates c against the run it is restored into (pt, a model of
 // dim parameters, n training examples) and returns its sampler state
-// (tempering.PT.Restore; rundir.DecodeCheckpoint brought an older
+// (driver.Driver.Restore; rundir.DecodeCheckpoint brought an older
 // checkpoint's state up to date). Every error wraps ErrCheckpoint.
-func restore(c *rundir.Checkpoint, cfg runspec.Config, pt *tempering.PT, dim, n int) (*tempering.PTState, error) {
-	if err := validateFor(c, cfg, dim, len(pt.Temps), n); err != nil {
+func restore(c *rundir.Checkpoint, cfg runspec.Config, d *driver.Driver, dim, n int) (*tempering.PTState, error) {
+	if err := validateFor(c, cfg, dim, len(d.PT.Temps), n); err != nil {
 		return nil, err
 	}
-	st, err := pt.Restore(c.Snapshot, dim)
+	st, err := d.Restore(c.Snapshot, dim)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, rundir.ErrCheckpoint)
 	}

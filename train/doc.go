@@ -5,7 +5,7 @@
 //
 // A Run is one chain tied to its directory (the files of package rundir;
 // docs/run-directory.md), built from a runspec.Config. New creates it and Resume reopens it from its checkpoint; Train steps it to
-// Config.Steps through sampler.PT.RunUntil, keeping rung-1 samples, writing
+// Config.Steps through driver.Driver.RunUntil, keeping rung-1 samples, writing
 // metrics lines and checkpoints, and on cancellation checkpoints and
 // returns ErrInterrupted; Finish ends it early (a wall-clock budget); Close
 // closes its files. Chains runs several independent chains of one config

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -134,7 +135,7 @@ func FuzzCheckpoint(f *testing.F) {
 			return
 		}
 		n := tr.N
-		st, err := restore(c, cfg, &tempering.PT{Record: tempering.StandardRecorders(), Temps: temps}, spec.NumParams(), n)
+		st, err := restore(c, cfg, &driver.Driver{PT: &tempering.PT{Record: tempering.StandardRecorders(), Temps: temps}, Phases: []driver.Phase{&driver.StepHealth{}}}, spec.NumParams(), n)
 		if err != nil {
 			if !errors.Is(err, rundir.ErrCheckpoint) {
 				t.Fatalf("error does not wrap ErrCheckpoint: %v", err)

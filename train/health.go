@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/runspec"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // healthWindow returns the length of a run's health windows: five metrics
@@ -44,7 +45,7 @@ func (r *Run) healthWarning() (string, *health.HealthFigures) {
 			continue
 		}
 		if st > w.status || hl.Windows-w.windows >= 10 {
-			msgs = append(msgs, fmt.Sprintf("step %d, rung %d (T=%.4g): %s", hl.Last.Step, j+1, r.pt.RungTemperature(r.state, j), hl.Last))
+			msgs = append(msgs, fmt.Sprintf("step %d, rung %d (T=%.4g): %s", hl.Last.Step, j+1, tempering.TemperedRung(r.Cfg.PosteriorTemperature(), r.state.Temps[j]), hl.Last))
 			w.windows, w.status = hl.Windows, st
 		}
 	}

@@ -45,18 +45,18 @@ func (r *Run) Train(ctx context.Context, progress func(Status)) error {
 }
 
 // train is Train under the caller's BLAS setting: Chains.Train sets it
-// once for all the chains it steps in parallel. The loop is the sampler's
-// one loop, tempering.PT.RunUntil; the run's jobs are its hooks: before each
-// step the cyclical schedule's kernel and the SGD warm-up (beforeStep),
-// after it the kept sample, the metrics line, the checkpoint and the
-// progress report (afterStep).
+// once for all the chains it steps in parallel. The loop is the driver's
+// one loop, driver.Driver.RunUntil, which asks the run's schedule for
+// each step's step size, temperature and kernel (runSchedule); after each
+// step the run records the kept sample, the metrics line, the checkpoint
+// and the progress report (afterStep).
 func (r *Run) train(ctx context.Context, progress func(Status)) error {
 	pots := make([]sampler.Potential, len(r.pots))
 	for j, p := range r.pots {
 		pots[j] = p
 	}
-	hooks := tempering.Hooks{Before: r.beforeStep, After: func(*tempering.PTState) error { return r.afterStep(progress) }}
-	err := r.pt.RunUntil(ctx, pots, r.pots[0], r.state, r.Cfg.Steps, hooks)
+	after := func(*tempering.PTState) error { return r.afterStep(progress) }
+	err := r.drv.RunUntil(ctx, pots, r.pots[0], r.state, r.Cfg.Steps, after)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		if cerr := r.checkpoint(); cerr != nil {
 			return errors.Join(ErrInterrupted, cerr)
@@ -64,14 +64,6 @@ func (r *Run) train(ctx context.Context, progress func(Status)) error {
 		return ErrInterrupted
 	}
 	return err
-}
-
-// beforeStep sets the step size of the next step, the cyclical
-// schedule's (scheduledStep, which also rescales the thermostats), and the
-// SGD warm-up's kernel (warmup).
-func (r *Run) beforeStep(pt *tempering.PT, st *tempering.PTState) error {
-	pt.StepSize = scheduledStep(r.Cfg, rateOf(r.Cfg, r.Data.N), r.kernel, st)
-	return r.warmup()
 }
 
 // afterStep records the step just taken: rung 1's sample when the step
@@ -132,40 +124,4 @@ func (r *Run) Finish() error {
 		return err
 	}
 	return r.checkpoint()
-}
-
-// warmup sets the kernel and the batch size of the next step under
-// Config.SGDWarmup: sgd (on WarmupBatch examples, when set) for steps
-// 1..SGDWarmup, then the run's sampler, whose momentum and thermostat
-// are drawn afresh (Kernel.Init, from each rung's stream) at the point the
-// optimiser reached and whose health watch starts there. Both depend on
-// the step count alone, so a resumed run follows them exactly.
-func (r *Run) warmup() error {
-	// the warm-up's steps may take their own batch size (WarmupBatch)
-	size := r.Cfg.StepBatch(r.state.Steps, r.Data.N)
-	for _, b := range r.batches {
-		b.Size = size
-	}
-	w := r.Cfg.SGDWarmup
-	switch {
-	case w == 0 || r.state.Steps > w:
-		return nil
-	case r.state.Steps < w:
-		if r.sgd == nil {
-			k, err := warmupKernel(r.Cfg, r.Data.N)
-			if err != nil {
-				return err
-			}
-			r.sgd = k
-		}
-		r.pt.Kernel, r.pt.StepSize = r.sgd, 0 // at the configured rate, whatever the schedule
-		return nil
-	}
-	r.pt.Kernel = r.kernel
-	k := sampler.KernelAt(r.kernel, r.pt.StepSize) // the sampler as it steps next
-	for j, s := range r.state.Rungs {
-		k.Init(s, r.state.Streams[j].Rand)
-		r.state.Stats.Health[j].Start(s.KineticTemperature())
-	}
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/autodiff/autodifftest"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -344,7 +345,8 @@ func TestCompiledMLPRun(t *testing.T) {
 // TestCompiledMLPRunSameAsPlan checks that an MLP run on the compiled
 // graph (the default engine, one graph per gradient) writes the samples and
 // metrics the same run on the hand-written BLAS plan writes
-// (autodiff.HandWrittenPlan: MLP runs' engine before), byte for byte, for PT
+// (autodifftest.Plan through autodiff.ReferenceMLP: MLP runs' engine
+// before), byte for byte, for PT
 // (exchange tests on the log-likelihoods, validation on the logits) and one
 // SGNHT chain (its gradient streamed into the update), in float32 and
 // float64, batches of 13 (not a multiple of the product kernel's tiles).
@@ -362,11 +364,13 @@ func TestCompiledMLPRunSameAsPlan(t *testing.T) {
 			cfg.Steps, cfg.BurnIn, cfg.Thin = 60, 10, 5
 			restore := func() {}
 			if engine == "plan" {
-				restore = autodiff.HandWrittenPlan()
+				restore = autodiff.ReferenceMLP(func(spec nn.Spec, batch int, dtype autodiff.DType, _ bool) (autodiff.Evaluator, error) {
+					return autodifftest.NewPlan(spec, batch, dtype)
+				})
 			}
 			r, dir := trainRef(t, cfg, setupOf(data))
 			restore()
-			_, isPlan := r.pots[0].Eval.(*autodiff.Plan)
+			_, isPlan := r.pots[0].Eval.(*autodifftest.Plan)
 			if r.Close(); isPlan != (engine == "plan") {
 				t.Fatalf("%s %s: the %s run's evaluator is %T", c.sampler, c.dtype, engine, r.pots[0].Eval)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -89,7 +90,7 @@ func TestCheckpointKernelState(t *testing.T) {
 	t.Parallel()
 	cfg := smallConfig()
 	k := countKernel{}
-	pt := &tempering.PT{Kernel: k, Temps: []float64{1, 2, 3}}
+	pt := &driver.Driver{Kernel: k, Schedule: driver.Fixed(k, 0.1, 1), PT: &tempering.PT{Temps: []float64{1, 2, 3}}}
 	st, err := pt.Init([][]float64{{1, 2}}, 3)
 	if err != nil {
 		t.Fatal(err)

@@ -13,10 +13,10 @@ import (
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/autodiff/compile"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
-	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
@@ -31,7 +31,7 @@ type Run struct {
 	Data  *datasets.Dataset // training data (validation split removed)
 	Val   *datasets.Dataset
 
-	pt      *tempering.PT
+	drv     *driver.Driver
 	state   *tempering.PTState
 	pots    []*autodiff.Potential
 	batches []*datasets.Batches // rung j's minibatch order (state.Orders[j])
@@ -47,9 +47,6 @@ type Run struct {
 	lock    *rundir.Lock // the writer's lock of Dir, released by Close
 	// optimiser is whether the run's kernel is an optimiser.
 	optimiser bool
-	// kernel is the run's kernel at its configured learning rate (a
-	// schedule steps it through pt.StepSize), sgd the SGD warm-up's.
-	kernel, sgd sampler.Kernel
 }
 
 // New creates a run directory and initialises a run from cfg with the
@@ -280,7 +277,7 @@ func newRun(dir string, cfg runspec.Config, p *prepared, lk *rundir.Lock) (_ *Ru
 	} else {
 		r.Model.Layout.Init(theta, rand.New(rand.NewPCG(cfg.ChainSeed(), 0x1417)))
 	}
-	if r.state, err = r.pt.Init([][]float64{theta}, cfg.ChainSeed()); err != nil {
+	if r.state, err = r.drv.Init([][]float64{theta}, cfg.ChainSeed()); err != nil {
 		return nil, err
 	}
 	batches, err := newBatches(r.Data.N, cfg.StepBatch(0, r.Data.N), r.state.Streams[:len(r.pots)])
@@ -330,10 +327,13 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 		return nil, err
 	}
 	r.optimiser = !info.Sampler
-	if r.pt, err = NewPT(p.setup, cfg, tr.N); err != nil {
+	sched, err := p.scheduleFor(cfg)
+	if err != nil {
 		return nil, err
 	}
-	r.kernel = r.pt.Kernel
+	if r.drv, err = newDriver(p.setup, cfg, sched); err != nil {
+		return nil, err
+	}
 	r.threads = runThreads(cfg, model, val != nil)
 	shards := 1
 	if usesGraph(cfg, model) {
@@ -443,7 +443,7 @@ func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir
 	if err := rundir.CheckFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
 		return nil, err
 	}
-	st, err := restore(c, cfg, r.pt, r.Model.NumParams(), tr.N)
+	st, err := restore(c, cfg, r.drv, r.Model.NumParams(), tr.N)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint in %s: %w", dir, err)
 	}

@@ -1,6 +1,8 @@
 package train
 
 import (
+	"fmt"
+
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
@@ -22,6 +24,21 @@ func kernelFrom(c runspec.Config, ks []sampler.KernelInfo, n int) (sampler.Kerne
 		return nil, err
 	}
 	return p.Kernel(rateOf(c, n), c.TemperingValue()), nil
+}
+
+// scheduleKey returns what the kernel and the schedule of c are built
+// from, as a string: the sampler, the learning rate, the posterior
+// tempering and temperature, the kernel's own settings, the cyclical
+// schedule, the SGD warm-up and the batch sizes ("" when the settings do
+// not decode).
+func scheduleKey(c runspec.Config, ks []sampler.KernelInfo) string {
+	_, p, err := c.KernelParams(ks)
+	if err != nil {
+		return ""
+	}
+	w, _ := c.WarmupParams()
+	return fmt.Sprintf("%s %v %v %v %#v %v %v %#v %v %v", c.Sampler, c.LR, c.TemperingValue(), c.PosteriorTemperature(), p,
+		c.Cycle, c.SGDWarmup, w, c.WarmupBatch, c.Batch)
 }
 
 // warmupKernel returns the sgd kernel of the config's SGD warm-up, for

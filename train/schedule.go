@@ -3,6 +3,8 @@ package train
 import (
 	"math"
 
+	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -46,21 +48,83 @@ func keepSample(c runspec.Config, k int, optimiser bool) bool {
 	return (k-1)%c.Cycle >= c.Cycle-window
 }
 
-// scheduledStep returns kernel k's step size (sampler.Hyper.StepSize) for
-// the next step of st under the config's cyclical schedule, at learning
-// rate r, and rescales each rung's thermostat with it; without a schedule
-// it returns 0 (the kernel's own step) and changes nothing. The
-// Nose-Hoover xi settles near A = alpha/h, so xi*h, the friction per step,
-// is what must carry over when h changes by sqrt(next/prev).
-func scheduledStep(cfg runspec.Config, r sampler.Rate, k sampler.Kernel, st *tempering.PTState) float64 {
-	if cfg.Cycle == 0 {
-		return 0
+// runSchedule is a run's driver.Schedule: each step's step size (the
+// configured one, or the cyclical schedule's), the posterior temperature,
+// and under an SGD warm-up the kernel and batch size (warmup). It depends
+// on the step counter alone, so a resumed run follows it exactly.
+type runSchedule struct {
+	cfg    runspec.Config
+	n      int            // training examples
+	rate   sampler.Rate   // the configured learning rate
+	kernel sampler.Kernel // the run's kernel at rate
+	h      float64        // its step at rate (rate.StepOf at 1)
+	temp   float64        // the posterior temperature
+	sgd    sampler.Kernel // the SGD warm-up's kernel (nil without one)
+	sgdH   float64        // its step at rate
+}
+
+// newSchedule returns the schedule of a run of cfg on n examples whose
+// kernel is k (kernelFrom: at the configured learning rate).
+func newSchedule(cfg runspec.Config, k sampler.Kernel, n int) (*runSchedule, error) {
+	r := rateOf(cfg, n)
+	s := &runSchedule{cfg: cfg, n: n, rate: r, kernel: k, h: r.StepOf(k, 1), temp: cfg.PosteriorTemperature()}
+	if cfg.SGDWarmup > 0 {
+		sgd, err := warmupKernel(cfg, n)
+		if err != nil {
+			return nil, err
+		}
+		s.sgd, s.sgdH = sgd, r.StepOf(sgd, 1)
 	}
-	steps := st.Steps
-	prev, next := stepScale(cfg, max(steps, 1)), stepScale(cfg, steps+1)
-	f := math.Sqrt(prev / next)
-	for _, s := range st.Rungs {
-		s.MoveStep(f, 1)
+	return s, nil
+}
+
+// Next implements driver.Schedule: the step at the configured rate, or
+// under the cyclical schedule (Config.Cycle) the kernel's step at
+// stepScale times it, with each rung's thermostat rescaled: the
+// Nose-Hoover xi settles near A = alpha/h, so xi*h, the friction per
+// step, is what must carry over when h changes by sqrt(next/prev).
+func (s *runSchedule) Next(st *tempering.PTState) (driver.Setting, error) {
+	h := s.h
+	if s.cfg.Cycle != 0 {
+		prev, next := stepScale(s.cfg, max(st.Steps, 1)), stepScale(s.cfg, st.Steps+1)
+		f := math.Sqrt(prev / next)
+		for _, r := range st.Rungs {
+			r.MoveStep(f, 1)
+		}
+		h = s.rate.StepOf(s.kernel, next)
 	}
-	return r.StepOf(k, next)
+	k, h := s.warmup(st, h)
+	return driver.Setting{Kernel: k, Hyper: sampler.Hyper{StepSize: h, Temp: s.temp}}, nil
+}
+
+// warmup returns the kernel and step size of the next step of st, whose
+// scheduled step is h, under Config.SGDWarmup, and sets the minibatch
+// orders' batch size: sgd (on WarmupBatch examples, when set) at the
+// configured rate for steps 1..SGDWarmup, then the run's kernel, whose
+// momentum and thermostat are drawn afresh (Kernel.Init, from each
+// rung's stream) at the point the optimiser reached and whose health
+// watch starts there.
+func (s *runSchedule) warmup(st *tempering.PTState, h float64) (sampler.Kernel, float64) {
+	// the warm-up's steps may take their own batch size (WarmupBatch)
+	size := s.cfg.StepBatch(st.Steps, s.n)
+	for _, o := range st.Orders {
+		if b, ok := o.(*datasets.Batches); ok {
+			b.Size = size
+		}
+	}
+	w := s.cfg.SGDWarmup
+	switch {
+	case w == 0 || st.Steps > w:
+		return s.kernel, h
+	case st.Steps < w:
+		return s.sgd, s.sgdH // at the configured rate, whatever the schedule
+	}
+	k := sampler.KernelAt(s.kernel, h) // the sampler as it steps next
+	for j, r := range st.Rungs {
+		k.Init(r, st.Streams[j].Rand)
+		if j < len(st.Stats.Health) {
+			st.Stats.Health[j].Start(r.KineticTemperature())
+		}
+	}
+	return s.kernel, h
 }

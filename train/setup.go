@@ -4,23 +4,28 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ptsghmc/ptsghmc/adapt"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 // prepared is what creating or resuming a run computes once and shares
-// among its chains: the training and validation data, and the model. An
-// nn.Model is a description (its layout and a builder of graphs) that every
-// evaluator builds its own graph from, so the rungs and the chains of a run
-// share one.
+// among its chains: the training and validation data, the model, and the
+// kernel with its schedule. An nn.Model is a description (its layout and
+// a builder of graphs) that every evaluator builds its own graph from, and
+// a kernel and its schedule are values (the schedule changes only the
+// state it is given), so the rungs and the chains of a run share one.
 type prepared struct {
 	tr, val *datasets.Dataset
 	model   nn.Model
 	key     string                // runspec.ModelKey of the config the model was built from
 	reg     runspec.ModelRegistry // the registry it was built from
 	setup   runspec.Setup         // the registries of kernels and exchange rules
+	sched   *runSchedule          // the config's kernel at its learning rate, and its schedule
+	skey    string                // scheduleKey of the config they were built from
 }
 
 // prepare loads (or splits) cfg's data and builds its model, checked
@@ -44,7 +49,30 @@ func prepare(s runspec.Setup, cfg runspec.Config) (*prepared, error) {
 	if err := cfg.ModelFits(model, tr.D, tr.Classes); err != nil {
 		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
-	return &prepared{tr: tr, val: val, model: model, key: runspec.ModelKey(cfg), reg: reg, setup: s}, nil
+	k, err := kernelFrom(cfg, s.Kernels, tr.N)
+	if err != nil {
+		return nil, err
+	}
+	sched, err := newSchedule(cfg, k, tr.N)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{tr: tr, val: val, model: model, key: runspec.ModelKey(cfg), reg: reg, setup: s,
+		sched: sched, skey: scheduleKey(cfg, s.Kernels)}, nil
+}
+
+// scheduleFor returns the kernel and schedule of cfg: the prepared ones
+// when cfg's settings of them are those they were built from, otherwise
+// cfg's own, built.
+func (p *prepared) scheduleFor(cfg runspec.Config) (*runSchedule, error) {
+	if scheduleKey(cfg, p.setup.Kernels) == p.skey {
+		return p.sched, nil
+	}
+	k, err := kernelFrom(cfg, p.setup.Kernels, p.tr.N)
+	if err != nil {
+		return nil, err
+	}
+	return newSchedule(cfg, k, p.tr.N)
 }
 
 // modelFor returns the model of cfg: the prepared one when cfg describes
@@ -61,13 +89,29 @@ func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
 	return p.model, nil
 }
 
-// NewPT returns the sampler a run of cfg drives on training data of n
-// examples, with the registries of s: the kernel (at the first step's
-// learning rate), the posterior temperature and ladder, the health watch,
-// the preconditioner and noise correction, and with more than one rung the
-// exchange rule, its pairing and the ladder's adaptation. Runs build their
-// sampler here, and so does ptsghmc bench, so both step the same sampler.
-func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
+// NewDriver returns the driver of a run of cfg on training data of n
+// examples, with the registries of s: the kernel (at the configured
+// learning rate) and the run's schedule (runSchedule: each step's step
+// size, posterior temperature and, under an SGD warm-up, kernel), the
+// ladder, with more than one rung the exchange rule and its pairing, and
+// the phases: the ladder's adaptation, the health watch, the
+// preconditioner, the noise correction and the window's restart at the
+// end of burn-in. Runs build their driver here, and so does ptsghmc
+// bench, so both step the same sampler.
+func NewDriver(s runspec.Setup, cfg runspec.Config, n int) (*driver.Driver, error) {
+	k, err := kernelFrom(cfg, s.Kernels, n)
+	if err != nil {
+		return nil, err
+	}
+	sched, err := newSchedule(cfg, k, n)
+	if err != nil {
+		return nil, err
+	}
+	return newDriver(s, cfg, sched)
+}
+
+// newDriver is NewDriver with the run's kernel and schedule built.
+func newDriver(s runspec.Setup, cfg runspec.Config, sched *runSchedule) (*driver.Driver, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
@@ -75,14 +119,9 @@ func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
 	if err != nil {
 		return nil, err
 	}
-	kernel, err := kernelFrom(cfg, s.Kernels, n) // stepScale(cfg, 1) is 1
-	if err != nil {
-		return nil, err
-	}
-	pt := &tempering.PT{Kernel: kernel, Temperature: cfg.PosteriorTemperature(), Temps: temps, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
-		NoiseTarget: cfg.NoiseTarget, HealthWindow: healthWindow(cfg), Precondition: cfg.PreconditionValue(), MassScale: cfg.MassScaleValue(),
-		NoiseCorrection: cfg.NoiseCorrection, ExactGradients: cfg.Batch >= n,
-		Record: tempering.StandardRecorders()} // every figure the metrics and reports read
+	n := sched.n
+	pt := &tempering.PT{Temps: temps, Record: tempering.StandardRecorders()} // every figure the metrics and reports read
+	var tune []driver.Phase
 	if len(temps) > 1 {
 		pt.Every = cfg.Exchange
 		pt.Scheme = tempering.Scheme(cfg.Scheme)
@@ -94,8 +133,24 @@ func NewPT(s runspec.Setup, cfg runspec.Config, n int) (*tempering.PT, error) {
 			return nil, fmt.Errorf("exchange_test %s: %w", rule.Name, err)
 		}
 		if cfg.Ladder == "adaptive" {
-			pt.Adapt = &tempering.LadderAdaptation{SwapTarget: cfg.SwapTarget}
+			tune = append(tune, &driver.LadderTuning{Adapt: &tempering.LadderAdaptation{SwapTarget: cfg.SwapTarget}})
 		}
 	}
-	return pt, nil
+	return &driver.Driver{Kernel: sched.kernel, Schedule: sched, PT: pt, Workers: cfg.Workers, BurnIn: cfg.BurnIn,
+		Phases: append(tune, runPhases(cfg, n)...)}, nil
+}
+
+// runPhases returns the burn-in phases of a run of cfg on n examples
+// after the ladder's tuning, in their order: the health watch (with the
+// noise-aware step), the preconditioner, the noise correction and the
+// window's restart at the end of burn-in.
+func runPhases(cfg runspec.Config, n int) []driver.Phase {
+	ps := []driver.Phase{&driver.StepHealth{Window: healthWindow(cfg), NoiseTarget: cfg.NoiseTarget, ExactGradients: cfg.Batch >= n}}
+	if p, sc := cfg.PreconditionValue(), cfg.MassScaleValue(); p != adapt.PrecondNone || sc != adapt.MassScaleWidest {
+		ps = append(ps, &driver.Mass{Precondition: p, Scale: sc})
+	}
+	if cfg.NoiseCorrection {
+		ps = append(ps, &driver.NoiseCorrection{Precondition: cfg.PreconditionValue()})
+	}
+	return append(ps, driver.WindowRestart{})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
+	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
 func smallConfig() runspec.Config {
@@ -488,7 +489,7 @@ func TestPosteriorTemperatureWired(t *testing.T) {
 	}
 	defer r.Close()
 	for j, want := range []float64{0.1, 0.1 * math.Sqrt(1.5), 0.15} {
-		if got := r.pt.RungTemperature(r.state, j); math.Abs(got-want) > 1e-12 {
+		if got := tempering.TemperedRung(r.Cfg.PosteriorTemperature(), r.state.Temps[j]); math.Abs(got-want) > 1e-12 {
 			t.Errorf("rung %d samples at T = %v, want %v", j+1, got, want)
 		}
 	}

@@ -157,7 +157,7 @@ func (e *Evaluator) Eval(theta []float64, data *datasets.Dataset, idx []int, sca
 		return convert.WithPrior(e.model.Layout, theta, grad, scale, sum), nil
 	}
 	// Gaussian priors: their value and gradient are summed in the passes
-	// that convert theta and the gradient, as autodiff.Plan does (the
+	// that convert theta and the gradient, as autodifftest.Plan does (the
 	// gradient as Layout.AddNegLogPriorGrad adds it; the value learnable by
 	// learnable in convert.SumSquares' four partial sums, which can differ
 	// from Layout.NegLogPrior's in the last bits)
@@ -179,7 +179,7 @@ func (e *Evaluator) CanStream() bool { return e.gauss && e.HasGradient() }
 
 // EvalStream is Eval with a gradient, which it hands to consume in
 // consecutive chunks covering every parameter, in order, instead of writing
-// it: the same values, computed the same way (autodiff.Plan's EvalStream).
+// it: the same values, computed the same way (autodifftest.Plan's EvalStream).
 // consume may change theta's chunk; the evaluator has read it by then.
 func (e *Evaluator) EvalStream(theta []float64, data *datasets.Dataset, idx []int, scale float64, consume func(lo int, g []float64)) (float64, error) {
 	if !e.CanStream() {

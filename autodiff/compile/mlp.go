@@ -8,7 +8,7 @@ import (
 )
 
 // An nn.Spec MLP (a model with MLP set) compiles to the arithmetic of
-// autodiff.Plan, the MLP's hand-written BLAS plan: each dense layer
+// autodifftest.Plan, the MLP's hand-written BLAS plan: each dense layer
 // (Mul, BroadcastAdd of the bias, activation) runs as one kernel of package
 // dense, the likelihood (CategoricalLogLik's log-softmax, product with the
 // one-hot target and sum, or GaussianLogLik's chain) as one kernel computing

@@ -25,7 +25,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&s.XBatch, "xbatch", 0, "an exchange test's first batch, as train's flag (0: train's default, 256; 10000 or more: every test exact on the 10,000 images)")
 	fs.BoolVar(&s.SharedStart, "shared-start", false, "start every replica from one initialisation (default: each replica its own, as in the PyTorch script)")
 	fs.StringVar(&s.Model, "model", "", "time one SGNHT step (minibatch gradient and update) of this registered model instead (lenet, cnn3)")
-	fs.StringVar(&s.Engine, "engine", "", "with --model: compiled (the graph compiler, the default) or graph (Gorgonia's VM); for an MLP: compiled (its graph, what train runs: the default) or plan (its hand-written BLAS plan, which computes the same bits)")
+	fs.StringVar(&s.Engine, "engine", "", "with --model: compiled (the graph compiler, the default) or graph (Gorgonia's VM); for an MLP: compiled (its graph, what train runs: the default) or plan (train's older name of the same engine; the hand-written BLAS plan it replaced is the tests' reference)")
 	fs.IntVar(&s.Shards, "grad-shards", 0, "with --model: split each gradient over this many graphs in parallel (0: one per core, up to 4)")
 	arith := fs.String("arithmetic", autodiff.ArithmeticPinned, "matrix products: pinned (the same bits on every machine) or native (the BLAS library's kernel for this CPU)")
 	ahead := fs.Bool("noise-ahead", true, "draw a streamed step's injected noise on another goroutine while its gradient is computed (the same variates; false: in the update, to time the difference)")

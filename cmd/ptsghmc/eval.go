@@ -11,6 +11,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/plots"
 	"github.com/ptsghmc/ptsghmc/predictive"
+	"github.com/ptsghmc/ptsghmc/progress"
 	"github.com/ptsghmc/ptsghmc/report"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -75,16 +76,14 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	} else if len(mixed) > 0 {
 		fmt.Fprintf(stderr, "eval: the pooled chains were computed with mixed arithmetic (train --arithmetic; docs/reproducibility.md):\n  %s\n", strings.Join(mixed, "\n  "))
 	}
-	progress := newEvalProgress(stderr, *quiet)
-	opt.Progress = progress.update
+	pr := progress.NewEval(stderr, *quiet)
+	opt.Progress = pr.Update
 	rep, err := evaluate.EvaluateWith(runs, "", test, opt)
 	if err != nil {
-		if progress.bar != nil {
-			fmt.Fprintln(stderr)
-		}
+		pr.Abort()
 		return err
 	}
-	progress.finish()
+	pr.Finish()
 	if *split != "test" {
 		rep.Split = *split
 	}

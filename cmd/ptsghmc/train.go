@@ -13,16 +13,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ptsghmc/ptsghmc/cluster"
-
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/cluster"
 	"github.com/ptsghmc/ptsghmc/diagnose"
 	"github.com/ptsghmc/ptsghmc/onnx"
+	"github.com/ptsghmc/ptsghmc/progress"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/train"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 )
 
 // configArg returns the value of --config in args, if any.
@@ -295,7 +293,7 @@ func printTrainStart(stderr io.Writer, ch *train.Chains) string {
 // chain 1's figures and every chain's steps on stderr (unless quiet).
 func trainWithProgress(ctx context.Context, ch *train.Chains, quiet bool, stderr io.Writer) error {
 	c := ch.Cfg
-	progress := newProgress(stderr, ch.Steps()*len(ch.Runs), c.Steps*len(ch.Runs), quiet)
+	pr := progress.NewTrain(stderr, ch.Steps()*len(ch.Runs), c.Steps*len(ch.Runs), quiet)
 	done := make([]int, len(ch.Runs))
 	for i, r := range ch.Runs {
 		done[i] = r.Steps()
@@ -306,7 +304,8 @@ func trainWithProgress(ctx context.Context, ch *train.Chains, quiet bool, stderr
 		}
 		done[i-1] = s.Step
 		if i != 1 { // chain 1's figures are shown; every chain's steps count
-			s.LogLik, s.SwapRate, s.Samples = progress.lastStatus.LogLik, progress.lastStatus.SwapRate, progress.lastStatus.Samples
+			last := pr.Last()
+			s.LogLik, s.SwapRate, s.Samples = last.LogLik, last.SwapRate, last.Samples
 		}
 		if s.Unhealthy != nil {
 			s.Warning += "\n  what to change: " + diagnose.HealthAdvice(*s.Unhealthy, ch.Runs[i-1].Cfg)
@@ -318,9 +317,9 @@ func trainWithProgress(ctx context.Context, ch *train.Chains, quiet bool, stderr
 		for _, d := range done {
 			s.Step += d
 		}
-		progress.update(s)
+		pr.Update(s)
 	})
-	progress.finish()
+	pr.Finish()
 	return err
 }
 
@@ -374,89 +373,6 @@ func ladderText(run *train.Run) string {
 // printTempering prints what a PT ladder did after burn-in, and in words
 // what to change when it does not pay for itself (diagnose.Tempering.String).
 func printTempering(w io.Writer, tp *diagnose.Tempering) { fmt.Fprint(w, tp) }
-
-// joinFloats formats each of xs with format and joins them with sep.
-func joinFloats(format, sep string, xs []float64) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprintf(format, x)
-	}
-	return strings.Join(parts, sep)
-}
-
-// progress shows a progress bar on a terminal, and a plain line every 5% of
-// the run (and at least every 30 s) otherwise.
-type progress struct {
-	w          io.Writer
-	bar        *progressbar.ProgressBar
-	start      time.Time
-	first      int
-	target     int
-	lastLine   time.Time
-	lastStep   int
-	quiet      bool
-	lastStatus train.Status
-}
-
-func newProgress(w io.Writer, done, target int, quiet bool) *progress {
-	p := &progress{w: w, start: time.Now(), first: done, target: target, lastLine: time.Now(), quiet: quiet}
-	if quiet {
-		return p
-	}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions(target,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionShowCount(),
-			progressbar.OptionShowIts(),
-			progressbar.OptionSetItsString("steps"),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionSetWidth(30))
-		p.bar.Set(done)
-	}
-	return p
-}
-
-func (p *progress) describe(s train.Status) string {
-	swap := ""
-	if len(s.SwapRate) > 0 {
-		swap = " swap " + joinFloats("%.2f", "/", s.SwapRate)
-	}
-	return fmt.Sprintf("loglik %.4f%s samples %d", s.LogLik, swap, s.Samples)
-}
-
-func (p *progress) update(s train.Status) {
-	p.lastStatus = s
-	if s.Warning != "" {
-		if p.bar != nil {
-			p.bar.Clear()
-		}
-		fmt.Fprintf(p.w, "WARNING: %s\n", s.Warning)
-	}
-	if p.quiet {
-		return
-	}
-	if p.bar != nil {
-		p.bar.Describe(p.describe(s))
-		p.bar.Set(s.Step)
-		return
-	}
-	every := max(1, p.target/20)
-	if s.Step%every == 0 || time.Since(p.lastLine) > 30*time.Second || s.Step == p.target {
-		el := time.Since(p.start).Seconds()
-		rate := float64(s.Step-p.first) / el
-		eta := time.Duration(float64(p.target-s.Step)/rate) * time.Second
-		fmt.Fprintf(p.w, "step %d/%d  %.1f steps/s  eta %s  %s\n", s.Step, p.target, rate, eta.Round(time.Second), p.describe(s))
-		p.lastLine = time.Now()
-	}
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-		fmt.Fprintln(p.w)
-	}
-}
 
 // arithmeticLine says what a run's recorded arithmetic id is and what runs it
 // here.

@@ -1,6 +1,6 @@
 // Package dense is the arithmetic of an MLP (nn.Spec): its dense layers'
 // products, bias, activations and their adjoints, and its likelihoods'
-// per-example values and output adjoints. autodiff.Plan and the compiled
+// per-example values and output adjoints. autodifftest.Plan and the compiled
 // graph of an nn.Spec MLP (autodiff/compile) both compute with it, so the
 // two engines compute the same values bit for bit (the same operations in
 // the same order) and a run can move from one to the other.
