@@ -14,6 +14,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/autodiff/compile"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/nullspace"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -45,6 +46,9 @@ type Run struct {
 	// computes (0: the process's setting; see autodiff.WithBLASThreads).
 	threads int
 	lock    *rundir.Lock // the writer's lock of Dir, released by Close
+	// null is the run's null-space prior (nil without one): Data and Val
+	// hold its mapped inputs, and the samples are folded back to raw ones.
+	null *nullspace.Prior
 	// optimiser is whether the run's kernel is an optimiser.
 	optimiser bool
 	// kernel is the run's kernel at its configured learning rate (a
@@ -139,8 +143,11 @@ func recordIdentity(cfg runspec.Config, p *prepared) (runspec.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	fp := runspec.DataFingerprint(p.tr)
+	fp := runspec.DataFingerprint(p.raw)
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
+	if p.null != nil {
+		cfg.NullSpaceSHA256 = p.null.Digest()
+	}
 	if model.SHA256 != "" {
 		cfg.ModelSHA256 = model.SHA256
 	}
@@ -321,7 +328,7 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Dir: dir, Cfg: cfg, Model: model, Data: tr, Val: val}
+	r := &Run{Dir: dir, Cfg: cfg, Model: model, Data: tr, Val: val, null: p.null}
 	if model.MLP != nil {
 		r.Spec = *model.MLP
 	}
@@ -440,7 +447,7 @@ func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir
 	if err := r.continueArithmetic(c.Steps, p.setup.AllowArithmeticChange); err != nil {
 		return nil, err
 	}
-	if err := rundir.CheckFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
+	if err := rundir.CheckFingerprint(dir, c.Config.DataFingerprint, cfg.Data, p.raw); err != nil {
 		return nil, err
 	}
 	st, err := restore(c, cfg, r.pt, r.Model.NumParams(), tr.N)
