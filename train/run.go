@@ -310,6 +310,10 @@ func newRun(dir string, cfg runspec.Config, p *prepared, lk *rundir.Lock) (_ *Ru
 	return r, nil
 }
 
+// NullSpace returns the run's null-space prior (Config.NullSpaceScale), or
+// nil without one.
+func (r *Run) NullSpace() *nullspace.Prior { return r.null }
+
 // build sets up everything but the sampler state, with p's data and model
 // (the model is shared by every rung, and every chain, of the run: each
 // evaluator builds its own graph from it).
