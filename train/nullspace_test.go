@@ -94,6 +94,9 @@ func TestNullSpacePriorWritesRawInputNetworks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if rec.NullSpaceKeep != 0.999 {
+		t.Errorf("config.json records null_space_keep %v, want the default 0.999 it used", rec.NullSpaceKeep)
+	}
 	if rec.NullSpaceSHA256 != r.null.Digest() {
 		t.Fatalf("config.json records null_space_sha256 %q, the prior's is %s", rec.NullSpaceSHA256, r.null.Digest())
 	}

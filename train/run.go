@@ -147,6 +147,9 @@ func recordIdentity(cfg runspec.Config, p *prepared) (runspec.Config, error) {
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
 	if p.null != nil {
 		cfg.NullSpaceSHA256 = p.null.Digest()
+		if cfg.NullSpaceKeep == 0 { // config.json says which span was kept
+			cfg.NullSpaceKeep = nullspace.DefaultKeep
+		}
 	}
 	if model.SHA256 != "" {
 		cfg.ModelSHA256 = model.SHA256
