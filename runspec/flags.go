@@ -28,6 +28,8 @@ func (c *Config) BindFlags(fs *flag.FlagSet) error {
 	fs.Float64Var(&c.PriorDF, "prior-df", c.PriorDF, "Student-t prior with this many degrees of freedom (heavy-tailed; 0: Gaussian prior)")
 	fs.Float64Var(&c.Temperature, "temperature", c.Temperature, "posterior temperature T: sample the tempered posterior exp(-U/T) (T < 1: a \"cold posterior\"; PT's ladder multiplies it; 0 or 1: the Bayes posterior)")
 	fs.StringVar(&c.Tempering, "tempering", c.Tempering, "how T enters the kernels: noise (injected noise and thermostat target scale with T, so --lr keeps its meaning) or gradient (gradient divided by T at the same step; see docs/sampler.md)")
+	fs.Float64Var(&c.NullSpaceScale, "null-space-prior", c.NullSpaceScale, "an MLP's first-layer prior this many times wider along the input directions the training images do not span, so that samples disagree on images off the data (docs/uncertainty.md; 0: off)")
+	fs.Float64Var(&c.NullSpaceKeep, "null-space-keep", c.NullSpaceKeep, "with --null-space-prior: the fraction of the training images' second moment the span keeps (0: 0.999)")
 	fs.BoolVar(&c.PriorFanIn, "prior-fan-in", c.PriorFanIn, "scale each layer's prior precision by its fan-in")
 	fs.StringVar(&c.Sampler, "sampler", c.Sampler, SamplerHelp(SamplerNames(sampler.Kernels)))
 	fs.Var((*replicasValue)(&c.Replicas), "replicas", "PT-SGHMC replicas (rungs), or auto: a pilot of 4 rungs tunes an adaptive ladder over the burn-in, measures the barrier Lambda and picks Lambda/r(A)+1 rungs for --swap-target A, else about 2 Lambda (at most --max-replicas)")

@@ -74,7 +74,7 @@ func (r *Run) afterStep(progress func(Status)) error {
 	cfg := r.Cfg
 	step := r.state.Steps
 	if keepSample(cfg, step, r.optimiser) {
-		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
+		if err := r.appendSample(step); err != nil {
 			return err
 		}
 	}
@@ -111,7 +111,7 @@ func (r *Run) Finish() error {
 	defer autodiff.WithBLASThreads(r.threads)()
 	r.Cfg.Steps = step
 	if r.optimiser && step > 0 {
-		if err := r.samples.Append(step, r.state.Rungs[0].Theta); err != nil {
+		if err := r.appendSample(step); err != nil {
 			return err
 		}
 	}
@@ -124,4 +124,20 @@ func (r *Run) Finish() error {
 		return err
 	}
 	return r.checkpoint()
+}
+
+// appendSample keeps rung 1's weights as the sample of step: as they are,
+// or with a null-space prior folded back to the raw inputs' first layer
+// (nullspace.Prior.FoldWeights), so that every reader of the samples sees
+// the network of the raw images.
+func (r *Run) appendSample(step int) error {
+	theta := r.state.Rungs[0].Theta
+	if r.null != nil {
+		first := r.Model.Layout[0]
+		theta = append([]float64(nil), theta...)
+		if err := r.null.FoldWeights(theta[first.Offset:first.Offset+first.Size()], first.Shape[1]); err != nil {
+			return err
+		}
+	}
+	return r.samples.Append(step, theta)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/nullspace"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -45,6 +46,9 @@ type Run struct {
 	// computes (0: the process's setting; see autodiff.WithBLASThreads).
 	threads int
 	lock    *rundir.Lock // the writer's lock of Dir, released by Close
+	// null is the run's null-space prior (nil without one): Data and Val
+	// hold its mapped inputs, and the samples are folded back to raw ones.
+	null *nullspace.Prior
 	// optimiser is whether the run's kernel is an optimiser.
 	optimiser bool
 }
@@ -136,8 +140,14 @@ func recordIdentity(cfg runspec.Config, p *prepared) (runspec.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	fp := runspec.DataFingerprint(p.tr)
+	fp := runspec.DataFingerprint(p.raw)
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
+	if p.null != nil {
+		cfg.NullSpaceSHA256 = p.null.Digest()
+		if cfg.NullSpaceKeep == 0 { // config.json says which span was kept
+			cfg.NullSpaceKeep = nullspace.DefaultKeep
+		}
+	}
 	if model.SHA256 != "" {
 		cfg.ModelSHA256 = model.SHA256
 	}
@@ -300,6 +310,10 @@ func newRun(dir string, cfg runspec.Config, p *prepared, lk *rundir.Lock) (_ *Ru
 	return r, nil
 }
 
+// NullSpace returns the run's null-space prior (Config.NullSpaceScale), or
+// nil without one.
+func (r *Run) NullSpace() *nullspace.Prior { return r.null }
+
 // build sets up everything but the sampler state, with p's data and model
 // (the model is shared by every rung, and every chain, of the run: each
 // evaluator builds its own graph from it).
@@ -318,7 +332,7 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Dir: dir, Cfg: cfg, Model: model, Data: tr, Val: val}
+	r := &Run{Dir: dir, Cfg: cfg, Model: model, Data: tr, Val: val, null: p.null}
 	if model.MLP != nil {
 		r.Spec = *model.MLP
 	}
@@ -440,7 +454,7 @@ func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir
 	if err := r.continueArithmetic(c.Steps, p.setup.AllowArithmeticChange); err != nil {
 		return nil, err
 	}
-	if err := rundir.CheckFingerprint(dir, c.Config.DataFingerprint, cfg.Data, tr); err != nil {
+	if err := rundir.CheckFingerprint(dir, c.Config.DataFingerprint, cfg.Data, p.raw); err != nil {
 		return nil, err
 	}
 	st, err := restore(c, cfg, r.drv, r.Model.NumParams(), tr.N)

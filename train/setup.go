@@ -8,6 +8,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/nullspace"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
@@ -20,12 +21,16 @@ import (
 // state it is given), so the rungs and the chains of a run share one.
 type prepared struct {
 	tr, val *datasets.Dataset
-	model   nn.Model
-	key     string                // runspec.ModelKey of the config the model was built from
-	reg     runspec.ModelRegistry // the registry it was built from
-	setup   runspec.Setup         // the registries of kernels and exchange rules
-	sched   *runSchedule          // the config's kernel at its learning rate, and its schedule
-	skey    string                // scheduleKey of the config they were built from
+	// raw is the training data as read (tr before a null-space prior maps
+	// its inputs, tr itself without one): what the run's fingerprint is of.
+	raw   *datasets.Dataset
+	null  *nullspace.Prior // the fitted null-space prior, or nil
+	model nn.Model
+	key   string                // runspec.ModelKey of the config the model was built from
+	reg   runspec.ModelRegistry // the registry it was built from
+	setup runspec.Setup         // the registries of kernels and exchange rules
+	sched *runSchedule          // the config's kernel at its learning rate, and its schedule
+	skey  string                // scheduleKey of the config they were built from
 }
 
 // prepare loads (or splits) cfg's data and builds its model, checked
@@ -57,8 +62,14 @@ func prepare(s runspec.Setup, cfg runspec.Config) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &prepared{tr: tr, val: val, model: model, key: runspec.ModelKey(cfg), reg: reg, setup: s,
-		sched: sched, skey: scheduleKey(cfg, s.Kernels)}, nil
+	p := &prepared{tr: tr, val: val, raw: tr, model: model, key: runspec.ModelKey(cfg), reg: reg, setup: s,
+		sched: sched, skey: scheduleKey(cfg, s.Kernels)}
+	if cfg.NullSpaceScale > 0 {
+		if err := p.fitNullSpace(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // scheduleFor returns the kernel and schedule of cfg: the prepared ones
@@ -73,6 +84,44 @@ func (p *prepared) scheduleFor(cfg runspec.Config) (*runSchedule, error) {
 		return nil, err
 	}
 	return newSchedule(cfg, k, p.tr.N)
+}
+
+// fitNullSpace fits cfg's null-space prior to the training inputs and maps
+// copies of the training and validation inputs (nullspace.Prior.Inputs):
+// the chains sample the first layer w' of the mapped inputs, and the
+// samples the run writes are folded back (Run.appendSample). A run that
+// recorded another prior's digest is refused, naming both.
+func (p *prepared) fitNullSpace(cfg runspec.Config) error {
+	keep := cfg.NullSpaceKeep
+	if keep == 0 {
+		keep = nullspace.DefaultKeep
+	}
+	prior, err := nullspace.Fit(p.tr, keep, cfg.NullSpaceScale)
+	if err != nil {
+		return fmt.Errorf("data %s: %w", cfg.Data, err)
+	}
+	if d := prior.Digest(); cfg.NullSpaceSHA256 != "" && d != cfg.NullSpaceSHA256 {
+		return fmt.Errorf("null-space prior: the run recorded sha256 %s, the training data now give %s: refusing to mix samples of different priors", cfg.NullSpaceSHA256, d)
+	}
+	if first := p.model.Layout[0]; first.Name != "W0" || len(first.Shape) != 2 || first.Shape[0] != prior.D {
+		return fmt.Errorf("null-space prior: model %s's first learnable is %s %v, not a dense layer of %d inputs", cfg.ModelName(), first.Name, first.Shape, prior.D)
+	}
+	mapped := func(d *datasets.Dataset) (*datasets.Dataset, error) {
+		if d == nil {
+			return nil, nil
+		}
+		c := *d
+		c.X = append([]float32(nil), d.X...)
+		return &c, prior.Inputs(&c)
+	}
+	if p.tr, err = mapped(p.tr); err != nil {
+		return err
+	}
+	if p.val, err = mapped(p.val); err != nil {
+		return err
+	}
+	p.null = prior
+	return nil
 }
 
 // modelFor returns the model of cfg: the prepared one when cfg describes

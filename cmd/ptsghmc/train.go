@@ -282,6 +282,9 @@ func printTrainStart(stderr io.Writer, ch *train.Chains) string {
 	if d := run.Model.Description; d != "" {
 		fmt.Fprintf(stderr, "ptsghmc train: model %s: %s\n", c.ModelName(), d)
 	}
+	if np := run.NullSpace(); np != nil {
+		fmt.Fprintf(stderr, "ptsghmc train: null-space prior: the first layer's prior %gx wider along the %d of %d input directions the training images leave out\n", np.Scale, np.D-np.K, np.D)
+	}
 	if c.Start == runspec.StartModel && ch.Steps() == 0 {
 		fmt.Fprintf(stderr, "ptsghmc train: the chains start from the model's own weights (--start model)\n")
 	}
