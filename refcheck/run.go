@@ -62,6 +62,13 @@ type Case struct {
 	HealthWindow int
 	Seed         uint64 // 0 means 1
 	Start        Start
+	// UngradedMix runs the chain as train and the public API's default do,
+	// without tempering.PT.MixCoords: the verdict does not grade the
+	// coordinates' mixing (a small model's are watched: health.MixWatch).
+	UngradedMix bool
+	// NoiseCorrection turns on the gradient-noise correction
+	// (tempering.PT.NoiseCorrection, train's --noise-correction).
+	NoiseCorrection bool
 }
 
 // friction returns the friction per step.
@@ -200,7 +207,7 @@ func newChain(c Case, d Design, model nn.Model) (*chain, error) {
 	}
 	pt := &tempering.PT{Kernel: k, Temps: []float64{1}, Workers: 1, BurnIn: c.burnIn(),
 		HealthWindow: c.window(), Precondition: c.Precond, MassScale: c.MassScale,
-		MixCoords: true, ExactGradients: batch == n}
+		MixCoords: !c.UngradedMix, ExactGradients: batch == n, NoiseCorrection: c.NoiseCorrection}
 	theta0, err := c.start(d, model)
 	if err != nil {
 		return nil, err

@@ -447,6 +447,11 @@ func (pt *PT) Step(pots []sampler.Potential, tp sampler.TermPotential, st *PTSta
 	kernels, hypers := st.kernels, st.hypers
 	pt.mass().Arm(st.Rungs, st.Mass)
 	pt.noise().Arm(st.Steps, st.Rungs, st.Noise)
+	if watched { // the per-coordinate health watch's noise sums, after burn-in
+		for j, s := range st.Rungs {
+			st.Stats.Health[j].ArmCoords(s, st.Steps, pt.BurnIn)
+		}
+	}
 	pt.rungSettings(st, kernels, hypers)
 	rs := &st.rungSteps
 	rs.pt, rs.pots, rs.st, rs.hypers, rs.errs = pt, pots, st, hypers, st.errs
@@ -524,6 +529,7 @@ func (pt *PT) watchHealth(st *PTState, kernels []sampler.Kernel, hypers []sample
 		hl.NotePotential(s.U/temp, pt.HealthWindow) // the window's descent
 		ended := hl.ObserveStep(kernels[j].(sampler.Frictional), st.xi0[j], st.kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, pt.HealthWindow, st.Steps > pt.BurnIn)
 		hl.Exact = pt.ExactGradients
+		hl.ObserveCoords(kernels[j].(sampler.Frictional), st.xi0[j], s, st.Steps, pt.BurnIn, ended)
 		if st.Steps > pt.BurnIn {
 			hl.NoteDraw(s.U/temp, s.Theta, pt.MixCoords) // the verdict's mixing
 		}
