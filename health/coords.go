@@ -165,18 +165,23 @@ func CoordTolSE(n int) float64 { return math.Max(4, math.Sqrt(2*math.Log(float64
 // or a group of coordinates (First..Last in the order of their masses,
 // N of them).
 type CoordUnit struct {
-	Coord       int     // the coordinate (a group: its first in mass order)
-	Last        int     // a group's last coordinate in mass order
-	N           int     // coordinates in the unit
-	Massed      bool    // the chain has a mass: a group is of neighbouring masses
-	MassLo      float64 // the unit's smallest and largest mass (1: unit mass)
-	MassHi      float64
-	Kinetic     float64 // its kinetic temperature (1 in the regime)
-	KineticTol  float64 // its statistical tolerance (CoordTolSE standard errors)
-	Noise       float64 // gradient noise per step, h^2 Var[g~_i]/(m_i T^2)
-	NoiseTol    float64 // its statistical tolerance
-	Injected    float64 // the injected variance per step there (nominal times InjScale^2)
-	Share       float64 // Noise / (Noise + Injected)
+	Coord      int     // the coordinate (a group: its first in mass order)
+	Last       int     // a group's last coordinate in mass order
+	N          int     // coordinates in the unit
+	Massed     bool    // the chain has a mass: a group is of neighbouring masses
+	MassLo     float64 // the unit's smallest and largest mass (1: unit mass)
+	MassHi     float64
+	Kinetic    float64 // its kinetic temperature (1 in the regime)
+	KineticTol float64 // its statistical tolerance (CoordTolSE standard errors)
+	Noise      float64 // gradient noise per step, h^2 Var[g~_i]/(m_i T^2)
+	NoiseTol   float64 // its statistical tolerance
+	Injected   float64 // the injected variance per step there (nominal times InjScale^2)
+	Nominal    float64 // the nominal injected variance per step, sampler.InjectedVariance(A, h)
+	// Share is Noise / (Noise + Nominal): the gradient noise's share of
+	// the coordinate's diffusion as the window figures define it (against
+	// the nominal injected variance, which a noise correction's total
+	// keeps).
+	Share       float64
 	ShareLow    float64 // the share of Noise - NoiseTol (at least 0)
 	Widening    float64 // sqrt(Kinetic) - 1: the sd's widening its temperature makes
 	WideningTol float64 // the widening KineticTol adds
@@ -208,8 +213,10 @@ type CoordFigures struct {
 	// a unit whose tolerance exceeds the warning threshold it is graded by.
 	Unchecked string
 	// Exact: the gradients are exact (no gradient noise to name).
-	Exact  bool
-	Status HealthStatus
+	Exact bool
+	// Corrected: the chain runs with a noise correction (its InjScale).
+	Corrected bool
+	Status    HealthStatus
 }
 
 // CoordVerdict returns the per-coordinate check's figures, graded: a unit
@@ -234,13 +241,12 @@ func (hl *Health) CoordVerdict() CoordFigures {
 	f := c.Fric / n
 	eff := n * math.Min(1, math.Max(2*f*float64(max(c.Stride, 1)), 1/n))
 	kinSE := math.Sqrt(2 / eff)
-	noiseTot, injTot := 0.0, 0.0
+	noiseTot := 0.0
 	temps := make([]float64, len(units))
 	for u, idx := range units {
 		cu := c.unit(idx, n, kinSE, tolSE)
 		temps[u] = cu.Kinetic
 		noiseTot += cu.Noise * float64(cu.N)
-		injTot += cu.Injected * float64(cu.N)
 		cu.Status = cu.grade(hl.Exact)
 		if u == 0 || cu.tempDev() > out.Hot.tempDev() {
 			out.Hot = cu
@@ -254,8 +260,9 @@ func (hl *Health) CoordVerdict() CoordFigures {
 		}
 	}
 	if noiseTot > 0 {
-		out.MeanShare = noiseTot / (noiseTot + injTot)
+		out.MeanShare = noiseTot / (noiseTot + c.Inj/n*float64(len(c.KinEnd)))
 	}
+	out.Corrected = c.InjScale != nil
 	sort.Float64s(temps)
 	for q, p := range []float64{0, 0.1, 0.5, 0.9, 1} {
 		out.KineticQ[q] = temps[int(math.Round(p*float64(len(temps)-1)))]
@@ -319,16 +326,16 @@ func (c CoordWatch) unit(idx []int, n, kinSE, tolSE float64) CoordUnit {
 	m := float64(len(idx))
 	cu.Kinetic = kin / m / c.KinAll * (c.KinMid / n)
 	cu.KineticTol = tolSE * kinSE * cu.Kinetic / math.Sqrt(m)
-	cu.Noise, cu.Injected = noise/m, injU/m
+	cu.Noise, cu.Injected, cu.Nominal = noise/m, injU/m, inj
 	cu.NoiseTol = tolSE * nse / m
 	if c.Blocks < 5 { // too few blocks for their spread: the temperature's
 		cu.NoiseTol = tolSE * -math.Expm1(-2*c.Fric/n) * kinSE * cu.Kinetic / math.Sqrt(m)
 	}
-	if t := cu.Injected + math.Max(cu.Noise, 0); t > 0 {
+	if t := inj + math.Max(cu.Noise, 0); t > 0 {
 		cu.Share = math.Max(cu.Noise, 0) / t
 	}
-	if low := math.Max(cu.Noise-cu.NoiseTol, 0); cu.Injected+low > 0 {
-		cu.ShareLow = low / (cu.Injected + low)
+	if low := math.Max(cu.Noise-cu.NoiseTol, 0); inj+low > 0 {
+		cu.ShareLow = low / (inj + low)
 	}
 	cu.Widening = math.Sqrt(cu.Kinetic) - 1
 	cu.WideningTol = math.Sqrt(cu.Kinetic+cu.KineticTol) - math.Sqrt(cu.Kinetic)
@@ -387,8 +394,19 @@ func (c CoordFigures) Cause() HealthCause {
 }
 
 // CoordFix is the per-coordinate check's advice for gradient noise in
-// some coordinates.
-const CoordFix = "raise the batch (--batch), lower the step (--lr), or use --noise-correction (less injected noise where the gradient brings more) or --mass-scale stiffest"
+// some coordinates (CoordFixCorrected with a noise correction on).
+const (
+	CoordFix          = "raise the batch (--batch), lower the step (--lr), or use --noise-correction (less injected noise where the gradient brings more) or --mass-scale stiffest"
+	CoordFixCorrected = "raise the batch (--batch) or lower the step (--lr): the noise correction is on, and cannot take out more noise than it injects"
+)
+
+// fix returns the advice for gradient noise in some coordinates.
+func (c CoordFigures) fix() string {
+	if c.Corrected {
+		return CoordFixCorrected
+	}
+	return CoordFix
+}
 
 // Problems returns the per-coordinate check's problems in words, with the
 // fix: empty when it is ok.
@@ -399,21 +417,21 @@ func (c CoordFigures) Problems() []string {
 	var out []string
 	h := c.Hot
 	if h.tempDev() > WarnIntSD {
-		s := fmt.Sprintf("%s's kinetic temperature %.3f +- %.3f (its sd about %+.0f%%; over the %d units %.3f to %.3f, median %.3f), gradient noise %.0f%% of the injected there (share %.0f%%; %.0f%% over all coordinates)",
-			h.name(), h.Kinetic, h.KineticTol, 100*h.Widening, c.Units, c.KineticQ[0], c.KineticQ[4], c.KineticQ[2], 100*ratio(h.Noise, h.Injected), 100*h.Share, 100*c.MeanShare)
+		s := fmt.Sprintf("%s's kinetic temperature %.3f +- %.3f (its sd about %+.0f%%; over the %d units %.3f to %.3f, median %.3f), gradient noise %s (share %.0f%%; %.0f%% over all coordinates)",
+			h.name(), h.Kinetic, h.KineticTol, 100*h.Widening, c.Units, c.KineticQ[0], c.KineticQ[4], c.KineticQ[2], h.ofInjected(), 100*h.Share, 100*c.MeanShare)
 		switch {
 		case c.Exact:
 			s += ": with exact gradients the integrator heats it (a step too large for its curvature under this mass): lower the step (--lr)"
 		case h.Share > c.MeanShare:
-			s += ": the one thermostat holds only the mean temperature, and the minibatch noise is uneven across coordinates: " + CoordFix
+			s += ": the one thermostat holds only the mean temperature, and the minibatch noise is uneven across coordinates: " + c.fix()
 		default:
 			s += ": not more noise there than elsewhere (integration error or a coupling to stiffer coordinates): lower the step (--lr)"
 		}
 		out = append(out, s)
 	}
 	if n := c.Noisy; !c.Exact && n.ShareLow > WarnShare {
-		out = append(out, fmt.Sprintf("%s's gradient noise %.3g +- %.2g per step, %.0f%% of the injected %.3g there (share %.0f%%, beyond chance %.0f%%; %.0f%% over all coordinates): %s",
-			n.name(), n.Noise, n.NoiseTol, 100*ratio(n.Noise, n.Injected), n.Injected, 100*n.Share, 100*n.ShareLow, 100*c.MeanShare, CoordFix))
+		out = append(out, fmt.Sprintf("%s's gradient noise %.3g +- %.2g per step, %s (share %.0f%%, beyond chance %.0f%%; %.0f%% over all coordinates): %s",
+			n.name(), n.Noise, n.NoiseTol, n.ofInjected(), 100*n.Share, 100*n.ShareLow, 100*c.MeanShare, c.fix()))
 	}
 	if c.Unchecked != "" {
 		out = append(out, "could not check "+c.Unchecked+": run longer after burn-in (--steps), or make the chain faster (--mass-scale stiffest)")
@@ -421,12 +439,13 @@ func (c CoordFigures) Problems() []string {
 	return out
 }
 
-// ratio returns a/b, 0 when b is 0.
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return 0
+// ofInjected describes the unit's gradient noise against the noise
+// injected there.
+func (u CoordUnit) ofInjected() string {
+	if u.Injected <= 0 {
+		return "with no noise injected there (a noise correction removed it all: the gradient noise alone exceeds the diffusion)"
 	}
-	return a / b
+	return fmt.Sprintf("%.0f%% of the injected %.3g there", 100*u.Noise/u.Injected, u.Injected)
 }
 
 // String summarises the per-coordinate figures on one line.

@@ -69,6 +69,8 @@ type Case struct {
 	// NoiseCorrection turns on the gradient-noise correction
 	// (tempering.PT.NoiseCorrection, train's --noise-correction).
 	NoiseCorrection bool
+	// Step names the user grid's step (UserGrid; "" elsewhere).
+	Step UserStep
 }
 
 // friction returns the friction per step.
