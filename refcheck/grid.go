@@ -225,8 +225,16 @@ const (
 	// ClassFalseFail: fail while every sd is within 5% and every mean
 	// within 0.2 sd.
 	ClassFalseFail Classification = "false fail"
-	// ClassUnwatched: SGLD (no friction), or the run failed.
+	// ClassFalseFailUnsure: a false fail by the figures, on a chain whose
+	// sd ratios have a standard error (1/sqrt(2 ESS)) above 5%: its
+	// figures cannot tell within 5% from 15% off (an unmixed chain's sds
+	// read near 1 by chance as often as not).
+	ClassFalseFailUnsure Classification = "false fail? (se > 5%)"
+	// ClassUnwatched: SGLD (no friction: not watched).
 	ClassUnwatched Classification = "-"
+	// ClassDiverged: the run diverged (a non-finite state stops it: no
+	// draws to take for the posterior's).
+	ClassDiverged Classification = "diverged"
 )
 
 // WorstErrors returns the worst relative sd error over the eigen-directions
@@ -248,7 +256,10 @@ func (r Result) WorstErrors() (eig, marg, mean float64) {
 // sd is more than 10% off (or a mean 0.2 sd), none short of fail while
 // more than 15% off, no fail while all within 5%.
 func (r Result) Classify() Classification {
-	if r.Err != nil || r.Case.Kernel == "sgld" {
+	if r.Err != nil {
+		return ClassDiverged
+	}
+	if r.Case.Kernel == "sgld" {
 		return ClassUnwatched
 	}
 	status, _ := r.Health.Verdict()
@@ -260,6 +271,9 @@ func (r Result) Classify() Classification {
 	case status != health.HealthFail && worst > 0.15:
 		return ClassMissedFail
 	case status == health.HealthFail && worst <= 0.05 && mean <= 0.2:
+		if 1/math.Sqrt(2*math.Max(r.ESS, 1)) > 0.05 {
+			return ClassFalseFailUnsure
+		}
 		return ClassFalseFail
 	}
 	return ClassRight
