@@ -10,53 +10,69 @@ import (
 
 // CoordWatch is the per-coordinate part of a chain's health watch after
 // burn-in (issue 60). The window figures are sums over coordinates: one
-// kinetic temperature, one gradient-noise share. With a diagonal mass the
-// minibatch noise per step, h^2 Var[g~_i]/m_i, differs between
-// coordinates, and the one thermostat holds only their mean temperature,
-// so a soft, noisy coordinate can run hot (its sd wide) while the totals
-// read right. The watch keeps, for every coordinate i (the mass's
-// eigen-directions: the mass is diagonal), the sum of its end-of-step
-// momentum q_i'^2 and of the kernel's own per-coordinate gradient-noise
-// estimate (sampler.State.SumNoise: the momentum's heating beyond the
-// injected noise less the kick's integration part, the estimate the noise
-// correction uses), over every Stride-th step after burn-in, and their
-// means over blocks (the health windows) for the noise's statistical
-// tolerance. Memory O(D); per observed step one pass over the momentum.
-// Plain data, checkpointed with the Health.
+// kinetic temperature, one gradient-noise share, one integration error.
+// With a diagonal mass the minibatch noise per step, h^2 Var[g~_i]/m_i,
+// differs between coordinates, and the one thermostat holds only their
+// mean temperature, so a soft, noisy coordinate can run hot (its sd wide)
+// while the totals read right; and the integration error of one stiff
+// coordinate is diluted in the mean over all of them. The watch keeps,
+// for each unit (a coordinate, the mass's eigen-directions since the mass
+// is diagonal; or, with more than MaxCoordUnits coordinates, a group of
+// coordinates of neighbouring masses), over every Stride-th step after
+// burn-in: the sum of its end-of-step momentum q_i'^2; the kernel's own
+// per-coordinate gradient-noise estimate (sampler.State.SumNoise: the
+// momentum's heating beyond the injected noise less the kick's energy
+// error, the estimate the noise correction uses); and its energy error,
+// the heating q_i'^2 - exp(-2 xi h) q_i^2 - injected_i less that noise
+// estimate (the coordinate's part of IntegrationError); the latter two
+// also as means over blocks (the health windows), for their statistical
+// tolerance. Checkpointed memory O(units); per observed step two passes
+// over the momentum (one copy before the step, one sum after) and O(D)
+// transient buffers. Plain data, checkpointed with the Health.
 type CoordWatch struct {
 	// Stride is the observed steps' spacing (CoordStride of the dimension,
-	// fixed at the first observed step); Steps counts observed steps.
-	Stride, Steps int
-	// KinEnd sums q_i'^2 after each observed step; KinAll sums q'q/D and
-	// KinMid the mid-step kinetic temperature (sampler.State.Kinetic) over
-	// the same steps: coordinate i's temperature is KinEnd_i/KinAll times
-	// KinMid's mean (the end-of-step momentum's temperature exceeds the
-	// configuration's by a factor common to all coordinates).
+	// fixed at the first observed step); Steps counts observed steps; Dim
+	// is the chain's dimension.
+	Stride, Steps, Dim int
+	// The units: each one's coordinates (N), first and last in mass
+	// order, smallest and largest mass (1 without a mass; Massed says
+	// there is one), and the sum of its coordinates' squared injected-noise
+	// scales (sampler.State.InjScale, a noise correction's; 1 each without).
+	N, First, Last []int
+	MassLo, MassHi []float64
+	Massed         bool
+	InjSq          []float64
+	// KinEnd sums each unit's q_i'^2 after each observed step; KinAll sums
+	// q'q/D and KinMid the mid-step kinetic temperature
+	// (sampler.State.Kinetic) over the same steps: a unit's temperature is
+	// its mean KinEnd over KinAll times KinMid's mean (the end-of-step
+	// momentum's temperature exceeds the configuration's by a factor
+	// common to all coordinates).
 	KinEnd         []float64
 	KinAll, KinMid float64
 	// Fric and Inj sum the friction per step xi h and the nominal injected
 	// variance per step, sampler.InjectedVariance(A, h), over observed
 	// steps.
 	Fric, Inj float64
-	// Block is the current block's per-coordinate noise sums (the kernel
-	// adds to it: sampler.State.SumNoise), over BlockSteps observed steps;
-	// NoiseSum sums the completed blocks' sums, NoiseMeans and NoiseSq
-	// their means and squared means, over Blocks blocks.
-	Block, NoiseSum, NoiseMeans, NoiseSq []float64
-	BlockSteps, Blocks                   int
-	// InjScale is the chain's per-coordinate scale of the injected noise's
-	// sd (sampler.State.InjScale, a noise correction's; nil: 1) and Mass
-	// its diagonal mass (nil: unit), copied at the first observed step
-	// (both are frozen after burn-in).
-	InjScale, Mass []float64
+	// NoiseB and IntB are the current block's sums of each unit's noise
+	// estimates and energy errors, over BlockSteps observed steps; the
+	// Sum arrays sum the completed blocks', the Means and Sq arrays their
+	// block means and squared block means, over Blocks blocks.
+	NoiseB, IntB                  []float64
+	NoiseSum, NoiseMeans, NoiseSq []float64
+	IntSum, IntMeans, IntSq       []float64
+	BlockSteps, Blocks            int
+
+	unitOf      []int32   // each coordinate's unit (from the mass order)
+	prev, block []float64 // the momentum before the step; the kernel's noise sums
 }
 
 // CoordStride returns the spacing of the per-coordinate watch's observed
 // steps for a chain of dim coordinates: every step up to 4,096
-// coordinates, then one step in dim/4,096 (at most 16), so that its pass
-// over the momentum costs about one pass over 4,096 coordinates per step.
-// The momentum decorrelates over about 1/(2 xi h) steps (5 at the default
-// friction), so a stride of a few steps loses little.
+// coordinates, then one step in dim/4,096 (at most 16), so that its passes
+// over the momentum cost about two passes over 4,096 coordinates per
+// step. The momentum decorrelates over about 1/(2 xi h) steps (5 at the
+// default friction), so a stride of a few steps loses little.
 func CoordStride(dim int) int { return min(max(dim/4096, 1), 16) }
 
 // CoordArmed reports whether the per-coordinate watch observes the step
@@ -73,11 +89,13 @@ func (hl *Health) CoordArmed(step, burnIn, dim int) bool {
 	return (step-burnIn)%stride == 0
 }
 
-// ArmCoords points chain s's per-coordinate noise sums at the watch's
-// current block when the next step (after step steps) is observed, and
-// clears them otherwise, after burn-in; during burn-in it leaves them to
-// the noise correction (adapt.Noise.Arm). A driver calls it before each
-// step, after the noise correction's Arm.
+// ArmCoords prepares the per-coordinate watch for the step that follows
+// step (steps taken so far) on chain s, after burn-in: when the watch
+// observes it, it points the chain's per-coordinate noise sums at the
+// watch's buffer and copies the momentum before the step; otherwise it
+// clears the sums. During burn-in it leaves the sums to the noise
+// correction (adapt.Noise.Arm). A driver calls it before each step, after
+// the noise correction's Arm.
 func (hl *Health) ArmCoords(s *sampler.State, step, burnIn int) {
 	if step < burnIn {
 		return
@@ -87,45 +105,118 @@ func (hl *Health) ArmCoords(s *sampler.State, step, burnIn int) {
 		return
 	}
 	c := &hl.Coords
-	if len(c.Block) != len(s.P) {
+	if c.Dim != len(s.P) {
 		c.reset(s)
 	}
-	s.SumNoise(c.Block)
+	if len(c.unitOf) != len(s.P) { // resumed from a checkpoint
+		c.unitOf = unitsOf(s.Mass, len(c.N))
+	}
+	if len(c.block) != len(s.P) {
+		c.prev, c.block = make([]float64, len(s.P)), make([]float64, len(s.P))
+	}
+	copy(c.prev, s.P)
+	s.SumNoise(c.block)
 }
 
-// reset starts the watch for chain s.
+// unitsOf returns each of d coordinates' unit, u of them, in the order of
+// their masses (index order when mass is nil): unit k holds the
+// coordinates at positions k d/u to (k+1) d/u - 1 of that order.
+func unitsOf(mass []float64, u int) []int32 {
+	d := len(mass)
+	if mass == nil {
+		return nil
+	}
+	order := make([]int, d)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return mass[order[a]] < mass[order[b]] })
+	out := make([]int32, d)
+	for k := 0; k < u; k++ {
+		for _, i := range order[k*d/u : (k+1)*d/u] {
+			out[i] = int32(k)
+		}
+	}
+	return out
+}
+
+// indexUnits returns each of d coordinates' unit, u of them, in index
+// order.
+func indexUnits(d, u int) []int32 {
+	out := make([]int32, d)
+	for k := 0; k < u; k++ {
+		for i := k * d / u; i < (k+1)*d/u; i++ {
+			out[i] = int32(k)
+		}
+	}
+	return out
+}
+
+// reset starts the watch for chain s: its units and their fixed figures.
 func (c *CoordWatch) reset(s *sampler.State) {
 	d := len(s.P)
-	*c = CoordWatch{Stride: CoordStride(d), KinEnd: make([]float64, d), Block: make([]float64, d),
-		NoiseSum: make([]float64, d), NoiseMeans: make([]float64, d), NoiseSq: make([]float64, d)}
-	if s.InjScale != nil {
-		c.InjScale = append([]float64(nil), s.InjScale...)
+	u := min(d, MaxCoordUnits)
+	mk := func() []float64 { return make([]float64, u) }
+	*c = CoordWatch{Stride: CoordStride(d), Dim: d, N: make([]int, u), First: make([]int, u), Last: make([]int, u),
+		MassLo: mk(), MassHi: mk(), Massed: s.Mass != nil, InjSq: mk(), KinEnd: mk(), NoiseB: mk(), IntB: mk(),
+		NoiseSum: mk(), NoiseMeans: mk(), NoiseSq: mk(), IntSum: mk(), IntMeans: mk(), IntSq: mk()}
+	c.unitOf = unitsOf(s.Mass, u)
+	if c.unitOf == nil {
+		c.unitOf = indexUnits(d, u)
 	}
-	if s.Mass != nil {
-		c.Mass = append([]float64(nil), s.Mass...)
+	for i, k := range c.unitOf {
+		m, sc := 1.0, 1.0
+		if s.Mass != nil {
+			m = s.Mass[i]
+		}
+		if s.InjScale != nil {
+			sc = s.InjScale[i]
+		}
+		c.InjSq[k] += sc * sc
+		if c.N[k] == 0 || m < c.MassLo[k] {
+			c.MassLo[k] = m
+		}
+		if c.N[k] == 0 || m > c.MassHi[k] {
+			c.MassHi[k] = m
+		}
+		if c.N[k] == 0 {
+			c.First[k] = i
+		}
+		c.Last[k] = i
+		c.N[k]++
 	}
 }
 
 // ObserveCoords records the step just taken (step steps taken; the kernel
 // k it stepped with, xiBefore the thermostat it used, s its state after
 // it) in the per-coordinate watch, when ArmCoords armed it; windowEnded
-// says the step ended a health window (the noise's block then ends).
+// says the step ended a health window (the blocks then end).
 func (hl *Health) ObserveCoords(k sampler.Frictional, xiBefore float64, s *sampler.State, step, burnIn int, windowEnded bool) {
 	c := &hl.Coords
-	if step <= burnIn || len(c.Block) != len(s.P) {
+	if step <= burnIn || c.Dim != len(s.P) || len(c.block) != len(s.P) {
 		return
 	}
 	if hl.CoordArmed(step-1, burnIn, len(s.P)) {
 		h, a := k.Dynamics()
+		inj := sampler.InjectedVariance(a, h)
+		d2 := math.Exp(-2 * xiBefore * h)
 		all := 0.0
 		for i, q := range s.P {
-			c.KinEnd[i] += q * q
+			u, sc := c.unitOf[i], 1.0
+			if s.InjScale != nil {
+				sc = s.InjScale[i]
+			}
+			heat := q*q - d2*c.prev[i]*c.prev[i] - inj*sc*sc
+			c.KinEnd[u] += q * q
+			c.NoiseB[u] += c.block[i]
+			c.IntB[u] += heat - c.block[i]
+			c.block[i] = 0
 			all += q * q
 		}
 		c.KinAll += all / float64(len(s.P))
 		c.KinMid += s.Kinetic
 		c.Fric += xiBefore * h
-		c.Inj += sampler.InjectedVariance(a, h)
+		c.Inj += inj
 		c.Steps++
 		c.BlockSteps++
 	}
@@ -134,15 +225,17 @@ func (hl *Health) ObserveCoords(k sampler.Frictional, xiBefore float64, s *sampl
 	}
 }
 
-// endBlock folds the current block into the noise's sums.
+// endBlock folds the current block into the sums.
 func (c *CoordWatch) endBlock() {
 	n := float64(c.BlockSteps)
-	for i, v := range c.Block {
-		c.NoiseSum[i] += v
-		m := v / n
-		c.NoiseMeans[i] += m
-		c.NoiseSq[i] += m * m
-		c.Block[i] = 0
+	for u := range c.NoiseB {
+		for _, a := range [2]struct{ b, sum, means, sq []float64 }{{c.NoiseB, c.NoiseSum, c.NoiseMeans, c.NoiseSq}, {c.IntB, c.IntSum, c.IntMeans, c.IntSq}} {
+			a.sum[u] += a.b[u]
+			m := a.b[u] / n
+			a.means[u] += m
+			a.sq[u] += m * m
+			a.b[u] = 0
+		}
 	}
 	c.Blocks++
 	c.BlockSteps = 0
@@ -162,8 +255,8 @@ const MaxCoordUnits = 64
 func CoordTolSE(n int) float64 { return math.Max(4, math.Sqrt(2*math.Log(float64(max(n, 1))))+1) }
 
 // CoordUnit is one graded unit of the per-coordinate check: a coordinate,
-// or a group of coordinates (First..Last in the order of their masses,
-// N of them).
+// or a group of N coordinates of neighbouring masses (Coord to Last in
+// mass order).
 type CoordUnit struct {
 	Coord      int     // the coordinate (a group: its first in mass order)
 	Last       int     // a group's last coordinate in mass order
@@ -173,7 +266,7 @@ type CoordUnit struct {
 	MassHi     float64
 	Kinetic    float64 // its kinetic temperature (1 in the regime)
 	KineticTol float64 // its statistical tolerance (CoordTolSE standard errors)
-	Noise      float64 // gradient noise per step, h^2 Var[g~_i]/(m_i T^2)
+	Noise      float64 // gradient noise per step and coordinate, h^2 Var[g~_i]/(m_i T^2)
 	NoiseTol   float64 // its statistical tolerance
 	Injected   float64 // the injected variance per step there (nominal times InjScale^2)
 	Nominal    float64 // the nominal injected variance per step, sampler.InjectedVariance(A, h)
@@ -181,17 +274,22 @@ type CoordUnit struct {
 	// the coordinate's diffusion as the window figures define it (against
 	// the nominal injected variance, which a noise correction's total
 	// keeps).
-	Share       float64
-	ShareLow    float64 // the share of Noise - NoiseTol (at least 0)
-	Widening    float64 // sqrt(Kinetic) - 1: the sd's widening its temperature makes
-	WideningTol float64 // the widening KineticTol adds
-	Status      HealthStatus
+	Share    float64
+	ShareLow float64 // the share of Noise - NoiseTol (at least 0)
+	// Widening is sqrt(Kinetic) - 1, the sd's widening its temperature
+	// makes, and WideningTol the widening KineticTol adds.
+	Widening, WideningTol float64
+	// Integration is its energy error per step and coordinate (its part of
+	// IntegrationError), IntSDError the widening of its sd that makes
+	// (IntSDWidening), IntSDTol that widening's tolerance.
+	Integration, IntSDError, IntSDTol float64
+	Status                            HealthStatus
 }
 
 // CoordFigures are the per-coordinate check's figures after burn-in
-// (Health.CoordVerdict): the worst graded unit by temperature and by
-// noise share, quantiles of the units' temperatures, and what the check
-// could not tell.
+// (Health.CoordVerdict): the worst graded unit by temperature, by noise
+// share and by integration error, quantiles of the units' temperatures,
+// and what the check could not tell.
 type CoordFigures struct {
 	// Recorded says the watch has observed steps after burn-in; Units is
 	// the number of units graded (coordinates, or groups when more than
@@ -201,8 +299,10 @@ type CoordFigures struct {
 	Stride       int
 	Dim          int
 	// Hot is the unit whose temperature is furthest from 1 beyond its
-	// tolerance, Noisy the one with the largest noise share beyond chance.
-	Hot, Noisy CoordUnit
+	// tolerance, Noisy the one with the largest noise share beyond chance,
+	// Stiff the one whose integration error widens it most beyond its
+	// tolerance.
+	Hot, Noisy, Stiff CoordUnit
 	// KineticQ are the units' temperatures' 0, 10, 50, 90 and 100%
 	// quantiles.
 	KineticQ [5]float64
@@ -210,7 +310,8 @@ type CoordFigures struct {
 	// figures' GradNoise, per coordinate).
 	MeanShare float64
 	// Unchecked says what the check could not tell (empty: all of it):
-	// a unit whose tolerance exceeds the warning threshold it is graded by.
+	// a unit whose tolerance exceeds the warning threshold it is graded
+	// by, or, on a verdict, a watched chain's mixing (MixFigures.Unsure).
 	Unchecked string
 	// Exact: the gradients are exact (no gradient noise to name).
 	Exact bool
@@ -221,30 +322,25 @@ type CoordFigures struct {
 
 // CoordVerdict returns the per-coordinate check's figures, graded: a unit
 // warns when its temperature widens (or narrows) its sd by more than
-// WarnIntSD beyond its tolerance, or its noise share beyond chance exceeds
-// WarnShare, and fails beyond FailIntSD or FailShare (the window check's
-// thresholds, per unit); the check warns when it cannot tell a unit's
-// widening within WarnIntSD (its tolerance is wider) and says so in
-// Unchecked. Not Recorded (no observed step after burn-in, a checkpoint
-// from before the watch): ok and not graded.
+// WarnIntSD beyond its tolerance, its integration error widens it by more
+// than WarnIntSD beyond its tolerance, or its noise share beyond chance
+// exceeds WarnShare, and fails beyond FailIntSD or FailShare (the window
+// check's thresholds, per unit); the check warns when it cannot tell a
+// unit's temperature within WarnIntSD (its tolerance is wider) and says so
+// in Unchecked. Not Recorded (no observed step after burn-in, a
+// checkpoint from before the watch): ok and not graded.
 func (hl *Health) CoordVerdict() CoordFigures {
 	c := hl.Coords
-	out := CoordFigures{Steps: c.Steps, Stride: c.Stride, Dim: len(c.KinEnd), Exact: hl.Exact}
-	if c.Steps < 2 || c.KinAll <= 0 {
+	out := CoordFigures{Steps: c.Steps, Stride: c.Stride, Dim: c.Dim, Exact: hl.Exact}
+	if c.Steps < 2 || c.KinAll <= 0 || len(c.N) == 0 {
 		return out
 	}
-	out.Recorded = true
-	units := c.units()
-	out.Units = len(units)
-	tolSE := CoordTolSE(len(units))
+	out.Recorded, out.Units = true, len(c.N)
+	tolSE := CoordTolSE(out.Units)
 	n := float64(c.Steps)
-	f := c.Fric / n
-	eff := n * math.Min(1, math.Max(2*f*float64(max(c.Stride, 1)), 1/n))
-	kinSE := math.Sqrt(2 / eff)
-	noiseTot := 0.0
-	temps := make([]float64, len(units))
-	for u, idx := range units {
-		cu := c.unit(idx, n, kinSE, tolSE)
+	noiseTot, temps := 0.0, make([]float64, out.Units)
+	for u := range c.N {
+		cu := c.unit(u, tolSE)
 		temps[u] = cu.Kinetic
 		noiseTot += cu.Noise * float64(cu.N)
 		cu.Status = cu.grade(hl.Exact)
@@ -254,20 +350,34 @@ func (hl *Health) CoordVerdict() CoordFigures {
 		if u == 0 || cu.ShareLow > out.Noisy.ShareLow {
 			out.Noisy = cu
 		}
+		if u == 0 || cu.intDev() > out.Stiff.intDev() {
+			out.Stiff = cu
+		}
 		out.Status = max(out.Status, cu.Status)
 		if cu.WideningTol > WarnIntSD && out.Unchecked == "" {
 			out.addUnchecked(fmt.Sprintf("%s's kinetic temperature within %.0f%% of its sd (tolerance %.0f%%: %d observed steps after burn-in are too few)", cu.name(), 100*WarnIntSD, 100*cu.WideningTol, c.Steps))
 		}
 	}
 	if noiseTot > 0 {
-		out.MeanShare = noiseTot / (noiseTot + c.Inj/n*float64(len(c.KinEnd)))
+		out.MeanShare = noiseTot / (noiseTot + c.Inj/n*float64(c.Dim))
 	}
-	out.Corrected = c.InjScale != nil
 	sort.Float64s(temps)
 	for q, p := range []float64{0, 0.1, 0.5, 0.9, 1} {
 		out.KineticQ[q] = temps[int(math.Round(p*float64(len(temps)-1)))]
 	}
+	out.Corrected = c.InjSq != nil && !allEqual(c.InjSq, c.N)
 	return out
+}
+
+// allEqual reports whether every unit's injected-noise scale squared sums
+// to its count (no noise correction).
+func allEqual(injSq []float64, n []int) bool {
+	for u, v := range injSq {
+		if v != float64(n[u]) {
+			return false
+		}
+	}
+	return true
 }
 
 // addUnchecked adds what to the figures' Unchecked (a warning).
@@ -279,57 +389,26 @@ func (c *CoordFigures) addUnchecked(what string) {
 	c.Status = max(c.Status, HealthWarn)
 }
 
-// units returns the graded units' coordinates: each coordinate alone, or
-// MaxCoordUnits groups of coordinates in the order of their masses.
-func (c CoordWatch) units() [][]int {
-	d := len(c.KinEnd)
-	order := make([]int, d)
-	for i := range order {
-		order[i] = i
-	}
-	if c.Mass != nil {
-		sort.SliceStable(order, func(a, b int) bool { return c.Mass[order[a]] < c.Mass[order[b]] })
-	}
-	g := min(d, MaxCoordUnits)
-	out := make([][]int, g)
-	for u := range out {
-		out[u] = order[u*d/g : (u+1)*d/g]
-	}
-	return out
-}
-
-// unit returns the figures of the unit of coordinates idx, over n
-// observed steps, with kinSE a coordinate's kinetic temperature's
-// standard error (relative) and tolSE the standard errors of a tolerance.
-func (c CoordWatch) unit(idx []int, n, kinSE, tolSE float64) CoordUnit {
-	cu := CoordUnit{Coord: idx[0], N: len(idx), MassLo: 1, MassHi: 1, Massed: c.Mass != nil, Last: idx[len(idx)-1]}
-	inj := c.Inj / n
-	kin, noise, injU, nse := 0.0, 0.0, 0.0, 0.0
-	for k, i := range idx {
-		kin += c.KinEnd[i]
-		noise += (c.NoiseSum[i] + c.Block[i]) / n
-		sc := 1.0
-		if c.InjScale != nil {
-			sc = c.InjScale[i]
-		}
-		injU += inj * sc * sc
-		nse += blockSE(c.NoiseMeans[i], c.NoiseSq[i], c.Blocks)
-		if c.Mass != nil {
-			if k == 0 || c.Mass[i] < cu.MassLo {
-				cu.MassLo = c.Mass[i]
-			}
-			if k == 0 || c.Mass[i] > cu.MassHi {
-				cu.MassHi = c.Mass[i]
-			}
-		}
-	}
-	m := float64(len(idx))
-	cu.Kinetic = kin / m / c.KinAll * (c.KinMid / n)
-	cu.KineticTol = tolSE * kinSE * cu.Kinetic / math.Sqrt(m)
-	cu.Noise, cu.Injected, cu.Nominal = noise/m, injU/m, inj
-	cu.NoiseTol = tolSE * nse / m
+// unit returns unit u's figures, with tolSE the standard errors of a
+// tolerance: its kinetic temperature's from the momentum's relaxation (a
+// coordinate's q^2 has variance 2 and decorrelates over about 1/(2 xi h)
+// steps), the noise's and the integration error's from their block means
+// (with fewer than 5 blocks, the noise's from the temperature's).
+func (c CoordWatch) unit(u int, tolSE float64) CoordUnit {
+	n, m := float64(c.Steps), float64(c.N[u])
+	f, inj := c.Fric/n, c.Inj/n
+	cu := CoordUnit{Coord: c.First[u], Last: c.Last[u], N: c.N[u], Massed: c.Massed, MassLo: c.MassLo[u], MassHi: c.MassHi[u], Nominal: inj}
+	eff := n * math.Min(1, math.Max(2*f*float64(max(c.Stride, 1)), 1/n))
+	kinSE := math.Sqrt(2/eff) / math.Sqrt(m)
+	cu.Kinetic = c.KinEnd[u] / m / c.KinAll * (c.KinMid / n)
+	cu.KineticTol = tolSE * kinSE * cu.Kinetic
+	cu.Noise = (c.NoiseSum[u] + c.NoiseB[u]) / n / m
+	cu.Injected = inj * c.InjSq[u] / m
+	cu.NoiseTol = tolSE * blockSE(c.NoiseMeans[u], c.NoiseSq[u], c.Blocks) / m
+	intSE := blockSE(c.IntMeans[u], c.IntSq[u], c.Blocks) / m
 	if c.Blocks < 5 { // too few blocks for their spread: the temperature's
-		cu.NoiseTol = tolSE * -math.Expm1(-2*c.Fric/n) * kinSE * cu.Kinetic / math.Sqrt(m)
+		cu.NoiseTol = tolSE * -math.Expm1(-2*f) * kinSE * cu.Kinetic
+		intSE = cu.NoiseTol / tolSE
 	}
 	if t := inj + math.Max(cu.Noise, 0); t > 0 {
 		cu.Share = math.Max(cu.Noise, 0) / t
@@ -339,8 +418,14 @@ func (c CoordWatch) unit(idx []int, n, kinSE, tolSE float64) CoordUnit {
 	}
 	cu.Widening = math.Sqrt(cu.Kinetic) - 1
 	cu.WideningTol = math.Sqrt(cu.Kinetic+cu.KineticTol) - math.Sqrt(cu.Kinetic)
+	cu.Integration = (c.IntSum[u] + c.IntB[u]) / n / m
+	cu.IntSDError = IntSDWidening(cu.Integration, f)
+	cu.IntSDTol = IntSDWidening(math.Max(cu.Integration, 0)+tolSE*intSE, f) - cu.IntSDError
 	return cu
 }
+
+// intDev returns the unit's integration widening beyond its tolerance.
+func (u CoordUnit) intDev() float64 { return u.IntSDError - u.IntSDTol }
 
 // tempDev returns the unit's sd widening (either sign) beyond its
 // tolerance.
@@ -354,7 +439,7 @@ func (u CoordUnit) grade(exact bool) HealthStatus {
 	if exact {
 		share = 0
 	}
-	switch dev := u.tempDev(); {
+	switch dev := math.Max(u.tempDev(), u.intDev()); {
 	case dev > FailIntSD, share > FailShare:
 		return HealthFail
 	case dev > WarnIntSD, share > WarnShare:
@@ -376,9 +461,10 @@ func (u CoordUnit) name() string {
 
 // Cause names the per-coordinate check's main cause: gradient noise in
 // some coordinates (a unit's share beyond WarnShare, or a unit off in
-// temperature whose noise share exceeds the mean), an uneven kinetic
-// temperature (a unit off without more noise than the mean, or with exact
-// gradients), or unchecked; CauseNone when ok or not recorded.
+// temperature whose noise share exceeds the mean), integration error in
+// some coordinates (a unit's integration widening beyond WarnIntSD), an
+// uneven kinetic temperature (a unit off otherwise), or unchecked;
+// CauseNone when ok or not recorded.
 func (c CoordFigures) Cause() HealthCause {
 	switch {
 	case c.Status == HealthOK:
@@ -387,6 +473,8 @@ func (c CoordFigures) Cause() HealthCause {
 		return CauseCoordNoise
 	case c.Hot.tempDev() > WarnIntSD && !c.Exact && c.Hot.Share > c.MeanShare:
 		return CauseCoordNoise
+	case c.Stiff.intDev() > WarnIntSD:
+		return CauseCoordInt
 	case c.Hot.tempDev() > WarnIntSD:
 		return CauseCoordTemp
 	}
@@ -433,6 +521,10 @@ func (c CoordFigures) Problems() []string {
 		out = append(out, fmt.Sprintf("%s's gradient noise %.3g +- %.2g per step, %s (share %.0f%%, beyond chance %.0f%%; %.0f%% over all coordinates): %s",
 			n.name(), n.Noise, n.NoiseTol, n.ofInjected(), 100*n.Share, 100*n.ShareLow, 100*c.MeanShare, c.fix()))
 	}
+	if st := c.Stiff; st.intDev() > WarnIntSD {
+		out = append(out, fmt.Sprintf("%s's integration error %.3g per step against %.3g injected: its sd about %.0f%% +- %.0f%% wide (over all coordinates the error is diluted): the step is too large for its curvature under this mass: lower the step (--lr)",
+			st.name(), st.Integration, st.Nominal, 100*st.IntSDError, 100*st.IntSDTol))
+	}
 	if c.Unchecked != "" {
 		out = append(out, "could not check "+c.Unchecked+": run longer after burn-in (--steps), or make the chain faster (--mass-scale stiffest)")
 	}
@@ -453,6 +545,6 @@ func (c CoordFigures) String() string {
 	if !c.Recorded {
 		return "per coordinate: not recorded (not checked)"
 	}
-	return fmt.Sprintf("per coordinate (%d units, %d steps observed, every %d): %s, kinetic %.3f-%.3f (median %.3f), worst %s at %.3f +- %.3f, noisiest %s at share %.0f%% (beyond chance %.0f%%)",
-		c.Units, c.Steps, c.Stride, c.Status, c.KineticQ[0], c.KineticQ[4], c.KineticQ[2], c.Hot.name(), c.Hot.Kinetic, c.Hot.KineticTol, c.Noisy.name(), 100*c.Noisy.Share, 100*c.Noisy.ShareLow)
+	return fmt.Sprintf("per coordinate (%d units, %d steps observed, every %d): %s, kinetic %.3f-%.3f (median %.3f), worst %s at %.3f +- %.3f, noisiest %s at share %.0f%% (beyond chance %.0f%%), stiffest %s at sd +%.1f%% +- %.1f%% from integration error",
+		c.Units, c.Steps, c.Stride, c.Status, c.KineticQ[0], c.KineticQ[4], c.KineticQ[2], c.Hot.name(), c.Hot.Kinetic, c.Hot.KineticTol, c.Noisy.name(), 100*c.Noisy.Share, 100*c.Noisy.ShareLow, c.Stiff.name(), 100*c.Stiff.IntSDError, 100*c.Stiff.IntSDTol)
 }

@@ -12,15 +12,20 @@ import (
 // unevenGaussian is a standard Gaussian whose gradient has noise of
 // variance NoiseVar[i] in coordinate i: the minibatch noise a diagonal
 // mass leaves unequal across coordinates.
-type unevenGaussian struct{ NoiseVar []float64 }
+// Its coordinate i has precision Prec[i] (nil: 1).
+type unevenGaussian struct{ NoiseVar, Prec []float64 }
 
 func (g unevenGaussian) Dim() int { return len(g.NoiseVar) }
 
 func (g unevenGaussian) Gradient(theta, grad []float64, _ sampler.Minibatch, rng *rand.Rand) (float64, error) {
 	u := 0.0
 	for i, v := range theta {
-		u += 0.5 * v * v
-		grad[i] = v + math.Sqrt(g.NoiseVar[i])*rng.NormFloat64()
+		p := 1.0
+		if g.Prec != nil {
+			p = g.Prec[i]
+		}
+		u += 0.5 * p * v * v
+		grad[i] = p*v + math.Sqrt(g.NoiseVar[i])*rng.NormFloat64()
 	}
 	return u, nil
 }
@@ -89,20 +94,32 @@ func TestCoordVerdict(t *testing.T) {
 		corr[i] = 1
 	}
 	corr[3] = math.Sqrt(1 - 0.05/inj)
+	stiff := make([]float64, d) // coordinate 5 at omega h = 1 (sd +15%), the rest at 0.1
+	for i := range stiff {
+		stiff[i] = 1
+	}
+	stiff[5] = 100
 	for _, tc := range []struct {
 		name      string
 		noise     []float64
+		prec      []float64
 		injScale  []float64
 		want      HealthStatus
 		cause     HealthCause
 		wantWords string
 	}{
-		{"one noisy coordinate", one, nil, HealthFail, CauseCoordNoise, "coordinate 3's kinetic temperature"},
-		{"one noisy coordinate, corrected", one, corr, HealthWarn, CauseCoordNoise, "coordinate 3's gradient noise"},
-		{"even noise", even, nil, HealthOK, CauseNone, ""},
+		{"one noisy coordinate", one, nil, nil, HealthFail, CauseCoordNoise, "coordinate 3's kinetic temperature"},
+		{"one noisy coordinate, corrected", one, nil, corr, HealthWarn, CauseCoordNoise, "coordinate 3's gradient noise"},
+		{"even noise", even, nil, nil, HealthOK, CauseNone, ""},
+		{"one stiff coordinate", make([]float64, d), stiff, nil, HealthFail, CauseCoordInt, "coordinate 5's integration error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hl, sds := unevenRun(t, unevenGaussian{NoiseVar: tc.noise}, tc.injScale, 200000)
+			hl, sds := unevenRun(t, unevenGaussian{NoiseVar: tc.noise, Prec: tc.prec}, tc.injScale, 200000)
+			if tc.prec != nil {
+				for i, p := range tc.prec {
+					sds[i] *= math.Sqrt(p)
+				}
+			}
 			status, fig := hl.Verdict()
 			t.Logf("sds %.3f; %v; %v", sds, fig.Coord, fig.Coord.Problems())
 			if hl.Pooled.Status != HealthOK || hl.Worst != HealthOK {
@@ -111,7 +128,7 @@ func TestCoordVerdict(t *testing.T) {
 			if status != tc.want || fig.Cause() != tc.cause {
 				t.Errorf("verdict %v (%q), want %v (%q)", status, fig.Cause(), tc.want, tc.cause)
 			}
-			if p := strings.Join(fig.Problems(), "; "); !strings.Contains(p, tc.wantWords) || tc.want != HealthOK && !strings.Contains(p, "--batch") {
+			if p := strings.Join(fig.Problems(), "; "); !strings.Contains(p, tc.wantWords) || tc.want != HealthOK && !strings.Contains(p, "--lr") {
 				t.Errorf("problems %q: want %q and the fix", p, tc.wantWords)
 			}
 		})

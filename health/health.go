@@ -834,6 +834,10 @@ const (
 	// without gradient noise to explain it (exact gradients: the
 	// integrator in the stiff coordinates); fix: a smaller step.
 	CauseCoordTemp HealthCause = "uneven kinetic temperature"
+	// CauseCoordInt: a coordinate's integration error widens its sd
+	// beyond the threshold while the mean over coordinates does not;
+	// fix: a smaller step.
+	CauseCoordInt HealthCause = "integration error in some coordinates"
 	// CauseUnchecked: the per-coordinate check could not tell a
 	// coordinate's temperature within its warning threshold
 	// (CoordFigures.Unchecked); fix: a longer run after burn-in.
