@@ -63,6 +63,10 @@ type CoordWatch struct {
 	IntSum, IntMeans, IntSq       []float64
 	BlockSteps, Blocks            int
 
+	// Dir is the energy error by direction of a chain of at most
+	// MaxCoordUnits coordinates (observed every step).
+	Dir DirWatch
+
 	unitOf      []int32   // each coordinate's unit (from the mass order)
 	prev, block []float64 // the momentum before the step; the kernel's noise sums
 }
@@ -102,6 +106,7 @@ func (hl *Health) ArmCoords(s *sampler.State, step, burnIn int) {
 	}
 	if !hl.CoordArmed(step, burnIn, len(s.P)) {
 		s.SumNoise(nil)
+		s.SaveKick(nil)
 		return
 	}
 	c := &hl.Coords
@@ -116,7 +121,14 @@ func (hl *Health) ArmCoords(s *sampler.State, step, burnIn int) {
 	}
 	copy(c.prev, s.P)
 	s.SumNoise(c.block)
+	if c.dense() {
+		c.Dir.arm(s, hl.PrevWork.Valid)
+	}
 }
+
+// dense reports whether the watch measures the energy error by direction
+// (DirWatch): at most MaxCoordUnits coordinates, every step observed.
+func (c *CoordWatch) dense() bool { return c.Dim <= MaxCoordUnits && c.Stride == 1 }
 
 // unitsOf returns each of d coordinates' unit, u of them, in the order of
 // their masses (index order when mass is nil): unit k holds the
@@ -213,6 +225,9 @@ func (hl *Health) ObserveCoords(k sampler.Frictional, xiBefore float64, s *sampl
 			c.block[i] = 0
 			all += q * q
 		}
+		if c.dense() {
+			c.Dir.observe(c.prev)
+		}
 		c.KinAll += all / float64(len(s.P))
 		c.KinMid += s.Kinetic
 		c.Fric += xiBefore * h
@@ -239,6 +254,7 @@ func (c *CoordWatch) endBlock() {
 	}
 	c.Blocks++
 	c.BlockSteps = 0
+	c.Dir.endBlock()
 }
 
 // MaxCoordUnits is the most units the per-coordinate check grades: a chain
@@ -303,6 +319,9 @@ type CoordFigures struct {
 	// Stiff the one whose integration error widens it most beyond its
 	// tolerance.
 	Hot, Noisy, Stiff CoordUnit
+	// Dir is the worst direction's energy error (DirWatch; measured on
+	// chains of at most MaxCoordUnits coordinates).
+	Dir DirFigures
 	// KineticQ are the units' temperatures' 0, 10, 50, 90 and 100%
 	// quantiles.
 	KineticQ [5]float64
@@ -366,6 +385,12 @@ func (hl *Health) CoordVerdict() CoordFigures {
 		out.KineticQ[q] = temps[int(math.Round(p*float64(len(temps)-1)))]
 	}
 	out.Corrected = c.InjSq != nil && !allEqual(c.InjSq, c.N)
+	if dir, err := c.Dir.figures(c.Fric/n, CoordTolSE(c.Dim)); err == nil {
+		out.Dir = dir
+		out.Status = max(out.Status, dir.Status)
+	} else {
+		out.addUnchecked("the energy error by direction (" + err.Error() + ")")
+	}
 	return out
 }
 
@@ -473,7 +498,7 @@ func (c CoordFigures) Cause() HealthCause {
 		return CauseCoordNoise
 	case c.Hot.tempDev() > WarnIntSD && !c.Exact && c.Hot.Share > c.MeanShare:
 		return CauseCoordNoise
-	case c.Stiff.intDev() > WarnIntSD:
+	case c.Stiff.intDev() > WarnIntSD, c.Dir.IntSDError-c.Dir.IntSDTol > WarnIntSD:
 		return CauseCoordInt
 	case c.Hot.tempDev() > WarnIntSD:
 		return CauseCoordTemp
@@ -525,6 +550,10 @@ func (c CoordFigures) Problems() []string {
 		out = append(out, fmt.Sprintf("%s's integration error %.3g per step against %.3g injected: its sd about %.0f%% +- %.0f%% wide (over all coordinates the error is diluted): the step is too large for its curvature under this mass: lower the step (--lr)",
 			st.name(), st.Integration, st.Nominal, 100*st.IntSDError, 100*st.IntSDTol))
 	}
+	if dr := c.Dir; dr.IntSDError-dr.IntSDTol > WarnIntSD {
+		out = append(out, fmt.Sprintf("%s's integration error %.3g per step: its sd about %.0f%% +- %.0f%% wide (a direction mixing several coordinates: diluted in each coordinate's figures and in their mean): the step is too large for its curvature under this mass: lower the step (--lr)",
+			dr.describe(), dr.Integration, 100*dr.IntSDError, 100*dr.IntSDTol))
+	}
 	if c.Unchecked != "" {
 		out = append(out, "could not check "+c.Unchecked+": run longer after burn-in (--steps), or make the chain faster (--mass-scale stiffest)")
 	}
@@ -545,6 +574,6 @@ func (c CoordFigures) String() string {
 	if !c.Recorded {
 		return "per coordinate: not recorded (not checked)"
 	}
-	return fmt.Sprintf("per coordinate (%d units, %d steps observed, every %d): %s, kinetic %.3f-%.3f (median %.3f), worst %s at %.3f +- %.3f, noisiest %s at share %.0f%% (beyond chance %.0f%%), stiffest %s at sd +%.1f%% +- %.1f%% from integration error",
-		c.Units, c.Steps, c.Stride, c.Status, c.KineticQ[0], c.KineticQ[4], c.KineticQ[2], c.Hot.name(), c.Hot.Kinetic, c.Hot.KineticTol, c.Noisy.name(), 100*c.Noisy.Share, 100*c.Noisy.ShareLow, c.Stiff.name(), 100*c.Stiff.IntSDError, 100*c.Stiff.IntSDTol)
+	return fmt.Sprintf("per coordinate (%d units, %d steps observed, every %d): %s, kinetic %.3f-%.3f (median %.3f), worst %s at %.3f +- %.3f, noisiest %s at share %.0f%% (beyond chance %.0f%%), stiffest %s at sd +%.1f%% +- %.1f%% from integration error, worst direction +%.1f%% +- %.1f%%",
+		c.Units, c.Steps, c.Stride, c.Status, c.KineticQ[0], c.KineticQ[4], c.KineticQ[2], c.Hot.name(), c.Hot.Kinetic, c.Hot.KineticTol, c.Noisy.name(), 100*c.Noisy.Share, 100*c.Noisy.ShareLow, c.Stiff.name(), 100*c.Stiff.IntSDError, 100*c.Stiff.IntSDTol, 100*c.Dir.IntSDError, 100*c.Dir.IntSDTol)
 }

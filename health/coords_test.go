@@ -12,8 +12,13 @@ import (
 // unevenGaussian is a standard Gaussian whose gradient has noise of
 // variance NoiseVar[i] in coordinate i: the minibatch noise a diagonal
 // mass leaves unequal across coordinates.
-// Its coordinate i has precision Prec[i] (nil: 1).
-type unevenGaussian struct{ NoiseVar, Prec []float64 }
+// Its coordinate i has precision Prec[i] (nil: 1); with Pair > 0,
+// coordinates 0 and 1 are instead correlated: precision Pair along
+// (x0 + x1)/sqrt 2 and 1 across it.
+type unevenGaussian struct {
+	NoiseVar, Prec []float64
+	Pair           float64
+}
 
 func (g unevenGaussian) Dim() int { return len(g.NoiseVar) }
 
@@ -26,6 +31,12 @@ func (g unevenGaussian) Gradient(theta, grad []float64, _ sampler.Minibatch, rng
 		}
 		u += 0.5 * p * v * v
 		grad[i] = p*v + math.Sqrt(g.NoiseVar[i])*rng.NormFloat64()
+	}
+	if g.Pair > 0 {
+		a, b := (theta[0]+theta[1])/math.Sqrt2, (theta[0]-theta[1])/math.Sqrt2
+		u += 0.5 * (g.Pair*a*a + b*b - theta[0]*theta[0] - theta[1]*theta[1])
+		grad[0] += (g.Pair*a+b)/math.Sqrt2 - theta[0]
+		grad[1] += (g.Pair*a-b)/math.Sqrt2 - theta[1]
 	}
 	return u, nil
 }
@@ -104,17 +115,21 @@ func TestCoordVerdict(t *testing.T) {
 		noise     []float64
 		prec      []float64
 		injScale  []float64
+		pair      float64
 		want      HealthStatus
 		cause     HealthCause
 		wantWords string
 	}{
-		{"one noisy coordinate", one, nil, nil, HealthFail, CauseCoordNoise, "coordinate 3's kinetic temperature"},
-		{"one noisy coordinate, corrected", one, nil, corr, HealthWarn, CauseCoordNoise, "coordinate 3's gradient noise"},
-		{"even noise", even, nil, nil, HealthOK, CauseNone, ""},
-		{"one stiff coordinate", make([]float64, d), stiff, nil, HealthFail, CauseCoordInt, "coordinate 5's integration error"},
+		{"one noisy coordinate", one, nil, nil, 0, HealthFail, CauseCoordNoise, "coordinate 3's kinetic temperature"},
+		{"one noisy coordinate, corrected", one, nil, corr, 0, HealthWarn, CauseCoordNoise, "coordinate 3's gradient noise"},
+		{"even noise", even, nil, nil, 0, HealthOK, CauseNone, ""},
+		{"one stiff coordinate", make([]float64, d), stiff, nil, 0, HealthFail, CauseCoordInt, "coordinate 5's integration error"},
+		// the stiff direction (x0 + x1)/sqrt 2 at omega h = 1: each
+		// coordinate's sd widened by about half as much
+		{"one stiff direction", make([]float64, d), nil, nil, 100, HealthFail, CauseCoordInt, "the direction"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hl, sds := unevenRun(t, unevenGaussian{NoiseVar: tc.noise, Prec: tc.prec}, tc.injScale, 200000)
+			hl, sds := unevenRun(t, unevenGaussian{NoiseVar: tc.noise, Prec: tc.prec, Pair: tc.pair}, tc.injScale, 200000)
 			if tc.prec != nil {
 				for i, p := range tc.prec {
 					sds[i] *= math.Sqrt(p)

@@ -834,10 +834,11 @@ const (
 	// without gradient noise to explain it (exact gradients: the
 	// integrator in the stiff coordinates); fix: a smaller step.
 	CauseCoordTemp HealthCause = "uneven kinetic temperature"
-	// CauseCoordInt: a coordinate's integration error widens its sd
-	// beyond the threshold while the mean over coordinates does not;
+	// CauseCoordInt: a coordinate's or a direction's integration error
+	// widens its sd beyond the threshold while the mean over coordinates
+	// does not;
 	// fix: a smaller step.
-	CauseCoordInt HealthCause = "integration error in some coordinates"
+	CauseCoordInt HealthCause = "integration error in some coordinates or directions"
 	// CauseUnchecked: the per-coordinate check could not tell a
 	// coordinate's temperature within its warning threshold
 	// (CoordFigures.Unchecked); fix: a longer run after burn-in.

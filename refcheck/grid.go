@@ -303,7 +303,7 @@ func (r Result) UserRow() string {
 	coord := "-"
 	if c.Kernel != "sgld" {
 		_, w := r.Health.Verdict()
-		coord = fmt.Sprintf("%s, T %.2f-%.2f, int. +%.0f%%", w.Coord.Status, w.Coord.KineticQ[0], w.Coord.KineticQ[4], 100*w.Coord.Stiff.IntSDError)
+		coord = fmt.Sprintf("%s, T %.2f-%.2f, int. +%.0f%%, dir. +%.0f%%", w.Coord.Status, w.Coord.KineticQ[0], w.Coord.KineticQ[4], 100*w.Coord.Stiff.IntSDError, 100*w.Coord.Dir.IntSDError)
 		if !w.Coord.Recorded {
 			coord = "not recorded"
 		}

@@ -178,7 +178,7 @@ func keyFigure(w health.HealthFigures) string {
 		}
 		return fmt.Sprintf("coordinate %d: kinetic %.2f, noise share %.0f%%", u.Coord, u.Kinetic, 100*u.Share)
 	case health.CauseCoordInt:
-		return fmt.Sprintf("coordinate %d: sd +%.0f%%", w.Coord.Stiff.Coord, 100*w.Coord.Stiff.IntSDError)
+		return fmt.Sprintf("coordinate %d: sd +%.0f%%; worst direction +%.0f%%", w.Coord.Stiff.Coord, 100*w.Coord.Stiff.IntSDError, 100*w.Coord.Dir.IntSDError)
 	case health.CauseUnchecked:
 		if w.Mix.Unsure() {
 			return fmt.Sprintf("coordinate %d's sd: ESS %.0f, %d needed; mixing not graded", w.Mix.Coord, w.Mix.ESS, health.MinMixESS)
