@@ -264,11 +264,14 @@ func (c *CoordWatch) endBlock() {
 const MaxCoordUnits = 64
 
 // CoordTolSE returns the number of standard errors of a unit's figures in
-// their tolerance when n units are graded: 4, or more with many units
-// (sqrt(2 ln n) + 1, the largest of n standard normals' usual reach plus
-// one), so that the worst of many in-regime units does not read as a
-// failure by chance.
-func CoordTolSE(n int) float64 { return math.Max(4, math.Sqrt(2*math.Log(float64(max(n, 1))))+1) }
+// their tolerance when n units are graded: IntTolSE (3, as the window's
+// noise and integration error), or more with many units (sqrt(2 ln n) + 1,
+// the largest of n standard normals' usual reach plus one: 3.9 for 64), so
+// that the worst of many in-regime units does not read as a failure by
+// chance.
+func CoordTolSE(n int) float64 {
+	return math.Max(IntTolSE, math.Sqrt(2*math.Log(float64(max(n, 1))))+1)
+}
 
 // CoordUnit is one graded unit of the per-coordinate check: a coordinate,
 // or a group of N coordinates of neighbouring masses (Coord to Last in
