@@ -115,6 +115,9 @@ func (hl *Health) ArmCoords(s *sampler.State, step, burnIn int) {
 	}
 	if len(c.unitOf) != len(s.P) { // resumed from a checkpoint
 		c.unitOf = unitsOf(s.Mass, len(c.N))
+		if c.unitOf == nil {
+			c.unitOf = indexUnits(len(s.P), len(c.N))
+		}
 	}
 	if len(c.block) != len(s.P) {
 		c.prev, c.block = make([]float64, len(s.P)), make([]float64, len(s.P))

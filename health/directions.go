@@ -30,8 +30,12 @@ type DirWatch struct {
 	// blocks' sums, the current block's, and the sums of the blocks'
 	// means and of their squares, elementwise.
 	Sum, Block, Means, Sq []float64
-	kick, prevKick        []float64
-	prevValid             bool
+	// PrevKick is the last observed step's kick and PrevValid whether the
+	// next step pairs with it (checkpointed, so that a resumed run pairs
+	// as an uninterrupted one).
+	PrevKick  []float64
+	PrevValid bool
+	kick      []float64
 }
 
 // arm prepares the watch for the next step of chain s (valid says the
@@ -42,28 +46,31 @@ func (w *DirWatch) arm(s *sampler.State, valid bool) {
 		*w = DirWatch{Dim: d, Sum: make([]float64, d*d), Block: make([]float64, d*d), Means: make([]float64, d*d), Sq: make([]float64, d*d)}
 	}
 	if len(w.kick) != d {
-		w.kick, w.prevKick, w.prevValid = make([]float64, d), make([]float64, d), false
+		w.kick = make([]float64, d)
 	}
-	w.prevValid = w.prevValid && valid
+	if len(w.PrevKick) != d {
+		w.PrevKick, w.PrevValid = make([]float64, d), false
+	}
+	w.PrevValid = w.PrevValid && valid
 	s.SaveKick(w.kick)
 }
 
 // observe adds the step just taken, whose momentum before it was prev.
 func (w *DirWatch) observe(prev []float64) {
 	d := w.Dim
-	if w.prevValid {
+	if w.PrevValid {
 		for a := 0; a < d; a++ {
 			row := w.Block[a*d : (a+1)*d]
-			qa, ka := prev[a], w.prevKick[a]
+			qa, ka := prev[a], w.PrevKick[a]
 			for b, kb := range w.kick {
-				row[b] += qa*(kb-w.prevKick[b]) - ka*w.prevKick[b]
+				row[b] += qa*(kb-w.PrevKick[b]) - ka*w.PrevKick[b]
 			}
 		}
 		w.Steps++
 		w.BlockSteps++
 	}
-	copy(w.prevKick, w.kick)
-	w.prevValid = true
+	copy(w.PrevKick, w.kick)
+	w.PrevValid = true
 }
 
 // endBlock folds the current block into the sums.
