@@ -177,11 +177,16 @@ test-long: deps
 # table of docs/posterior-checks.md to runs/posteriordb.md. PDB=name,name runs
 # some of them (refcheck.PosteriorNames); PDBSCALE=0.1 runs a tenth of every
 # case's steps (7 minutes here; the table's header records the scale).
+# PDBGRID=selection runs issue 60's user grid instead (refcheck.UserGrid,
+# ParseGridSelect: e.g. PDBGRID='kernel=sgnht;precond=rmsprop;batch=20,100',
+# or all), each row's verdict beside its worst eigen-direction and marginal
+# sd errors and the aim's classification.
 PDB ?=
 PDBSCALE ?= 1
+PDBGRID ?=
 posteriordb: deps
 	mkdir -p runs
-	$(GO) test -count=1 -tags=long -run TestPosteriordbTable -timeout 120m -v ./refcheck/ -args -posteriordb -pdb "$(PDB)" -pdb-scale $(PDBSCALE) -pdb-out $(CURDIR)/runs/posteriordb.md
+	$(GO) test -count=1 -tags=long -run TestPosteriordbTable -timeout 120m -v ./refcheck/ -args -posteriordb -pdb "$(PDB)" -pdb-scale $(PDBSCALE) -pdb-grid "$(PDBGRID)" -pdb-out $(CURDIR)/runs/posteriordb.md
 
 # posteriordb-seeds (about 2 minutes here) runs issue 43's minibatch row and the
 # recommended preconditioned chain on sblrc-blr with seeds 1-5

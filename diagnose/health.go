@@ -139,6 +139,8 @@ func HealthAdvice(fig health.HealthFigures, cfg runspec.Config) string {
 		k := m.LongerFactor()
 		return fmt.Sprintf("cause: not mixed. The dynamics are in their regime, but coordinate %d has about %.0f effective draws in the %d steps after burn-in, and an sd needs %d to be within about 15%%: run at least %.0f times longer after burn-in (--steps about %d; more if the chain has not yet crossed its posterior, whose unvisited part its ESS cannot see), or make it mix faster: a mass that speeds the wide coordinates up (--precondition rmsprop --mass-scale stiffest) or a larger --lr within the check's limits; several chains (--chains 4) add R-hat",
 			m.Coord, m.ESS, m.Draws, health.MinMixESS, math.Ceil(k), cfg.BurnIn+int(math.Ceil(k*float64(m.Draws))))
+	case health.CauseCoordNoise, health.CauseCoordTemp, health.CauseCoordInt, health.CauseUnchecked:
+		return "cause: " + string(fig.Cause()) + ". " + strings.Join(fig.Coord.Problems(), "; ")
 	case health.CauseIntegration:
 		r := 1.0
 		if fig.IntSDError > 0 {

@@ -116,6 +116,11 @@ func (d *Driver) Step(pots []sampler.Potential, tp sampler.TermPotential, st *te
 	for _, p := range d.Phases { // mass and noise armed, the noise-aware step
 		p.Before(d, st, in)
 	}
+	for _, p := range d.Phases { // the per-coordinate watch, after the noise's
+		if a, ok := p.(armer); ok {
+			a.armLast(d, st, in)
+		}
+	}
 	if err := d.explore(pots, st, in); err != nil { // every rung's kernel step
 		return err
 	}

@@ -84,9 +84,23 @@ func (h *StepHealth) Before(_ *Driver, st *tempering.PTState, in *StepInfo) {
 	}
 }
 
+// armLast implements armer: after burn-in, each rung's per-coordinate
+// watch takes the rung's noise sums for the next step (health.Health.
+// ArmCoords), after the noise correction's Before has armed or cleared
+// them.
+func (h *StepHealth) armLast(d *Driver, st *tempering.PTState, in *StepInfo) {
+	if _, watched := in.Setting.Kernel.(sampler.Frictional); !watched {
+		return
+	}
+	for j, s := range st.Rungs {
+		st.Stats.Health[j].ArmCoords(s, st.Steps, d.BurnIn)
+	}
+}
+
 // After implements Phase: it records the step just taken in each rung's
-// watch (its energy for the window's descent, and after burn-in for the
-// verdict's mixing), and at the end of a burn-in window of a noise-aware
+// watch (its energy for the window's descent, after burn-in each
+// coordinate's (health.Health.ObserveCoords) and the verdict's mixing),
+// and at the end of a burn-in window of a noise-aware
 // run moves the rung's step toward the target share.
 func (h *StepHealth) After(d *Driver, st *tempering.PTState, in *StepInfo) error {
 	if _, watched := in.Setting.Kernel.(sampler.Frictional); !watched {
@@ -98,6 +112,7 @@ func (h *StepHealth) After(d *Driver, st *tempering.PTState, in *StepInfo) error
 		hl.NotePotential(s.U/temp, h.Window) // the window's descent
 		ended := hl.ObserveStep(in.Kernels[j].(sampler.Frictional), in.Xi0[j], in.Kin[j], s.Kinetic, s.Work, len(s.P), st.Steps, h.Window, st.Steps > d.BurnIn)
 		hl.Exact = h.ExactGradients
+		hl.ObserveCoords(in.Kernels[j].(sampler.Frictional), in.Xi0[j], s, st.Steps, d.BurnIn, ended)
 		if st.Steps > d.BurnIn {
 			hl.NoteDraw(s.U/temp, s.Theta, h.MixCoords) // the verdict's mixing
 		}

@@ -34,6 +34,13 @@ type Phase interface {
 	End(d *Driver, st *tempering.PTState, in *StepInfo) error
 }
 
+// An armer is a phase that arms the rungs for the next step after every
+// phase's Before: StepHealth's per-coordinate watch, which after burn-in
+// takes the noise sums that NoiseCorrection's Before clears.
+type armer interface {
+	armLast(d *Driver, st *tempering.PTState, in *StepInfo)
+}
+
 // Base is a Phase that does nothing; phases embed it.
 type Base struct{}
 

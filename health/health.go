@@ -98,11 +98,21 @@ type Health struct {
 	// checkpoints from before it: not graded.
 	Mix       convergence.Trace
 	MixCoords bool
+	// MixWatch says the coordinates are traced though not graded: a model
+	// of at most MaxCoordUnits coordinates whose run does not grade them
+	// (NoteDraw's coords false). Its verdict is not ok while its least
+	// mixed coordinate is short of MinMixESS (MixFigures.Unsure): it warns
+	// that it could not check its sds.
+	MixWatch bool
 	// Exact says the chain's gradients are exact (a full batch: set by
 	// its driver, driver.StepHealth.ExactGradients): it can have no gradient
 	// noise, and a heating its figures read as noise is the integrator's
 	// (HealthFigures.Exact).
-	Exact  bool
+	Exact bool
+	// Coords is the per-coordinate watch after burn-in (ArmCoords,
+	// ObserveCoords), graded by the verdict (CoordVerdict). Empty in
+	// checkpoints from before it: not graded.
+	Coords CoordWatch
 	mixBuf []float64
 }
 
@@ -182,7 +192,11 @@ func (hl *Health) Verdict() (HealthStatus, HealthFigures) {
 	}
 	fig.Mix = hl.Mixing()
 	fig.Exact = fig.Exact || hl.Exact
-	fig.Status = max(fig.Status, fig.mixGrade())
+	fig.Coord = hl.CoordVerdict()
+	if m := fig.Mix; m.Unsure() {
+		fig.Coord.addUnchecked(fmt.Sprintf("coordinate %d's sd within about 15%% (its ESS is %.0f in %d steps after burn-in, %d needed; the coordinates' mixing is graded only on request, driver.StepHealth.MixCoords)", m.Coord, m.ESS, m.Draws, MinMixESS))
+	}
+	fig.Status = max(fig.Status, fig.mixGrade(), fig.Coord.Status)
 	return fig.Status, fig
 }
 
@@ -274,7 +288,11 @@ type HealthFigures struct {
 	// Exact says the gradients were exact (a full batch): the heating its
 	// GradNoise reads cannot be gradient noise, and is named the
 	// integrator's (an unstable step) by Cause and Problems.
-	Exact  bool
+	Exact bool
+	// Coord is the per-coordinate check after burn-in, on the figures of a
+	// verdict (Health.Verdict; zero on a window's): its Status enters the
+	// verdict's.
+	Coord  CoordFigures
 	Status HealthStatus
 }
 
@@ -782,6 +800,7 @@ func (f HealthFigures) Problems() []string {
 	if f.Friction != 0 && math.Abs(f.XiTrend) > 0.1 && f.Kinetic > 1 {
 		out = append(out, fmt.Sprintf("thermostat still rising (friction per step %.3g, %+.0f%% across the window)", f.Friction, 100*f.XiTrend))
 	}
+	out = append(out, f.Coord.Problems()...)
 	if f.Mix.Short() {
 		out = append(out, fmt.Sprintf("not mixed: coordinate %d has an effective sample size of %.0f in %d steps after burn-in, fewer than the %d that bound an sd within about 15%%", f.Mix.Coord, f.Mix.ESS, f.Mix.Draws, MinMixESS))
 	}
@@ -805,15 +824,46 @@ const (
 	// for its sds to be bounded within about 15%; fix: a longer run, or
 	// a kernel or mass that mixes faster.
 	CauseUnmixed HealthCause = "not mixed"
+	// CauseCoordNoise: the totals are in their regime but the gradient
+	// noise is uneven across coordinates (CoordFigures): some run hot,
+	// or their noise share is beyond WarnShare; fix: a larger batch, a
+	// smaller step, the noise correction or a mass scaled to the
+	// stiffest coordinate.
+	CauseCoordNoise HealthCause = "gradient noise in some coordinates"
+	// CauseCoordTemp: some coordinates' kinetic temperature is off
+	// without gradient noise to explain it (exact gradients: the
+	// integrator in the stiff coordinates); fix: a smaller step.
+	CauseCoordTemp HealthCause = "uneven kinetic temperature"
+	// CauseCoordInt: a coordinate's or a direction's integration error
+	// widens its sd beyond the threshold while the mean over coordinates
+	// does not;
+	// fix: a smaller step.
+	CauseCoordInt HealthCause = "integration error in some coordinates or directions"
+	// CauseUnchecked: the per-coordinate check could not tell a
+	// coordinate's temperature within its warning threshold
+	// (CoordFigures.Unchecked); fix: a longer run after burn-in.
+	CauseUnchecked HealthCause = "unchecked"
 )
 
 // Cause returns the main cause of the figures' problems: the dynamics'
 // (dynamicsCause), or, when the dynamics do not fail and the chain's
 // graded coordinates have not mixed (MixFigures.Short), CauseUnmixed;
 // CauseNone when ok.
+//
+// The per-coordinate check's cause (CoordFigures.Cause) comes after the
+// dynamics' failure and before the mixing when it fails, and is named
+// when it alone is not ok.
 func (f HealthFigures) Cause() HealthCause {
-	if f.Mix.Short() && f.gradeDynamics() != HealthFail {
+	dyn := f.gradeDynamics()
+	switch {
+	case dyn == HealthFail:
+		return f.dynamicsCause()
+	case f.Coord.Status == HealthFail:
+		return f.Coord.Cause()
+	case f.Mix.Short():
 		return CauseUnmixed
+	case dyn == HealthOK && f.Coord.Status != HealthOK:
+		return f.Coord.Cause()
 	}
 	return f.dynamicsCause()
 }

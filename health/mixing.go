@@ -39,7 +39,19 @@ type MixFigures struct {
 	Graded bool    `json:"graded"`
 	ESS    float64 `json:"ess"`
 	Coord  int     `json:"coord"`
+	// Watched is whether the coordinates were traced though not graded
+	// (a model of at most MaxCoordUnits coordinates run without
+	// driver.StepHealth.MixCoords, Health.MixWatch): ESS and Coord are then
+	// their least mixed one's, and a chain short of MinMixESS is not
+	// called ok but unchecked (Unsure).
+	Watched bool `json:"watched,omitempty"`
 }
+
+// Unsure reports whether the coordinates were watched, not graded, and
+// the least mixed of them has fewer than MinMixESS effective draws: the
+// verdict cannot tell its sds within about 15%, and says so (a warning,
+// cause CauseUnchecked) instead of ok.
+func (m MixFigures) Unsure() bool { return m.Watched && !(m.ESS >= MinMixESS) }
 
 // Short reports whether the coordinates are graded and the least mixed
 // of them has fewer than MinMixESS effective draws: the chain has not
@@ -79,8 +91,9 @@ func (hl *Health) NoteDraw(uOverT float64, theta []float64, coords bool) {
 	}
 	if hl.Mix.Seen == 0 {
 		hl.MixCoords = coords
+		hl.MixWatch = !coords && len(theta) <= MaxCoordUnits
 	}
-	if !hl.MixCoords {
+	if !hl.MixCoords && !hl.MixWatch {
 		hl.Mix.Add(uOverT)
 		return
 	}
@@ -97,14 +110,15 @@ func (hl *Health) NoteDraw(uOverT float64, theta []float64, coords bool) {
 // NoteDraw recorded.
 func (hl *Health) Mixing() MixFigures {
 	t := &hl.Mix
-	m := MixFigures{Draws: t.Seen, Points: t.Points(), Stride: t.Stride, Graded: hl.MixCoords && len(t.Series) > 1}
+	m := MixFigures{Draws: t.Seen, Points: t.Points(), Stride: t.Stride, Graded: hl.MixCoords && len(t.Series) > 1,
+		Watched: hl.MixWatch && !hl.MixCoords && len(t.Series) > 1}
 	if m.Points < 8 {
 		return m
 	}
 	if e, err := t.ESS(0); err == nil && !math.IsNaN(e) {
 		m.EnergyESS = e
 	}
-	if !m.Graded {
+	if !m.Graded && !m.Watched {
 		return m
 	}
 	m.ESS = math.Inf(1)

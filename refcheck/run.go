@@ -63,6 +63,15 @@ type Case struct {
 	HealthWindow int
 	Seed         uint64 // 0 means 1
 	Start        Start
+	// UngradedMix runs the chain as train and the public API's default do,
+	// without driver.StepHealth.MixCoords: the verdict does not grade the
+	// coordinates' mixing (a small model's are watched: health.MixWatch).
+	UngradedMix bool
+	// NoiseCorrection turns on the gradient-noise correction
+	// (driver.NoiseCorrection, train's --noise-correction).
+	NoiseCorrection bool
+	// Step names the user grid's step (UserGrid; "" elsewhere).
+	Step UserStep
 }
 
 // friction returns the friction per step.
@@ -200,9 +209,12 @@ func newChain(c Case, d Design, model nn.Model) (*chain, error) {
 	if c.Steps <= c.burnIn() {
 		return nil, fmt.Errorf("case %s: %d steps, burn-in %d: nothing to keep", c.Posterior, c.Steps, c.burnIn())
 	}
-	phases := []driver.Phase{&driver.StepHealth{Window: c.window(), MixCoords: true, ExactGradients: batch == n}}
+	phases := []driver.Phase{&driver.StepHealth{Window: c.window(), MixCoords: !c.UngradedMix, ExactGradients: batch == n}}
 	if c.Precond != adapt.PrecondNone || c.MassScale != adapt.MassScaleWidest {
 		phases = append(phases, &driver.Mass{Precondition: c.Precond, Scale: c.MassScale})
+	}
+	if c.NoiseCorrection {
+		phases = append(phases, &driver.NoiseCorrection{Precondition: c.Precond})
 	}
 	pt := &driver.Driver{Kernel: k, Schedule: driver.Fixed(k, h, 1), PT: &tempering.PT{Temps: []float64{1}}, Workers: 1, BurnIn: c.burnIn(),
 		Phases: append(phases, driver.WindowRestart{})}

@@ -171,6 +171,19 @@ func keyFigure(w health.HealthFigures) string {
 		return fmt.Sprintf("sds +%.0f%%", 100*w.IntSDError)
 	case health.CauseUnmixed:
 		return fmt.Sprintf("ESS %.0f in %d steps: at least %.0fx longer", w.Mix.ESS, w.Mix.Draws, w.Mix.LongerFactor())
+	case health.CauseCoordNoise, health.CauseCoordTemp:
+		u := w.Coord.Hot
+		if w.Coord.Noisy.ShareLow > health.WarnShare {
+			u = w.Coord.Noisy
+		}
+		return fmt.Sprintf("coordinate %d: kinetic %.2f, noise share %.0f%%", u.Coord, u.Kinetic, 100*u.Share)
+	case health.CauseCoordInt:
+		return fmt.Sprintf("coordinate %d: sd +%.0f%%; worst direction +%.0f%%", w.Coord.Stiff.Coord, 100*w.Coord.Stiff.IntSDError, 100*w.Coord.Dir.IntSDError)
+	case health.CauseUnchecked:
+		if w.Mix.Unsure() {
+			return fmt.Sprintf("coordinate %d's sd: ESS %.0f, %d needed; mixing not graded", w.Mix.Coord, w.Mix.ESS, health.MinMixESS)
+		}
+		return fmt.Sprintf("%s: kinetic %.2f +- %.2f", "coordinate temperatures", w.Coord.Hot.Kinetic, w.Coord.Hot.KineticTol)
 	}
 	s := fmt.Sprintf("kinetic %.2f, friction/step %.3g", w.Kinetic, w.Friction)
 	if n := w.SettleSteps(); n > 0 {

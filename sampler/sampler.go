@@ -229,6 +229,9 @@ type State struct {
 	// noiseAcc, when not nil, accumulates each step's per-coordinate
 	// gradient-noise estimate (the noise correction's sums).
 	noiseAcc []float64
+	// kickOut, when not nil, receives each step's kick per coordinate
+	// (SaveKick).
+	kickOut []float64
 }
 
 // StepWork are sums over coordinates of one momentum kernel step, with k
@@ -316,6 +319,14 @@ func (s *State) SumGradSq(sums []float64) { s.gradSq = sums }
 // to sums (the noise correction's window sums; nil: no sums). The state
 // keeps sums, not a copy; sums must have the state's dimension.
 func (s *State) SumNoise(sums []float64) { s.noiseAcc = sums }
+
+// SaveKick makes each step of an SGNHT or SGHMC kernel write its kick per
+// coordinate, k_i = h M^-1/2 grad_i U~ (the temperature's factor
+// included, the momentum change the gradient causes, in the units of P),
+// into k (nil: not written), for a health watch's energy error by
+// direction (health.CoordWatch). The update is the same arithmetic (in
+// scalar code). k must have the state's dimension.
+func (s *State) SaveKick(k []float64) { s.kickOut = k }
 
 // KineticTemperature returns p'p/D, which the thermostat drives to 1.
 func (s *State) KineticTemperature() float64 {

@@ -240,9 +240,9 @@ func sgnhtStep(pot Potential, s *State, mb Minibatch, xi, h, a float64, tc tempe
 			return 0, 0, 0, err
 		}
 		u.reset(xi, h, a, tc, rng)
-		u.r, u.gsq, u.off, u.nsc, u.nacc = s.invSqrtMass, s.gradSq, 0, s.InjScale, s.noiseAcc
+		u.r, u.gsq, u.off, u.nsc, u.nacc, u.kick = s.invSqrtMass, s.gradSq, 0, s.InjScale, s.noiseAcc, s.kickOut
 		u.chunk(s.Theta, s.P, s.Grad)
-		u.r, u.gsq, u.nsc, u.nacc = nil, nil, nil, nil
+		u.r, u.gsq, u.nsc, u.nacc, u.kick = nil, nil, nil, nil, nil
 		s.Work = StepWork{Before: u.wb, After: u.wa, Kick: u.wk, Valid: true}
 		newXi, kinetic, after = u.finish(len(s.P), invQ)
 		return newXi, kinetic, after, nil
@@ -252,7 +252,7 @@ func sgnhtStep(pot Potential, s *State, mb Minibatch, xi, h, a float64, tc tempe
 	}
 	u.reset(xi, h, a, tc, rng)
 	u.theta, u.p, u.next, u.bad = s.Theta, s.P, 0, nil
-	u.r, u.gsq, u.nsc, u.nacc = s.invSqrtMass, s.gradSq, s.InjScale, s.noiseAcc
+	u.r, u.gsq, u.nsc, u.nacc, u.kick = s.invSqrtMass, s.gradSq, s.InjScale, s.noiseAcc, s.kickOut
 	if mb.Index != nil && useNoiseAhead() {
 		// The potential draws nothing from rng when given its minibatch, so
 		// the noise's seed, drawn at the first chunk otherwise, is the
@@ -266,7 +266,7 @@ func sgnhtStep(pot Potential, s *State, mb Minibatch, xi, h, a float64, tc tempe
 		defer func() { s.ahead.wait(); u.ahead = nil }()
 	}
 	s.U, err = sp.GradientStream(s.Theta, mb, rng, s.consume)
-	u.theta, u.p, u.r, u.gsq, u.nsc, u.nacc = nil, nil, nil, nil, nil, nil
+	u.theta, u.p, u.r, u.gsq, u.nsc, u.nacc, u.kick = nil, nil, nil, nil, nil, nil, nil
 	switch {
 	case err != nil:
 		return 0, 0, 0, err
@@ -311,7 +311,11 @@ type sgnhtStepper struct {
 	// (State.InjScale) and nacc, when not nil, sums each coordinate's
 	// gradient-noise estimate (adapt.NoiseEstimate)
 	nsc, nacc []float64
-	ones      [normalChunk]float64
+	// kick, when not nil, receives each coordinate's kick k_i (over the
+	// whole vector, State.SaveKick): the update then runs general's scalar
+	// loop, the same arithmetic
+	kick []float64
+	ones [normalChunk]float64
 	// ahead, when not nil, holds the step's noise drawn on another
 	// goroutine (noiseahead.go): chunk reads it instead of drawing
 	ahead *noiseJob
@@ -370,7 +374,7 @@ func (u *sgnhtStepper) chunk(theta, p, g []float64) {
 			u.ns.fill(z)
 		}
 		pc, tc, gc := p[lo:hi], theta[lo:hi], g[lo:hi]
-		if u.r == nil && u.nsc == nil && u.nacc == nil {
+		if u.r == nil && u.nsc == nil && u.nacc == nil && u.kick == nil {
 			// the leading multiple of 8 in vector registers where the CPU
 			// can, the same arithmetic in the same order (update_amd64.s)
 			sums := [5]float64{kin, pp, wb, wa, wk}
@@ -443,7 +447,13 @@ func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, sums *[5]flo
 	// the leading multiple of 8 in vector registers where the CPU can
 	// (update_amd64.s), the same arithmetic in the same order
 	c := [6]float64{h, hInvT, noise, decay, d2, inj}
-	v := scaledUpdateBlocks(tc, pc, gc, z, rc, sc, na, &c, sums)
+	var kc []float64
+	v := 0
+	if u.kick == nil {
+		v = scaledUpdateBlocks(tc, pc, gc, z, rc, sc, na, &c, sums)
+	} else {
+		kc = u.kick[u.off+lo : u.off+hi]
+	}
 	tc, pc, gc, z, rc, sc = tc[v:], pc[v:], gc[v:], z[v:], rc[v:], sc[v:]
 	if na != nil {
 		na = na[v:]
@@ -462,6 +472,9 @@ func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, sums *[5]flo
 		wk += k * k
 		if na != nil {
 			na[i] += pi*pi - d2*pb*pb - inj*sc[i]*sc[i] - pb*k + pi*k + k*k
+		}
+		if kc != nil {
+			kc[i] = k
 		}
 	}
 	*sums = [5]float64{kin, pp, wb, wa, wk}
