@@ -30,8 +30,10 @@
 // Each adaptation of the burn-in is a Phase in its own file, attached to
 // Driver.Phases in the order it runs, its estimates plain data in the
 // state (tempering.PTState) so that a checkpoint saves them: StepHealth
-// (health.go: each rung's health watch, and the noise-aware step that
-// shrinks a rung's step while gradient noise dominates), Mass (mass.go:
+// (health.go: each rung's health watch, after burn-in per coordinate too,
+// and the noise-aware step that shrinks a rung's step while gradient
+// noise dominates; its per-coordinate watch is armed after every phase's
+// Before, as it takes the noise sums NoiseCorrection's clears), Mass (mass.go:
 // the diagonal mass estimated over windows and frozen, adapt.Mass),
 // NoiseCorrection (noise.go: the injected noise corrected by the
 // estimated gradient noise, adapt.Noise), LadderTuning (ladder.go, with
