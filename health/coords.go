@@ -37,11 +37,14 @@ type CoordWatch struct {
 	// The units: each one's coordinates (N), first and last in mass
 	// order, smallest and largest mass (1 without a mass; Massed says
 	// there is one), and the sum of its coordinates' squared injected-noise
-	// scales (sampler.State.InjScale, a noise correction's; 1 each without).
+	// scales (sampler.State.InjScale, a noise correction's; 1 each
+	// without) over the observed steps (a tracking correction changes
+	// them); Corrected says an observed step had a noise correction.
 	N, First, Last []int
 	MassLo, MassHi []float64
 	Massed         bool
 	InjSq          []float64
+	Corrected      bool
 	// KinEnd sums each unit's q_i'^2 after each observed step; KinAll sums
 	// q'q/D and KinMid the mid-step kinetic temperature
 	// (sampler.State.Kinetic) over the same steps: a unit's temperature is
@@ -69,6 +72,12 @@ type CoordWatch struct {
 
 	unitOf      []int32   // each coordinate's unit (from the mass order)
 	prev, block []float64 // the momentum before the step; the kernel's noise sums
+	// shared, when not nil, is the observed step's noise sums, a noise
+	// correction's (sampler.State.NoiseSums, armed before the watch's
+	// turn), whose per-unit totals before the step are before (after:
+	// after it)
+	shared        []float64
+	before, after []float64
 }
 
 // CoordStride returns the spacing of the per-coordinate watch's observed
@@ -95,21 +104,26 @@ func (hl *Health) CoordArmed(step, burnIn, dim int) bool {
 
 // ArmCoords prepares the per-coordinate watch for the step that follows
 // step (steps taken so far) on chain s, after burn-in: when the watch
-// observes it, it points the chain's per-coordinate noise sums at the
-// watch's buffer and copies the momentum before the step; otherwise it
-// clears the sums. During burn-in it leaves the sums to the noise
+// observes it, it copies the momentum before the step and points the
+// chain's per-coordinate noise sums at the watch's buffer, or, when a
+// noise correction that goes on estimating after burn-in (adapt.Noise.Track)
+// has armed its own sums, keeps each unit's total of those to read the
+// step's noise from after it; otherwise it clears the sums if they are
+// the watch's own. During burn-in it leaves the sums to the noise
 // correction (adapt.Noise.Arm). A driver calls it before each step, after
 // the noise correction's Arm.
 func (hl *Health) ArmCoords(s *sampler.State, step, burnIn int) {
 	if step < burnIn {
 		return
 	}
+	c := &hl.Coords
 	if !hl.CoordArmed(step, burnIn, len(s.P)) {
-		s.SumNoise(nil)
+		if sums := s.NoiseSums(); len(sums) > 0 && len(c.block) == len(sums) && &sums[0] == &c.block[0] {
+			s.SumNoise(nil)
+		}
 		s.SaveKick(nil)
 		return
 	}
-	c := &hl.Coords
 	if c.Dim != len(s.P) {
 		c.reset(s)
 	}
@@ -123,10 +137,28 @@ func (hl *Health) ArmCoords(s *sampler.State, step, burnIn int) {
 		c.prev, c.block = make([]float64, len(s.P)), make([]float64, len(s.P))
 	}
 	copy(c.prev, s.P)
-	s.SumNoise(c.block)
+	c.shared = nil
+	if sums := s.NoiseSums(); len(sums) == len(s.P) && len(sums) > 0 && &sums[0] != &c.block[0] {
+		c.shared = sums
+		c.before = c.unitSums(sums, c.before)
+	} else {
+		s.SumNoise(c.block)
+	}
 	if c.dense() {
 		c.Dir.arm(s, hl.PrevWork.Valid)
 	}
+}
+
+// unitSums returns each unit's total of v in out (reallocated when short).
+func (c *CoordWatch) unitSums(v, out []float64) []float64 {
+	if len(out) != len(c.N) {
+		out = make([]float64, len(c.N))
+	}
+	clear(out)
+	for i, x := range v {
+		out[c.unitOf[i]] += x
+	}
+	return out
 }
 
 // dense reports whether the watch measures the energy error by direction
@@ -180,14 +212,10 @@ func (c *CoordWatch) reset(s *sampler.State) {
 		c.unitOf = indexUnits(d, u)
 	}
 	for i, k := range c.unitOf {
-		m, sc := 1.0, 1.0
+		m := 1.0
 		if s.Mass != nil {
 			m = s.Mass[i]
 		}
-		if s.InjScale != nil {
-			sc = s.InjScale[i]
-		}
-		c.InjSq[k] += sc * sc
 		if c.N[k] == 0 || m < c.MassLo[k] {
 			c.MassLo[k] = m
 		}
@@ -223,11 +251,25 @@ func (hl *Health) ObserveCoords(k sampler.Frictional, xiBefore float64, s *sampl
 			}
 			heat := q*q - d2*c.prev[i]*c.prev[i] - inj*sc*sc
 			c.KinEnd[u] += q * q
-			c.NoiseB[u] += c.block[i]
-			c.IntB[u] += heat - c.block[i]
-			c.block[i] = 0
+			c.InjSq[u] += sc * sc
+			if c.shared == nil {
+				c.NoiseB[u] += c.block[i]
+				c.IntB[u] += heat - c.block[i]
+				c.block[i] = 0
+			} else {
+				c.IntB[u] += heat
+			}
 			all += q * q
 		}
+		if c.shared != nil { // the step's noise: the correction's sums' growth
+			c.after = c.unitSums(c.shared, c.after)
+			for u, v := range c.after {
+				c.NoiseB[u] += v - c.before[u]
+				c.IntB[u] -= v - c.before[u]
+			}
+			c.shared = nil
+		}
+		c.Corrected = c.Corrected || s.InjScale != nil
 		if c.dense() {
 			c.Dir.observe(c.prev)
 		}
@@ -292,12 +334,16 @@ type CoordUnit struct {
 	NoiseTol   float64 // its statistical tolerance
 	Injected   float64 // the injected variance per step there (nominal times InjScale^2)
 	Nominal    float64 // the nominal injected variance per step, sampler.InjectedVariance(A, h)
-	// Share is Noise / (Noise + Nominal): the gradient noise's share of
+	// Excess is Noise + Injected - Nominal, the gradient noise beyond
+	// what a noise correction takes out of the injected noise there (the
+	// heating beyond the nominal diffusion; Noise without a correction).
+	Excess float64
+	// Share is Excess / (Excess + Nominal): the gradient noise's share of
 	// the coordinate's diffusion as the window figures define it (against
 	// the nominal injected variance, which a noise correction's total
-	// keeps).
+	// keeps, so that the noise a correction takes out is no share).
 	Share    float64
-	ShareLow float64 // the share of Noise - NoiseTol (at least 0)
+	ShareLow float64 // the share of Excess - NoiseTol (at least 0)
 	// Widening is sqrt(Kinetic) - 1, the sd's widening its temperature
 	// makes, and WideningTol the widening KineticTol adds.
 	Widening, WideningTol float64
@@ -332,7 +378,7 @@ type CoordFigures struct {
 	// quantiles.
 	KineticQ [5]float64
 	// MeanShare is the noise's share over all coordinates (the window
-	// figures' GradNoise, per coordinate).
+	// figures' GradNoise, per coordinate: the units' Excess).
 	MeanShare float64
 	// Unchecked says what the check could not tell (empty: all of it):
 	// a unit whose tolerance exceeds the warning threshold it is graded
@@ -367,7 +413,7 @@ func (hl *Health) CoordVerdict() CoordFigures {
 	for u := range c.N {
 		cu := c.unit(u, tolSE)
 		temps[u] = cu.Kinetic
-		noiseTot += cu.Noise * float64(cu.N)
+		noiseTot += cu.Excess * float64(cu.N)
 		cu.Status = cu.grade(hl.Exact)
 		if u == 0 || cu.tempDev() > out.Hot.tempDev() {
 			out.Hot = cu
@@ -390,7 +436,7 @@ func (hl *Health) CoordVerdict() CoordFigures {
 	for q, p := range []float64{0, 0.1, 0.5, 0.9, 1} {
 		out.KineticQ[q] = temps[int(math.Round(p*float64(len(temps)-1)))]
 	}
-	out.Corrected = c.InjSq != nil && !allEqual(c.InjSq, c.N)
+	out.Corrected = c.Corrected
 	if dir, err := c.Dir.figures(c.Fric/n, CoordTolSE(c.Dim)); err == nil {
 		out.Dir = dir
 		out.Status = max(out.Status, dir.Status)
@@ -398,17 +444,6 @@ func (hl *Health) CoordVerdict() CoordFigures {
 		out.addUnchecked("the energy error by direction (" + err.Error() + ")")
 	}
 	return out
-}
-
-// allEqual reports whether every unit's injected-noise scale squared sums
-// to its count (no noise correction).
-func allEqual(injSq []float64, n []int) bool {
-	for u, v := range injSq {
-		if v != float64(n[u]) {
-			return false
-		}
-	}
-	return true
 }
 
 // addUnchecked adds what to the figures' Unchecked (a warning).
@@ -434,17 +469,18 @@ func (c CoordWatch) unit(u int, tolSE float64) CoordUnit {
 	cu.Kinetic = c.KinEnd[u] / m / c.KinAll * (c.KinMid / n)
 	cu.KineticTol = tolSE * kinSE * cu.Kinetic
 	cu.Noise = (c.NoiseSum[u] + c.NoiseB[u]) / n / m
-	cu.Injected = inj * c.InjSq[u] / m
+	cu.Injected = inj * c.InjSq[u] / n / m
 	cu.NoiseTol = tolSE * blockSE(c.NoiseMeans[u], c.NoiseSq[u], c.Blocks) / m
 	intSE := blockSE(c.IntMeans[u], c.IntSq[u], c.Blocks) / m
 	if c.Blocks < 5 { // too few blocks for their spread: the temperature's
 		cu.NoiseTol = tolSE * -math.Expm1(-2*f) * kinSE * cu.Kinetic
 		intSE = cu.NoiseTol / tolSE
 	}
-	if t := inj + math.Max(cu.Noise, 0); t > 0 {
-		cu.Share = math.Max(cu.Noise, 0) / t
+	cu.Excess = cu.Noise + cu.Injected - inj
+	if t := inj + math.Max(cu.Excess, 0); t > 0 {
+		cu.Share = math.Max(cu.Excess, 0) / t
 	}
-	if low := math.Max(cu.Noise-cu.NoiseTol, 0); inj+low > 0 {
+	if low := math.Max(cu.Excess-cu.NoiseTol, 0); inj+low > 0 {
 		cu.ShareLow = low / (inj + low)
 	}
 	cu.Widening = math.Sqrt(cu.Kinetic) - 1
@@ -516,7 +552,7 @@ func (c CoordFigures) Cause() HealthCause {
 // some coordinates (CoordFixCorrected with a noise correction on).
 const (
 	CoordFix          = "raise the batch (--batch), lower the step (--lr), or use --noise-correction (less injected noise where the gradient brings more) or --mass-scale stiffest"
-	CoordFixCorrected = "raise the batch (--batch) or lower the step (--lr): the noise correction is on, and cannot take out more noise than it injects"
+	CoordFixCorrected = "raise the batch (--batch) or lower the step (--lr), or keep the noise correction's --noise-ceiling and --noise-track on (new runs' defaults): the correction cannot take out more noise than it injects, nor follow a noise that moves after burn-in, without them"
 )
 
 // fix returns the advice for gradient noise in some coordinates.
@@ -571,6 +607,9 @@ func (c CoordFigures) Problems() []string {
 func (u CoordUnit) ofInjected() string {
 	if u.Injected <= 0 {
 		return "with no noise injected there (a noise correction removed it all: the gradient noise alone exceeds the diffusion)"
+	}
+	if math.Abs(u.Injected-u.Nominal) > 1e-9*u.Nominal { // a noise correction
+		return fmt.Sprintf("%.0f%% of the %.3g still injected there (%.3g per step beyond what the correction takes out of the nominal %.3g)", 100*u.Noise/u.Injected, u.Injected, u.Excess, u.Nominal)
 	}
 	return fmt.Sprintf("%.0f%% of the injected %.3g there", 100*u.Noise/u.Injected, u.Injected)
 }

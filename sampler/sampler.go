@@ -320,6 +320,10 @@ func (s *State) SumGradSq(sums []float64) { s.gradSq = sums }
 // keeps sums, not a copy; sums must have the state's dimension.
 func (s *State) SumNoise(sums []float64) { s.noiseAcc = sums }
 
+// NoiseSums returns the sums SumNoise last set (nil: none), for a watch
+// that reads the noise of a step from sums another phase keeps.
+func (s *State) NoiseSums() []float64 { return s.noiseAcc }
+
 // SaveKick makes each step of an SGNHT or SGHMC kernel write its kick per
 // coordinate, k_i = h M^-1/2 grad_i U~ (the temperature's factor
 // included, the momentum change the gradient causes, in the units of P),
