@@ -9,8 +9,10 @@ import (
 
 // TestCoordWatchDriven checks that the driver feeds each rung's
 // per-coordinate health watch after burn-in (StepHealth: ArmCoords after
-// every phase's Before, ObserveCoords after the step), with and without
-// the noise correction, whose Before clears the rungs' noise sums: on a
+// every phase's Before, ObserveCoords after the step), without the noise
+// correction, with it (its Before clears the rungs' noise sums) and with
+// a correction that Tracks the noise after burn-in (the watch then reads
+// each step's noise from the correction's own sums): on a
 // 40-dimensional standard Gaussian whose first 20 coordinates' gradients
 // carry noise of variance 12, the watch observes every step after burn-in
 // and its noise estimate is about h^2 V = 0.12 per step in the noisy
@@ -24,8 +26,10 @@ func TestCoordWatchDriven(t *testing.T) {
 		nv[i] = 12
 	}
 	pot := coordNoiseGauss{NoiseVar: nv}
-	for _, correct := range []bool{false, true} {
-		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn, HealthWindow: 1000, NoiseCorrection: correct})
+	for _, v := range []struct{ correct, track bool }{{false, false}, {true, false}, {true, true}} {
+		correct := v
+		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn, HealthWindow: 1000,
+			NoiseCorrection: v.correct, NoiseTrack: v.track})
 		st, err := pt.Init([][]float64{make([]float64, d)}, 3)
 		if err != nil {
 			t.Fatal(err)

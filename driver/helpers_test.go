@@ -99,6 +99,8 @@ type testPT struct {
 	Precondition    adapt.Preconditioner
 	MassScale       adapt.MassScale
 	NoiseCorrection bool
+	NoiseCeiling    float64 // the correction's Ceiling and Track
+	NoiseTrack      bool
 }
 
 // testDriver returns the driver of o, its phases in a run's order: the
@@ -122,7 +124,7 @@ func testDriver(o testPT) *Driver {
 		ps = append(ps, &Mass{Precondition: o.Precondition, Scale: o.MassScale})
 	}
 	if o.NoiseCorrection {
-		ps = append(ps, &NoiseCorrection{Precondition: o.Precondition})
+		ps = append(ps, &NoiseCorrection{Precondition: o.Precondition, Ceiling: o.NoiseCeiling, Track: o.NoiseTrack})
 	}
 	ps = append(ps, WindowRestart{})
 	return &Driver{Kernel: o.Kernel, Schedule: Fixed(o.Kernel, h, t), Workers: o.Workers, BurnIn: o.BurnIn, Phases: ps,

@@ -1,10 +1,13 @@
 package driver
 
 import (
+	"bytes"
+	"encoding/gob"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
@@ -100,4 +103,174 @@ func meanOf(x []float64, lo, hi int) float64 {
 		s += v
 	}
 	return s / float64(hi-lo)
+}
+
+// TestNoiseCeilingTrack measures, on a 40-dimensional standard Gaussian
+// whose first 20 coordinates' gradients are noisy, the variances the
+// noise correction leaves in the noisy and the quiet coordinates, in the
+// two cases a correction frozen at the end of burn-in cannot serve
+// (issue 60's make run: the output layer's noise exceeds the injected
+// variance in a quarter of its coordinates, and falls by 40% as the chain
+// settles after burn-in):
+//
+//   - noise 0.4 per step against 0.18 injected: without a ceiling the
+//     correction injects nothing there and the noisy coordinates run hot
+//     (variance about 1.5); with Ceiling 0.5 their mass is raised by
+//     0.4/0.09 and the correction takes the rest out;
+//   - noise 0.12 per step during burn-in, 0.03 after: frozen, the
+//     correction still takes 0.12 out and the noisy coordinates run cold
+//     (about 0.77, the quiet ones hot); with Track it follows the noise;
+//   - noise 0.8 per step during burn-in, 0.3 after: it needs both.
+//
+// Each case's fixed setting must leave every group's variance within 5%
+// of 1 and the health check ok (the noise the correction takes out is no
+// share of the diffusion); the old one must leave one off by more than 15%
+// (its sd by more than 7%) and the check must not say ok.
+func TestNoiseCeilingTrack(t *testing.T) {
+	const d, half, h, burnIn, steps = 40, 20, 0.1, 40000, 240000
+	for _, c := range []struct {
+		name          string
+		before, after float64 // the noisy coordinates' h^2 Var per step in and after burn-in
+		ceiling       float64
+		track         bool
+		right         bool // every group within 5% and ok, else one off by more than 15% and not ok
+	}{
+		{"noise above the injection, no ceiling", 0.4, 0.4, 0, false, false},
+		{"noise above the injection, ceiling 0.5", 0.4, 0.4, 0.5, false, true},
+		{"noise falls after burn-in, frozen", 0.12, 0.03, 0.5, false, false},
+		{"noise falls after burn-in, tracked", 0.12, 0.03, 0.5, true, true},
+		{"noise above the injection and falling, frozen", 0.8, 0.3, 0.5, false, false},
+		{"noise above the injection and falling, ceiling 0.5 and tracked", 0.8, 0.3, 0.5, true, true},
+	} {
+		nv := make([]float64, d)
+		setNoise := func(per float64) {
+			for i := 0; i < half; i++ {
+				nv[i] = per / (h * h)
+			}
+		}
+		setNoise(c.before)
+		pot := coordNoiseGauss{NoiseVar: nv}
+		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burnIn, HealthWindow: 10000,
+			NoiseCorrection: true, NoiseCeiling: c.ceiling, NoiseTrack: c.track})
+		st, err := pt.Init([][]float64{make([]float64, d)}, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := make([]float64, d)
+		n := 0
+		err = pt.Run([]sampler.Potential{pot}, nil, st, steps, func(s *tempering.PTState) error {
+			if s.Steps == burnIn {
+				setNoise(c.after)
+			}
+			if s.Steps > burnIn+steps/10 { // the tracked correction's first window
+				for i, x := range s.Rungs[0].Theta {
+					v[i] += x * x
+				}
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range v {
+			v[i] /= float64(n)
+		}
+		noisy, quiet := meanOf(v, 0, half), meanOf(v, half, d)
+		status, fig := st.Stats.Health[0].Verdict()
+		t.Logf("%s: variance of the noisy coordinates %.3f, of the quiet ones %.3f; their masses %.3g, %.3g; health %v (%v), %v",
+			c.name, noisy, quiet, meanOf(st.Rungs[0].Mass, 0, half), meanOf(st.Rungs[0].Mass, half, d), status, fig.Cause(), fig.Coord)
+		worst := math.Max(math.Abs(noisy-1), math.Abs(quiet-1))
+		if c.right && (worst > 0.05 || status != health.HealthOK) {
+			t.Errorf("%s: noisy %.3f, quiet %.3f, health %v: want both 1 within 5%% and ok", c.name, noisy, quiet, status)
+		}
+		if !c.right && (worst < 0.15 || status == health.HealthOK) {
+			t.Errorf("%s: noisy %.3f, quiet %.3f, health %v: the old correction should leave a group off by more than 15%% and the check not ok", c.name, noisy, quiet, status)
+		}
+	}
+}
+
+// TestNoiseCorrectionResume checks that a chain with the noise ceiling and
+// the tracking correction resumes bit for bit: stopped and restored from
+// its snapshot during the burn-in's estimate, at its end (when the masses
+// are raised), just after it and in a tracking window, it ends with the
+// snapshot (gob bytes: positions, masses, injection scales, estimates,
+// health watch) of the uninterrupted chain. Without the estimate in the
+// snapshot (adapt.Noise.Check) the restore is refused.
+func TestNoiseCorrectionResume(t *testing.T) {
+	const d, burnIn, steps = 12, 200, 700
+	nv := make([]float64, d)
+	for i := range nv {
+		nv[i] = float64(i%4) * 25 // up to 0.75 per step at h 0.1
+	}
+	pot := coordNoiseGauss{NoiseVar: nv}
+	newPT := func() *Driver {
+		return testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: []float64{1}, Workers: 1, BurnIn: burnIn, HealthWindow: 50,
+			NoiseCorrection: true, NoiseCeiling: 0.5, NoiseTrack: true})
+	}
+	run := func(breakAt int) []byte {
+		pt := newPT()
+		st, err := pt.Init([][]float64{make([]float64, d)}, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for st.Steps < steps {
+			if st.Steps == breakAt {
+				snap, err := st.Snapshot(pt.Kernel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				if err := gob.NewEncoder(&buf).Encode(snap); err != nil {
+					t.Fatal(err)
+				}
+				var back tempering.Snapshot
+				if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
+					t.Fatal(err)
+				}
+				if st, err = newPT().Restore(back, d); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := pt.Step([]sampler.Potential{pot}, nil, st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st.Rungs[0].Mass == nil {
+			t.Fatal("no mass raised: the case needs coordinates above the ceiling")
+		}
+		snap, err := st.Snapshot(pt.Kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(snap); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	want := run(-1)
+	for _, at := range []int{150, 199, 200, 201, 333, 400} {
+		if got := run(at); !bytes.Equal(got, want) {
+			t.Errorf("restored at step %d: the snapshot at step %d differs from the uninterrupted chain's", at, steps)
+		}
+	}
+	pt := newPT()
+	st, err := pt.Init([][]float64{make([]float64, d)}, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st.Steps < 300 {
+		if err := pt.Step([]sampler.Potential{pot}, nil, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := st.Snapshot(pt.Kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.Noise = nil
+	if _, err := newPT().Restore(snap, d); err == nil {
+		t.Error("a tracking correction's snapshot without its estimate was restored")
+	}
 }
