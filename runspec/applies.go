@@ -115,6 +115,10 @@ var applicabilities = []applicability{
 	}, why: func(c Config) string {
 		return fmt.Sprintf("kernel %s has no friction to weigh the gradient noise against", kernelName(c))
 	}},
+	{setting: "noise_ceiling", applies: func(c Config) bool { return c.NoiseCorrection },
+		why: func(Config) string { return "the noise correction's setting: it needs noise_correction" }},
+	{setting: "noise_track", applies: func(c Config) bool { return c.NoiseCorrection },
+		why: func(Config) string { return "the noise correction's setting: it needs noise_correction" }},
 	{setting: "burnin", passive: true, applies: func(c Config) bool { return !c.Optimiser(sampler.Kernels) }, why: whyOptimiser},
 	{setting: "thin", passive: true, applies: func(c Config) bool { return !c.Optimiser(sampler.Kernels) }, why: whyOptimiser},
 	{setting: "cycle_keep", passive: true, applies: func(c Config) bool { return c.Cycle > 0 && !c.Optimiser(sampler.Kernels) },

@@ -120,6 +120,21 @@ type Config struct {
 	// no coordinate runs hot or cold under the one thermostat (false in
 	// runs older than it).
 	NoiseCorrection bool `json:"noise_correction,omitempty" yaml:"noise_correction,omitempty"`
+	// NoiseCeiling, with NoiseCorrection, is the most gradient noise per
+	// step, as a fraction of the injected variance, that the correction
+	// leaves a coordinate at the end of burn-in: a noisier coordinate's
+	// mass is raised to bring its noise down to it (adapt.Noise.Ceiling),
+	// since the correction cannot take out more noise than it injects.
+	// New runs default to 0.5; 0 raises no mass (and is what runs older
+	// than it ran with).
+	NoiseCeiling float64 `json:"noise_ceiling,omitempty" yaml:"noise_ceiling,omitempty"`
+	// NoiseTrack, with NoiseCorrection, goes on estimating the gradient
+	// noise after burn-in and corrects the injected noise at the end of
+	// every window of the burn-in estimate's length (adapt.Noise.Track:
+	// an adaptation during sampling, of the injected noise only). New
+	// runs default to true; false freezes the correction at the end of
+	// burn-in (what runs older than it ran with).
+	NoiseTrack bool `json:"noise_track,omitempty" yaml:"noise_track,omitempty"`
 
 	Cycle     int     `json:"cycle" yaml:"cycle"`           // cyclical step size: steps per cosine cycle (0: constant)
 	CycleKeep float64 `json:"cycle_keep" yaml:"cycle_keep"` // with cycle: keep samples only in this last fraction of each cycle
@@ -207,7 +222,7 @@ func DefaultConfig() Config {
 		Steps: 60000, BurnIn: 10000, Thin: 250, Batch: 128,
 		LR: 0.02, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTolerance: 1e-8, XTest: "barker", XF: 1,
 		DType: "float32", Engine: "plan", Arithmetic: "pinned", Seed: 1, CkptEvery: 1000, LogEvery: 200,
-		Tempering: "noise", Precondition: "none",
+		Tempering: "noise", Precondition: "none", NoiseCeiling: 0.5, NoiseTrack: true,
 	}
 	// the kernels' own settings (friction 0.1, thermostat_inertia 0) at
 	// their declared defaults; TestRunSettings checks the registry's
@@ -238,6 +253,7 @@ func (c Config) rangeChecks(opt bool) []rangeCheck {
 		{c.PriorDF >= 0 && !math.IsInf(c.PriorDF, 0), "prior_df must be non-negative (0: Gaussian prior)"},
 		{c.NullSpaceScale >= 0 && !math.IsInf(c.NullSpaceScale, 0), "null_space_scale must be non-negative and finite (0: off)"},
 		{c.NullSpaceKeep >= 0 && c.NullSpaceKeep < 1, "null_space_keep must be in (0, 1) (0: 0.999)"},
+		{c.NoiseCeiling >= 0 && c.NoiseCeiling <= 1, "noise_ceiling must be in [0, 1] (0: no mass raised)"},
 		{c.NullSpaceScale == 0 || c.Model == "", "null_space_scale needs an MLP (--arch): its first layer must be dense"},
 		{c.NullSpaceKeep == 0 || c.NullSpaceScale > 0, "null_space_keep needs null_space_scale"},
 		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},

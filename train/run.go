@@ -142,6 +142,9 @@ func recordIdentity(cfg runspec.Config, p *prepared) (runspec.Config, error) {
 	}
 	fp := runspec.DataFingerprint(p.raw)
 	cfg.DataFingerprint, cfg.Shapes = &fp, model.Layout.String()
+	if !cfg.NoiseCorrection { // the correction's settings, recorded only with it
+		cfg.NoiseCeiling, cfg.NoiseTrack = 0, false
+	}
 	if p.null != nil {
 		cfg.NullSpaceSHA256 = p.null.Digest()
 		if cfg.NullSpaceKeep == 0 { // config.json says which span was kept

@@ -199,7 +199,7 @@ func runPhases(cfg runspec.Config, n int) []driver.Phase {
 		ps = append(ps, &driver.Mass{Precondition: p, Scale: sc})
 	}
 	if cfg.NoiseCorrection {
-		ps = append(ps, &driver.NoiseCorrection{Precondition: cfg.PreconditionValue()})
+		ps = append(ps, &driver.NoiseCorrection{Precondition: cfg.PreconditionValue(), Ceiling: cfg.NoiseCeiling, Track: cfg.NoiseTrack})
 	}
 	return append(ps, driver.WindowRestart{})
 }
