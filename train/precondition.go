@@ -38,6 +38,12 @@ func (r *Run) Preconditioning() string {
 	}
 	if r.Cfg.NoiseCorrection {
 		head += ", per-coordinate noise correction"
+		if r.Cfg.NoiseCeiling > 0 {
+			head += fmt.Sprintf(" (masses raised where the noise per step exceeded %g of the injected at the end of burn-in)", r.Cfg.NoiseCeiling)
+		}
+		if r.Cfg.NoiseTrack {
+			head += " (tracking the noise after burn-in)"
+		}
 	}
 	if ends := adapt.MassWindowEnds(r.Cfg.BurnIn); r.Cfg.PreconditionValue() != adapt.PrecondNone && len(ends) > 0 {
 		head += fmt.Sprintf(" (masses frozen from step %d)", ends[len(ends)-1])
