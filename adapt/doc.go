@@ -6,5 +6,7 @@
 // with methods that a driver stepping the chains (driver.Driver: its Mass and NoiseCorrection phases) calls
 // around each step: Validate, Start, Check (a restored state), Arm
 // (before a step) and Update (after it). Their estimates are plain data
-// that a checkpoint saves; nothing adapts after burn-in.
+// that a checkpoint saves. Nothing adapts after burn-in but a noise
+// correction that tracks the noise (Noise.Track), and that only in the
+// injected noise.
 package adapt

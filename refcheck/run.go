@@ -13,6 +13,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/health"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
 	"gonum.org/v1/gonum/mat"
@@ -68,7 +69,8 @@ type Case struct {
 	// coordinates' mixing (a small model's are watched: health.MixWatch).
 	UngradedMix bool
 	// NoiseCorrection turns on the gradient-noise correction
-	// (driver.NoiseCorrection, train's --noise-correction).
+	// (driver.NoiseCorrection, train's --noise-correction, with the
+	// defaults' ceiling and tracking).
 	NoiseCorrection bool
 	// Step names the user grid's step (UserGrid; "" elsewhere).
 	Step UserStep
@@ -213,8 +215,9 @@ func newChain(c Case, d Design, model nn.Model) (*chain, error) {
 	if c.Precond != adapt.PrecondNone || c.MassScale != adapt.MassScaleWidest {
 		phases = append(phases, &driver.Mass{Precondition: c.Precond, Scale: c.MassScale})
 	}
-	if c.NoiseCorrection {
-		phases = append(phases, &driver.NoiseCorrection{Precondition: c.Precond})
+	if c.NoiseCorrection { // train's, with its defaults' ceiling and tracking
+		def := runspec.DefaultConfig()
+		phases = append(phases, &driver.NoiseCorrection{Precondition: c.Precond, Ceiling: def.NoiseCeiling, Track: def.NoiseTrack})
 	}
 	pt := &driver.Driver{Kernel: k, Schedule: driver.Fixed(k, h, 1), PT: &tempering.PT{Temps: []float64{1}}, Workers: 1, BurnIn: c.burnIn(),
 		Phases: append(phases, driver.WindowRestart{})}
