@@ -8,25 +8,28 @@ import (
 )
 
 // TestNoiseMass checks the masses Noise.Ceiling raises: b_i/(ceiling inj)
-// where the noise per step b_i exceeds ceiling inj, 1 elsewhere, none
-// without a ceiling or a coordinate above it.
+// where the noise per step b_i exceeds ceiling inj (after burn-in: the
+// trigger), 1 elsewhere, none without a ceiling or a coordinate above it.
 func TestNoiseMass(t *testing.T) {
 	const inj = 0.2
 	for _, c := range []struct {
 		name       string
 		b          []float64
 		ceiling    float64
+		trigger    float64   // raise only above trigger inj (at most the ceiling: the ceiling)
 		want       []float64 // nil: no mass raised
 		wantScaled []float64 // the noise per step at the raised mass
 	}{
-		{"no ceiling", []float64{0.05, 0.5}, 0, nil, nil},
-		{"all below", []float64{0.05, 0.1, -0.01}, 0.5, nil, nil},
-		{"at the ceiling", []float64{0.1}, 0.5, nil, nil},
-		{"one above", []float64{0.05, 0.3}, 0.5, []float64{1, 3}, []float64{0.05, 0.1}},
-		{"above the injection", []float64{1.2, 0.02, 0.4}, 0.25, []float64{24, 1, 8}, []float64{0.05, 0.02, 0.05}},
-		{"ceiling 1", []float64{0.4}, 1, []float64{2}, []float64{0.2}},
+		{"no ceiling", []float64{0.05, 0.5}, 0, 0, nil, nil},
+		{"all below", []float64{0.05, 0.1, -0.01}, 0.5, 0, nil, nil},
+		{"at the ceiling", []float64{0.1}, 0.5, 0, nil, nil},
+		{"one above", []float64{0.05, 0.3}, 0.5, 0, []float64{1, 3}, []float64{0.05, 0.1}},
+		{"above the injection", []float64{1.2, 0.02, 0.4}, 0.25, 0, []float64{24, 1, 8}, []float64{0.05, 0.02, 0.05}},
+		{"ceiling 1", []float64{0.4}, 1, 0, []float64{2}, []float64{0.2}},
+		{"after burn-in: between ceiling and trigger", []float64{0.12, 0.02}, 0.5, RaiseTrigger(0.5), nil, nil},
+		{"after burn-in: above the trigger", []float64{0.16, 0.12}, 0.5, RaiseTrigger(0.5), []float64{1.6, 1}, []float64{0.1, 0.12}},
 	} {
-		got := NoiseMass(c.b, inj, c.ceiling)
+		got := NoiseMass(c.b, inj, c.ceiling, c.trigger)
 		if len(got) != len(c.want) {
 			t.Errorf("%s: factors %v, want %v", c.name, got, c.want)
 			continue
@@ -45,21 +48,24 @@ func TestNoiseMass(t *testing.T) {
 // TestNoiseUpdate drives Noise.Update over a burn-in of 20 steps (its
 // window (10, 20]) and 30 steps after it, on a chain whose estimate sums
 // are filled by hand: per coordinate noise b = (0.02, 0.3) per step
-// against an injected 0.2 during burn-in and (0.01, 0.06) after it, a
-// prior mass (2, 1) or none. Without a ceiling the noisy coordinate keeps
-// no injected noise (the correction cannot take out more than it
-// injects); with ceiling 0.5 its mass is multiplied by 0.3/0.1 and half
-// its injection is left. Without Track the correction stays as set at
-// the end of burn-in; with it, each window of 10 steps after burn-in
-// sets it from that window's noise (at the raised mass: 0.06/3), and the
-// masses stay.
+// against an injected 0.19 during burn-in and (0.01, 0.06) or (0.01,
+// 0.6) after it (at the masses of burn-in), a prior mass (2, 1) or none.
+// Without a ceiling the noisy coordinate keeps no injected noise (the
+// correction cannot take out more than it injects); with ceiling 0.5 its
+// mass is multiplied by 0.3/0.095 and half its injection is left. Without
+// Track the correction stays as set at the end of burn-in; with it, each
+// window of 10 steps after burn-in sets it from that window's noise (at
+// the raised mass: 0.06/3.15), and a noise grown above the ceiling at
+// the raised mass (0.6/3.15) raises it again (to 0.6/0.095).
 func TestNoiseUpdate(t *testing.T) {
 	k := sampler.SGNHT{StepSize: 0.1, Diffusion: 1}
 	inj := sampler.InjectedVariance(1, 0.1)
-	before, after := []float64{0.02, 0.3}, []float64{0.01, 0.06}
+	before := []float64{0.02, 0.3}
 	scale := func(b ...float64) []float64 { return InjectionScale(b, inj) }
+	falling, growing := []float64{0.01, 0.06}, []float64{0.01, 0.6}
 	for _, c := range []struct {
 		name      string
+		after     []float64 // the noise per step at the first mass after burn-in
 		ceiling   float64
 		track     bool
 		mass      []float64
@@ -68,11 +74,14 @@ func TestNoiseUpdate(t *testing.T) {
 		atEnd     []float64 // InjScale at step 50
 		estimates bool      // the estimate is kept after burn-in
 	}{
-		{"frozen, no ceiling (old runs)", 0, false, nil, nil, scale(0.02, 0.3), scale(0.02, 0.3), false},
-		{"ceiling 0.5", 0.5, false, nil, []float64{1, 0.3 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.02, 0.5*inj), false},
-		{"ceiling 0.5 on a mass", 0.5, false, []float64{2, 1}, []float64{2, 0.3 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.02, 0.5*inj), false},
-		{"tracked, no ceiling", 0, true, nil, nil, scale(0.02, 0.3), scale(0.01, 0.06), true},
-		{"tracked, ceiling 0.5", 0.5, true, nil, []float64{1, 0.3 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.01, 0.06*(0.5*inj)/0.3), true},
+		{"frozen, no ceiling (old runs)", falling, 0, false, nil, nil, scale(0.02, 0.3), scale(0.02, 0.3), false},
+		{"ceiling 0.5", falling, 0.5, false, nil, []float64{1, 0.3 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.02, 0.5*inj), false},
+		{"ceiling 0.5 on a mass", falling, 0.5, false, []float64{2, 1}, []float64{2, 0.3 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.02, 0.5*inj), false},
+		{"tracked, no ceiling", falling, 0, true, nil, nil, scale(0.02, 0.3), scale(0.01, 0.06), true},
+		{"tracked, ceiling 0.5", falling, 0.5, true, nil, []float64{1, 0.3 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.01, 0.06*(0.5*inj)/0.3), true},
+		// the noise doubles after burn-in: the ceiling's mass is raised again
+		{"growing, ceiling 0.5, frozen", growing, 0.5, false, nil, []float64{1, 0.3 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.02, 0.5*inj), false},
+		{"growing, ceiling 0.5, tracked", growing, 0.5, true, nil, []float64{1, 0.6 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.01, 0.5*inj), true},
 	} {
 		n := Noise{Correct: true, BurnIn: 20, Ceiling: c.ceiling, Track: c.track}
 		s := sampler.NewState([]float64{0, 0})
@@ -87,7 +96,7 @@ func TestNoiseUpdate(t *testing.T) {
 			if sums := s.NoiseSums(); sums != nil { // the step's noise
 				b := before
 				if step >= 20 {
-					b = after
+					b = c.after
 				}
 				for i := range sums {
 					raised := 1.0 // a raised mass divides the noise per step

@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/health"
@@ -191,24 +192,30 @@ func TestNoiseCeilingTrack(t *testing.T) {
 }
 
 // TestNoiseCorrectionResume checks that a chain with the noise ceiling and
-// the tracking correction resumes bit for bit: stopped and restored from
-// its snapshot during the burn-in's estimate, at its end (when the masses
-// are raised), just after it and in a tracking window, it ends with the
-// snapshot (gob bytes: positions, masses, injection scales, estimates,
-// health watch) of the uninterrupted chain. Without the estimate in the
+// the tracking correction resumes bit for bit: its gradient noise (up to
+// 0.75 per step) tripled after burn-in, so that masses are raised at the
+// end of burn-in and again after it, stopped and restored from its
+// snapshot during the burn-in's estimate, at its end, just after it, in a
+// tracking window and after a raise, it ends with the snapshot (gob
+// bytes: positions, masses, injection scales, estimates, health watch
+// and its units) of the uninterrupted chain. Without the estimate in the
 // snapshot (adapt.Noise.Check) the restore is refused.
 func TestNoiseCorrectionResume(t *testing.T) {
 	const d, burnIn, steps = 12, 200, 700
 	nv := make([]float64, d)
-	for i := range nv {
-		nv[i] = float64(i%4) * 25 // up to 0.75 per step at h 0.1
+	setNoise := func(f float64) {
+		for i := range nv {
+			nv[i] = f * float64(i%4) * 25 // up to 0.75 per step at h 0.1
+		}
 	}
 	pot := coordNoiseGauss{NoiseVar: nv}
 	newPT := func() *Driver {
 		return testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: []float64{1}, Workers: 1, BurnIn: burnIn, HealthWindow: 50,
 			NoiseCorrection: true, NoiseCeiling: 0.5, NoiseTrack: true})
 	}
+	var atBurnIn []float64 // the masses at the end of burn-in
 	run := func(breakAt int) []byte {
+		setNoise(1)
 		pt := newPT()
 		st, err := pt.Init([][]float64{make([]float64, d)}, 9)
 		if err != nil {
@@ -235,9 +242,13 @@ func TestNoiseCorrectionResume(t *testing.T) {
 			if err := pt.Step([]sampler.Potential{pot}, nil, st); err != nil {
 				t.Fatal(err)
 			}
+			if st.Steps == burnIn {
+				setNoise(3)
+				atBurnIn = append([]float64(nil), st.Rungs[0].Mass...)
+			}
 		}
-		if st.Rungs[0].Mass == nil {
-			t.Fatal("no mass raised: the case needs coordinates above the ceiling")
+		if atBurnIn == nil || reflect.DeepEqual(atBurnIn, st.Rungs[0].Mass) {
+			t.Fatalf("masses %v at the end of burn-in, %v at the end: the case needs masses raised then and after", atBurnIn, st.Rungs[0].Mass)
 		}
 		snap, err := st.Snapshot(pt.Kernel)
 		if err != nil {
@@ -250,11 +261,12 @@ func TestNoiseCorrectionResume(t *testing.T) {
 		return buf.Bytes()
 	}
 	want := run(-1)
-	for _, at := range []int{150, 199, 200, 201, 333, 400} {
+	for _, at := range []int{150, 199, 200, 201, 333, 400, 555} {
 		if got := run(at); !bytes.Equal(got, want) {
 			t.Errorf("restored at step %d: the snapshot at step %d differs from the uninterrupted chain's", at, steps)
 		}
 	}
+	setNoise(1)
 	pt := newPT()
 	st, err := pt.Init([][]float64{make([]float64, d)}, 9)
 	if err != nil {

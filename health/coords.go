@@ -45,6 +45,12 @@ type CoordWatch struct {
 	Massed         bool
 	InjSq          []float64
 	Corrected      bool
+	// Units holds each coordinate's unit, fixed when the watch starts
+	// (from the masses then): a noise correction that raises masses
+	// after burn-in (adapt.Noise.Track with a Ceiling) must not regroup
+	// a resumed run's coordinates. (Nil in checkpoints from before it:
+	// the units are then derived from the masses again.)
+	Units []uint8
 	// KinEnd sums each unit's q_i'^2 after each observed step; KinAll sums
 	// q'q/D and KinMid the mid-step kinetic temperature
 	// (sampler.State.Kinetic) over the same steps: a unit's temperature is
@@ -128,7 +134,10 @@ func (hl *Health) ArmCoords(s *sampler.State, step, burnIn int) {
 		c.reset(s)
 	}
 	if len(c.unitOf) != len(s.P) { // resumed from a checkpoint
-		c.unitOf = unitsOf(s.Mass, len(c.N))
+		c.unitOf = c.savedUnits()
+		if c.unitOf == nil {
+			c.unitOf = unitsOf(s.Mass, len(c.N))
+		}
 		if c.unitOf == nil {
 			c.unitOf = indexUnits(len(s.P), len(c.N))
 		}
@@ -147,6 +156,19 @@ func (hl *Health) ArmCoords(s *sampler.State, step, burnIn int) {
 	if c.dense() {
 		c.Dir.arm(s, hl.PrevWork.Valid)
 	}
+}
+
+// savedUnits returns each coordinate's unit from Units (nil when it does
+// not hold them).
+func (c *CoordWatch) savedUnits() []int32 {
+	if len(c.Units) != c.Dim {
+		return nil
+	}
+	out := make([]int32, len(c.Units))
+	for i, u := range c.Units {
+		out[i] = int32(u)
+	}
+	return out
 }
 
 // unitSums returns each unit's total of v in out (reallocated when short).
@@ -211,7 +233,9 @@ func (c *CoordWatch) reset(s *sampler.State) {
 	if c.unitOf == nil {
 		c.unitOf = indexUnits(d, u)
 	}
+	c.Units = make([]uint8, d)
 	for i, k := range c.unitOf {
+		c.Units[i] = uint8(k)
 		m := 1.0
 		if s.Mass != nil {
 			m = s.Mass[i]
@@ -302,7 +326,8 @@ func (c *CoordWatch) endBlock() {
 	c.Dir.endBlock()
 }
 
-// MaxCoordUnits is the most units the per-coordinate check grades: a chain
+// MaxCoordUnits is the most units the per-coordinate check grades (at most
+// 256: CoordWatch.Units holds them as bytes): a chain
 // with more coordinates is graded in this many groups of coordinates of
 // neighbouring masses (the index order under unit mass), each group's
 // figures the means of its coordinates'.
