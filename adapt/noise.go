@@ -32,10 +32,12 @@ type NoiseEstimate struct {
 // friction cannot dissipate a noise per step above the momentum's own
 // variance, which a mass's smaller step can), so that every coordinate's
 // noise is within what the correction takes out. And the noise moves as
-// the chain settles after burn-in (make run: the output layer's 40% less
-// over 115,000 steps, the first layer's noisiest weights' 50% more): with
-// Track the estimate goes on after burn-in and the injection (and the
-// ceiling's masses) follow it.
+// the chain settles after burn-in (make run: the output layer's by a third
+// down, the first layer's noisiest weights' about twofold up): with Track
+// the estimate goes on after burn-in and the injection follows it, within
+// the injected variance (the masses are not raised again: a mass that
+// followed the chain's noise would depend on where the chain has been,
+// and bias it toward the noisy regions it slows it in).
 type Noise struct {
 	// Correct turns the correction on.
 	Correct bool
@@ -51,26 +53,24 @@ type Noise struct {
 	// of the injected variance: a noisier coordinate's mass is multiplied
 	// by b_i/(Ceiling inj) (NoiseMass), which divides its noise per step by
 	// as much and its step by the square root, and its injected noise is
-	// then corrected for the noise that is left. With Track, at the end of
-	// every later window, a coordinate whose noise has grown above
-	// RaiseTrigger(Ceiling) of the injected variance is brought back to
-	// the ceiling the same way; masses are only ever raised. 0 changes
-	// no mass: a coordinate whose noise exceeds the injected variance runs
-	// hot (the correction of runs recorded before Ceiling).
+	// then corrected for the noise that is left. 0 changes no mass: a
+	// coordinate whose noise exceeds the injected variance runs hot (the
+	// correction of runs recorded before Ceiling).
 	Ceiling float64
 	// Track goes on estimating after burn-in: over each window of the
 	// burn-in estimate's length (Window) after it, at whose end each
-	// chain's injected noise is corrected by that window's estimate, and
-	// with a Ceiling the masses of coordinates whose noise has grown above
-	// it are raised again. It is an adaptation during sampling: the kernel
-	// of each window depends on the chain's past, through a noise estimate
-	// only (the injected noise and the noisiest coordinates' masses; never
-	// the gradient, the friction or the step), and follows the noise where
-	// a frozen estimate would leave coordinates hot where it grows and
-	// cold where it shrinks. A mass does not change the distribution
-	// sampled, only how fast its coordinate moves. false freezes the
-	// correction at the end of burn-in (runs recorded before Track). The
-	// estimate is checkpointed with the run (D floats per chain).
+	// chain's injected noise is corrected by that window's estimate (the
+	// masses stay as set at the end of burn-in). It is an adaptation
+	// during sampling: the kernel of each window depends on the chain's
+	// past, through a noise estimate only (the injected noise, never the
+	// gradient, the friction or the mass), so that the total diffusion
+	// stays the nominal one where the noise moves; a frozen estimate
+	// leaves coordinates hot where it grows and cold where it shrinks. A
+	// coordinate whose noise outgrows the injected variance still runs
+	// hot (the ceiling's margin, 1 - Ceiling, is what it may grow by).
+	// false freezes the correction at the end of burn-in (runs recorded
+	// before Track). The estimate is checkpointed with the run (D floats
+	// per chain).
 	Track bool
 }
 
@@ -173,19 +173,17 @@ func InjectionScale(b []float64, inj float64) []float64 {
 
 // NoiseMass returns the factors by which Noise.Ceiling multiplies the
 // masses of coordinates whose estimated gradient noise per step b_i
-// exceeds trigger times the injected variance inj (trigger >= ceiling):
-// b_i/(ceiling inj), which brings their noise per step, h^2
-// Var[g~_i]/m_i, down to ceiling inj; 1 elsewhere. It returns nil when no
-// coordinate is above the trigger (ceiling <= 0: none). Noise.Update's
-// trigger is the ceiling at the end of burn-in and RaiseTrigger after it.
-func NoiseMass(b []float64, inj, ceiling, trigger float64) []float64 {
+// exceeds ceiling times the injected variance inj: b_i/(ceiling inj),
+// which brings their noise per step, h^2 Var[g~_i]/m_i, down to ceiling
+// inj; 1 elsewhere. It returns nil when no factor exceeds 1 (ceiling <=
+// 0: none).
+func NoiseMass(b []float64, inj, ceiling float64) []float64 {
 	if !(ceiling > 0) || !(inj > 0) {
 		return nil
 	}
-	trigger = math.Max(trigger, ceiling)
 	var f []float64
 	for i, v := range b {
-		if r := v / (ceiling * inj); v > trigger*inj && r > 1 {
+		if r := v / (ceiling * inj); r > 1 {
 			if f == nil {
 				f = make([]float64, len(b))
 				for k := range f {
@@ -197,14 +195,6 @@ func NoiseMass(b []float64, inj, ceiling, trigger float64) []float64 {
 	}
 	return f
 }
-
-// RaiseTrigger returns the noise per step, as a fraction of the injected
-// variance, above which a tracking correction raises a coordinate's mass
-// again after burn-in: halfway between the ceiling and the injected
-// variance, so that a coordinate left at the ceiling is not raised for its
-// estimate's statistical error (a mass only ever grows) while one is
-// raised before its noise outgrows the injection.
-func RaiseTrigger(ceiling float64) float64 { return (1 + ceiling) / 2 }
 
 // Arm points each chain's per-coordinate noise sums at its estimate
 // while an estimation window runs, before the step after step (states
@@ -225,8 +215,8 @@ func (n Noise) Arm(step int, chains []*sampler.State, est []NoiseEstimate) {
 // at the end of burn-in sets each chain's InjScale from its estimate (with
 // the injected variance of kernels[j], the kernel chain j stepped with),
 // after raising the masses of the coordinates noisier than Ceiling allows
-// (NoiseMass); with Track it does the same at the end of every later
-// window, and otherwise ends the estimation. It reports
+// (NoiseMass); with Track it does the same, masses aside, at the end of
+// every later window, and otherwise ends the estimation. It reports
 // whether a correction was set (a driver's health watch then pairs no
 // kick terms across the change). An error is a kernel without friction or
 // a mass that SetMass refuses.
@@ -251,12 +241,10 @@ func (n Noise) Update(step int, chains []*sampler.State, est []NoiseEstimate, ke
 		for i, v := range e.Sum {
 			b[i] = v / float64(e.Count)
 		}
-		trigger := n.Ceiling
-		if step > end {
-			trigger = RaiseTrigger(n.Ceiling)
-		}
-		if err := raiseMass(s, b, inj, n.Ceiling, trigger); err != nil {
-			return changed, fmt.Errorf("rung %d: %w", j, err)
+		if step == end {
+			if err := raiseMass(s, b, inj, n.Ceiling); err != nil {
+				return changed, fmt.Errorf("rung %d: %w", j, err)
+			}
 		}
 		s.InjScale = InjectionScale(b, inj)
 		s.SumNoise(nil)
@@ -271,12 +259,12 @@ func (n Noise) Update(step int, chains []*sampler.State, est []NoiseEstimate, ke
 	return changed, nil
 }
 
-// raiseMass multiplies s's masses by NoiseMass(b, inj, ceiling, trigger)
-// and divides the noise estimates b by the same factors (the noise per
-// step at the new mass); it leaves s as it is when no coordinate is above
-// the trigger.
-func raiseMass(s *sampler.State, b []float64, inj, ceiling, trigger float64) error {
-	f := NoiseMass(b, inj, ceiling, trigger)
+// raiseMass multiplies s's masses by NoiseMass(b, inj, ceiling) and
+// divides the noise estimates b by the same factors (the noise per step
+// at the new mass); it leaves s as it is when no coordinate is above the
+// ceiling.
+func raiseMass(s *sampler.State, b []float64, inj, ceiling float64) error {
+	f := NoiseMass(b, inj, ceiling)
 	if f == nil {
 		return nil
 	}

@@ -8,28 +8,25 @@ import (
 )
 
 // TestNoiseMass checks the masses Noise.Ceiling raises: b_i/(ceiling inj)
-// where the noise per step b_i exceeds ceiling inj (after burn-in: the
-// trigger), 1 elsewhere, none without a ceiling or a coordinate above it.
+// where the noise per step b_i exceeds ceiling inj, 1 elsewhere, none
+// without a ceiling or a coordinate above it.
 func TestNoiseMass(t *testing.T) {
 	const inj = 0.2
 	for _, c := range []struct {
 		name       string
 		b          []float64
 		ceiling    float64
-		trigger    float64   // raise only above trigger inj (at most the ceiling: the ceiling)
 		want       []float64 // nil: no mass raised
 		wantScaled []float64 // the noise per step at the raised mass
 	}{
-		{"no ceiling", []float64{0.05, 0.5}, 0, 0, nil, nil},
-		{"all below", []float64{0.05, 0.1, -0.01}, 0.5, 0, nil, nil},
-		{"at the ceiling", []float64{0.1}, 0.5, 0, nil, nil},
-		{"one above", []float64{0.05, 0.3}, 0.5, 0, []float64{1, 3}, []float64{0.05, 0.1}},
-		{"above the injection", []float64{1.2, 0.02, 0.4}, 0.25, 0, []float64{24, 1, 8}, []float64{0.05, 0.02, 0.05}},
-		{"ceiling 1", []float64{0.4}, 1, 0, []float64{2}, []float64{0.2}},
-		{"after burn-in: between ceiling and trigger", []float64{0.12, 0.02}, 0.5, RaiseTrigger(0.5), nil, nil},
-		{"after burn-in: above the trigger", []float64{0.16, 0.12}, 0.5, RaiseTrigger(0.5), []float64{1.6, 1}, []float64{0.1, 0.12}},
+		{"no ceiling", []float64{0.05, 0.5}, 0, nil, nil},
+		{"all below", []float64{0.05, 0.1, -0.01}, 0.5, nil, nil},
+		{"at the ceiling", []float64{0.1}, 0.5, nil, nil},
+		{"one above", []float64{0.05, 0.3}, 0.5, []float64{1, 3}, []float64{0.05, 0.1}},
+		{"above the injection", []float64{1.2, 0.02, 0.4}, 0.25, []float64{24, 1, 8}, []float64{0.05, 0.02, 0.05}},
+		{"ceiling 1", []float64{0.4}, 1, []float64{2}, []float64{0.2}},
 	} {
-		got := NoiseMass(c.b, inj, c.ceiling, c.trigger)
+		got := NoiseMass(c.b, inj, c.ceiling)
 		if len(got) != len(c.want) {
 			t.Errorf("%s: factors %v, want %v", c.name, got, c.want)
 			continue
@@ -48,24 +45,24 @@ func TestNoiseMass(t *testing.T) {
 // TestNoiseUpdate drives Noise.Update over a burn-in of 20 steps (its
 // window (10, 20]) and 30 steps after it, on a chain whose estimate sums
 // are filled by hand: per coordinate noise b = (0.02, 0.3) per step
-// against an injected 0.19 during burn-in and (0.01, 0.06) or (0.01,
-// 0.6) after it (at the masses of burn-in), a prior mass (2, 1) or none.
-// Without a ceiling the noisy coordinate keeps no injected noise (the
-// correction cannot take out more than it injects); with ceiling 0.5 its
-// mass is multiplied by 0.3/0.095 and half its injection is left. Without
-// Track the correction stays as set at the end of burn-in; with it, each
-// window of 10 steps after burn-in sets it from that window's noise (at
-// the raised mass: 0.06/3.15), and a noise grown above the ceiling at
-// the raised mass (0.6/3.15) raises it again (to 0.6/0.095).
+// against an injected 0.19 during burn-in and (0.01, 0.06) or (0.01, 0.6)
+// after it (at the masses of burn-in), a prior mass (2, 1) or none. Without a ceiling the noisy coordinate keeps
+// no injected noise (the correction cannot take out more than it
+// injects); with ceiling 0.5 its mass is multiplied by 0.3/0.1 and half
+// its injection is left. Without Track the correction stays as set at
+// the end of burn-in; with it, each window of 10 steps after burn-in
+// sets it from that window's noise (at the raised mass: 0.06/3.15), and
+// the masses stay, even when the noise outgrows the injection (0.6/3.15:
+// none injected).
 func TestNoiseUpdate(t *testing.T) {
 	k := sampler.SGNHT{StepSize: 0.1, Diffusion: 1}
 	inj := sampler.InjectedVariance(1, 0.1)
 	before := []float64{0.02, 0.3}
-	scale := func(b ...float64) []float64 { return InjectionScale(b, inj) }
 	falling, growing := []float64{0.01, 0.06}, []float64{0.01, 0.6}
+	scale := func(b ...float64) []float64 { return InjectionScale(b, inj) }
 	for _, c := range []struct {
 		name      string
-		after     []float64 // the noise per step at the first mass after burn-in
+		after     []float64 // the noise per step after burn-in, at the masses of burn-in
 		ceiling   float64
 		track     bool
 		mass      []float64
@@ -79,9 +76,9 @@ func TestNoiseUpdate(t *testing.T) {
 		{"ceiling 0.5 on a mass", falling, 0.5, false, []float64{2, 1}, []float64{2, 0.3 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.02, 0.5*inj), false},
 		{"tracked, no ceiling", falling, 0, true, nil, nil, scale(0.02, 0.3), scale(0.01, 0.06), true},
 		{"tracked, ceiling 0.5", falling, 0.5, true, nil, []float64{1, 0.3 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.01, 0.06*(0.5*inj)/0.3), true},
-		// the noise doubles after burn-in: the ceiling's mass is raised again
-		{"growing, ceiling 0.5, frozen", growing, 0.5, false, nil, []float64{1, 0.3 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.02, 0.5*inj), false},
-		{"growing, ceiling 0.5, tracked", growing, 0.5, true, nil, []float64{1, 0.6 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.01, 0.5*inj), true},
+		// the noise doubles past the injection after burn-in: the masses
+		// stay, and the coordinate keeps no injected noise
+		{"growing, tracked, ceiling 0.5", growing, 0.5, true, nil, []float64{1, 0.3 / (0.5 * inj)}, scale(0.02, 0.5*inj), scale(0.01, 0.6*(0.5*inj)/0.3), true},
 	} {
 		n := Noise{Correct: true, BurnIn: 20, Ceiling: c.ceiling, Track: c.track}
 		s := sampler.NewState([]float64{0, 0})

@@ -194,11 +194,11 @@ func TestNoiseCeilingTrack(t *testing.T) {
 // TestNoiseCorrectionResume checks that a chain with the noise ceiling and
 // the tracking correction resumes bit for bit: its gradient noise (up to
 // 0.75 per step) tripled after burn-in, so that masses are raised at the
-// end of burn-in and again after it, stopped and restored from its
-// snapshot during the burn-in's estimate, at its end, just after it, in a
-// tracking window and after a raise, it ends with the snapshot (gob
-// bytes: positions, masses, injection scales, estimates, health watch
-// and its units) of the uninterrupted chain. Without the estimate in the
+// end of burn-in and the injection set again after it, stopped and
+// restored from its snapshot during the burn-in's estimate, at its end,
+// just after it and in tracking windows, it ends with the snapshot (gob
+// bytes: positions, masses, injection scales, estimates, health watch and
+// its units) of the uninterrupted chain. Without the estimate in the
 // snapshot (adapt.Noise.Check) the restore is refused.
 func TestNoiseCorrectionResume(t *testing.T) {
 	const d, burnIn, steps = 12, 200, 700
@@ -213,7 +213,7 @@ func TestNoiseCorrectionResume(t *testing.T) {
 		return testDriver(testPT{Kernel: sampler.SGNHT{StepSize: 0.1, Diffusion: 1}, Temps: []float64{1}, Workers: 1, BurnIn: burnIn, HealthWindow: 50,
 			NoiseCorrection: true, NoiseCeiling: 0.5, NoiseTrack: true})
 	}
-	var atBurnIn []float64 // the masses at the end of burn-in
+	var atBurnIn []float64 // the injection scales at the end of burn-in
 	run := func(breakAt int) []byte {
 		setNoise(1)
 		pt := newPT()
@@ -244,11 +244,11 @@ func TestNoiseCorrectionResume(t *testing.T) {
 			}
 			if st.Steps == burnIn {
 				setNoise(3)
-				atBurnIn = append([]float64(nil), st.Rungs[0].Mass...)
+				atBurnIn = append([]float64(nil), st.Rungs[0].InjScale...)
 			}
 		}
-		if atBurnIn == nil || reflect.DeepEqual(atBurnIn, st.Rungs[0].Mass) {
-			t.Fatalf("masses %v at the end of burn-in, %v at the end: the case needs masses raised then and after", atBurnIn, st.Rungs[0].Mass)
+		if st.Rungs[0].Mass == nil || reflect.DeepEqual(atBurnIn, st.Rungs[0].InjScale) {
+			t.Fatalf("masses %v, injection scales %v at the end of burn-in and %v at the end: the case needs masses raised and the injection tracked", st.Rungs[0].Mass, atBurnIn, st.Rungs[0].InjScale)
 		}
 		snap, err := st.Snapshot(pt.Kernel)
 		if err != nil {

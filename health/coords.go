@@ -45,11 +45,17 @@ type CoordWatch struct {
 	Massed         bool
 	InjSq          []float64
 	Corrected      bool
+	// ScaleLo and ScaleHi are each unit's smallest and largest
+	// injected-noise scale when the watch starts; Scaled says the chain
+	// then had a noise correction, whose scales order the coordinates of
+	// equal masses (unitsOf).
+	ScaleLo, ScaleHi []float64
+	Scaled           bool
 	// Units holds each coordinate's unit, fixed when the watch starts
-	// (from the masses then): a noise correction that raises masses
-	// after burn-in (adapt.Noise.Track with a Ceiling) must not regroup
-	// a resumed run's coordinates. (Nil in checkpoints from before it:
-	// the units are then derived from the masses again.)
+	// (from the masses and the noise correction's scales then): a
+	// correction that tracks the noise (adapt.Noise.Track) changes the
+	// scales, and must not regroup a resumed run's coordinates. (Nil in
+	// checkpoints from before it: the units are then derived again.)
 	Units []uint8
 	// KinEnd sums each unit's q_i'^2 after each observed step; KinAll sums
 	// q'q/D and KinMid the mid-step kinetic temperature
@@ -136,7 +142,7 @@ func (hl *Health) ArmCoords(s *sampler.State, step, burnIn int) {
 	if len(c.unitOf) != len(s.P) { // resumed from a checkpoint
 		c.unitOf = c.savedUnits()
 		if c.unitOf == nil {
-			c.unitOf = unitsOf(s.Mass, len(c.N))
+			c.unitOf = unitsOf(s.Mass, s.InjScale, len(c.N))
 		}
 		if c.unitOf == nil {
 			c.unitOf = indexUnits(len(s.P), len(c.N))
@@ -188,18 +194,36 @@ func (c *CoordWatch) unitSums(v, out []float64) []float64 {
 func (c *CoordWatch) dense() bool { return c.Dim <= MaxCoordUnits && c.Stride == 1 }
 
 // unitsOf returns each of d coordinates' unit, u of them, in the order of
-// their masses (index order when mass is nil): unit k holds the
-// coordinates at positions k d/u to (k+1) d/u - 1 of that order.
-func unitsOf(mass []float64, u int) []int32 {
-	d := len(mass)
-	if mass == nil {
+// their masses and, among equal masses, of their noise correction's
+// injected-noise scales from the largest (the quietest coordinates) to the
+// smallest (the noisiest: a coordinate whose noise exceeds the injected
+// variance keeps none), so that coordinates of like noise share a unit
+// and those the correction cannot serve are not diluted among quiet ones;
+// index order among equals, and nil when both are nil (index order): unit
+// k holds the coordinates at positions k d/u to (k+1) d/u - 1 of that
+// order.
+func unitsOf(mass, scale []float64, u int) []int32 {
+	d := max(len(mass), len(scale))
+	if d == 0 {
 		return nil
+	}
+	key := func(v []float64, i int) float64 {
+		if v == nil {
+			return 1
+		}
+		return v[i]
 	}
 	order := make([]int, d)
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return mass[order[a]] < mass[order[b]] })
+	sort.SliceStable(order, func(a, b int) bool {
+		i, j := order[a], order[b]
+		if mi, mj := key(mass, i), key(mass, j); mi != mj {
+			return mi < mj
+		}
+		return key(scale, i) > key(scale, j)
+	})
 	out := make([]int32, d)
 	for k := 0; k < u; k++ {
 		for _, i := range order[k*d/u : (k+1)*d/u] {
@@ -228,23 +252,33 @@ func (c *CoordWatch) reset(s *sampler.State) {
 	mk := func() []float64 { return make([]float64, u) }
 	*c = CoordWatch{Stride: CoordStride(d), Dim: d, N: make([]int, u), First: make([]int, u), Last: make([]int, u),
 		MassLo: mk(), MassHi: mk(), Massed: s.Mass != nil, InjSq: mk(), KinEnd: mk(), NoiseB: mk(), IntB: mk(),
-		NoiseSum: mk(), NoiseMeans: mk(), NoiseSq: mk(), IntSum: mk(), IntMeans: mk(), IntSq: mk()}
-	c.unitOf = unitsOf(s.Mass, u)
+		NoiseSum: mk(), NoiseMeans: mk(), NoiseSq: mk(), IntSum: mk(), IntMeans: mk(), IntSq: mk(),
+		ScaleLo: mk(), ScaleHi: mk(), Scaled: s.InjScale != nil}
+	c.unitOf = unitsOf(s.Mass, s.InjScale, u)
 	if c.unitOf == nil {
 		c.unitOf = indexUnits(d, u)
 	}
 	c.Units = make([]uint8, d)
 	for i, k := range c.unitOf {
 		c.Units[i] = uint8(k)
-		m := 1.0
+		m, sc := 1.0, 1.0
 		if s.Mass != nil {
 			m = s.Mass[i]
+		}
+		if s.InjScale != nil {
+			sc = s.InjScale[i]
 		}
 		if c.N[k] == 0 || m < c.MassLo[k] {
 			c.MassLo[k] = m
 		}
 		if c.N[k] == 0 || m > c.MassHi[k] {
 			c.MassHi[k] = m
+		}
+		if c.N[k] == 0 || sc < c.ScaleLo[k] {
+			c.ScaleLo[k] = sc
+		}
+		if c.N[k] == 0 || sc > c.ScaleHi[k] {
+			c.ScaleHi[k] = sc
 		}
 		if c.N[k] == 0 {
 			c.First[k] = i
@@ -347,18 +381,23 @@ func CoordTolSE(n int) float64 {
 // or a group of N coordinates of neighbouring masses (Coord to Last in
 // mass order).
 type CoordUnit struct {
-	Coord      int     // the coordinate (a group: its first in mass order)
-	Last       int     // a group's last coordinate in mass order
-	N          int     // coordinates in the unit
-	Massed     bool    // the chain has a mass: a group is of neighbouring masses
-	MassLo     float64 // the unit's smallest and largest mass (1: unit mass)
-	MassHi     float64
-	Kinetic    float64 // its kinetic temperature (1 in the regime)
-	KineticTol float64 // its statistical tolerance (CoordTolSE standard errors)
-	Noise      float64 // gradient noise per step and coordinate, h^2 Var[g~_i]/(m_i T^2)
-	NoiseTol   float64 // its statistical tolerance
-	Injected   float64 // the injected variance per step there (nominal times InjScale^2)
-	Nominal    float64 // the nominal injected variance per step, sampler.InjectedVariance(A, h)
+	Coord  int     // the coordinate (a group: its first in mass order)
+	Last   int     // a group's last coordinate in mass order
+	N      int     // coordinates in the unit
+	Massed bool    // the chain has a mass: a group is of neighbouring masses
+	MassLo float64 // the unit's smallest and largest mass (1: unit mass)
+	MassHi float64
+	// Scaled: the chain had a noise correction when the watch started, and
+	// a group is of neighbouring injected-noise scales (ScaleLo to ScaleHi
+	// then) among equal masses.
+	Scaled           bool
+	ScaleLo, ScaleHi float64
+	Kinetic          float64 // its kinetic temperature (1 in the regime)
+	KineticTol       float64 // its statistical tolerance (CoordTolSE standard errors)
+	Noise            float64 // gradient noise per step and coordinate, h^2 Var[g~_i]/(m_i T^2)
+	NoiseTol         float64 // its statistical tolerance
+	Injected         float64 // the injected variance per step there (nominal times InjScale^2)
+	Nominal          float64 // the nominal injected variance per step, sampler.InjectedVariance(A, h)
 	// Excess is Noise + Injected - Nominal, the gradient noise beyond
 	// what a noise correction takes out of the injected noise there (the
 	// heating beyond the nominal diffusion; Noise without a correction).
@@ -489,6 +528,9 @@ func (c CoordWatch) unit(u int, tolSE float64) CoordUnit {
 	n, m := float64(c.Steps), float64(c.N[u])
 	f, inj := c.Fric/n, c.Inj/n
 	cu := CoordUnit{Coord: c.First[u], Last: c.Last[u], N: c.N[u], Massed: c.Massed, MassLo: c.MassLo[u], MassHi: c.MassHi[u], Nominal: inj}
+	if c.Scaled && len(c.ScaleLo) == len(c.N) {
+		cu.Scaled, cu.ScaleLo, cu.ScaleHi = true, c.ScaleLo[u], c.ScaleHi[u]
+	}
 	eff := n * math.Min(1, math.Max(2*f*float64(max(c.Stride, 1)), 1/n))
 	kinSE := math.Sqrt(2/eff) / math.Sqrt(m)
 	cu.Kinetic = c.KinEnd[u] / m / c.KinAll * (c.KinMid / n)
@@ -545,7 +587,12 @@ func (u CoordUnit) name() string {
 	if u.N == 1 {
 		return fmt.Sprintf("coordinate %d", u.Coord)
 	}
-	if !u.Massed {
+	switch {
+	case u.Scaled && u.Massed:
+		return fmt.Sprintf("the %d coordinates of masses %.3g-%.3g and injected-noise scales %.3g-%.3g at the end of burn-in (indices %d to %d)", u.N, u.MassLo, u.MassHi, u.ScaleLo, u.ScaleHi, u.Coord, u.Last)
+	case u.Scaled:
+		return fmt.Sprintf("the %d coordinates of injected-noise scales %.3g-%.3g at the end of burn-in (indices %d to %d)", u.N, u.ScaleLo, u.ScaleHi, u.Coord, u.Last)
+	case !u.Massed:
 		return fmt.Sprintf("coordinates %d-%d", u.Coord, u.Last)
 	}
 	return fmt.Sprintf("the %d coordinates of masses %.3g-%.3g (coordinates %d to %d in mass order)", u.N, u.MassLo, u.MassHi, u.Coord, u.Last)

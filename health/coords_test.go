@@ -159,3 +159,74 @@ func TestCoordVerdict(t *testing.T) {
 		})
 	}
 }
+
+// TestUnitsOf checks the per-coordinate watch's grouping: by mass, then
+// among equal masses by the noise correction's injected-noise scale from
+// the largest to the smallest (the noisiest last), index order among
+// equals; none (index order) without either.
+func TestUnitsOf(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		mass, scale []float64
+		u           int
+		want        []int32
+	}{
+		{"neither", nil, nil, 2, nil},
+		{"masses", []float64{3, 1, 2, 1}, nil, 2, []int32{1, 0, 1, 0}},
+		{"scales", nil, []float64{1, 0, 0.9, 1}, 2, []int32{0, 1, 1, 0}},
+		{"scales, one unit each", nil, []float64{0.5, 0, 1.2, 1}, 4, []int32{2, 3, 0, 1}},
+		{"masses, then scales", []float64{1, 1, 4, 1}, []float64{0.2, 1, 0.7, 0}, 4, []int32{1, 0, 3, 2}},
+	} {
+		got := unitsOf(c.mass, c.scale, c.u)
+		if len(got) != len(c.want) {
+			t.Errorf("%s: units %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s: units %v, want %v", c.name, got, c.want)
+				break
+			}
+		}
+	}
+}
+
+// TestCoordClampedNotDiluted is issue 60's make run in small: a 640-
+// dimensional standard Gaussian (64 units of 10 coordinates) whose every
+// tenth coordinate carries gradient noise 0.4 per step, above the 0.19 a
+// noise correction can take out there (none injected: those coordinates
+// run at kinetic temperature about 2, sd +40%), the rest none. Grouped in
+// index order, each unit holds one of them among nine quiet coordinates
+// and reads about 1.1; grouped by the correction's scales, the noisy ones
+// fill the last units: the check must fail, naming them by their scales
+// and gradient noise in some coordinates.
+func TestCoordClampedNotDiluted(t *testing.T) {
+	const d = 640
+	noise, scale := make([]float64, d), make([]float64, d)
+	for i := range scale {
+		scale[i] = 1
+		if i%10 == 0 {
+			noise[i], scale[i] = 40, 0 // h^2 V = 0.4
+		}
+	}
+	hl, sds := unevenRun(t, unevenGaussian{NoiseVar: noise}, scale, 100000)
+	hot, quiet := 0.0, 0.0
+	for i, v := range sds {
+		if i%10 == 0 {
+			hot += v / (d / 10)
+		} else {
+			quiet += v / (d - d/10)
+		}
+	}
+	status, fig := hl.Verdict()
+	t.Logf("sds: noisy %.3f, quiet %.3f; %v; %v", hot, quiet, fig.Coord, fig.Coord.Problems())
+	if hot < 1.2 {
+		t.Fatalf("the noisy coordinates' sd %.3f: the case needs them hot", hot)
+	}
+	if fig.Coord.Status != HealthFail || fig.Coord.Cause() != CauseCoordNoise || status != HealthFail {
+		t.Errorf("per-coordinate check %v (%v), verdict %v: want fail, gradient noise in some coordinates", fig.Coord.Status, fig.Coord.Cause(), status)
+	}
+	if h := fig.Coord.Hot; !h.Scaled || h.ScaleHi != 0 {
+		t.Errorf("the hottest unit is %s: want one of the coordinates none is injected in", h.name())
+	}
+}

@@ -125,7 +125,7 @@ type Config struct {
 	// leaves a coordinate at the end of burn-in: a noisier coordinate's
 	// mass is raised to bring its noise down to it (adapt.Noise.Ceiling),
 	// since the correction cannot take out more noise than it injects.
-	// New runs default to 0.5; 0 raises no mass (and is what runs older
+	// New runs default to 0.25; 0 raises no mass (and is what runs older
 	// than it ran with).
 	NoiseCeiling float64 `json:"noise_ceiling,omitempty" yaml:"noise_ceiling,omitempty"`
 	// NoiseTrack, with NoiseCorrection, goes on estimating the gradient
@@ -222,7 +222,7 @@ func DefaultConfig() Config {
 		Steps: 60000, BurnIn: 10000, Thin: 250, Batch: 128,
 		LR: 0.02, CycleKeep: 0.2, Exchange: 500, XBatch: 256, Scheme: "alternate", Corr: "nnls", XMargin: 50, XTolerance: 1e-8, XTest: "barker", XF: 1,
 		DType: "float32", Engine: "plan", Arithmetic: "pinned", Seed: 1, CkptEvery: 1000, LogEvery: 200,
-		Tempering: "noise", Precondition: "none", NoiseCeiling: 0.5, NoiseTrack: true,
+		Tempering: "noise", Precondition: "none", NoiseCeiling: 0.25, NoiseTrack: true,
 	}
 	// the kernels' own settings (friction 0.1, thermostat_inertia 0) at
 	// their declared defaults; TestRunSettings checks the registry's

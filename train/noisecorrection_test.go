@@ -25,7 +25,7 @@ func noiseCorrectionOf(r *Run) *driver.NoiseCorrection {
 
 // TestNoiseCorrectionSettings checks what a run records and runs of the
 // noise correction's ceiling and tracking (issue 60): a new run with
-// --noise-correction records and runs the defaults (ceiling 0.5,
+// --noise-correction records and runs the defaults (ceiling 0.25,
 // tracked); one without the correction records neither; one given
 // --noise-ceiling 0 --noise-track=false runs the correction of older
 // runs; and a run whose config.json and checkpoint predate the settings
@@ -43,7 +43,7 @@ func TestNoiseCorrectionSettings(t *testing.T) {
 		notInJSON   []string
 		resumeSteps int
 	}{
-		{"defaults", func(c *runspec.Config) { c.NoiseCorrection = true }, true, 0.5, true, []string{`"noise_ceiling": 0.5`, `"noise_track": true`}, nil, 0},
+		{"defaults", func(c *runspec.Config) { c.NoiseCorrection = true }, true, 0.25, true, []string{`"noise_ceiling": 0.25`, `"noise_track": true`}, nil, 0},
 		{"no correction", func(c *runspec.Config) {}, false, 0, false, nil, []string{"noise_ceiling", "noise_track"}, 0},
 		{"old correction asked for", func(c *runspec.Config) { c.NoiseCorrection, c.NoiseCeiling, c.NoiseTrack = true, 0, false }, true, 0, false, nil, []string{"noise_ceiling", "noise_track"}, 0},
 		{"old run resumed", func(c *runspec.Config) { c.NoiseCorrection, c.NoiseCeiling, c.NoiseTrack = true, 0, false }, true, 0, false, nil, []string{"noise_ceiling", "noise_track"}, 160},
