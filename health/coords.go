@@ -45,6 +45,10 @@ type CoordWatch struct {
 	Massed         bool
 	InjSq          []float64
 	Corrected      bool
+	// InjPerStep says InjSq sums over the observed steps (false in
+	// checkpoints from before it, whose InjSq summed the scales once, when
+	// the watch started).
+	InjPerStep bool
 	// ScaleLo and ScaleHi are each unit's smallest and largest
 	// injected-noise scale when the watch starts; Scaled says the chain
 	// then had a noise correction, whose scales order the coordinates of
@@ -253,7 +257,7 @@ func (c *CoordWatch) reset(s *sampler.State) {
 	*c = CoordWatch{Stride: CoordStride(d), Dim: d, N: make([]int, u), First: make([]int, u), Last: make([]int, u),
 		MassLo: mk(), MassHi: mk(), Massed: s.Mass != nil, InjSq: mk(), KinEnd: mk(), NoiseB: mk(), IntB: mk(),
 		NoiseSum: mk(), NoiseMeans: mk(), NoiseSq: mk(), IntSum: mk(), IntMeans: mk(), IntSq: mk(),
-		ScaleLo: mk(), ScaleHi: mk(), Scaled: s.InjScale != nil}
+		ScaleLo: mk(), ScaleHi: mk(), Scaled: s.InjScale != nil, InjPerStep: true}
 	c.unitOf = unitsOf(s.Mass, s.InjScale, u)
 	if c.unitOf == nil {
 		c.unitOf = indexUnits(d, u)
@@ -309,7 +313,9 @@ func (hl *Health) ObserveCoords(k sampler.Frictional, xiBefore float64, s *sampl
 			}
 			heat := q*q - d2*c.prev[i]*c.prev[i] - inj*sc*sc
 			c.KinEnd[u] += q * q
-			c.InjSq[u] += sc * sc
+			if c.InjPerStep {
+				c.InjSq[u] += sc * sc
+			}
 			if c.shared == nil {
 				c.NoiseB[u] += c.block[i]
 				c.IntB[u] += heat - c.block[i]
@@ -536,7 +542,10 @@ func (c CoordWatch) unit(u int, tolSE float64) CoordUnit {
 	cu.Kinetic = c.KinEnd[u] / m / c.KinAll * (c.KinMid / n)
 	cu.KineticTol = tolSE * kinSE * cu.Kinetic
 	cu.Noise = (c.NoiseSum[u] + c.NoiseB[u]) / n / m
-	cu.Injected = inj * c.InjSq[u] / n / m
+	cu.Injected = inj * c.InjSq[u] / m
+	if c.InjPerStep {
+		cu.Injected /= n
+	}
 	cu.NoiseTol = tolSE * blockSE(c.NoiseMeans[u], c.NoiseSq[u], c.Blocks) / m
 	intSE := blockSE(c.IntMeans[u], c.IntSq[u], c.Blocks) / m
 	if c.Blocks < 5 { // too few blocks for their spread: the temperature's
