@@ -249,8 +249,9 @@ func (n Noise) Update(step int, chains []*sampler.State, est []NoiseEstimate, ke
 		s.InjScale = InjectionScale(b, inj)
 		s.SumNoise(nil)
 		if n.Track {
-			clear(e.Sum)
-			e.Count = 0
+			// a new slice: a health watch reading this step's noise from
+			// the sums (health.Health.ObserveCoords) may come after
+			*e = NoiseEstimate{Sum: make([]float64, len(e.Sum))}
 		} else {
 			*e = NoiseEstimate{}
 		}

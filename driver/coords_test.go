@@ -12,7 +12,9 @@ import (
 // every phase's Before, ObserveCoords after the step), without the noise
 // correction, with it (its Before clears the rungs' noise sums) and with
 // a correction that Tracks the noise after burn-in (the watch then reads
-// each step's noise from the correction's own sums): on a
+// each step's noise from the correction's own sums, also when, as in
+// Watched's order, the correction ends a window before the watch reads
+// the step): on a
 // 40-dimensional standard Gaussian whose first 20 coordinates' gradients
 // carry noise of variance 12, the watch observes every step after burn-in
 // and its noise estimate is about h^2 V = 0.12 per step in the noisy
@@ -26,10 +28,13 @@ func TestCoordWatchDriven(t *testing.T) {
 		nv[i] = 12
 	}
 	pot := coordNoiseGauss{NoiseVar: nv}
-	for _, v := range []struct{ correct, track bool }{{false, false}, {true, false}, {true, true}} {
+	for _, v := range []struct{ correct, track, watchedLast bool }{{false, false, false}, {true, false, false}, {true, true, false}, {true, true, true}} {
 		correct := v
 		pt := testDriver(testPT{Kernel: sampler.SGNHT{StepSize: h, Diffusion: 0.1 / h}, Temps: []float64{1}, Workers: 1, BurnIn: burn, HealthWindow: 1000,
 			NoiseCorrection: v.correct, NoiseTrack: v.track})
+		if v.watchedLast { // Watched's order: the correction's After before the watch's
+			pt.Phases = Watched(&NoiseCorrection{Track: true})
+		}
 		st, err := pt.Init([][]float64{make([]float64, d)}, 3)
 		if err != nil {
 			t.Fatal(err)
