@@ -42,6 +42,8 @@ func TestCheckSettings(t *testing.T) {
 		{"cycle_keep with cycle", func(c *Config) { c.Cycle = 100 }, []string{"cycle", "cycle_keep"}, nil, nil},
 		{"a registered model", func(c *Config) { c.Model, c.Arch = "lenet", "" }, []string{"model", "activation", "engine", "grad_shards"}, []string{"activation"}, []string{"engine"}},
 		{"speed settings of one MLP chain", func(c *Config) {}, []string{"workers", "grad_shards", "engine"}, nil, []string{"workers", "grad_shards"}},
+		{"noise correction's settings without it", func(c *Config) {}, []string{"noise_ceiling", "noise_track"}, []string{"noise_ceiling", "noise_track"}, nil},
+		{"noise correction's settings with it", func(c *Config) { c.NoiseCorrection = true }, []string{"noise_correction", "noise_ceiling", "noise_track"}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
@@ -89,7 +91,7 @@ func TestCheckSettingsCoversTable(t *testing.T) {
 		"replicas": true, "ladder": true, "tmax": true, "swap_target": true, "exchange": true, "xbatch": true, "scheme": true,
 		"exchange_test": true, "correction": true, "xmargin": true, "xtolerance": true, "resghmc_f": true, "thermostat_inertia": true,
 		"friction": true, "noise_target": true, "burnin": true, "thin": true, "cycle_keep": true, "activation": true,
-		"workers": true, "grad_shards": true, "engine": true, "tempering": true,
+		"workers": true, "grad_shards": true, "engine": true, "tempering": true, "noise_ceiling": true, "noise_track": true,
 	}
 	var missing []string
 	for _, s := range settingNames() {
