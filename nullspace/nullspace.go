@@ -62,10 +62,11 @@ func Fit(data *datasets.Dataset, keep, scale float64) (*Prior, error) {
 		return nil, fmt.Errorf("null-space prior: no training inputs")
 	}
 	d := data.D
-	x := mat.NewDense(data.N, d, nil)
+	buf := make([]float64, len(data.X))
 	for i, v := range data.X {
-		x.RawMatrix().Data[i] = float64(v)
+		buf[i] = float64(v)
 	}
+	x := mat.NewDense(data.N, d, buf)
 	var m mat.SymDense
 	m.SymOuterK(1/float64(data.N), x.T())
 	var eig mat.EigenSym

@@ -96,15 +96,16 @@ func (p *prepared) fitNullSpace(cfg runspec.Config) error {
 	if keep == 0 {
 		keep = nullspace.DefaultKeep
 	}
+	// the model's check first: the fit is the costly part
+	if first := p.model.Layout[0]; first.Name != "W0" || len(first.Shape) != 2 || first.Shape[0] != p.tr.D {
+		return fmt.Errorf("null-space prior: model %s's first learnable is %s %v, not a dense layer of %d inputs", cfg.ModelName(), first.Name, first.Shape, p.tr.D)
+	}
 	prior, err := nullspace.Fit(p.tr, keep, cfg.NullSpaceScale)
 	if err != nil {
 		return fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
 	if d := prior.Digest(); cfg.NullSpaceSHA256 != "" && d != cfg.NullSpaceSHA256 {
 		return fmt.Errorf("null-space prior: the run recorded sha256 %s, the training data now give %s: refusing to mix samples of different priors", cfg.NullSpaceSHA256, d)
-	}
-	if first := p.model.Layout[0]; first.Name != "W0" || len(first.Shape) != 2 || first.Shape[0] != prior.D {
-		return fmt.Errorf("null-space prior: model %s's first learnable is %s %v, not a dense layer of %d inputs", cfg.ModelName(), first.Name, first.Shape, prior.D)
 	}
 	mapped := func(d *datasets.Dataset) (*datasets.Dataset, error) {
 		if d == nil {
