@@ -2,6 +2,8 @@ package nullspace
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -53,29 +55,31 @@ func (g Patches) Extract(img []float32, out []float64) {
 
 // scatter writes value i of the patch at position q (row-major over
 // Positions) of img to dst[i*is + q*qs], zero where the window lies on
-// the padding.
+// the padding. It walks the positions innermost, so that with qs = 1 each
+// patch value's row of dst is written in order.
 func (g Patches) scatter(img []float32, dst []float64, is, qs int) {
 	oh, ow := g.Positions()
-	q := 0
-	for or := 0; or < oh; or++ {
-		for oc := 0; oc < ow; oc++ {
-			i := 0
-			for ch := 0; ch < g.Channels; ch++ {
-				plane := img[ch*g.Height*g.Width : (ch+1)*g.Height*g.Width]
-				for kr := 0; kr < g.KH; kr++ {
+	i := 0
+	for ch := 0; ch < g.Channels; ch++ {
+		plane := img[ch*g.Height*g.Width : (ch+1)*g.Height*g.Width]
+		for kr := 0; kr < g.KH; kr++ {
+			for kc := 0; kc < g.KW; kc++ {
+				row := dst[i*is:]
+				q := 0
+				for or := 0; or < oh; or++ {
 					r := or*g.StrideH - g.PadH + kr
-					for kc := 0; kc < g.KW; kc++ {
+					for oc := 0; oc < ow; oc++ {
 						c := oc*g.StrideW - g.PadW + kc
 						v := 0.0
 						if r >= 0 && r < g.Height && c >= 0 && c < g.Width {
 							v = float64(plane[r*g.Width+c])
 						}
-						dst[i*is+q*qs] = v
-						i++
+						row[q*qs] = v
+						q++
 					}
 				}
+				i++
 			}
-			q++
 		}
 	}
 }
@@ -109,30 +113,58 @@ func FitPatches(data *datasets.Dataset, g Patches, keep, scale float64) (*Prior,
 	return p, nil
 }
 
-// patchMoment returns E[p p^T] over the patches of data's images: a few
-// images' patches at a time as the columns of a matrix A (one row per
-// patch value), C += A A^T.
+// patchMoment returns E[p p^T] over the patches of data's images. The
+// images are cut into groups of a fixed size; each group's sum of p p^T is
+// a few images' patches at a time as the columns of a matrix A (one row
+// per patch value), C += A A^T, and the groups' sums are added in their
+// order. The groups run on the process's cores, and the sums do not
+// depend on how many there are.
 func patchMoment(data *datasets.Dataset, g Patches) *mat.SymDense {
-	const images = 16 // patches per product: 16 x 784 for LeNet's first layer
+	const (
+		images = 16   // patches per product: 16 x 784 for LeNet's first layer
+		group  = 1024 // images per partial sum
+	)
 	d := g.Size()
 	oh, ow := g.Positions()
 	per := oh * ow
-	a := make([]float64, d*images*per)
-	c := make([]float64, d*d)
-	var impl gonum.Implementation
-	for start := 0; start < data.N; start += images {
-		n := min(images, data.N-start)
-		cols := n * per
-		for e := 0; e < n; e++ {
-			g.scatter(data.Row(start+e), a[e*per:], cols, 1)
-		}
-		impl.Dsyrk(blas.Upper, blas.NoTrans, d, cols, 1, a, cols, 1, c, d)
+	groups := (data.N + group - 1) / group
+	sums := make([][]float64, groups)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), groups); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := make([]float64, d*images*per)
+			var impl gonum.Implementation
+			for k := range next {
+				c := make([]float64, d*d)
+				for start := k * group; start < min((k+1)*group, data.N); start += images {
+					n := min(images, data.N-start, (k+1)*group-start)
+					cols := n * per
+					for e := 0; e < n; e++ {
+						g.scatter(data.Row(start+e), a[e*per:], cols, 1)
+					}
+					impl.Dsyrk(blas.Upper, blas.NoTrans, d, cols, 1, a, cols, 1, c, d)
+				}
+				sums[k] = c
+			}
+		}()
 	}
+	for k := 0; k < groups; k++ {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
 	total := float64(data.N) * float64(per)
 	m := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
-			m.SetSym(i, j, c[i*d+j]/total)
+			s := 0.0
+			for _, c := range sums {
+				s += c[i*d+j]
+			}
+			m.SetSym(i, j, s/total)
 		}
 	}
 	return m

@@ -3,6 +3,7 @@ package nullspace
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -273,5 +274,26 @@ func TestPatchDigestNamesTheGeometry(t *testing.T) {
 	c.Patch = &g2
 	if a.Digest() == c.Digest() {
 		t.Error("strides 1 and 2 share a digest")
+	}
+}
+
+// The patches' second moment is summed in groups of a fixed size: the
+// prior is the same, to the bit, on one core or several.
+func TestFitPatchesIsTheSameOnAnyCores(t *testing.T) {
+	data := randomImages(2500, 8, 8, []float64{1}, rand.New(rand.NewPCG(19, 20))) // three groups
+	g := Patches{Channels: 1, Height: 8, Width: 8, KH: 3, KW: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1}
+	digest := func(procs int) string {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		p, err := FitPatches(data, g, 0.5, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.K == p.D {
+			t.Fatal("no direction left out")
+		}
+		return p.Digest()
+	}
+	if a, b := digest(1), digest(3); a != b {
+		t.Errorf("one core's prior %s, three cores' %s", a, b)
 	}
 }
