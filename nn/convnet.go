@@ -111,6 +111,27 @@ func (c ConvNet) firstKernel(w *G.Node, dt tensor.Dtype) (*G.Node, error) {
 	return G.Reshape(k, tensor.Shape(append([]int(nil), s...)))
 }
 
+// convBlock returns convolution l's block on h: the convolution with
+// kernel kern ("same" padding, stride 1), the bias b per channel, ReLU
+// and 2x2 max pooling of stride 2.
+func (c ConvNet) convBlock(h, kern, b *G.Node, l int) (*G.Node, error) {
+	pad := c.Kernel / 2
+	z, err := G.Conv2d(h, kern, tensor.Shape{c.Kernel, c.Kernel}, []int{pad, pad}, []int{1, 1}, []int{1, 1})
+	if err != nil {
+		return nil, fmt.Errorf("conv%d: %w", l, err)
+	}
+	if z, err = G.BroadcastAdd(z, b, nil, []byte{0, 2, 3}); err != nil {
+		return nil, fmt.Errorf("conv%d bias: %w", l, err)
+	}
+	if z, err = G.Rectify(z); err != nil {
+		return nil, fmt.Errorf("conv%d: %w", l, err)
+	}
+	if h, err = G.MaxPool2D(z, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2}); err != nil {
+		return nil, fmt.Errorf("pool%d: %w", l, err)
+	}
+	return h, nil
+}
+
 // Build builds the network's graph for batches of batch examples: the
 // Builder of the model contract.
 func (c ConvNet) Build(batch int, dt tensor.Dtype) (*Graph, error) {
@@ -137,32 +158,20 @@ func (c ConvNet) Build(batch int, dt tensor.Dtype) (*Graph, error) {
 	}
 	h := g.Input
 	in := c.Channels
-	pad := c.Kernel / 2
 	for l, out := range c.Conv {
 		w := G.NewTensor(eg, dt, 4, G.WithShape(out, in, c.Kernel, c.Kernel), G.WithName(fmt.Sprintf("conv%d.W", l+1)))
 		b := G.NewVector(eg, dt, G.WithShape(out), G.WithName(fmt.Sprintf("conv%d.b", l+1)))
 		fanIn := in * c.Kernel * c.Kernel
 		learn(w, fanIn)
 		learn(b, fanIn)
-		kern := w
+		kern, err := w, error(nil)
 		if l == 0 && c.FirstMap != nil {
-			var err error
 			if kern, err = c.firstKernel(w, dt); err != nil {
 				return nil, fmt.Errorf("conv1 map: %w", err)
 			}
 		}
-		z, err := G.Conv2d(h, kern, tensor.Shape{c.Kernel, c.Kernel}, []int{pad, pad}, []int{1, 1}, []int{1, 1})
-		if err != nil {
-			return nil, fmt.Errorf("conv%d: %w", l+1, err)
-		}
-		if z, err = G.BroadcastAdd(z, b, nil, []byte{0, 2, 3}); err != nil {
-			return nil, fmt.Errorf("conv%d bias: %w", l+1, err)
-		}
-		if z, err = G.Rectify(z); err != nil {
-			return nil, fmt.Errorf("conv%d: %w", l+1, err)
-		}
-		if h, err = G.MaxPool2D(z, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2}); err != nil {
-			return nil, fmt.Errorf("pool%d: %w", l+1, err)
+		if h, err = c.convBlock(h, kern, b, l+1); err != nil {
+			return nil, err
 		}
 		in = out
 	}
