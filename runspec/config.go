@@ -41,12 +41,14 @@ type Config struct {
 	Prior      float64 `json:"prior" yaml:"prior"`           // prior precision per weight, times fan-in when PriorFanIn
 	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
 	PriorDF    float64 `json:"prior_df" yaml:"prior_df"` // Student-t prior's degrees of freedom (0: Gaussian prior)
-	// NullSpaceScale widens an MLP's first-layer prior by this factor
-	// along the input directions the training inputs do not span (package
-	// nullspace: the samples disagree on inputs off the data; 0: off).
+	// NullSpaceScale widens the first layer's prior by this factor along
+	// the directions the training inputs do not span: an MLP's dense
+	// layer's, in input space; a CNN's first convolution's, in the space
+	// of its patches (package nullspace: the samples disagree on inputs off
+	// the data; 0: off).
 	NullSpaceScale float64 `json:"null_space_scale,omitempty" yaml:"null_space_scale,omitempty"`
-	// NullSpaceKeep is the fraction of the training inputs' second moment
-	// the data's span holds (0: nullspace.DefaultKeep).
+	// NullSpaceKeep is the fraction of the training inputs' (or patches')
+	// second moment the data's span holds (0: nullspace.DefaultKeep).
 	NullSpaceKeep float64 `json:"null_space_keep,omitempty" yaml:"null_space_keep,omitempty"`
 	// NullSpaceSHA256 is the digest of the null-space prior the run
 	// fitted (nullspace.Prior.Digest), recorded when it is created: a
@@ -238,7 +240,6 @@ func (c Config) rangeChecks(opt bool) []rangeCheck {
 		{c.PriorDF >= 0 && !math.IsInf(c.PriorDF, 0), "prior_df must be non-negative (0: Gaussian prior)"},
 		{c.NullSpaceScale >= 0 && !math.IsInf(c.NullSpaceScale, 0), "null_space_scale must be non-negative and finite (0: off)"},
 		{c.NullSpaceKeep >= 0 && c.NullSpaceKeep < 1, "null_space_keep must be in (0, 1) (0: 0.999)"},
-		{c.NullSpaceScale == 0 || c.Model == "", "null_space_scale needs an MLP (--arch): its first layer must be dense"},
 		{c.NullSpaceKeep == 0 || c.NullSpaceScale > 0, "null_space_keep needs null_space_scale"},
 		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
 		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
