@@ -31,9 +31,23 @@ const (
 	// PrecondVariance estimates m_i as 1/Var[theta_i] over the window,
 	// as Stan's warm-up does.
 	PrecondVariance
+	// PrecondDense estimates a dense mass, M^-1 the covariance of theta
+	// over the window (shrunk toward its diagonal), as Stan's dense
+	// metric does (DenseMassFrom): for models of up to a few hundred
+	// coordinates (D^2 multiply-adds a step, twice; the estimate D^2/2 a
+	// step in burn-in and an eigen-decomposition and a Cholesky
+	// factorisation, D^3, per window).
+	PrecondDense
+	// PrecondLowRank estimates a diagonal mass, 1/Var[theta_i] as
+	// PrecondVariance, with a rank-k correction along the top k
+	// eigen-directions of the window's correlation matrix
+	// (LowRankMassFrom), for large models: 4 D k multiply-adds a step,
+	// and in burn-in a subspace iteration on the draws of 2 D (k + 10) a
+	// step (Subspace).
+	PrecondLowRank
 )
 
-// String returns "none", "rmsprop" or "variance".
+// String returns "none", "rmsprop", "variance", "dense" or "lowrank".
 func (p Preconditioner) String() string {
 	switch p {
 	case PrecondNone:
@@ -42,12 +56,16 @@ func (p Preconditioner) String() string {
 		return "rmsprop"
 	case PrecondVariance:
 		return "variance"
+	case PrecondDense:
+		return "dense"
+	case PrecondLowRank:
+		return "lowrank"
 	}
 	return fmt.Sprintf("Preconditioner(%d)", int(p))
 }
 
-// ParsePreconditioner returns the Preconditioner named "none", "rmsprop"
-// or "variance" ("" is none).
+// ParsePreconditioner returns the Preconditioner named "none",
+// "rmsprop", "variance", "dense" or "lowrank" ("" is none).
 func ParsePreconditioner(name string) (Preconditioner, error) {
 	switch name {
 	case "none", "":
@@ -56,9 +74,16 @@ func ParsePreconditioner(name string) (Preconditioner, error) {
 		return PrecondRMSprop, nil
 	case "variance":
 		return PrecondVariance, nil
+	case "dense":
+		return PrecondDense, nil
+	case "lowrank":
+		return PrecondLowRank, nil
 	}
-	return 0, fmt.Errorf("preconditioner %q: expected none, rmsprop or variance", name)
+	return 0, fmt.Errorf("preconditioner %q: expected none, rmsprop, variance, dense or lowrank", name)
 }
+
+// Diagonal reports whether p's mass is diagonal (or unit: none).
+func (p Preconditioner) Diagonal() bool { return p != PrecondDense && p != PrecondLowRank }
 
 // MassScale is how an estimated mass is normalised: which coordinates
 // keep unit mass.
@@ -134,20 +159,29 @@ func MassWindowEnds(burnIn int) []int {
 // MassEstimate is one rung's running estimate of its mass over the current
 // window: plain data, checkpointed with the run. Count steps are summed:
 // for PrecondRMSprop, SumSq sums the squared stochastic gradient; for
-// PrecondVariance, and for PrecondRMSprop under MassScaleStiffest (its
-// lower bound, CurvatureFloor), Mean and M2 are Welford's running mean and
-// sum of squared deviations of theta.
+// PrecondVariance, PrecondDense, PrecondLowRank, and for PrecondRMSprop
+// under MassScaleStiffest (its lower bound, CurvatureFloor), Mean and M2
+// are Welford's running mean and sum of squared deviations of theta. For
+// PrecondDense, Cross is the sum of the deviations' products (the
+// co-moment, lower triangle packed by rows: D (D+1)/2 values); for
+// PrecondLowRank, Sub is the subspace iteration's state.
 type MassEstimate struct {
 	Count    int
 	SumSq    []float64 `json:",omitempty"`
 	Mean, M2 []float64 `json:",omitempty"`
+	Cross    []float64 `json:",omitempty"`
+	Sub      *Subspace `json:",omitempty"`
+
+	// the last step's deviations, x - Mean before it: scratch
+	delta []float64
 }
 
 // reset starts a window of an estimate of dim coordinates; bounded adds
-// the positions' variance to an rmsprop estimate (boundsMass).
-func (e *MassEstimate) reset(p Preconditioner, dim int, bounded bool) {
+// the positions' variance to an rmsprop estimate (boundsMass); rank is a
+// low-rank mass's k.
+func (e *MassEstimate) reset(p Preconditioner, dim int, bounded bool, rank int) {
 	e.Count = 0
-	e.SumSq, e.Mean, e.M2 = nil, nil, nil
+	e.SumSq, e.Mean, e.M2, e.Cross, e.Sub = nil, nil, nil, nil, nil
 	switch p {
 	case PrecondRMSprop:
 		e.SumSq = make([]float64, dim)
@@ -156,6 +190,12 @@ func (e *MassEstimate) reset(p Preconditioner, dim int, bounded bool) {
 		}
 	case PrecondVariance:
 		e.Mean, e.M2 = make([]float64, dim), make([]float64, dim)
+	case PrecondDense:
+		e.Mean, e.M2 = make([]float64, dim), make([]float64, dim)
+		e.Cross = make([]float64, dim*(dim+1)/2)
+	case PrecondLowRank:
+		e.Mean, e.M2 = make([]float64, dim), make([]float64, dim)
+		e.Sub = newSubspace(dim, sketchCols(dim, rank))
 	}
 }
 
@@ -306,15 +346,20 @@ func MassFromPrecisionStiffestFloor(v, floor []float64) []float64 {
 	return m
 }
 
-// Mass is the burn-in's estimation of each chain's diagonal mass (see
-// Preconditioner): its settings, and what a driver stepping the chains
-// (driver.Mass, a driver.Driver phase) calls around each step. The zero Mass estimates nothing.
+// Mass is the burn-in's estimation of each chain's mass (diagonal, dense
+// or low-rank: see Preconditioner): its settings, and what a driver
+// stepping the chains (driver.Mass, a driver.Driver phase) calls around
+// each step. The zero Mass estimates nothing.
 type Mass struct {
 	// Precondition is the estimate (PrecondNone: none, unit mass).
 	Precondition Preconditioner
 	// Scale is how the estimated mass is normalised (the zero value,
 	// MassScaleWidest: the widest coordinates keep unit mass).
 	Scale MassScale
+	// Rank is k, the number of eigen-directions of a low-rank mass
+	// (PrecondLowRank), at most sampler.MaxMassRank; 0 means
+	// DefaultMassRank. Other preconditioners ignore it.
+	Rank int
 	// BurnIn is the length of the burn-in, whose windows the mass is
 	// estimated over (MassWindowEnds).
 	BurnIn int
@@ -325,7 +370,7 @@ type Mass struct {
 func (m Mass) Validate(k sampler.Kernel) error {
 	switch m.Precondition {
 	case PrecondNone:
-	case PrecondRMSprop, PrecondVariance:
+	case PrecondRMSprop, PrecondVariance, PrecondDense, PrecondLowRank:
 		switch k.(type) {
 		case sampler.SGNHT, sampler.SGHMC, sampler.SGLD:
 		default:
@@ -337,7 +382,21 @@ func (m Mass) Validate(k sampler.Kernel) error {
 	if m.Scale != MassScaleWidest && (m.Scale != MassScaleStiffest || m.Precondition == PrecondNone) {
 		return fmt.Errorf("mass scale %v needs a preconditioner (and is widest or stiffest)", m.Scale)
 	}
+	if m.Rank < 0 || m.Rank > sampler.MaxMassRank {
+		return fmt.Errorf("mass rank %d: expected 1 to %d (0: %d)", m.Rank, sampler.MaxMassRank, DefaultMassRank)
+	}
 	return nil
+}
+
+// DefaultMassRank is a low-rank mass's k when Mass.Rank is 0.
+const DefaultMassRank = 4
+
+// rank returns the low-rank mass's k.
+func (m Mass) rank() int {
+	if m.Rank == 0 {
+		return DefaultMassRank
+	}
+	return m.Rank
 }
 
 // Start returns the estimates of chains at their first step, one per
@@ -349,7 +408,7 @@ func (m Mass) Start(chains []*sampler.State) []MassEstimate {
 	}
 	est := make([]MassEstimate, len(chains))
 	for j := range est {
-		est[j].reset(m.Precondition, len(chains[j].Theta), m.bounded())
+		est[j].reset(m.Precondition, len(chains[j].Theta), m.bounded(), m.rank())
 	}
 	return est
 }
@@ -367,11 +426,17 @@ func (m Mass) Check(step int, est []MassEstimate, n, dim int) error {
 	}
 	for j, e := range est {
 		k := len(e.SumSq)
-		if m.Precondition == PrecondVariance {
+		if m.Precondition != PrecondRMSprop {
 			k = len(e.M2)
 			if len(e.Mean) != k {
 				k = -1
 			}
+		}
+		switch {
+		case m.Precondition == PrecondDense && len(e.Cross) != dim*(dim+1)/2:
+			k = -1
+		case m.Precondition == PrecondLowRank && e.Sub.check(dim, sketchCols(dim, m.rank())) != nil:
+			k = -1
 		}
 		if k != dim || e.Count < 0 {
 			return fmt.Errorf("rung %d's mass estimate has %d coordinates (count %d), the model has %d", j, k, e.Count, dim)
@@ -398,12 +463,25 @@ func (m Mass) Update(step int, chains []*sampler.State, est []MassEstimate, temp
 	last := ends[len(ends)-1]
 	for j, s := range chains {
 		e := &est[j]
-		if m.Precondition == PrecondVariance || len(e.Mean) == len(s.Theta) && len(e.M2) == len(s.Theta) {
+		switch {
+		case !m.Precondition.Diagonal():
+			e.observeFull(s.Theta) // counts the step
+		case m.Precondition == PrecondVariance || len(e.Mean) == len(s.Theta) && len(e.M2) == len(s.Theta):
 			e.observe(s.Theta) // counts the step
-		} else {
+		default:
 			e.Count++
 		}
 		if !slices.Contains(ends, step) {
+			if e.Sub != nil && blockEnd(ends, step) {
+				e.nextBlock()
+			}
+			continue
+		}
+		if !m.Precondition.Diagonal() {
+			if err := m.setFull(s, e, step == last); err != nil {
+				return changed, fmt.Errorf("rung %d: mass at step %d: %w", j, step, err)
+			}
+			changed = true
 			continue
 		}
 		v := e.precision(m.Precondition)
@@ -419,7 +497,7 @@ func (m Mass) Update(step int, chains []*sampler.State, est []MassEstimate, temp
 			*e = MassEstimate{}
 			s.SumGradSq(nil)
 		} else {
-			e.reset(m.Precondition, len(s.Theta), m.bounded())
+			e.reset(m.Precondition, len(s.Theta), m.bounded(), m.rank())
 		}
 	}
 	return changed, nil

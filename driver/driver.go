@@ -223,7 +223,7 @@ func (d *Driver) Restore(s tempering.Snapshot, dim int) (*tempering.PTState, err
 		r := sampler.NewState(rs.Theta)
 		copy(r.P, rs.P)
 		r.Xi, r.U = rs.Xi, rs.U
-		if err := r.SetMass(rs.Mass); err != nil {
+		if err := r.SetMassMatrix(rs.MassMatrix()); err != nil {
 			return nil, fmt.Errorf("rung %d: %w", j+1, err)
 		}
 		if err := setInjScale(r, rs.InjScale); err != nil {

@@ -7,21 +7,23 @@ import (
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
 
-// Mass is the phase that estimates each rung's diagonal mass over windows
-// of the burn-in and then freezes it (adapt.Mass; the estimates in
-// PTState.Mass, the masses in the rungs' States). It needs an SGNHT,
-// SGHMC or SGLD kernel.
+// Mass is the phase that estimates each rung's mass (diagonal, dense or
+// low-rank) over windows of the burn-in and then freezes it (adapt.Mass;
+// the estimates in PTState.Mass, the masses in the rungs' States). It
+// needs an SGNHT, SGHMC or SGLD kernel.
 type Mass struct {
 	Base
 	Precondition adapt.Preconditioner // the estimate (adapt.PrecondNone: the phase does nothing)
 	// Scale is how the estimated mass is normalised (the zero value,
 	// adapt.MassScaleWidest: the widest coordinates keep unit mass).
 	Scale adapt.MassScale
+	// Rank is a low-rank mass's k (adapt.Mass.Rank; 0: its default).
+	Rank int
 }
 
 // mass returns the adaptation over d's burn-in.
 func (m *Mass) mass(d *Driver) adapt.Mass {
-	return adapt.Mass{Precondition: m.Precondition, Scale: m.Scale, BurnIn: d.BurnIn}
+	return adapt.Mass{Precondition: m.Precondition, Scale: m.Scale, Rank: m.Rank, BurnIn: d.BurnIn}
 }
 
 // Validate implements Phase.
@@ -33,8 +35,8 @@ func (m *Mass) Start(d *Driver, st *tempering.PTState) { st.Mass = m.mass(d).Sta
 // Check implements Phase.
 func (m *Mass) Check(d *Driver, st *tempering.PTState, dim int) error {
 	for j, s := range st.Rungs {
-		if s.Mass != nil && len(s.Mass) != dim {
-			return fmt.Errorf("rung %d has a mass of dimension %d, the model has %d", j, len(s.Mass), dim)
+		if mm := s.MassMatrix(); mm != nil && mm.Dim() != dim {
+			return fmt.Errorf("rung %d has a mass of dimension %d, the model has %d", j, mm.Dim(), dim)
 		}
 	}
 	return m.mass(d).Check(st.Steps, st.Mass, len(st.Rungs), dim)
