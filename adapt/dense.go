@@ -56,17 +56,19 @@ func (e *MassEstimate) observeFull(theta []float64) {
 }
 
 // setFull sets chain s's dense or low-rank mass from its estimate at the
-// end of a window, and starts the next window's estimate (a low-rank
-// mass's subspace iteration from this window's subspace), or, after the
-// last, empties it.
-func (m Mass) setFull(s *sampler.State, e *MassEstimate, last bool) error {
+// end of the window ending at step, and
+// starts the next window's estimate (a low-rank mass's subspace iteration
+// from this window's subspace), or, after the last, empties it.
+func (m Mass) setFull(s *sampler.State, e *MassEstimate, step int) error {
 	var mm sampler.MassMatrix
 	var next *Subspace
 	var err error
-	switch m.Precondition {
-	case PrecondDense:
+	switch {
+	case m.Precondition == PrecondDense && e.GradCross != nil:
+		mm, err = DenseMassFromGradients(*e, m.Scale)
+	case m.Precondition == PrecondDense:
 		mm, err = DenseMassFrom(*e, m.Scale)
-	case PrecondLowRank:
+	case m.Precondition == PrecondLowRank:
 		mm, next, err = lowRankFrom(e, m.Scale, m.rank())
 	default:
 		return fmt.Errorf("preconditioner %v has a diagonal mass", m.Precondition)
@@ -77,15 +79,123 @@ func (m Mass) setFull(s *sampler.State, e *MassEstimate, last bool) error {
 	if err := s.SetMassMatrix(mm); err != nil {
 		return err
 	}
-	if last {
+	if debugMass {
+		if dm, ok := mm.(*sampler.DenseMass); ok {
+			n := dm.N
+			dg := make([]float64, n)
+			for i := 0; i < n; i++ {
+				for k := 0; k <= i; k++ {
+					dg[i] += dm.Chol[i*n+k] * dm.Chol[i*n+k]
+				}
+			}
+			fmt.Println("DEBUG window", step, "grad", e.GradCross != nil, "dense diag(M^-1)", dg)
+		}
+	}
+	ends := MassWindowEnds(m.BurnIn)
+	if step == ends[len(ends)-1] {
 		*e = MassEstimate{}
+		s.KeepGrad(false)
 		return nil
 	}
-	e.reset(m.Precondition, len(s.Theta), false, m.rank())
+	m.resetWindow(e, step+1, len(s.Theta))
 	if next != nil {
 		e.Sub = next
 	}
 	return nil
+}
+
+// observeGrad adds a dense mass's gradient window's step: the stochastic
+// gradient g's outer product to GradCross; it counts the step.
+func (e *MassEstimate) observeGrad(g []float64) {
+	e.Count++
+	off := 0
+	for i, gi := range g {
+		row := e.GradCross[off : off+i+1]
+		for j, gj := range g[:i+1] {
+			row[j] += gi * gj
+		}
+		off += i + 1
+	}
+}
+
+// DenseMassFromGradients returns the dense mass of a dense mass's
+// gradient window (GradientWindows): with F = E[g g'] over the window's
+// stochastic gradients, M^-1 is F^-1 (shrunk toward its diagonal as
+// DenseMassOf shrinks a covariance) scaled as DenseMassOf scales a
+// covariance. At equilibrium E[grad U grad U'] is T times the mean
+// Hessian of U (the Fisher identity), so F^-1 is the covariance of a
+// Gaussian posterior; a minibatch's noise adds about (N/b - 1) times
+// the data's part, so its shape is kept, and the estimate needs no
+// exploration of the posterior: a direction the chain has not yet spread
+// along has a small gradient but a large noise. At full batch such a
+// direction's curvature is underestimated (F = H Cov_window H there), so
+// it moves faster than it should until the windows from the draws set
+// the mass (on earnings at full batch, omega h = 0.5, the chain stayed in
+// its regime: sds within 4%, health ok).
+func DenseMassFromGradients(e MassEstimate, scale MassScale) (*sampler.DenseMass, error) {
+	d := int((math.Sqrt(float64(8*len(e.GradCross)+1)) - 1) / 2)
+	if d == 0 || len(e.GradCross) != d*(d+1)/2 {
+		return nil, fmt.Errorf("dense mass: gradient estimate of %d values", len(e.GradCross))
+	}
+	if e.Count < 2 {
+		return nil, fmt.Errorf("dense mass: %w", errFewDraws)
+	}
+	f := make([]float64, d*d)
+	off := 0
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			v := e.GradCross[off+j] / float64(e.Count)
+			f[i*d+j], f[j*d+i] = v, v
+		}
+		off += i + 1
+	}
+	inv, err := inverseShrunk(f, d, e.Count)
+	if err != nil {
+		return nil, fmt.Errorf("dense mass: %w", err)
+	}
+	return DenseMassOf(inv, d, 0, scale)
+}
+
+// inverseShrunk returns the inverse of the symmetric positive-definite
+// matrix a (d x d, row-major) shrunk toward its diagonal as DenseMassOf
+// shrinks a covariance from n draws, computed from its correlation form
+// (whose condition is far better): a = S^1/2 R S^1/2, R' = w R + (1 - w)
+// I, a'^-1 = S^-1/2 R'^-1 S^-1/2.
+func inverseShrunk(a []float64, d, n int) ([]float64, error) {
+	sd := make([]float64, d)
+	for i := range sd {
+		v := a[i*d+i]
+		if !(v > 0) || math.IsInf(v, 1) {
+			return nil, fmt.Errorf("diagonal %d is %v", i, v)
+		}
+		sd[i] = math.Sqrt(v)
+	}
+	w := float64(n) / float64(n+ShrinkDraws)
+	r := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			v := 1.0
+			if i != j {
+				v = w * a[i*d+j] / (sd[i] * sd[j])
+			}
+			r.SetSym(i, j, v)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(r) {
+		return nil, errors.New("not positive definite")
+	}
+	var ri mat.SymDense
+	if err := ch.InverseTo(&ri); err != nil {
+		return nil, err
+	}
+	out := make([]float64, d*d)
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			out[i*d+j] = ri.At(i, j) / (sd[i] * sd[j])
+		}
+	}
+	return out, nil
 }
 
 // errFewDraws is returned for a window of fewer than 2 draws.

@@ -3,6 +3,7 @@ package adapt
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -164,13 +165,16 @@ func MassWindowEnds(burnIn int) []int {
 // are Welford's running mean and sum of squared deviations of theta. For
 // PrecondDense, Cross is the sum of the deviations' products (the
 // co-moment, lower triangle packed by rows: D (D+1)/2 values); for
-// PrecondLowRank, Sub is the subspace iteration's state.
+// PrecondLowRank, Sub is the subspace iteration's state. In a dense
+// mass's first windows (GradientWindows) GradCross sums the outer
+// products of the stochastic gradients, g g' (packed as Cross).
 type MassEstimate struct {
-	Count    int
-	SumSq    []float64 `json:",omitempty"`
-	Mean, M2 []float64 `json:",omitempty"`
-	Cross    []float64 `json:",omitempty"`
-	Sub      *Subspace `json:",omitempty"`
+	Count     int
+	SumSq     []float64 `json:",omitempty"`
+	Mean, M2  []float64 `json:",omitempty"`
+	Cross     []float64 `json:",omitempty"`
+	GradCross []float64 `json:",omitempty"`
+	Sub       *Subspace `json:",omitempty"`
 
 	// the last step's deviations, x - Mean before it: scratch
 	delta []float64
@@ -181,7 +185,7 @@ type MassEstimate struct {
 // low-rank mass's k.
 func (e *MassEstimate) reset(p Preconditioner, dim int, bounded bool, rank int) {
 	e.Count = 0
-	e.SumSq, e.Mean, e.M2, e.Cross, e.Sub = nil, nil, nil, nil, nil
+	e.SumSq, e.Mean, e.M2, e.Cross, e.GradCross, e.Sub = nil, nil, nil, nil, nil, nil
 	switch p {
 	case PrecondRMSprop:
 		e.SumSq = make([]float64, dim)
@@ -388,6 +392,20 @@ func (m Mass) Validate(k sampler.Kernel) error {
 	return nil
 }
 
+// MaxDenseDim is the largest model a dense mass is estimated for: its
+// factor and its estimate hold D^2 and D^2/2 values, and a step costs
+// 2 D^2 multiply-adds (at 2,048 parameters 50 MB and about 8 million).
+const MaxDenseDim = 2048
+
+// CheckDim reports whether the mass suits a model of dim parameters: a
+// dense one needs at most MaxDenseDim (a low-rank one is meant for more).
+func (m Mass) CheckDim(dim int) error {
+	if m.Precondition == PrecondDense && dim > MaxDenseDim {
+		return fmt.Errorf("a dense mass for %d parameters (at most %d: its factor holds D^2 values and a step costs 2 D^2 multiply-adds); use the low-rank mass (precondition lowrank)", dim, MaxDenseDim)
+	}
+	return nil
+}
+
 // DefaultMassRank is a low-rank mass's k when Mass.Rank is 0.
 const DefaultMassRank = 4
 
@@ -408,9 +426,63 @@ func (m Mass) Start(chains []*sampler.State) []MassEstimate {
 	}
 	est := make([]MassEstimate, len(chains))
 	for j := range est {
-		est[j].reset(m.Precondition, len(chains[j].Theta), m.bounded(), m.rank())
+		m.resetWindow(&est[j], 0, len(chains[j].Theta))
 	}
 	return est
+}
+
+// GradientWindows is how many of a dense or low-rank mass's windows
+// (MassWindowEnds) come first and estimate the mass from the stochastic
+// gradients rather than the draws: at most the windows before the last
+// two. A dense mass's are DenseMassFromGradients, a low-rank mass's
+// PrecondRMSprop's diagonal mass (floored under MassScaleStiffest). The
+// draws a covariance is estimated from must have explored the posterior;
+// a chain at unit mass and a step stable in its stiffest direction moves
+// little along its widest (on earnings, whose covariance's eigenvalues
+// are 2e11 apart, the first windows' dense estimates from draws grew by
+// about 10^3 a window), while the gradients see the curvature at once.
+const GradientWindows = 2
+
+// window returns the index of the window holding step (after step steps;
+// 0 before the first) among ends.
+func window(ends []int, step int) int {
+	i := 0
+	for i < len(ends) && step > ends[i] {
+		i++
+	}
+	return i
+}
+
+// gradWindow reports whether the window holding step estimates a dense
+// or low-rank mass from the gradients (GradientWindows).
+func (m Mass) gradWindow(step int) bool {
+	if m.Precondition.Diagonal() {
+		return false
+	}
+	ends := MassWindowEnds(m.BurnIn)
+	return window(ends, step) < min(GradientWindows, len(ends)-2)
+}
+
+// windowKind returns the preconditioner whose estimate the window holding
+// step makes: the run's own, or for a low-rank mass PrecondRMSprop in its
+// gradient windows.
+func (m Mass) windowKind(step int) Preconditioner {
+	if m.Precondition == PrecondLowRank && m.gradWindow(step) {
+		return PrecondRMSprop
+	}
+	return m.Precondition
+}
+
+// resetWindow starts the estimate e of a chain of dim coordinates for the
+// window holding step.
+func (m Mass) resetWindow(e *MassEstimate, step, dim int) {
+	kind := m.windowKind(step)
+	if kind == PrecondDense && m.gradWindow(step) {
+		e.reset(PrecondNone, dim, false, 0)
+		e.GradCross = make([]float64, dim*(dim+1)/2)
+		return
+	}
+	e.reset(kind, dim, m.bounded(kind), m.rank())
 }
 
 // Check reports whether est are the estimates of n chains of dimension
@@ -424,18 +496,24 @@ func (m Mass) Check(step int, est []MassEstimate, n, dim int) error {
 	if len(est) != n {
 		return fmt.Errorf("%d mass estimates for %d rungs (preconditioner %v)", len(est), n, m.Precondition)
 	}
+	kind := m.windowKind(step + 1) // the window the next step joins
 	for j, e := range est {
 		k := len(e.SumSq)
-		if m.Precondition != PrecondRMSprop {
+		if kind != PrecondRMSprop {
 			k = len(e.M2)
 			if len(e.Mean) != k {
 				k = -1
 			}
 		}
+		grad := kind == PrecondDense && m.gradWindow(step+1)
 		switch {
-		case m.Precondition == PrecondDense && len(e.Cross) != dim*(dim+1)/2:
+		case grad && len(e.GradCross) != dim*(dim+1)/2:
 			k = -1
-		case m.Precondition == PrecondLowRank && e.Sub.check(dim, sketchCols(dim, m.rank())) != nil:
+		case grad:
+			k = dim
+		case !grad && kind == PrecondDense && len(e.Cross) != dim*(dim+1)/2:
+			k = -1
+		case kind == PrecondLowRank && e.Sub.check(dim, sketchCols(dim, m.rank())) != nil:
 			k = -1
 		}
 		if k != dim || e.Count < 0 {
@@ -461,12 +539,16 @@ func (m Mass) Update(step int, chains []*sampler.State, est []MassEstimate, temp
 		return false, nil
 	}
 	last := ends[len(ends)-1]
+	kind, next := m.windowKind(step), m.windowKind(step+1)
+	grad := m.gradWindow(step)
 	for j, s := range chains {
 		e := &est[j]
 		switch {
-		case !m.Precondition.Diagonal():
+		case grad && kind == PrecondDense:
+			e.observeGrad(s.Grad) // counts the step
+		case !kind.Diagonal():
 			e.observeFull(s.Theta) // counts the step
-		case m.Precondition == PrecondVariance || len(e.Mean) == len(s.Theta) && len(e.M2) == len(s.Theta):
+		case kind == PrecondVariance || len(e.Mean) == len(s.Theta) && len(e.M2) == len(s.Theta):
 			e.observe(s.Theta) // counts the step
 		default:
 			e.Count++
@@ -477,51 +559,72 @@ func (m Mass) Update(step int, chains []*sampler.State, est []MassEstimate, temp
 			}
 			continue
 		}
-		if !m.Precondition.Diagonal() {
-			if err := m.setFull(s, e, step == last); err != nil {
+		if !kind.Diagonal() {
+			if err := m.setFull(s, e, step); err != nil {
 				return changed, fmt.Errorf("rung %d: mass at step %d: %w", j, step, err)
 			}
 			changed = true
 			continue
 		}
-		v := e.precision(m.Precondition)
+		v := e.precision(kind)
 		mass := m.Scale.MassFrom(v)
-		if m.bounded() {
+		if m.bounded(kind) {
 			mass = MassFromPrecisionStiffestFloor(v, e.CurvatureFloor(temp(j)))
 		}
 		if err := s.SetMass(mass); err != nil {
 			return changed, fmt.Errorf("rung %d: mass at step %d: %w", j, step, err)
 		}
+		if debugMass {
+			fmt.Println("DEBUG window", step, kind, "1/mass", invOf(mass), "var", e.CurvatureFloor(1))
+		}
 		changed = true
-		if step == last {
+		switch {
+		case step == last:
 			*e = MassEstimate{}
 			s.SumGradSq(nil)
-		} else {
-			e.reset(m.Precondition, len(s.Theta), m.bounded(), m.rank())
+		case next != kind: // a low-rank mass's first window from the draws
+			s.SumGradSq(nil)
+			m.resetWindow(e, step+1, len(s.Theta))
+		default:
+			e.reset(kind, len(s.Theta), m.bounded(kind), m.rank())
 		}
 	}
 	return changed, nil
 }
 
-// bounded reports whether the mass estimates carry a lower bound: an
-// rmsprop mass normalised to the stiffest coordinate is floored by the
-// window's CurvatureFloor (MassFromPrecisionStiffestFloor).
-func (m Mass) bounded() bool {
-	return m.Precondition == PrecondRMSprop && m.Scale == MassScaleStiffest
+// bounded reports whether the estimates of a window of kind (windowKind)
+// carry a lower bound: an rmsprop mass normalised to the stiffest
+// coordinate is floored by the window's CurvatureFloor
+// (MassFromPrecisionStiffestFloor).
+func (m Mass) bounded(kind Preconditioner) bool {
+	return kind == PrecondRMSprop && m.Scale == MassScaleStiffest
 }
 
 // Arm points each chain's gradient sums at its rmsprop estimate while one
 // is running, before a step (states restored from a checkpoint are
 // re-armed here).
 func (m Mass) Arm(chains []*sampler.State, est []MassEstimate) {
-	if m.Precondition != PrecondRMSprop {
+	if m.Precondition != PrecondRMSprop && m.Precondition.Diagonal() {
 		return
 	}
 	for j, s := range chains {
+		if m.Precondition == PrecondDense {
+			s.KeepGrad(j < len(est) && est[j].GradCross != nil)
+		}
 		if j < len(est) && est[j].SumSq != nil && len(est[j].SumSq) == len(s.Theta) {
 			s.SumGradSq(est[j].SumSq)
 		} else {
 			s.SumGradSq(nil)
 		}
 	}
+}
+
+var debugMass = os.Getenv("DEBUGMASS") != ""
+
+func invOf(m []float64) []float64 {
+	o := make([]float64, len(m))
+	for i, v := range m {
+		o[i] = 1 / v
+	}
+	return o
 }

@@ -29,6 +29,10 @@ func (m *Mass) mass(d *Driver) adapt.Mass {
 // Validate implements Phase.
 func (m *Mass) Validate(d *Driver) error { return m.mass(d).Validate(d.Kernel) }
 
+// CheckDim refuses a dense mass for a model of more than
+// adapt.MaxDenseDim parameters.
+func (m *Mass) CheckDim(d *Driver, dim int) error { return m.mass(d).CheckDim(dim) }
+
 // Start implements Phase.
 func (m *Mass) Start(d *Driver, st *tempering.PTState) { st.Mass = m.mass(d).Start(st.Rungs) }
 

@@ -228,6 +228,8 @@ type State struct {
 	// kickBuf and velBuf are its kick's and velocity's scratch.
 	factor          MassMatrix
 	kickBuf, velBuf []float64
+	// keepGrad turns streaming off (KeepGrad)
+	keepGrad bool
 	// gradSq, when not nil, accumulates each step's squared stochastic
 	// gradient per coordinate (the rmsprop preconditioner's sums).
 	gradSq []float64
@@ -310,6 +312,14 @@ func (s *State) BeginStep() { s.hasKinAfter = false }
 // made in its update loop when it made one since BeginStep (the same sum
 // in the same order), else KineticTemperature's pass over p.
 func (s *State) KineticAfterStep() float64 { return s.kineticAfterStep() }
+
+// KeepGrad makes each step of an SGNHT or SGHMC kernel evaluate the whole
+// stochastic gradient into Grad before its update, even on a potential
+// that could stream it (StreamingPotential), so that a driver can read the
+// step's gradient in Grad after it (a dense mass's estimate from
+// gradients, adapt.Mass). The update is the same, bit for bit. SGLD and
+// a non-diagonal mass always do.
+func (s *State) KeepGrad(on bool) { s.keepGrad = on }
 
 // SumGradSq makes each step of an SGNHT, SGHMC or SGLD kernel add its
 // squared stochastic gradient per coordinate to sums (the rmsprop

@@ -231,6 +231,7 @@ func sgnhtUpdate(theta, p, grad []float64, xi, h, a float64, tc temperCoef, invQ
 // sgnhtStepper.factored's, never streamed.
 func sgnhtStep(pot Potential, s *State, mb Minibatch, xi, h, a float64, tc temperCoef, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64, err error) {
 	sp, stream := streamingAt(pot)
+	stream = stream && !s.keepGrad
 	if s.stepper == nil { // kept with the state: a stepper per step would be garbage
 		s.stepper = new(sgnhtStepper)
 		s.consume = s.stepper.consume
