@@ -9,12 +9,85 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// ShrinkDraws is Stan's regularisation weight of a dense metric: a
-// covariance estimated from n draws is shrunk toward its diagonal as
-// (n/(n + ShrinkDraws)) Cov + (ShrinkDraws/(n + ShrinkDraws)) diag(Cov)
-// (Stan shrinks toward 1e-3 I, whose scale is the model's units; toward
-// the diagonal the shrinkage has none, and the variances are kept).
+// ShrinkDraws is the regularisation weight of a mass from n draws, as
+// Stan's dense metric weighs its regularisation (n/(n + 5) of the
+// estimate). Stan adds 1e-3 (5/(n + 5)) I to n/(n + 5) of the covariance,
+// in the model's units; here the shrinkage is of the correlation matrix R
+// toward I in the logarithm of its spectrum, R' = R^w with w = n/(n +
+// ShrinkDraws) (eigenvalues lambda^w: the condition number kappa becomes
+// kappa^w), which needs no units and keeps a small eigenvalue small.
+// Shrinking R linearly, w R + (1 - w) I, adds 1 - w to every eigenvalue:
+// on diamonds, whose correlation matrix's smallest eigenvalue is 1.3e-5,
+// a window of 50,000 draws would add 1e-4 and widen that direction's
+// mass 8-fold.
 const ShrinkDraws = 5
+
+// shrinkWeight returns w = n/(n + ShrinkDraws) (1 for n <= 0: exact).
+func shrinkWeight(n int) float64 {
+	if n <= 0 {
+		return 1
+	}
+	return float64(n) / float64(n+ShrinkDraws)
+}
+
+// shrinkEigen returns lambda^w, lambda held to at least 1e-12 (a sample
+// correlation matrix from fewer draws than coordinates is singular).
+func shrinkEigen(lambda, w float64) float64 {
+	return math.Pow(math.Max(lambda, 1e-12), w)
+}
+
+// corrSpectrum returns the sds of the symmetric positive-definite a (d x
+// d, row-major) and the eigen-decomposition of its correlation matrix
+// (eigenvalues ascending, eigenvectors as columns).
+func corrSpectrum(a []float64, d int) (sd, vals []float64, vecs *mat.Dense, err error) {
+	sd = make([]float64, d)
+	for i := range sd {
+		v := a[i*d+i]
+		if !(v > 0) || math.IsInf(v, 1) {
+			return nil, nil, nil, fmt.Errorf("coordinate %d's variance is %v", i, v)
+		}
+		sd[i] = math.Sqrt(v)
+	}
+	r := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			v := a[i*d+j] / (sd[i] * sd[j])
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, nil, nil, fmt.Errorf("entry (%d, %d) is %v", i, j, a[i*d+j])
+			}
+			r.SetSym(i, j, v)
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(r, true) {
+		return nil, nil, nil, errors.New("eigen-decomposition did not converge")
+	}
+	vecs = new(mat.Dense)
+	es.VectorsTo(vecs)
+	return sd, es.Values(nil), vecs, nil
+}
+
+// fromSpectrum returns V diag(f(lambda)) V' (d x d, row-major) scaled by
+// the outer product of sc: out_ij = sc_i sc_j sum_k V_ik f(lambda_k) V_jk.
+func fromSpectrum(vals []float64, vecs *mat.Dense, sc []float64, f func(float64) float64) []float64 {
+	d := len(vals)
+	fl := make([]float64, d)
+	for k, l := range vals {
+		fl[k] = f(l)
+	}
+	out := make([]float64, d*d)
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			v := 0.0
+			for k := 0; k < d; k++ {
+				v += vecs.At(i, k) * fl[k] * vecs.At(j, k)
+			}
+			v *= sc[i] * sc[j]
+			out[i*d+j], out[j*d+i] = v, v
+		}
+	}
+	return out
+}
 
 // observeFull adds position theta to a dense or low-rank estimate: Mean
 // and M2 as observe, and for PrecondDense, with delta = theta - Mean
@@ -24,8 +97,9 @@ const ShrinkDraws = 5
 //	Cross += ((n-1)/n) delta delta'   (D(D+1)/2 values)
 //
 // so that Cross is the sum of the deviations' products from the window's
-// mean; for PrecondLowRank the subspace iteration's (Subspace.observe).
-func (e *MassEstimate) observeFull(theta []float64) {
+// mean; for PrecondLowRank, with the step's stochastic gradient g, the
+// subspace iterations' (Subspace.observe).
+func (e *MassEstimate) observeFull(theta, g []float64) {
 	d := len(theta)
 	if len(e.delta) != d {
 		e.delta = make([]float64, d)
@@ -51,7 +125,7 @@ func (e *MassEstimate) observeFull(theta []float64) {
 		}
 	}
 	if e.Sub != nil {
-		e.Sub.observe(theta)
+		e.Sub.observe(theta, g)
 	}
 }
 
@@ -157,45 +231,20 @@ func DenseMassFromGradients(e MassEstimate, scale MassScale) (*sampler.DenseMass
 }
 
 // inverseShrunk returns the inverse of the symmetric positive-definite
-// matrix a (d x d, row-major) shrunk toward its diagonal as DenseMassOf
-// shrinks a covariance from n draws, computed from its correlation form
-// (whose condition is far better): a = S^1/2 R S^1/2, R' = w R + (1 - w)
-// I, a'^-1 = S^-1/2 R'^-1 S^-1/2.
+// matrix a (d x d, row-major) shrunk as DenseMassOf shrinks a covariance
+// from n draws, from its correlation form (whose condition is far
+// better): a = S^1/2 R S^1/2, a'^-1 = S^-1/2 R^-w S^-1/2.
 func inverseShrunk(a []float64, d, n int) ([]float64, error) {
-	sd := make([]float64, d)
-	for i := range sd {
-		v := a[i*d+i]
-		if !(v > 0) || math.IsInf(v, 1) {
-			return nil, fmt.Errorf("diagonal %d is %v", i, v)
-		}
-		sd[i] = math.Sqrt(v)
-	}
-	w := float64(n) / float64(n+ShrinkDraws)
-	r := mat.NewSymDense(d, nil)
-	for i := 0; i < d; i++ {
-		for j := 0; j <= i; j++ {
-			v := 1.0
-			if i != j {
-				v = w * a[i*d+j] / (sd[i] * sd[j])
-			}
-			r.SetSym(i, j, v)
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(r) {
-		return nil, errors.New("not positive definite")
-	}
-	var ri mat.SymDense
-	if err := ch.InverseTo(&ri); err != nil {
+	sd, vals, vecs, err := corrSpectrum(a, d)
+	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, d*d)
-	for i := 0; i < d; i++ {
-		for j := 0; j < d; j++ {
-			out[i*d+j] = ri.At(i, j) / (sd[i] * sd[j])
-		}
+	inv := make([]float64, d)
+	for i, v := range sd {
+		inv[i] = 1 / v
 	}
-	return out, nil
+	w := shrinkWeight(n)
+	return fromSpectrum(vals, vecs, inv, func(l float64) float64 { return 1 / shrinkEigen(l, w) }), nil
 }
 
 // errFewDraws is returned for a window of fewer than 2 draws.
@@ -244,7 +293,7 @@ func DenseMassFrom(e MassEstimate, scale MassScale) (*sampler.DenseMass, error) 
 // row-major) estimated from n draws (n <= 0: exact, not shrunk): with S
 // its diagonal and R = S^-1/2 cov S^-1/2 its correlation matrix,
 //
-//	Sigma = S^1/2 (w R + (1 - w) I) S^1/2,  w = n/(n + ShrinkDraws),
+//	Sigma = S^1/2 R^w S^1/2,  w = n/(n + ShrinkDraws),
 //	M^-1  = Sigma / c,
 //
 // where c, the scale, is Sigma's smallest eigenvalue under
@@ -252,48 +301,37 @@ func DenseMassFrom(e MassEstimate, scale MassScale) (*sampler.DenseMass, error) 
 // mass's stiffest, the curvature 1/lambda_min(Sigma) in every direction:
 // the learning rate keeps its unit-mass meaning) and its largest under
 // MassScaleWidest (at the pace of unit mass's widest). The factor
-// C = S^1/2 chol(w R + (1 - w) I) / sqrt(c) is computed from the
-// correlation matrix, whose condition is far better than Sigma's. A
-// coordinate whose variance is not positive and finite is an error.
+// C = S^1/2 chol(R^w) / sqrt(c) is computed from the correlation matrix,
+// whose condition is far better than Sigma's. A coordinate whose variance
+// is not positive and finite is an error.
 func DenseMassOf(cov []float64, d, n int, scale MassScale) (*sampler.DenseMass, error) {
 	if d < 1 || len(cov) != d*d {
 		return nil, fmt.Errorf("dense mass: %d values for a %d x %d covariance", len(cov), d, d)
 	}
-	sd := make([]float64, d)
-	for i := range sd {
-		v := cov[i*d+i]
-		if !(v > 0) || math.IsInf(v, 1) {
-			return nil, fmt.Errorf("dense mass: coordinate %d's variance is %v", i, v)
-		}
-		sd[i] = math.Sqrt(v)
+	sd, vals, vecs, err := corrSpectrum(cov, d)
+	if err != nil {
+		return nil, fmt.Errorf("dense mass: %w", err)
 	}
-	w := 1.0
-	if n > 0 {
-		w = float64(n) / float64(n+ShrinkDraws)
+	w := shrinkWeight(n)
+	ones := make([]float64, d)
+	for i := range ones {
+		ones[i] = 1
 	}
-	corr := make([]float64, d*d)
+	corr := fromSpectrum(vals, vecs, ones, func(l float64) float64 { return shrinkEigen(l, w) })
 	sigma := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
 		for j := 0; j <= i; j++ {
-			r := 1.0
-			if i != j {
-				r = w * cov[i*d+j] / (sd[i] * sd[j])
-				if math.IsNaN(r) {
-					return nil, fmt.Errorf("dense mass: covariance (%d, %d) is not a number", i, j)
-				}
-			}
-			corr[i*d+j], corr[j*d+i] = r, r
-			sigma.SetSym(i, j, r*sd[i]*sd[j])
+			sigma.SetSym(i, j, corr[i*d+j]*sd[i]*sd[j])
 		}
 	}
 	var es mat.EigenSym
 	if !es.Factorize(sigma, false) {
 		return nil, errors.New("dense mass: eigenvalues of the covariance did not converge")
 	}
-	vals := es.Values(nil) // ascending
-	c := vals[len(vals)-1]
+	ev := es.Values(nil) // ascending
+	c := ev[len(ev)-1]
 	if scale == MassScaleStiffest {
-		c = vals[0]
+		c = ev[0]
 	}
 	if !(c > 0) {
 		return nil, fmt.Errorf("dense mass: covariance's eigenvalue %v is not positive", c)
@@ -313,8 +351,10 @@ func DenseMassOf(cov []float64, d, n int, scale MassScale) (*sampler.DenseMass, 
 
 // LowRankMassOf returns the low-rank mass of an exact covariance cov of
 // theta (d x d, row-major), not shrunk: the diagonal of its variances and
-// the top rank eigenpairs of its correlation matrix (by eigen-
-// decomposition; LowRankMassFrom's sketch approximates them). With
+// the rank eigenpairs of its correlation matrix whose eigenvalues are
+// farthest from 1 (|log lambda| largest: the widest and the stiffest
+// directions; by eigen-decomposition, which LowRankMassFrom's subspace
+// iterations approximate). With
 // m = scale.MassFrom(1/s), the diagonal mass PrecondVariance would set,
 //
 //	M^-1 = diag(m)^-1/2 (I + sum_j (lambda_j - 1) u_j u_j') diag(m)^-1/2:
@@ -345,14 +385,14 @@ func LowRankMassOf(cov []float64, d, rank int, scale MassScale) (*sampler.LowRan
 	vals := es.Values(nil) // ascending
 	var ev mat.Dense
 	es.VectorsTo(&ev)
-	k := min(rank, d)
-	lam, vec := make([]float64, 0, k), make([]float64, 0, d*k)
-	for j := 0; j < k; j++ {
-		lam = append(lam, vals[d-1-j])
+	pick := farthest(vals, rank)
+	lam, vec := make([]float64, 0, len(pick)), make([]float64, 0, d*len(pick))
+	for _, j := range pick {
+		lam = append(lam, vals[j])
 	}
 	for i := 0; i < d; i++ {
-		for j := 0; j < k; j++ {
-			vec = append(vec, ev.At(i, d-1-j))
+		for _, j := range pick {
+			vec = append(vec, ev.At(i, j))
 		}
 	}
 	return lowRankMass(s, lam, vec, 0, scale)
@@ -371,9 +411,10 @@ func lowRankMass(s, lam, vec []float64, n int, scale MassScale) (*sampler.LowRan
 	for i, x := range m {
 		out.Scale[i] = 1 / math.Sqrt(x)
 	}
+	w := shrinkWeight(n)
 	for j, l := range lam {
 		if n > 0 {
-			l = (float64(n)*l + ShrinkDraws) / float64(n+ShrinkDraws)
+			l = shrinkEigen(l, w)
 		}
 		if !(l > 0) {
 			return nil, fmt.Errorf("low-rank mass: eigenvalue %d is %v", j, l)

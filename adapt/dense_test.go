@@ -9,13 +9,31 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// corrFactor returns cov's sds and the Cholesky factor of its
+// correlation matrix (far better conditioned than cov).
+func corrFactor(t *testing.T, cov []float64, d int) ([]float64, *mat.Cholesky) {
+	t.Helper()
+	sd := make([]float64, d)
+	for i := range sd {
+		sd[i] = math.Sqrt(cov[i*d+i])
+	}
+	r := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			r.SetSym(i, j, cov[i*d+j]/(sd[i]*sd[j]))
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(r) {
+		t.Fatal("correlation matrix not positive definite")
+	}
+	return sd, &ch
+}
+
 // gaussDraws returns n independent draws of N(0, cov) (d x d, row-major).
 func gaussDraws(t *testing.T, cov []float64, d, n int, rng *rand.Rand) [][]float64 {
 	t.Helper()
-	var ch mat.Cholesky
-	if !ch.Factorize(mat.NewSymDense(d, append([]float64(nil), cov...))) {
-		t.Fatal("covariance not positive definite")
-	}
+	sd, ch := corrFactor(t, cov, d)
 	var l mat.TriDense
 	ch.LTo(&l)
 	out := make([][]float64, n)
@@ -29,6 +47,7 @@ func gaussDraws(t *testing.T, cov []float64, d, n int, rng *rand.Rand) [][]float
 			for b := 0; b <= a; b++ {
 				x[a] += l.At(a, b) * z[b]
 			}
+			x[a] *= sd[a]
 		}
 		out[i] = x
 	}
@@ -56,21 +75,39 @@ func sampleCov(xs [][]float64) []float64 {
 }
 
 // spiked returns a d x d covariance with sds from 1e-2 to 1e2 whose
-// correlation matrix is I + sum_j a_j v_j v_j' renormalised to a unit
-// diagonal, v_j random: a few strongly correlated directions.
-func spiked(d int, a []float64, rng *rand.Rand) []float64 {
-	c := make([]float64, d*d)
+// correlation matrix is B B' renormalised to a unit diagonal, B = I +
+// sum_j a_j v_j v_j' - sum_j b_j w_j w_j' (v_j, w_j random unit
+// vectors): a few strongly correlated directions (a) and a few nearly
+// collinear ones (b near 1).
+func spiked(d int, a, b []float64, rng *rand.Rand) []float64 {
+	bm := make([]float64, d*d)
 	for i := 0; i < d; i++ {
-		c[i*d+i] = 1
+		bm[i*d+i] = 1
 	}
-	for _, s := range a {
+	add := func(s float64) {
 		v := make([]float64, d)
+		n := 0.0
 		for i := range v {
-			v[i] = rng.NormFloat64() / math.Sqrt(float64(d))
+			v[i] = rng.NormFloat64()
+			n += v[i] * v[i]
 		}
 		for i := range v {
 			for j := range v {
-				c[i*d+j] += s * v[i] * v[j]
+				bm[i*d+j] += s * v[i] * v[j] / n
+			}
+		}
+	}
+	for _, s := range a {
+		add(s)
+	}
+	for _, s := range b {
+		add(-s)
+	}
+	c := make([]float64, d*d)
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			for k := 0; k < d; k++ {
+				c[i*d+j] += bm[i*d+k] * bm[j*d+k]
 			}
 		}
 	}
@@ -86,6 +123,26 @@ func spiked(d int, a []float64, rng *rand.Rand) []float64 {
 	return c
 }
 
+// gradOf returns the gradient of U = x' cov^-1 x/2 at x: S^-1/2 R^-1
+// S^-1/2 x, with cov = S^1/2 R S^1/2.
+func gradOf(t *testing.T, cov []float64, d int, x []float64) []float64 {
+	t.Helper()
+	sd, ch := corrFactor(t, cov, d)
+	y := make([]float64, d)
+	for i := range y {
+		y[i] = x[i] / sd[i]
+	}
+	var g mat.VecDense
+	if err := ch.SolveVecTo(&g, mat.NewVecDense(d, y)); err != nil {
+		t.Fatal(err)
+	}
+	out := g.RawVector().Data
+	for i := range out {
+		out[i] /= sd[i]
+	}
+	return out
+}
+
 // TestDenseMassFrom feeds 20,000 draws of a Gaussian through the window's
 // running co-moment and checks the dense mass against DenseMassOf the
 // two-pass sample covariance (to rounding) and against the exact
@@ -94,12 +151,12 @@ func spiked(d int, a []float64, rng *rand.Rand) []float64 {
 func TestDenseMassFrom(t *testing.T) {
 	const d, n = 4, 20000
 	rng := rand.New(rand.NewPCG(2, 3))
-	cov := spiked(d, []float64{30, 3}, rng)
+	cov := spiked(d, []float64{30, 3}, nil, rng)
 	xs := gaussDraws(t, cov, d, n, rng)
 	var e MassEstimate
 	e.reset(PrecondDense, d, false, 0)
 	for _, x := range xs {
-		e.observeFull(x)
+		e.observeFull(x, nil)
 	}
 	for _, scale := range []MassScale{MassScaleWidest, MassScaleStiffest} {
 		got, err := DenseMassFrom(e, scale)
@@ -142,24 +199,26 @@ func TestDenseMassFrom(t *testing.T) {
 	}
 }
 
-// TestLowRankMassFrom feeds draws of a 40-coordinate Gaussian with three
-// strongly correlated directions (standardised eigenvalues about 10, 4
-// and 2, the rest about 0.6; sds 1e-2 to 1e2) through two windows of the
-// subspace iteration (rank 3: 13 directions; 4 blocks of 5,000 draws a
-// window) and checks the mass's eigenpairs against the exact covariance's
-// (LowRankMassOf): eigenvalues within 6% (the last block's 5,000 draws
-// have a sampling error of about 2%), directions' overlap above 0.98, and
-// the diagonal within 3% of the variance preconditioner's. With as many
-// directions as coordinates (6) the iteration's space is the whole space.
+// TestLowRankMassFrom feeds draws of a 40-coordinate Gaussian with two
+// strongly correlated directions and two nearly collinear ones
+// (standardised eigenvalues about 13 and 4, and 0.001 and 0.01; sds 1e-2
+// to 1e2), with their exact gradients, through two windows of the
+// subspace iterations (rank 4: 14 directions; 4 blocks of 5,000 draws a
+// window) and checks the mass's eigenpairs against the exact
+// covariance's farthest from 1 (LowRankMassOf): eigenvalues within 8%
+// (the last block's 5,000 draws have a sampling error of about 2%),
+// directions' overlap above 0.98, and the diagonal within 3% of the
+// variance preconditioner's. With as many directions as coordinates (6)
+// the iteration's space is the whole space.
 func TestLowRankMassFrom(t *testing.T) {
 	for _, tc := range []struct {
-		d      int
-		spikes []float64
-	}{{40, []float64{20, 6, 3}}, {6, []float64{10, 3, 1}}} {
+		d           int
+		wide, stiff []float64
+	}{{40, []float64{20, 6}, []float64{0.97, 0.9}}, {6, []float64{10}, []float64{0.95}}} {
 		rng := rand.New(rand.NewPCG(4, uint64(tc.d)))
-		cov := spiked(tc.d, tc.spikes, rng)
+		cov := spiked(tc.d, tc.wide, tc.stiff, rng)
 		var e MassEstimate
-		e.reset(PrecondLowRank, tc.d, false, 3)
+		e.reset(PrecondLowRank, tc.d, false, 4)
 		var got *sampler.LowRankMass
 		for window := 0; window < 2; window++ {
 			for b := 0; b < SubspaceBlocks; b++ {
@@ -167,28 +226,29 @@ func TestLowRankMassFrom(t *testing.T) {
 					e.nextBlock()
 				}
 				for _, x := range gaussDraws(t, cov, tc.d, 5000, rng) {
-					e.observeFull(x)
+					e.observeFull(x, gradOf(t, cov, tc.d, x))
 				}
 			}
-			m, next, err := lowRankFrom(&e, MassScaleStiffest, 3)
+			m, next, err := lowRankFrom(&e, MassScaleStiffest, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got = m
-			e.reset(PrecondLowRank, tc.d, false, 3)
+			e.reset(PrecondLowRank, tc.d, false, 4)
 			e.Sub = next
 		}
-		want, err := LowRankMassOf(cov, tc.d, 3, MassScaleStiffest)
+		want, err := LowRankMassOf(cov, tc.d, 4, MassScaleStiffest)
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("D %d: eigenvalues %.4g, exact %.4g", tc.d, got.Lambda, want.Lambda)
 		for j, l := range want.Lambda {
-			if math.Abs(got.Lambda[j]/l-1) > 0.06 {
-				t.Errorf("D %d: eigenvalue %d is %.4f, exact %.4f", tc.d, j, got.Lambda[j], l)
+			if math.Abs(got.Lambda[j]/l-1) > 0.08 {
+				t.Errorf("D %d: eigenvalue %d is %.4g, exact %.4g", tc.d, j, got.Lambda[j], l)
 			}
 			ov := 0.0
 			for i := 0; i < tc.d; i++ {
-				ov += got.U[i*3+j] * want.U[i*3+j]
+				ov += got.U[i*4+j] * want.U[i*4+j]
 			}
 			if math.Abs(ov) < 0.98 {
 				t.Errorf("D %d: direction %d's overlap with the exact one is %.4f", tc.d, j, ov)
@@ -206,17 +266,17 @@ func TestLowRankMassFrom(t *testing.T) {
 func TestFullMassErrors(t *testing.T) {
 	var e MassEstimate
 	e.reset(PrecondDense, 2, false, 0)
-	e.observeFull([]float64{1, 2})
+	e.observeFull([]float64{1, 2}, nil)
 	if _, err := DenseMassFrom(e, MassScaleWidest); err == nil {
 		t.Error("a window of one draw gave a dense mass")
 	}
-	e.observeFull([]float64{1, 3}) // coordinate 0 did not move
+	e.observeFull([]float64{1, 3}, nil) // coordinate 0 did not move
 	if _, err := DenseMassFrom(e, MassScaleWidest); err == nil {
 		t.Error("a coordinate that did not move gave a dense mass")
 	}
 	e.reset(PrecondLowRank, 2, false, 1)
-	e.observeFull([]float64{1, 2})
-	e.observeFull([]float64{1, 3})
+	e.observeFull([]float64{1, 2}, nil)
+	e.observeFull([]float64{1, 3}, nil)
 	if _, err := LowRankMassFrom(e, MassScaleWidest, 1); err == nil {
 		t.Error("a coordinate that did not move gave a low-rank mass")
 	}

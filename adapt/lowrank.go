@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"gonum.org/v1/gonum/mat"
@@ -23,47 +24,71 @@ const SubspaceBlocks = 4
 // coordinates.
 func sketchCols(dim, rank int) int { return min(dim, rank+SketchOversample) }
 
-// subspaceSeed seeds the first window's starting subspace.
+// subspaceSeed seeds the first window's starting subspaces.
 const subspaceSeed = 0x5ca1ab1e
 
-// Subspace is a low-rank mass's running estimate of the top eigen-
-// directions of the window's correlation matrix R: a block power (subspace)
-// iteration on the draws, one step per block of the window (Hardt and
-// Price 2014's noisy power method), costing 2 D l multiply-adds a draw and
-// D l values, so that no D x D matrix is ever formed. In a block the draws
-// are standardised by the block's Scale, x~ = x/Scale, and Y sums the
-// co-moment of x~ times the basis Q (Basis, D x l, orthonormal columns):
-// Y = sum (x~ - mean)(x~ - mean)' Q with Welford's running mean of the
-// block. At the block's end the next basis is Y's columns, rescaled to the
-// window's sds so far and orthonormalised; at the window's end a
-// Rayleigh-Ritz step on the last block (ritz) gives the eigenpairs, and
-// the next window starts from their subspace. Plain data, checkpointed
-// with the run.
-type Subspace struct {
-	Basis []float64 // Q, D x l row-major, orthonormal columns
-	Scale []float64 // the block's sds (1 before any estimate)
-	Mean  []float64 // the block's running mean of x/Scale
-	Count int       // the block's draws
-	Y     []float64 // D x l row-major
+// gradCols returns how many of a subspace's l directions come from the
+// gradients' iteration: half.
+func gradCols(l int) int { return l / 2 }
 
-	xt []float64 // scratch: the standardised draw's deviation
+// Subspace is a low-rank mass's running estimate of the eigen-directions
+// of the window's correlation matrix R farthest from 1, at both ends: the
+// widest (R's top eigenvalues) from the draws and the stiffest (R's
+// smallest, the top of the standardised precision R^-1) from the
+// stochastic gradients, by block power (subspace) iterations, one step
+// per block of the window (Hardt and Price 2014's noisy power method),
+// costing 2 D l multiply-adds a draw for the draws and D l for the
+// gradients, and D l values each, so that no D x D matrix is ever formed.
+//
+// In a block the draws are standardised by the block's Scale, x~ =
+// x/Scale, and the gradients g~ = g Scale (the gradient in the
+// standardised coordinates, whose second moment E[g~ g~'] is T R^-1 at
+// equilibrium by the Fisher identity, and about (N/b) T R^-1 with a
+// minibatch's noise). Y sums the co-moment of x~ times the basis Q (D x
+// l, orthonormal columns), Y = sum (x~ - mean)(x~ - mean)' Q with
+// Welford's running mean of the block, and GradY the gradients' second
+// moment times their basis Qg (D x l/2), GradY = sum g~ g~' Qg. At the
+// block's end (nextBlock) the gradients' basis steps to GradY's columns,
+// the draws' wide directions to Y times the top Ritz vectors of R on Q,
+// both rescaled to the window's sds so far, and Q to the two together,
+// orthonormalised: Q then holds both ends. At the window's end a
+// Rayleigh-Ritz step of R on Q (ritz) gives the eigenpairs, and the next
+// window starts from their subspace. Plain data, checkpointed with the
+// run.
+type Subspace struct {
+	Basis     []float64 // Q, D x l row-major, orthonormal columns
+	Scale     []float64 // the block's sds (1 before any estimate)
+	Mean      []float64 // the block's running mean of x/Scale
+	Count     int       // the block's draws
+	Y         []float64 // D x l row-major
+	GradBasis []float64 // Qg, D x l/2 row-major, orthonormal columns
+	GradY     []float64 // D x l/2 row-major
+
+	xt, gt []float64 // scratch: the standardised draw's deviation, gradient
 }
 
-// newSubspace returns the first window's subspace of l directions in d
-// coordinates: a random orthonormal basis (from a fixed seed) and unit
-// scales.
-func newSubspace(d, l int) *Subspace {
-	rng := rand.New(rand.NewPCG(subspaceSeed, uint64(l)))
+// randomBasis returns d x l random orthonormal columns from seed.
+func randomBasis(d, l int, seed uint64) []float64 {
+	rng := rand.New(rand.NewPCG(subspaceSeed, seed))
 	q := make([]float64, d*l)
 	for i := range q {
 		q[i] = rng.NormFloat64()
 	}
 	orthonormalize(q, d, l)
+	return q
+}
+
+// newSubspace returns the first window's subspace of l directions in d
+// coordinates: random orthonormal bases (from a fixed seed) and unit
+// scales.
+func newSubspace(d, l int) *Subspace {
 	scale := make([]float64, d)
 	for i := range scale {
 		scale[i] = 1
 	}
-	return &Subspace{Basis: q, Scale: scale, Mean: make([]float64, d), Y: make([]float64, d*l)}
+	lg := gradCols(l)
+	return &Subspace{Basis: randomBasis(d, l, uint64(l)), Scale: scale, Mean: make([]float64, d), Y: make([]float64, d*l),
+		GradBasis: randomBasis(d, lg, uint64(l)<<32|uint64(lg)), GradY: make([]float64, d*lg)}
 }
 
 // check reports whether s is a subspace of l directions in d coordinates.
@@ -71,21 +96,26 @@ func (s *Subspace) check(d, l int) error {
 	if s == nil {
 		return errors.New("no subspace")
 	}
-	if len(s.Basis) != d*l || len(s.Y) != d*l || len(s.Scale) != d || len(s.Mean) != d || s.Count < 0 {
-		return fmt.Errorf("subspace of %d basis values, %d scales, %d means, %d sketch values, count %d for %d x %d", len(s.Basis), len(s.Scale), len(s.Mean), len(s.Y), s.Count, d, l)
+	lg := gradCols(l)
+	if len(s.Basis) != d*l || len(s.Y) != d*l || len(s.Scale) != d || len(s.Mean) != d || s.Count < 0 ||
+		len(s.GradBasis) != d*lg || len(s.GradY) != d*lg {
+		return fmt.Errorf("subspace of %d basis values, %d scales, %d means, %d sketch values, %d and %d gradient values, count %d for %d x %d",
+			len(s.Basis), len(s.Scale), len(s.Mean), len(s.Y), len(s.GradBasis), len(s.GradY), s.Count, d, l)
 	}
 	return nil
 }
 
-// observe adds draw theta to the block: with x~ = theta/Scale, delta =
-// x~ - Mean before the draw and n the block's new count,
+// observe adds draw theta, with its step's stochastic gradient g (nil: no
+// gradient), to the block: with x~ = theta/Scale, delta = x~ - Mean
+// before the draw, n the block's new count and g~ = g Scale,
 //
-//	Y += ((n-1)/n) delta (delta' Q).
-func (s *Subspace) observe(theta []float64) {
+//	Y     += ((n-1)/n) delta (delta' Q)
+//	GradY += g~ (g~' Qg).
+func (s *Subspace) observe(theta, g []float64) {
 	d := len(theta)
 	l := len(s.Basis) / d
 	if len(s.xt) != d {
-		s.xt = make([]float64, d)
+		s.xt, s.gt = make([]float64, d), make([]float64, d)
 	}
 	s.Count++
 	n := float64(s.Count)
@@ -104,6 +134,24 @@ func (s *Subspace) observe(theta []float64) {
 		row := s.Y[i*l : i*l+l]
 		for c := range row {
 			row[c] += dl * t[c]
+		}
+	}
+	if len(g) != d {
+		return
+	}
+	lg := len(s.GradBasis) / d
+	var tg [sampler.MaxMassRank + SketchOversample]float64
+	for i, gi := range g {
+		gi *= s.Scale[i]
+		s.gt[i] = gi
+		for c, q := range s.GradBasis[i*lg : i*lg+lg] {
+			tg[c] += gi * q
+		}
+	}
+	for i, gi := range s.gt {
+		row := s.GradY[i*lg : i*lg+lg]
+		for c := range row {
+			row[c] += gi * tg[c]
 		}
 	}
 }
@@ -126,12 +174,14 @@ func blockEnd(ends []int, step int) bool {
 	return false
 }
 
-// nextBlock ends the low-rank estimate's block: the next basis is the
-// block's Y with its rows rescaled from the block's sds to the window's so
-// far, orthonormalised (one step of the subspace iteration), and the next
-// block standardises by the window's sds. A block of fewer than 2 draws,
-// or a window whose variances are not yet positive, keeps its basis and
-// scale.
+// nextBlock ends the low-rank estimate's block (one step of both
+// subspace iterations; see Subspace): with F = diag(Scale/sd), sd the
+// window's sds so far, the gradients' basis becomes orth(F^-1 GradY), the
+// draws' wide directions F Y V (V the top l - l/2 eigenvectors of Q'Y,
+// the Ritz vectors of R on Q, largest first), and Q orth of the two side
+// by side; the next block standardises by sd. A block of fewer than 2
+// draws, or a window whose variances are not yet positive, keeps its
+// bases and scale.
 func (e *MassEstimate) nextBlock() {
 	s := e.Sub
 	sd, err := e.variances()
@@ -140,17 +190,55 @@ func (e *MassEstimate) nextBlock() {
 	}
 	d := len(s.Scale)
 	l := len(s.Basis) / d
+	lg := len(s.GradBasis) / d
+	lw := l - lg
 	for i := range sd {
 		sd[i] = math.Sqrt(sd[i])
-		f := s.Scale[i] / sd[i]
-		for c := 0; c < l; c++ {
-			s.Basis[i*l+c] = f * s.Y[i*l+c]
+	}
+	// the draws' Ritz vectors on Q, largest first
+	b := mat.NewSymDense(l, nil)
+	for a := 0; a < l; a++ {
+		for c := a; c < l; c++ {
+			v := 0.0
+			for i := 0; i < d; i++ {
+				v += s.Basis[i*l+a]*s.Y[i*l+c] + s.Basis[i*l+c]*s.Y[i*l+a]
+			}
+			b.SetSym(a, c, v/2)
 		}
 	}
-	orthonormalize(s.Basis, d, l)
-	s.Scale = sd
+	var es mat.EigenSym
+	var v mat.Dense
+	if es.Factorize(b, true) {
+		es.VectorsTo(&v)
+	} else { // keep Q's own order
+		v = *mat.NewDense(l, l, nil)
+		for a := 0; a < l; a++ {
+			v.Set(l-1-a, a, 1)
+		}
+	}
+	next := make([]float64, d*l)
+	for i := 0; i < d; i++ {
+		f := s.Scale[i] / sd[i]
+		for c := 0; c < lw; c++ {
+			u := 0.0
+			for a := 0; a < l; a++ {
+				u += s.Y[i*l+a] * v.At(a, l-1-c)
+			}
+			next[i*l+c] = f * u
+		}
+		for c := 0; c < lg; c++ {
+			s.GradBasis[i*lg+c] = s.GradY[i*lg+c] / f
+		}
+	}
+	orthonormalize(s.GradBasis, d, lg)
+	for i := 0; i < d; i++ {
+		copy(next[i*l+lw:i*l+l], s.GradBasis[i*lg:i*lg+lg])
+	}
+	orthonormalize(next, d, l)
+	s.Basis, s.Scale = next, sd
 	clear(s.Mean)
 	clear(s.Y)
+	clear(s.GradY)
 	s.Count = 0
 }
 
@@ -287,21 +375,33 @@ func (e *MassEstimate) ritz() (s, lam, vec []float64, n int, err error) {
 	return s, lam, vec, sub.Count, nil
 }
 
+// farthest returns the indices of the k of lam farthest from 1 in ratio
+// (|log lambda| largest; ties to the earlier), in that order.
+func farthest(lam []float64, k int) []int {
+	idx := make([]int, len(lam))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return math.Abs(math.Log(lam[idx[a]])) > math.Abs(math.Log(lam[idx[b]])) })
+	return idx[:min(k, len(idx))]
+}
+
 // LowRankMassFrom returns the low-rank mass of a PrecondLowRank estimate
 // e at the end of its window: the diagonal of the window's variances, and
-// the top k Ritz pairs of its correlation matrix (Subspace, ritz), each
-// eigenvalue, from the last block's n draws, shrunk toward 1 as
-// DenseMassOf shrinks R: (n lambda + ShrinkDraws)/(n + ShrinkDraws).
-// LowRankMass says how the mass is built of them and LowRankMassOf how it
-// is scaled.
+// the k Ritz pairs of its correlation matrix on the subspace (Subspace,
+// ritz) whose eigenvalues are farthest from 1 (|log lambda| largest: the
+// widest and the stiffest directions), each eigenvalue, from the last
+// block's n draws, shrunk toward 1 as DenseMassOf shrinks R: lambda^w, w =
+// n/(n + ShrinkDraws). LowRankMass says how the mass is built
+// of them and LowRankMassOf how it is scaled.
 func LowRankMassFrom(e MassEstimate, scale MassScale, rank int) (*sampler.LowRankMass, error) {
 	m, _, err := lowRankFrom(&e, scale, rank)
 	return m, err
 }
 
 // lowRankFrom is LowRankMassFrom, with the subspace the next window's
-// iteration starts from: the Ritz vectors, standardised by the window's
-// sds.
+// iteration starts from: the Ritz vectors and the gradients' basis,
+// standardised by the window's sds.
 func lowRankFrom(e *MassEstimate, scale MassScale, rank int) (*sampler.LowRankMass, *Subspace, error) {
 	d := len(e.M2)
 	if d == 0 || len(e.Mean) != d || e.Sub == nil {
@@ -312,18 +412,35 @@ func lowRankFrom(e *MassEstimate, scale MassScale, rank int) (*sampler.LowRankMa
 		return nil, nil, fmt.Errorf("low-rank mass: %w", err)
 	}
 	l := len(lam)
-	k := min(rank, l)
-	u := make([]float64, 0, d*k)
-	for i := 0; i < d; i++ {
-		u = append(u, vec[i*l:i*l+k]...)
+	for j, x := range lam { // Ritz values of a positive-definite R
+		lam[j] = math.Max(x, 1e-300)
 	}
-	m, err := lowRankMass(s, lam[:k], u, n, scale)
+	pick := farthest(lam, rank)
+	k := len(pick)
+	u := make([]float64, 0, d*k)
+	lk := make([]float64, 0, k)
+	for _, j := range pick {
+		lk = append(lk, lam[j])
+	}
+	for i := 0; i < d; i++ {
+		for _, j := range pick {
+			u = append(u, vec[i*l+j])
+		}
+	}
+	m, err := lowRankMass(s, lk, u, n, scale)
 	if err != nil {
 		return nil, nil, err
 	}
-	next := &Subspace{Basis: vec, Scale: make([]float64, d), Mean: make([]float64, d), Y: make([]float64, d*l)}
+	lg := len(e.Sub.GradBasis) / d
+	next := &Subspace{Basis: vec, Scale: make([]float64, d), Mean: make([]float64, d), Y: make([]float64, d*l),
+		GradBasis: make([]float64, d*lg), GradY: make([]float64, d*lg)}
 	for i, v := range s {
 		next.Scale[i] = math.Sqrt(v)
+		f := e.Sub.Scale[i] / next.Scale[i]
+		for c := 0; c < lg; c++ { // the gradients' basis in the new standardisation
+			next.GradBasis[i*lg+c] = e.Sub.GradBasis[i*lg+c] / f
+		}
 	}
+	orthonormalize(next.GradBasis, d, lg)
 	return m, next, nil
 }

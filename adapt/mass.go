@@ -547,7 +547,7 @@ func (m Mass) Update(step int, chains []*sampler.State, est []MassEstimate, temp
 		case grad && kind == PrecondDense:
 			e.observeGrad(s.Grad) // counts the step
 		case !kind.Diagonal():
-			e.observeFull(s.Theta) // counts the step
+			e.observeFull(s.Theta, s.Grad) // counts the step
 		case kind == PrecondVariance || len(e.Mean) == len(s.Theta) && len(e.M2) == len(s.Theta):
 			e.observe(s.Theta) // counts the step
 		default:
@@ -608,8 +608,8 @@ func (m Mass) Arm(chains []*sampler.State, est []MassEstimate) {
 		return
 	}
 	for j, s := range chains {
-		if m.Precondition == PrecondDense {
-			s.KeepGrad(j < len(est) && est[j].GradCross != nil)
+		if !m.Precondition.Diagonal() { // the step's gradient is read
+			s.KeepGrad(j < len(est) && (est[j].GradCross != nil || est[j].Sub != nil))
 		}
 		if j < len(est) && est[j].SumSq != nil && len(est[j].SumSq) == len(s.Theta) {
 			s.SumGradSq(est[j].SumSq)
