@@ -153,18 +153,6 @@ func (m Mass) setFull(s *sampler.State, e *MassEstimate, step int) error {
 	if err := s.SetMassMatrix(mm); err != nil {
 		return err
 	}
-	if debugMass {
-		if dm, ok := mm.(*sampler.DenseMass); ok {
-			n := dm.N
-			dg := make([]float64, n)
-			for i := 0; i < n; i++ {
-				for k := 0; k <= i; k++ {
-					dg[i] += dm.Chol[i*n+k] * dm.Chol[i*n+k]
-				}
-			}
-			fmt.Println("DEBUG window", step, "grad", e.GradCross != nil, "dense diag(M^-1)", dg)
-		}
-	}
 	ends := MassWindowEnds(m.BurnIn)
 	if step == ends[len(ends)-1] {
 		*e = MassEstimate{}

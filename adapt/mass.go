@@ -3,7 +3,6 @@ package adapt
 import (
 	"fmt"
 	"math"
-	"os"
 	"slices"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -574,9 +573,6 @@ func (m Mass) Update(step int, chains []*sampler.State, est []MassEstimate, temp
 		if err := s.SetMass(mass); err != nil {
 			return changed, fmt.Errorf("rung %d: mass at step %d: %w", j, step, err)
 		}
-		if debugMass {
-			fmt.Println("DEBUG window", step, kind, "1/mass", invOf(mass), "var", e.CurvatureFloor(1))
-		}
 		changed = true
 		switch {
 		case step == last:
@@ -617,14 +613,4 @@ func (m Mass) Arm(chains []*sampler.State, est []MassEstimate) {
 			s.SumGradSq(nil)
 		}
 	}
-}
-
-var debugMass = os.Getenv("DEBUGMASS") != ""
-
-func invOf(m []float64) []float64 {
-	o := make([]float64, len(m))
-	for i, v := range m {
-		o[i] = 1 / v
-	}
-	return o
 }
