@@ -13,6 +13,16 @@ import (
 // data.
 const FullMassBatchShare = 0.2
 
+// FullMassSteps are TestFullMassTable's steps per posterior (burn-in a
+// quarter), chosen for an ESS of a few hundred within 10 minutes on
+// this project's 2 shared cores: earnings' minibatch noise, about 280
+// times the (N/b - 1) times the curvature MinibatchNoiseLR's step is set
+// against, makes its step small.
+var FullMassSteps = map[string]int{
+	"earnings-earn_height": 12000000,
+	"diamonds-diamonds":    1000000,
+}
+
 // NoiseDraws is how many minibatch gradients MinibatchNoiseLR measures
 // the noise's covariance from.
 const NoiseDraws = 4000

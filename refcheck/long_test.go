@@ -139,7 +139,7 @@ func TestPosteriordbSeeds(t *testing.T) {
 
 var (
 	fullMassRun   = flag.Bool("fullmass", false, "run TestFullMassTable (make posteriordb-mass)")
-	fullMassSteps = flag.Int("fullmass-steps", 400000, "steps of each TestFullMassTable chain (burn-in a quarter)")
+	fullMassSteps = flag.Int("fullmass-steps", 0, "steps of each TestFullMassTable chain (burn-in a quarter; 0: FullMassSteps)")
 	fullMassRank  = flag.Int("fullmass-rank", 4, "the low-rank mass's k in TestFullMassTable")
 	fullMassKinds = flag.String("fullmass-kinds", "dense,lowrank", "the masses TestFullMassTable runs")
 )
@@ -164,7 +164,11 @@ func TestFullMassTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cases, err := FullMassCases(ref, DataDir, *fullMassRank, *fullMassSteps)
+		steps := *fullMassSteps
+		if steps == 0 {
+			steps = FullMassSteps[name]
+		}
+		cases, err := FullMassCases(ref, DataDir, *fullMassRank, steps)
 		if err != nil {
 			t.Fatal(err)
 		}
