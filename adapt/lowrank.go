@@ -313,8 +313,11 @@ func (e *MassEstimate) ritz() (s, lam, vec []float64, n int, err error) {
 		return nil, nil, nil, 0, err
 	}
 	d := len(s)
-	if err := sub.check(d, len(sub.Basis)/max(d, 1)); err != nil || len(sub.Basis) == 0 {
-		return nil, nil, nil, 0, fmt.Errorf("subspace: %v", err)
+	if sub == nil || len(sub.Basis) == 0 {
+		return nil, nil, nil, 0, errors.New("no subspace")
+	}
+	if err := sub.check(d, len(sub.Basis)/d); err != nil {
+		return nil, nil, nil, 0, err
 	}
 	if sub.Count < 2 {
 		return nil, nil, nil, 0, fmt.Errorf("subspace: %w", errFewDraws)
