@@ -22,6 +22,18 @@ import (
 // mass 8-fold.
 const ShrinkDraws = 5
 
+// MinDrawsPerCoordinate is how many draws per coordinate a window needs
+// for a dense mass: with fewer than 2 D draws (or gradients) the sample
+// matrix is singular or nearly so (its smallest eigenvalues are noise:
+// Marchenko and Pastur), so the window's mass is its diagonal alone (R
+// taken as I): on a 1,600-parameter network a first window of 40 steps
+// gave a gradient matrix of rank 40.
+const MinDrawsPerCoordinate = 2
+
+// tooFew reports whether n draws are too few for a dense estimate of d
+// coordinates (n <= 0: exact, never).
+func tooFew(n, d int) bool { return n > 0 && n < MinDrawsPerCoordinate*d }
+
 // shrinkWeight returns w = n/(n + ShrinkDraws) (1 for n <= 0: exact).
 func shrinkWeight(n int) float64 {
 	if n <= 0 {
@@ -65,6 +77,17 @@ func corrSpectrum(a []float64, d int) (sd, vals []float64, vecs *mat.Dense, err 
 	vecs = new(mat.Dense)
 	es.VectorsTo(vecs)
 	return sd, es.Values(nil), vecs, nil
+}
+
+// identitySpectrum returns the eigen-decomposition of I (d x d).
+func identitySpectrum(d int) ([]float64, *mat.Dense) {
+	vals := make([]float64, d)
+	v := mat.NewDense(d, d, nil)
+	for i := range vals {
+		vals[i] = 1
+		v.Set(i, i, 1)
+	}
+	return vals, v
 }
 
 // fromSpectrum returns V diag(f(lambda)) V' (d x d, row-major) scaled by
@@ -227,6 +250,9 @@ func inverseShrunk(a []float64, d, n int) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tooFew(n, d) {
+		vals, vecs = identitySpectrum(d)
+	}
 	inv := make([]float64, d)
 	for i, v := range sd {
 		inv[i] = 1 / v
@@ -290,8 +316,10 @@ func DenseMassFrom(e MassEstimate, scale MassScale) (*sampler.DenseMass, error) 
 // the learning rate keeps its unit-mass meaning) and its largest under
 // MassScaleWidest (at the pace of unit mass's widest). The factor
 // C = S^1/2 chol(R^w) / sqrt(c) is computed from the correlation matrix,
-// whose condition is far better than Sigma's. A coordinate whose variance
-// is not positive and finite is an error.
+// whose condition is far better than Sigma's. From fewer than
+// MinDrawsPerCoordinate draws per coordinate R is taken as I (the mass is
+// the variances' diagonal). A coordinate whose variance is not positive
+// and finite is an error.
 func DenseMassOf(cov []float64, d, n int, scale MassScale) (*sampler.DenseMass, error) {
 	if d < 1 || len(cov) != d*d {
 		return nil, fmt.Errorf("dense mass: %d values for a %d x %d covariance", len(cov), d, d)
@@ -299,6 +327,9 @@ func DenseMassOf(cov []float64, d, n int, scale MassScale) (*sampler.DenseMass, 
 	sd, vals, vecs, err := corrSpectrum(cov, d)
 	if err != nil {
 		return nil, fmt.Errorf("dense mass: %w", err)
+	}
+	if tooFew(n, d) {
+		vals, vecs = identitySpectrum(d)
 	}
 	w := shrinkWeight(n)
 	ones := make([]float64, d)

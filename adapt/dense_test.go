@@ -281,3 +281,36 @@ func TestFullMassErrors(t *testing.T) {
 		t.Error("a coordinate that did not move gave a low-rank mass")
 	}
 }
+
+// TestDenseMassFewDraws checks that a window of fewer draws than twice
+// the coordinates gives the diagonal mass (a 40-coordinate estimate from
+// 30 draws is singular), and that from the same gradients.
+func TestDenseMassFewDraws(t *testing.T) {
+	const d = 40
+	rng := rand.New(rand.NewPCG(5, 6))
+	cov := spiked(d, []float64{10}, nil, rng)
+	var e, g MassEstimate
+	e.reset(PrecondDense, d, false, 0)
+	g.reset(PrecondNone, d, false, 0)
+	g.GradCross = make([]float64, d*(d+1)/2)
+	for _, x := range gaussDraws(t, cov, d, 30, rng) {
+		e.observeFull(x, nil)
+		g.observeGrad(gradOf(t, cov, d, x))
+	}
+	for name, f := range map[string]func() (*sampler.DenseMass, error){
+		"draws":     func() (*sampler.DenseMass, error) { return DenseMassFrom(e, MassScaleStiffest) },
+		"gradients": func() (*sampler.DenseMass, error) { return DenseMassFromGradients(g, MassScaleStiffest) },
+	} {
+		m, err := f()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i := 0; i < d; i++ {
+			for j := 0; j < i; j++ {
+				if m.Chol[i*d+j] != 0 {
+					t.Fatalf("%s: factor (%d, %d) is %v from 30 draws, want a diagonal mass", name, i, j, m.Chol[i*d+j])
+				}
+			}
+		}
+	}
+}
