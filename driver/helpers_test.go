@@ -60,6 +60,7 @@ type testPT struct {
 	NoiseTarget     float64
 	Precondition    adapt.Preconditioner
 	MassScale       adapt.MassScale
+	MassRank        int
 	NoiseCorrection bool
 }
 
@@ -81,7 +82,7 @@ func testDriver(o testPT) *Driver {
 	}
 	ps = append(ps, &StepHealth{Window: o.HealthWindow, MixCoords: o.MixCoords, ExactGradients: o.ExactGradients, NoiseTarget: o.NoiseTarget})
 	if o.Precondition != adapt.PrecondNone || o.MassScale != adapt.MassScaleWidest {
-		ps = append(ps, &Mass{Precondition: o.Precondition, Scale: o.MassScale})
+		ps = append(ps, &Mass{Precondition: o.Precondition, Scale: o.MassScale, Rank: o.MassRank})
 	}
 	if o.NoiseCorrection {
 		ps = append(ps, &NoiseCorrection{Precondition: o.Precondition})

@@ -103,12 +103,19 @@ type Config struct {
 	// slowing the warm-up. The gradients' evaluators hold the larger of
 	// the two.
 	WarmupBatch int `json:"warmup_batch,omitempty" yaml:"warmup_batch,omitempty"`
-	// Precondition is the diagonal mass matrix each chain (each PT rung)
+	// Precondition is the mass matrix each chain (each PT rung)
 	// estimates during burn-in and then freezes: "none" (unit mass, the
-	// default), "rmsprop" (from the squared minibatch gradients) or
-	// "variance" (from the positions' variances); see
-	// adapt.Preconditioner. Runs that do not record it ran with none.
+	// default), "rmsprop" (diagonal, from the squared minibatch
+	// gradients), "variance" (diagonal, from the positions' variances),
+	// "dense" (M^-1 the positions' covariance, for models of up to a few
+	// hundred parameters) or "lowrank" (the variances with the top
+	// MassRank eigen-directions of their correlation, for large ones);
+	// see adapt.Preconditioner. Runs that do not record it ran with none.
 	Precondition string `json:"precondition,omitempty" yaml:"precondition,omitempty"`
+	// MassRank is the low-rank mass's k (precondition lowrank; 0: its
+	// default, adapt.DefaultMassRank). Runs that do not record it had
+	// no low-rank mass.
+	MassRank int `json:"mass_rank,omitempty" yaml:"mass_rank,omitempty"`
 	// MassScale is how the preconditioner's mass is normalised: "widest"
 	// (the default, and what runs that do not record it ran with: the
 	// widest coordinates keep unit mass, the others are slowed to their
@@ -243,9 +250,11 @@ func (c Config) rangeChecks(opt bool) []rangeCheck {
 		{c.NullSpaceKeep == 0 || c.NullSpaceScale > 0, "null_space_keep needs null_space_scale"},
 		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
 		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
-		{validPrecondition(c.Precondition), "precondition must be none, rmsprop or variance"},
+		{validPrecondition(c.Precondition), "precondition must be none, rmsprop, variance, dense or lowrank"},
 		{validMassScale(c.MassScale), "mass_scale must be widest or stiffest"},
-		{c.MassScaleValue() == adapt.MassScaleWidest || c.PreconditionValue() != adapt.PrecondNone, "mass_scale needs a preconditioner (precondition rmsprop or variance)"},
+		{c.MassScaleValue() == adapt.MassScaleWidest || c.PreconditionValue() != adapt.PrecondNone, "mass_scale needs a preconditioner (precondition rmsprop, variance, dense or lowrank)"},
+		{c.MassRank >= 0 && c.MassRank <= sampler.MaxMassRank, fmt.Sprintf("mass_rank must be 1 to %d (0: %d)", sampler.MaxMassRank, adapt.DefaultMassRank)},
+		{c.MassRank == 0 || c.PreconditionValue() == adapt.PrecondLowRank, "mass_rank needs precondition lowrank"},
 		{!c.NoiseCorrection || c.Sampler == PTSGHMC || c.Sampler == "sgnht" || c.Sampler == "sghmc", "noise_correction needs a sampler with friction (ptsghmc, sgnht or sghmc)"},
 		{!c.NoiseCorrection || c.NoiseTarget == 0 && c.Cycle == 0 && c.SGDWarmup == 0, "noise_correction needs a fixed step and kernel (no noise_target, cycle or sgd_warmup)"},
 		{!c.NoiseCorrection || c.BurnIn >= 10, "noise_correction needs a burn-in of at least 10 steps to estimate the noise"},

@@ -211,7 +211,7 @@ func newDriver(s runspec.Setup, cfg runspec.Config, sched *runSchedule) (*driver
 func runPhases(cfg runspec.Config, n int) []driver.Phase {
 	ps := []driver.Phase{&driver.StepHealth{Window: healthWindow(cfg), NoiseTarget: cfg.NoiseTarget, ExactGradients: cfg.Batch >= n}}
 	if p, sc := cfg.PreconditionValue(), cfg.MassScaleValue(); p != adapt.PrecondNone || sc != adapt.MassScaleWidest {
-		ps = append(ps, &driver.Mass{Precondition: p, Scale: sc})
+		ps = append(ps, &driver.Mass{Precondition: p, Scale: sc, Rank: cfg.MassRank})
 	}
 	if cfg.NoiseCorrection {
 		ps = append(ps, &driver.NoiseCorrection{Precondition: cfg.PreconditionValue()})
