@@ -2,6 +2,7 @@ package adapt
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -29,7 +30,7 @@ func BenchmarkMassEstimate(b *testing.B) {
 			if tc.p == PrecondDense && d > MaxDenseDim {
 				continue
 			}
-			b.Run("D="+itoa(d)+"/"+tc.name, func(b *testing.B) {
+			b.Run("D="+strconv.Itoa(d)+"/"+tc.name, func(b *testing.B) {
 				var e MassEstimate
 				e.reset(tc.p, d, false, 4)
 				if tc.grad {
@@ -52,19 +53,4 @@ func BenchmarkMassEstimate(b *testing.B) {
 			})
 		}
 	}
-}
-
-// itoa formats a small non-negative integer.
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var buf [20]byte
-	i := len(buf)
-	for n > 0 {
-		i--
-		buf[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(buf[i:])
 }

@@ -3,6 +3,7 @@ package sampler
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -89,9 +90,9 @@ func BenchmarkMassStep(b *testing.B) {
 			}
 			name := tc.kind
 			if tc.k > 0 {
-				name += "-" + itoa(tc.k)
+				name += "-" + strconv.Itoa(tc.k)
 			}
-			b.Run("D="+itoa(d)+"/"+name, func(b *testing.B) {
+			b.Run("D="+strconv.Itoa(d)+"/"+name, func(b *testing.B) {
 				s := NewState(make([]float64, d))
 				if m := benchMass(tc.kind, d, tc.k); m != nil {
 					if err := s.SetMassMatrix(m); err != nil {
@@ -112,19 +113,4 @@ func BenchmarkMassStep(b *testing.B) {
 			})
 		}
 	}
-}
-
-// itoa formats a small non-negative integer.
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var buf [20]byte
-	i := len(buf)
-	for n > 0 {
-		i--
-		buf[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(buf[i:])
 }
