@@ -43,17 +43,7 @@ func TestNullSpacePriorWritesRawInputNetworks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var last []float64
-	var lastStep int
-	if _, _, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(step int, theta []float64) error {
-		last, lastStep = append(last[:0], theta...), step
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if lastStep != r.state.Steps {
-		t.Fatalf("last sample at step %d, run at %d", lastStep, r.state.Steps)
-	}
+	last := lastSample(t, dir, r.state.Steps)
 	// the validation images, and noise images lit where the data are dark
 	noise := &datasets.Dataset{N: 30, D: 16, Classes: 3, X: make([]float32, 30*16), Labels: make([]int, 30)}
 	rng := rand.New(rand.NewPCG(4, 4))
@@ -169,17 +159,7 @@ func TestNullSpacePriorOfAConvNet(t *testing.T) {
 	if !slices.Equal(r.Data.X, rawTr.X) || !slices.Equal(r.Val.X, rawVal.X) {
 		t.Fatal("a convolution's prior mapped the images")
 	}
-	var last []float64
-	var lastStep int
-	if _, _, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(step int, theta []float64) error {
-		last, lastStep = append(last[:0], theta...), step
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if lastStep != r.state.Steps {
-		t.Fatalf("last sample at step %d, run at %d", lastStep, r.state.Steps)
-	}
+	last := lastSample(t, dir, r.state.Steps)
 	own := r.state.Rungs[0].Theta
 	noise, err := datasets.NoiseImages(20, 784, 10, rand.New(rand.NewPCG(5, 5)))
 	if err != nil {
@@ -278,4 +258,22 @@ func TestNullSpacePriorNeedsADenseOrConvFirstLayer(t *testing.T) {
 	if _, err := New(filepath.Join(t.TempDir(), "run"), cfg, false, s); err == nil || !strings.Contains(err.Error(), "neither a dense layer of 784 inputs nor the first convolution of a ConvNet") {
 		t.Errorf("a null-space prior on a model that is not a ConvNet: %v", err)
 	}
+}
+
+// lastSample returns the last sample written in run directory dir, which
+// must be the sample of the run's last step, steps.
+func lastSample(t *testing.T, dir string, steps int) []float64 {
+	t.Helper()
+	var last []float64
+	var lastStep int
+	if _, _, err := rundir.ReadSamples(filepath.Join(dir, rundir.SamplesFile), func(step int, theta []float64) error {
+		last, lastStep = append(last[:0], theta...), step
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if lastStep != steps {
+		t.Fatalf("last sample at step %d, run at %d", lastStep, steps)
+	}
+	return last
 }
