@@ -138,13 +138,9 @@ func MinibatchNoiseLR(c Case, dir string, ref Reference, mm sampler.MassMatrix, 
 		}
 	}
 	m2.ScaleSym(1/float64(draws-1), m2)
-	var es mat.EigenSym
-	if !es.Factorize(m2, false) {
+	top, ok := largestEigenvalue(m2)
+	if !ok {
 		return 0, fmt.Errorf("noise step of %s: eigenvalues failed", c.Posterior)
-	}
-	top := 0.0
-	for _, l := range es.Values(nil) {
-		top = math.Max(top, l)
 	}
 	inj := -2 * math.Expm1(-c.friction())
 	h := math.Sqrt(share / (1 - share) * inj / top)

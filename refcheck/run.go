@@ -424,13 +424,9 @@ func StableLRRank(ref Reference, p adapt.Preconditioner, scale adapt.MassScale, 
 			scaled.SetSym(a, b, prec.At(a, b)/math.Sqrt(m[a]*m[b]))
 		}
 	}
-	var es mat.EigenSym
-	if !es.Factorize(scaled, false) {
+	top, ok := largestEigenvalue(scaled)
+	if !ok {
 		return 0, fmt.Errorf("stable step of %s: eigenvalues failed", ref.Posterior)
-	}
-	top := 0.0
-	for _, l := range es.Values(nil) {
-		top = math.Max(top, l)
 	}
 	h := omegaH / math.Sqrt(top)
 	return float64(n) * h * h, nil
@@ -466,13 +462,23 @@ func fullMassTop(ref Reference, prec *mat.SymDense, p adapt.Preconditioner, scal
 			scaled.SetSym(a, b, 0.5*(cpc.At(a, b)+cpc.At(b, a)))
 		}
 	}
-	var es mat.EigenSym
-	if !es.Factorize(scaled, false) {
+	top, ok := largestEigenvalue(scaled)
+	if !ok {
 		return 0, fmt.Errorf("stable step of %s: eigenvalues failed", ref.Posterior)
+	}
+	return top, nil
+}
+
+// largestEigenvalue returns the largest eigenvalue of the symmetric matrix
+// s, and false when its eigen-decomposition fails.
+func largestEigenvalue(s *mat.SymDense) (float64, bool) {
+	var es mat.EigenSym
+	if !es.Factorize(s, false) {
+		return 0, false
 	}
 	top := 0.0
 	for _, l := range es.Values(nil) {
 		top = math.Max(top, l)
 	}
-	return top, nil
+	return top, true
 }
