@@ -242,6 +242,19 @@ func (e *MassEstimate) nextBlock() {
 	s.Count = 0
 }
 
+// projectOut subtracts from column c of the d x l row-major a its
+// projection on column b (a unit vector), and returns the projection.
+func projectOut(a []float64, d, l, b, c int) float64 {
+	p := 0.0
+	for i := 0; i < d; i++ {
+		p += a[i*l+b] * a[i*l+c]
+	}
+	for i := 0; i < d; i++ {
+		a[i*l+c] -= p * a[i*l+b]
+	}
+	return p
+}
+
 // orthonormalize makes the l columns of a (d x l, row-major)
 // orthonormal in place by modified Gram-Schmidt, twice (enough for
 // orthogonality to rounding), and returns the triangular factor T (l x l,
@@ -254,14 +267,7 @@ func orthonormalize(a []float64, d, l int) []float64 {
 		orig := colNorm(a, d, l, c)
 		for pass := 0; pass < 2; pass++ {
 			for b := 0; b < c; b++ {
-				p := 0.0
-				for i := 0; i < d; i++ {
-					p += a[i*l+b] * a[i*l+c]
-				}
-				for i := 0; i < d; i++ {
-					a[i*l+c] -= p * a[i*l+b]
-				}
-				t[b*l+c] += p
+				t[b*l+c] += projectOut(a, d, l, b, c)
 			}
 		}
 		nv := colNorm(a, d, l, c)
@@ -271,13 +277,7 @@ func orthonormalize(a []float64, d, l int) []float64 {
 				a[i*l+c] = rng.NormFloat64()
 			}
 			for b := 0; b < c; b++ {
-				p := 0.0
-				for i := 0; i < d; i++ {
-					p += a[i*l+b] * a[i*l+c]
-				}
-				for i := 0; i < d; i++ {
-					a[i*l+c] -= p * a[i*l+b]
-				}
+				projectOut(a, d, l, b, c)
 			}
 			nv, t[c*l+c] = colNorm(a, d, l, c), 0
 		} else {
