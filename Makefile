@@ -9,7 +9,7 @@ PKGS    := libopenblas-dev dataset-fashion-mnist
 # small packages), and a failure to install them does not stop deps.
 PYPKGS  := python3-xarray python3-zarr
 
-.PHONY: mnist run-cnn run-cnn-ensemble all deps build run run-long serve-load test test-long posteriordb posteriordb-seeds cluster-test soak bench bench-pt bench-torch bench-arithmetic fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
+.PHONY: mnist run-cnn run-cnn-ensemble all deps build run run-long serve-load test test-long posteriordb posteriordb-seeds posteriordb-mass cluster-test soak bench bench-pt bench-torch bench-arithmetic fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
 
 all: build
 
@@ -193,6 +193,14 @@ posteriordb: deps
 # (docs/posterior-checks.md: the over-dispersion is Monte Carlo error).
 posteriordb-seeds: deps
 	$(GO) test -count=1 -tags=long -run TestPosteriordbSeeds -timeout 60m -v ./refcheck/ -args -posteriordb
+
+# posteriordb-mass (about 25 minutes here) runs issue 60's aim 2: SGNHT with
+# the dense and the low-rank mass at a minibatch of 20% on earnings and
+# diamonds (refcheck.FullMassCases, FullMassSteps), printing every
+# eigen-direction's and marginal's sd against Stan's and the wall-clock
+# (docs/posterior-checks.md, Dense and low-rank masses).
+posteriordb-mass: deps
+	$(GO) test -count=1 -tags=long -run TestFullMassTable -timeout 120m -v ./refcheck/ -args -fullmass -pdb "$(PDB)"
 
 # cluster-test (not part of test; root) starts a one-host Slurm cluster in a
 # temporary directory, runs a 4-chain Fashion-MNIST run as an array job with

@@ -34,3 +34,19 @@ func ExampleMassFromPrecisionStiffest() {
 	// Output:
 	// [1 0.005 5e-05]
 }
+
+// ExampleDenseMassOf turns the covariance of two coordinates of sds 1 and
+// 100 and correlation 0.998 into a dense mass scaled to the stiffest
+// direction: C C' = M^-1 = Sigma/lambda_min(Sigma), so every direction
+// moves at the pace of the unit-mass chain's stiffest.
+func ExampleDenseMassOf() {
+	cov := []float64{1, 99.8, 99.8, 10000}
+	m, err := adapt.DenseMassOf(cov, 2, 0, adapt.MassScaleStiffest)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("C = [%.4g 0; %.4g %.4g]\n", m.Chol[0], m.Chol[2], m.Chol[3])
+	// Output:
+	// C = [15.82 0; 1579 100]
+}

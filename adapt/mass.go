@@ -31,9 +31,23 @@ const (
 	// PrecondVariance estimates m_i as 1/Var[theta_i] over the window,
 	// as Stan's warm-up does.
 	PrecondVariance
+	// PrecondDense estimates a dense mass, M^-1 the covariance of theta
+	// over the window (shrunk toward its diagonal), as Stan's dense
+	// metric does (DenseMassFrom): for models of up to a few hundred
+	// coordinates (D^2 multiply-adds a step, twice; the estimate D^2/2 a
+	// step in burn-in and an eigen-decomposition and a Cholesky
+	// factorisation, D^3, per window).
+	PrecondDense
+	// PrecondLowRank estimates a diagonal mass, 1/Var[theta_i] as
+	// PrecondVariance, with a rank-k correction along the top k
+	// eigen-directions of the window's correlation matrix
+	// (LowRankMassFrom), for large models: 4 D k multiply-adds a step,
+	// and in burn-in a subspace iteration on the draws of 2 D (k + 10) a
+	// step (Subspace).
+	PrecondLowRank
 )
 
-// String returns "none", "rmsprop" or "variance".
+// String returns "none", "rmsprop", "variance", "dense" or "lowrank".
 func (p Preconditioner) String() string {
 	switch p {
 	case PrecondNone:
@@ -42,12 +56,16 @@ func (p Preconditioner) String() string {
 		return "rmsprop"
 	case PrecondVariance:
 		return "variance"
+	case PrecondDense:
+		return "dense"
+	case PrecondLowRank:
+		return "lowrank"
 	}
 	return fmt.Sprintf("Preconditioner(%d)", int(p))
 }
 
-// ParsePreconditioner returns the Preconditioner named "none", "rmsprop"
-// or "variance" ("" is none).
+// ParsePreconditioner returns the Preconditioner named "none",
+// "rmsprop", "variance", "dense" or "lowrank" ("" is none).
 func ParsePreconditioner(name string) (Preconditioner, error) {
 	switch name {
 	case "none", "":
@@ -56,9 +74,16 @@ func ParsePreconditioner(name string) (Preconditioner, error) {
 		return PrecondRMSprop, nil
 	case "variance":
 		return PrecondVariance, nil
+	case "dense":
+		return PrecondDense, nil
+	case "lowrank":
+		return PrecondLowRank, nil
 	}
-	return 0, fmt.Errorf("preconditioner %q: expected none, rmsprop or variance", name)
+	return 0, fmt.Errorf("preconditioner %q: expected none, rmsprop, variance, dense or lowrank", name)
 }
+
+// Diagonal reports whether p's mass is diagonal (or unit: none).
+func (p Preconditioner) Diagonal() bool { return p != PrecondDense && p != PrecondLowRank }
 
 // MassScale is how an estimated mass is normalised: which coordinates
 // keep unit mass.
@@ -134,20 +159,32 @@ func MassWindowEnds(burnIn int) []int {
 // MassEstimate is one rung's running estimate of its mass over the current
 // window: plain data, checkpointed with the run. Count steps are summed:
 // for PrecondRMSprop, SumSq sums the squared stochastic gradient; for
-// PrecondVariance, and for PrecondRMSprop under MassScaleStiffest (its
-// lower bound, CurvatureFloor), Mean and M2 are Welford's running mean and
-// sum of squared deviations of theta.
+// PrecondVariance, PrecondDense, PrecondLowRank, and for PrecondRMSprop
+// under MassScaleStiffest (its lower bound, CurvatureFloor), Mean and M2
+// are Welford's running mean and sum of squared deviations of theta. For
+// PrecondDense, Cross is the sum of the deviations' products (the
+// co-moment, lower triangle packed by rows: D (D+1)/2 values); for
+// PrecondLowRank, Sub is the subspace iteration's state. In a dense
+// mass's first windows (GradientWindows) GradCross sums the outer
+// products of the stochastic gradients, g g' (packed as Cross).
 type MassEstimate struct {
-	Count    int
-	SumSq    []float64 `json:",omitempty"`
-	Mean, M2 []float64 `json:",omitempty"`
+	Count     int
+	SumSq     []float64 `json:",omitempty"`
+	Mean, M2  []float64 `json:",omitempty"`
+	Cross     []float64 `json:",omitempty"`
+	GradCross []float64 `json:",omitempty"`
+	Sub       *Subspace `json:",omitempty"`
+
+	// the last step's deviations, x - Mean before it: scratch
+	delta []float64
 }
 
 // reset starts a window of an estimate of dim coordinates; bounded adds
-// the positions' variance to an rmsprop estimate (boundsMass).
-func (e *MassEstimate) reset(p Preconditioner, dim int, bounded bool) {
+// the positions' variance to an rmsprop estimate (boundsMass); rank is a
+// low-rank mass's k.
+func (e *MassEstimate) reset(p Preconditioner, dim int, bounded bool, rank int) {
 	e.Count = 0
-	e.SumSq, e.Mean, e.M2 = nil, nil, nil
+	e.SumSq, e.Mean, e.M2, e.Cross, e.GradCross, e.Sub = nil, nil, nil, nil, nil, nil
 	switch p {
 	case PrecondRMSprop:
 		e.SumSq = make([]float64, dim)
@@ -156,6 +193,12 @@ func (e *MassEstimate) reset(p Preconditioner, dim int, bounded bool) {
 		}
 	case PrecondVariance:
 		e.Mean, e.M2 = make([]float64, dim), make([]float64, dim)
+	case PrecondDense:
+		e.Mean, e.M2 = make([]float64, dim), make([]float64, dim)
+		e.Cross = make([]float64, dim*(dim+1)/2)
+	case PrecondLowRank:
+		e.Mean, e.M2 = make([]float64, dim), make([]float64, dim)
+		e.Sub = newSubspace(dim, sketchCols(dim, rank))
 	}
 }
 
@@ -306,15 +349,20 @@ func MassFromPrecisionStiffestFloor(v, floor []float64) []float64 {
 	return m
 }
 
-// Mass is the burn-in's estimation of each chain's diagonal mass (see
-// Preconditioner): its settings, and what a driver stepping the chains
-// (driver.Mass, a driver.Driver phase) calls around each step. The zero Mass estimates nothing.
+// Mass is the burn-in's estimation of each chain's mass (diagonal, dense
+// or low-rank: see Preconditioner): its settings, and what a driver
+// stepping the chains (driver.Mass, a driver.Driver phase) calls around
+// each step. The zero Mass estimates nothing.
 type Mass struct {
 	// Precondition is the estimate (PrecondNone: none, unit mass).
 	Precondition Preconditioner
 	// Scale is how the estimated mass is normalised (the zero value,
 	// MassScaleWidest: the widest coordinates keep unit mass).
 	Scale MassScale
+	// Rank is k, the number of eigen-directions of a low-rank mass
+	// (PrecondLowRank), at most sampler.MaxMassRank; 0 means
+	// DefaultMassRank. Other preconditioners ignore it.
+	Rank int
 	// BurnIn is the length of the burn-in, whose windows the mass is
 	// estimated over (MassWindowEnds).
 	BurnIn int
@@ -325,7 +373,7 @@ type Mass struct {
 func (m Mass) Validate(k sampler.Kernel) error {
 	switch m.Precondition {
 	case PrecondNone:
-	case PrecondRMSprop, PrecondVariance:
+	case PrecondRMSprop, PrecondVariance, PrecondDense, PrecondLowRank:
 		switch k.(type) {
 		case sampler.SGNHT, sampler.SGHMC, sampler.SGLD:
 		default:
@@ -337,7 +385,35 @@ func (m Mass) Validate(k sampler.Kernel) error {
 	if m.Scale != MassScaleWidest && (m.Scale != MassScaleStiffest || m.Precondition == PrecondNone) {
 		return fmt.Errorf("mass scale %v needs a preconditioner (and is widest or stiffest)", m.Scale)
 	}
+	if m.Rank < 0 || m.Rank > sampler.MaxMassRank {
+		return fmt.Errorf("mass rank %d: expected 1 to %d (0: %d)", m.Rank, sampler.MaxMassRank, DefaultMassRank)
+	}
 	return nil
+}
+
+// MaxDenseDim is the largest model a dense mass is estimated for: its
+// factor and its estimate hold D^2 and D^2/2 values, and a step costs
+// 2 D^2 multiply-adds (at 2,048 parameters 50 MB and about 8 million).
+const MaxDenseDim = 2048
+
+// CheckDim reports whether the mass suits a model of dim parameters: a
+// dense one needs at most MaxDenseDim (a low-rank one is meant for more).
+func (m Mass) CheckDim(dim int) error {
+	if m.Precondition == PrecondDense && dim > MaxDenseDim {
+		return fmt.Errorf("a dense mass for %d parameters (at most %d: its factor holds D^2 values and a step costs 2 D^2 multiply-adds); use the low-rank mass (precondition lowrank)", dim, MaxDenseDim)
+	}
+	return nil
+}
+
+// DefaultMassRank is a low-rank mass's k when Mass.Rank is 0.
+const DefaultMassRank = 4
+
+// rank returns the low-rank mass's k.
+func (m Mass) rank() int {
+	if m.Rank == 0 {
+		return DefaultMassRank
+	}
+	return m.Rank
 }
 
 // Start returns the estimates of chains at their first step, one per
@@ -349,9 +425,63 @@ func (m Mass) Start(chains []*sampler.State) []MassEstimate {
 	}
 	est := make([]MassEstimate, len(chains))
 	for j := range est {
-		est[j].reset(m.Precondition, len(chains[j].Theta), m.bounded())
+		m.resetWindow(&est[j], 0, len(chains[j].Theta))
 	}
 	return est
+}
+
+// GradientWindows is how many of a dense or low-rank mass's windows
+// (MassWindowEnds) come first and estimate the mass from the stochastic
+// gradients rather than the draws: at most the windows before the last
+// two. A dense mass's are DenseMassFromGradients, a low-rank mass's
+// PrecondRMSprop's diagonal mass (floored under MassScaleStiffest). The
+// draws a covariance is estimated from must have explored the posterior;
+// a chain at unit mass and a step stable in its stiffest direction moves
+// little along its widest (on earnings, whose covariance's eigenvalues
+// are 2e11 apart, the first windows' dense estimates from draws grew by
+// about 10^3 a window), while the gradients see the curvature at once.
+const GradientWindows = 2
+
+// window returns the index of the window holding step (after step steps;
+// 0 before the first) among ends.
+func window(ends []int, step int) int {
+	i := 0
+	for i < len(ends) && step > ends[i] {
+		i++
+	}
+	return i
+}
+
+// gradWindow reports whether the window holding step estimates a dense
+// or low-rank mass from the gradients (GradientWindows).
+func (m Mass) gradWindow(step int) bool {
+	if m.Precondition.Diagonal() {
+		return false
+	}
+	ends := MassWindowEnds(m.BurnIn)
+	return window(ends, step) < min(GradientWindows, len(ends)-2)
+}
+
+// windowKind returns the preconditioner whose estimate the window holding
+// step makes: the run's own, or for a low-rank mass PrecondRMSprop in its
+// gradient windows.
+func (m Mass) windowKind(step int) Preconditioner {
+	if m.Precondition == PrecondLowRank && m.gradWindow(step) {
+		return PrecondRMSprop
+	}
+	return m.Precondition
+}
+
+// resetWindow starts the estimate e of a chain of dim coordinates for the
+// window holding step.
+func (m Mass) resetWindow(e *MassEstimate, step, dim int) {
+	kind := m.windowKind(step)
+	if kind == PrecondDense && m.gradWindow(step) {
+		e.reset(PrecondNone, dim, false, 0)
+		e.GradCross = make([]float64, dim*(dim+1)/2)
+		return
+	}
+	e.reset(kind, dim, m.bounded(kind), m.rank())
 }
 
 // Check reports whether est are the estimates of n chains of dimension
@@ -365,13 +495,25 @@ func (m Mass) Check(step int, est []MassEstimate, n, dim int) error {
 	if len(est) != n {
 		return fmt.Errorf("%d mass estimates for %d rungs (preconditioner %v)", len(est), n, m.Precondition)
 	}
+	kind := m.windowKind(step + 1) // the window the next step joins
 	for j, e := range est {
 		k := len(e.SumSq)
-		if m.Precondition == PrecondVariance {
+		if kind != PrecondRMSprop {
 			k = len(e.M2)
 			if len(e.Mean) != k {
 				k = -1
 			}
+		}
+		grad := kind == PrecondDense && m.gradWindow(step+1)
+		switch {
+		case grad && len(e.GradCross) != dim*(dim+1)/2:
+			k = -1
+		case grad:
+			k = dim
+		case !grad && kind == PrecondDense && len(e.Cross) != dim*(dim+1)/2:
+			k = -1
+		case kind == PrecondLowRank && e.Sub.check(dim, sketchCols(dim, m.rank())) != nil:
+			k = -1
 		}
 		if k != dim || e.Count < 0 {
 			return fmt.Errorf("rung %d's mass estimate has %d coordinates (count %d), the model has %d", j, k, e.Count, dim)
@@ -396,50 +538,75 @@ func (m Mass) Update(step int, chains []*sampler.State, est []MassEstimate, temp
 		return false, nil
 	}
 	last := ends[len(ends)-1]
+	kind, next := m.windowKind(step), m.windowKind(step+1)
+	grad := m.gradWindow(step)
 	for j, s := range chains {
 		e := &est[j]
-		if m.Precondition == PrecondVariance || len(e.Mean) == len(s.Theta) && len(e.M2) == len(s.Theta) {
+		switch {
+		case grad && kind == PrecondDense:
+			e.observeGrad(s.Grad) // counts the step
+		case !kind.Diagonal():
+			e.observeFull(s.Theta, s.Grad) // counts the step
+		case kind == PrecondVariance || len(e.Mean) == len(s.Theta) && len(e.M2) == len(s.Theta):
 			e.observe(s.Theta) // counts the step
-		} else {
+		default:
 			e.Count++
 		}
 		if !slices.Contains(ends, step) {
+			if e.Sub != nil && blockEnd(ends, step) {
+				e.nextBlock()
+			}
 			continue
 		}
-		v := e.precision(m.Precondition)
+		if !kind.Diagonal() {
+			if err := m.setFull(s, e, step); err != nil {
+				return changed, fmt.Errorf("rung %d: mass at step %d: %w", j, step, err)
+			}
+			changed = true
+			continue
+		}
+		v := e.precision(kind)
 		mass := m.Scale.MassFrom(v)
-		if m.bounded() {
+		if m.bounded(kind) {
 			mass = MassFromPrecisionStiffestFloor(v, e.CurvatureFloor(temp(j)))
 		}
 		if err := s.SetMass(mass); err != nil {
 			return changed, fmt.Errorf("rung %d: mass at step %d: %w", j, step, err)
 		}
 		changed = true
-		if step == last {
+		switch {
+		case step == last:
 			*e = MassEstimate{}
 			s.SumGradSq(nil)
-		} else {
-			e.reset(m.Precondition, len(s.Theta), m.bounded())
+		case next != kind: // a low-rank mass's first window from the draws
+			s.SumGradSq(nil)
+			m.resetWindow(e, step+1, len(s.Theta))
+		default:
+			e.reset(kind, len(s.Theta), m.bounded(kind), m.rank())
 		}
 	}
 	return changed, nil
 }
 
-// bounded reports whether the mass estimates carry a lower bound: an
-// rmsprop mass normalised to the stiffest coordinate is floored by the
-// window's CurvatureFloor (MassFromPrecisionStiffestFloor).
-func (m Mass) bounded() bool {
-	return m.Precondition == PrecondRMSprop && m.Scale == MassScaleStiffest
+// bounded reports whether the estimates of a window of kind (windowKind)
+// carry a lower bound: an rmsprop mass normalised to the stiffest
+// coordinate is floored by the window's CurvatureFloor
+// (MassFromPrecisionStiffestFloor).
+func (m Mass) bounded(kind Preconditioner) bool {
+	return kind == PrecondRMSprop && m.Scale == MassScaleStiffest
 }
 
 // Arm points each chain's gradient sums at its rmsprop estimate while one
 // is running, before a step (states restored from a checkpoint are
 // re-armed here).
 func (m Mass) Arm(chains []*sampler.State, est []MassEstimate) {
-	if m.Precondition != PrecondRMSprop {
+	if m.Precondition != PrecondRMSprop && m.Precondition.Diagonal() {
 		return
 	}
 	for j, s := range chains {
+		if !m.Precondition.Diagonal() { // the step's gradient is read
+			s.KeepGrad(j < len(est) && (est[j].GradCross != nil || est[j].Sub != nil))
+		}
 		if j < len(est) && est[j].SumSq != nil && len(est[j].SumSq) == len(s.Theta) {
 			s.SumGradSq(est[j].SumSq)
 		} else {

@@ -269,6 +269,11 @@ func raiseMass(s *sampler.State, b []float64, inj, ceiling float64) error {
 	if f == nil {
 		return nil
 	}
+	switch s.MassMatrix().(type) {
+	case nil, sampler.DiagonalMass:
+	default:
+		return fmt.Errorf("noise ceiling: a %T cannot be raised per coordinate (only a diagonal mass can)", s.MassMatrix())
+	}
 	m := make([]float64, len(f))
 	for i, v := range f {
 		m[i] = v

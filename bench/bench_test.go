@@ -68,6 +68,21 @@ func TestModel(t *testing.T) {
 			t.Errorf("%s: result %+v", engine, res)
 		}
 	}
+	// under a null-space prior the graph adds the first kernel's map,
+	// K' A forward and its adjoint, 2 * 32*25*25 multiply-adds (counted per
+	// example, as the rest)
+	res, err := Model(Settings{Model: "lenet", Engine: "compiled", Batch: 4, Steps: 2, Shards: 2, DType: "float32", Peak: 1, NullSpace: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NullSpace != 10 || res.MACs != 4*(33776128+2*32*25*25) || res.StepMS <= 0 {
+		t.Errorf("under a null-space prior: result %+v", res)
+	}
+	var b bytes.Buffer
+	res.WriteText(&b)
+	if !strings.Contains(b.String(), "null-space prior   scale 10") {
+		t.Errorf("text:\n%s", b.String())
+	}
 }
 
 // TestSettingsRefused checks that settings that cannot be timed are

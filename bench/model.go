@@ -13,6 +13,7 @@ import (
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/machine"
 	"github.com/ptsghmc/ptsghmc/nn"
+	"github.com/ptsghmc/ptsghmc/nullspace"
 	"github.com/ptsghmc/ptsghmc/runspec"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/train"
@@ -26,6 +27,7 @@ type ModelResult struct {
 	Params      int     `json:"params"`
 	Engine      string  `json:"engine"`
 	Shards      int     `json:"grad_shards"`
+	NullSpace   float64 `json:"null_space_prior,omitempty"` // the null-space prior's scale (Settings.NullSpace)
 	Batch       int     `json:"batch"`
 	DType       string  `json:"dtype"`
 	BLAS        string  `json:"blas"` // the arithmetic's ID (autodiff.CurrentArithmetic)
@@ -62,6 +64,11 @@ func modelEvaluator(s Settings) (ev autodiff.Evaluator, model nn.Model, shards i
 	if model, err = build(nn.PriorConfig{Precision: 1, FanIn: true}); err != nil {
 		return nil, model, 0, restore, err
 	}
+	if s.NullSpace != 0 {
+		if model, err = nullSpaceModel(model, s.NullSpace); err != nil {
+			return nil, model, 0, restore, fmt.Errorf("bench: %w", err)
+		}
+	}
 	if engine == autodiff.EngineCompiled {
 		if err := compile.Check(model); err != nil {
 			return nil, model, 0, restore, fmt.Errorf("bench: %w", err)
@@ -81,6 +88,21 @@ func modelEvaluator(s Settings) (ev autodiff.Evaluator, model nn.Model, shards i
 	return ev, model, shards, restore, err
 }
 
+// nullSpaceModel returns model as a run with a null-space prior of scale
+// samples it, the prior fitted to noise images of its own stream (not the
+// timed steps').
+func nullSpaceModel(model nn.Model, scale float64) (nn.Model, error) {
+	data, err := datasets.NoiseImages(1024, model.Inputs, model.Outputs, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		return model, err
+	}
+	prior, err := nullspace.FitModel(model, data, nullspace.DefaultKeep, scale)
+	if err != nil {
+		return model, err
+	}
+	return prior.Model(model)
+}
+
 // Model times s.Steps SGNHT steps of the registered model s.Model (of
 // nn.Models) on 28x28 noise images (datasets.NoiseImages), after 3 warm-up steps.
 func Model(s Settings) (ModelResult, error) {
@@ -93,7 +115,7 @@ func Model(s Settings) (ModelResult, error) {
 		return ModelResult{}, err
 	}
 	res := ModelResult{Model: s.Model, Params: model.NumParams(), Engine: s.Engine, Shards: shards, Batch: s.Batch,
-		DType: s.DType, Steps: s.Steps}
+		DType: s.DType, Steps: s.Steps, NullSpace: s.NullSpace}
 	// The multiply-adds: a compiled plan of one example's, times the batch
 	// (a CNN's products all scale with the batch).
 	// A model the compiler cannot compile (timed on the VM) has no count.

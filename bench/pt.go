@@ -37,6 +37,11 @@ type Settings struct {
 	Model        string // a registered model (nn.Models), for Model
 	Engine       string // with Model: compiled (""), or graph; for PT's MLP: compiled (""), or plan (train's engine plan: the compiled graph too)
 	Shards       int    // with Model: gradient shards (0: one per core, up to 4)
+	// NullSpace, with Model, times the model under train's
+	// --null-space-prior of this scale (0: none), fitted to noise images
+	// (nullspace.FitModel): a ConvNet's graph computes its first kernel
+	// K' A at every pass, which costs the same whatever A holds.
+	NullSpace float64
 }
 
 // Result is what PT measures of one configuration.

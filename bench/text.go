@@ -25,6 +25,9 @@ func (r Result) WriteText(w io.Writer) {
 func (r ModelResult) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "SGNHT step of %s (%d parameters), engine %s, %d gradient shards, batch %d, %s, arithmetic %s, %d steps\n",
 		r.Model, r.Params, r.Engine, r.Shards, r.Batch, r.DType, r.BLAS, r.Steps)
+	if r.NullSpace != 0 {
+		fmt.Fprintf(w, "  null-space prior   scale %g (a ConvNet's first kernel K' A computed at every pass)\n", r.NullSpace)
+	}
 	fmt.Fprintf(w, "  ms a step          %8.1f (%.2f steps/s; gradient %.1f ms; process CPU %.1f ms a step)\n", r.StepMS, r.StepsPerSec, r.GradientMS, r.CPUMS)
 	if r.MACs == 0 {
 		fmt.Fprintf(w, "  multiply-adds      not counted (the graph compiler does not support this model)\n")

@@ -84,11 +84,24 @@ func (d *Driver) Init(theta0 [][]float64, seed uint64) (*tempering.PTState, erro
 		d.Kernel.Init(s, st.Streams[j].Rand)
 		st.Rungs = append(st.Rungs, s)
 	}
+	for _, p := range d.Phases {
+		if c, ok := p.(dimChecker); ok {
+			if err := c.CheckDim(d, len(theta0[0])); err != nil {
+				return nil, err
+			}
+		}
+	}
 	d.PT.Start(st)
 	for _, p := range d.Phases {
 		p.Start(d, st)
 	}
 	return st, nil
+}
+
+// dimChecker is a phase whose settings depend on the model's dimension
+// (a dense mass's): Init asks it before a new run starts.
+type dimChecker interface {
+	CheckDim(d *Driver, dim int) error
 }
 
 // Check reports whether st is a state of d for a model of dim parameters
@@ -228,7 +241,7 @@ func (d *Driver) Restore(s tempering.Snapshot, dim int) (*tempering.PTState, err
 		r := sampler.NewState(rs.Theta)
 		copy(r.P, rs.P)
 		r.Xi, r.U = rs.Xi, rs.U
-		if err := r.SetMass(rs.Mass); err != nil {
+		if err := r.SetMassMatrix(rs.MassMatrix()); err != nil {
 			return nil, fmt.Errorf("rung %d: %w", j+1, err)
 		}
 		if err := setInjScale(r, rs.InjScale); err != nil {

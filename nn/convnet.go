@@ -22,6 +22,16 @@ type ConvNet struct {
 	Dense                   []int
 	Classes                 int
 	Prior                   PriorConfig
+	// FirstMap, when not nil, reparametrises the first convolution: a
+	// P x P matrix A (row-major, P = Channels*Kernel*Kernel, the values of
+	// a patch) such that the convolution's kernel is K = K' A, where K' is
+	// the learnable conv1.W as a matrix [Conv[0], P] under its own prior.
+	// The graph computes K from K' at each pass (a product of Conv[0] x P
+	// x P multiply-adds); the learnables' names, shapes and priors are
+	// unchanged, so a sample of K' with K' A in its place is the network
+	// without FirstMap. Package nullspace's prior of a convolution is
+	// sampled so (nullspace.Prior.Matrix, FoldKernel).
+	FirstMap []float64
 }
 
 // LeNet returns the LeNet-style CNN for 28x28 grey images in 10 classes:
@@ -44,7 +54,16 @@ func (c ConvNet) Model(name string) (Model, error) {
 	if err := c.validate(); err != nil {
 		return Model{}, fmt.Errorf("model %s: %w", name, err)
 	}
-	return NewModel(name, c.Build)
+	m, err := NewModel(name, c.Build)
+	if err != nil {
+		return Model{}, err
+	}
+	net := c
+	net.Conv = append([]int(nil), c.Conv...)
+	net.Dense = append([]int(nil), c.Dense...)
+	net.FirstMap = append([]float64(nil), c.FirstMap...) // nil stays nil
+	m.Conv = &net
+	return m, nil
 }
 
 func (c ConvNet) validate() error {
@@ -59,7 +78,58 @@ func (c ConvNet) validate() error {
 			return fmt.Errorf("convnet: layer widths %v %v must be positive", c.Conv, c.Dense)
 		}
 	}
+	if p := c.Channels * c.Kernel * c.Kernel; c.FirstMap != nil && len(c.FirstMap) != p*p {
+		return fmt.Errorf("convnet: first map of %d values, the first convolution's patches have %d: expected %d", len(c.FirstMap), p, p*p)
+	}
 	return (Prior{Precision: c.Prior.Precision, DF: c.Prior.DF}).Validate()
+}
+
+// firstKernel returns the kernel the first convolution applies, w' A as a
+// [out, in, k, k] tensor (FirstMap A as a constant of dtype dt).
+func (c ConvNet) firstKernel(w *G.Node, dt tensor.Dtype) (*G.Node, error) {
+	s := w.Shape()
+	out, p := s[0], s[1]*s[2]*s[3]
+	var backing any
+	if dt == tensor.Float32 {
+		a := make([]float32, len(c.FirstMap))
+		for i, v := range c.FirstMap {
+			a[i] = float32(v)
+		}
+		backing = a
+	} else {
+		backing = append([]float64(nil), c.FirstMap...)
+	}
+	a := G.NewConstant(tensor.New(tensor.WithShape(p, p), tensor.WithBacking(backing)), G.WithName("conv1.map"))
+	flat, err := G.Reshape(w, tensor.Shape{out, p})
+	if err != nil {
+		return nil, err
+	}
+	k, err := G.Mul(flat, a)
+	if err != nil {
+		return nil, err
+	}
+	return G.Reshape(k, tensor.Shape(append([]int(nil), s...)))
+}
+
+// convBlock returns convolution l's block on h: the convolution with
+// kernel kern ("same" padding, stride 1), the bias b per channel, ReLU
+// and 2x2 max pooling of stride 2.
+func (c ConvNet) convBlock(h, kern, b *G.Node, l int) (*G.Node, error) {
+	pad := c.Kernel / 2
+	z, err := G.Conv2d(h, kern, tensor.Shape{c.Kernel, c.Kernel}, []int{pad, pad}, []int{1, 1}, []int{1, 1})
+	if err != nil {
+		return nil, fmt.Errorf("conv%d: %w", l, err)
+	}
+	if z, err = G.BroadcastAdd(z, b, nil, []byte{0, 2, 3}); err != nil {
+		return nil, fmt.Errorf("conv%d bias: %w", l, err)
+	}
+	if z, err = G.Rectify(z); err != nil {
+		return nil, fmt.Errorf("conv%d: %w", l, err)
+	}
+	if h, err = G.MaxPool2D(z, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2}); err != nil {
+		return nil, fmt.Errorf("pool%d: %w", l, err)
+	}
+	return h, nil
 }
 
 // Build builds the network's graph for batches of batch examples: the
@@ -88,25 +158,20 @@ func (c ConvNet) Build(batch int, dt tensor.Dtype) (*Graph, error) {
 	}
 	h := g.Input
 	in := c.Channels
-	pad := c.Kernel / 2
 	for l, out := range c.Conv {
 		w := G.NewTensor(eg, dt, 4, G.WithShape(out, in, c.Kernel, c.Kernel), G.WithName(fmt.Sprintf("conv%d.W", l+1)))
 		b := G.NewVector(eg, dt, G.WithShape(out), G.WithName(fmt.Sprintf("conv%d.b", l+1)))
 		fanIn := in * c.Kernel * c.Kernel
 		learn(w, fanIn)
 		learn(b, fanIn)
-		z, err := G.Conv2d(h, w, tensor.Shape{c.Kernel, c.Kernel}, []int{pad, pad}, []int{1, 1}, []int{1, 1})
-		if err != nil {
-			return nil, fmt.Errorf("conv%d: %w", l+1, err)
+		kern, err := w, error(nil)
+		if l == 0 && c.FirstMap != nil {
+			if kern, err = c.firstKernel(w, dt); err != nil {
+				return nil, fmt.Errorf("conv1 map: %w", err)
+			}
 		}
-		if z, err = G.BroadcastAdd(z, b, nil, []byte{0, 2, 3}); err != nil {
-			return nil, fmt.Errorf("conv%d bias: %w", l+1, err)
-		}
-		if z, err = G.Rectify(z); err != nil {
-			return nil, fmt.Errorf("conv%d: %w", l+1, err)
-		}
-		if h, err = G.MaxPool2D(z, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2}); err != nil {
-			return nil, fmt.Errorf("pool%d: %w", l+1, err)
+		if h, err = c.convBlock(h, kern, b, l+1); err != nil {
+			return nil, err
 		}
 		in = out
 	}

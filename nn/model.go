@@ -269,6 +269,10 @@ type Model struct {
 	// to the arithmetic of its BLAS plan (autodifftest.Plan), which evaluators
 	// may also build.
 	MLP *Spec
+	// Conv, when not nil, says the model is this ConvNet (ConvNet.Model
+	// sets it): a model whose first layer is a convolution, which a
+	// first-layer prior can rebuild reparametrised (ConvNet.FirstMap).
+	Conv *ConvNet
 	// Weights, when not nil, are parameter values the model comes with, in
 	// the layout's order: an imported network's trained weights, where
 	// train --start model starts its chains.

@@ -40,3 +40,32 @@ func ExampleFit() {
 	// mapped noise image: [0.5 0.5 5.0]
 	// folded weights: [1.0 2.0 30.0]
 }
+
+// Images whose rows are constant: every 1x2 patch is (a, a), so the
+// patches leave the direction (1, -1) out, and the prior widens the kernel
+// along it. The chain's kernel K' folds to the raw images' K = K' A.
+func ExampleFitPatches() {
+	data := &datasets.Dataset{N: 2, D: 6, X: []float32{
+		1, 1, 1,
+		2, 2, 2,
+
+		0.5, 0.5, 0.5,
+		3, 3, 3,
+	}}
+	g := nullspace.Patches{Channels: 1, Height: 2, Width: 3, KH: 1, KW: 2, StrideH: 1, StrideW: 1}
+	p, err := nullspace.FitPatches(data, g, 0.999, 10)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("span %d of %d patch values\n", p.K, p.D)
+	k := []float64{1, 0} // one output channel's kernel, sampled as K'
+	if err := p.FoldKernel(k, 1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("folded kernel: %.1f\n", k)
+	// Output:
+	// span 1 of 2 patch values
+	// folded kernel: [5.5 -4.5]
+}

@@ -21,6 +21,17 @@
 // inputs, since w'^T A x = (A w')^T x. Mapping the data once costs nothing
 // per step; the samples a run writes are folded, so eval, predict and serve
 // read raw-input weights.
+//
+// A convolution's first kernel acts on patches: FitPatches finds the span
+// of the training images' patches (Patches: every window position the
+// convolution visits, its padding included) in the patch space of
+// Channels*KH*KW values, and the kernel K, a matrix of one row per output
+// channel, gets the prior of each row widened s times off that span. The
+// patches overlap, so the images cannot be mapped once: the chain samples
+// K' under the layer's isotropic prior and the network convolves with
+// K = K' A (nn.ConvNet.FirstMap, A from Matrix), the same network as K on
+// the raw images since K p = K' (A p); the samples are written as K
+// (FoldKernel).
 package nullspace
 
 import (
@@ -40,37 +51,60 @@ import (
 const DefaultKeep = 0.999
 
 // Prior is a first-layer prior widened by Scale off the span of the training
-// inputs: V holds the D-K orthonormal directions left out, column-major
-// (V[j*D:(j+1)*D] is direction j).
+// inputs (or, for a convolution, of their patches: Patch): V holds the D-K
+// orthonormal directions left out, column-major (V[j*D:(j+1)*D] is
+// direction j).
 type Prior struct {
-	D, K  int       // input size, and the dimension of the span kept
+	D, K  int       // input (or patch) size, and the dimension of the span kept
 	Scale float64   // s: the prior's standard deviation off the span, relative to on it
 	V     []float64 // (D-K) orthonormal directions off the span, each D values
+	// Patch, when not nil, says the prior is a first convolution's
+	// (FitPatches): its vectors are the patches of this geometry, and it
+	// maps the kernel (Matrix, FoldKernel), not the inputs. Nil: a dense
+	// first layer's, on whole inputs (Fit).
+	Patch *Patches
 }
 
 // Fit returns the Prior of scale for the inputs of data: the span is the
 // fewest top eigenvectors of E[x x^T] (over data's examples) whose
 // eigenvalues hold at least keep of the trace, keep in (0, 1); scale > 0.
 func Fit(data *datasets.Dataset, keep, scale float64) (*Prior, error) {
-	if !(keep > 0 && keep < 1) {
-		return nil, fmt.Errorf("null-space prior: keep %v outside (0, 1)", keep)
-	}
-	if !(scale > 0) || math.IsInf(scale, 0) {
-		return nil, fmt.Errorf("null-space prior: scale %v must be positive and finite", scale)
+	if err := checkFit(keep, scale); err != nil {
+		return nil, err
 	}
 	if data == nil || data.N == 0 || data.D == 0 {
 		return nil, fmt.Errorf("null-space prior: no training inputs")
 	}
 	d := data.D
-	x := mat.NewDense(data.N, d, nil)
+	buf := make([]float64, len(data.X))
 	for i, v := range data.X {
-		x.RawMatrix().Data[i] = float64(v)
+		buf[i] = float64(v)
 	}
+	x := mat.NewDense(data.N, d, buf)
 	var m mat.SymDense
 	m.SymOuterK(1/float64(data.N), x.T())
+	return fromMoment(&m, keep, scale, "inputs'")
+}
+
+// checkFit reports an error when keep or scale cannot make a prior.
+func checkFit(keep, scale float64) error {
+	if !(keep > 0 && keep < 1) {
+		return fmt.Errorf("null-space prior: keep %v outside (0, 1)", keep)
+	}
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		return fmt.Errorf("null-space prior: scale %v must be positive and finite", scale)
+	}
+	return nil
+}
+
+// fromMoment returns the Prior of scale whose span is the fewest top
+// eigenvectors of the second moment m (of the vectors what names) holding
+// at least keep of its trace.
+func fromMoment(m *mat.SymDense, keep, scale float64, what string) (*Prior, error) {
+	d := m.SymmetricDim()
 	var eig mat.EigenSym
-	if !eig.Factorize(&m, true) {
-		return nil, fmt.Errorf("null-space prior: the eigendecomposition of the inputs' %dx%d second moment did not converge", d, d)
+	if !eig.Factorize(m, true) {
+		return nil, fmt.Errorf("null-space prior: the eigendecomposition of the %s %dx%d second moment did not converge", what, d, d)
 	}
 	vals := eig.Values(nil) // ascending
 	var vecs mat.Dense
@@ -95,12 +129,19 @@ func Fit(data *datasets.Dataset, keep, scale float64) (*Prior, error) {
 	return p, nil
 }
 
-// Digest returns the SHA-256 of the prior's directions and scale: what a
-// run records so that a resume refuses a prior fitted differently.
+// Digest returns the SHA-256 of the prior's directions and scale (and of a
+// convolution's prior, its patch geometry): what a run records so that a
+// resume refuses a prior fitted differently.
 func (p *Prior) Digest() string {
 	h := sha256.New()
 	var b [8]byte
-	for _, v := range append([]float64{float64(p.D), float64(p.K), p.Scale}, p.V...) {
+	vals := append([]float64{float64(p.D), float64(p.K), p.Scale}, p.V...)
+	if g := p.Patch; g != nil { // a dense layer's prior hashes as it always has
+		for _, v := range []int{g.Channels, g.Height, g.Width, g.KH, g.KW, g.PadH, g.PadW, g.StrideH, g.StrideW} {
+			vals = append(vals, float64(v))
+		}
+	}
+	for _, v := range vals {
 		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
 		h.Write(b[:])
 	}
@@ -130,6 +171,9 @@ func (p *Prior) Inputs(data *datasets.Dataset) error {
 	if data == nil {
 		return nil
 	}
+	if p.Patch != nil {
+		return fmt.Errorf("null-space prior: a convolution's prior maps its kernel (FoldKernel), not the images: their patches overlap")
+	}
 	if data.D != p.D {
 		return fmt.Errorf("null-space prior: inputs of %d values, the prior was fitted on %d", data.D, p.D)
 	}
@@ -153,6 +197,9 @@ func (p *Prior) Inputs(data *datasets.Dataset) error {
 // weights to the out units at w[i*out:(i+1)*out]) to w = A w' in place: the
 // same network on raw inputs.
 func (p *Prior) FoldWeights(w []float64, out int) error {
+	if p.Patch != nil {
+		return fmt.Errorf("null-space prior: fitted on a convolution's patches (FoldKernel), not on whole inputs")
+	}
 	if out <= 0 || len(w) != p.D*out {
 		return fmt.Errorf("null-space prior: a first layer of %d values is not %d inputs by %d units", len(w), p.D, out)
 	}

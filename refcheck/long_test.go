@@ -192,3 +192,91 @@ func TestPosteriordbSeeds(t *testing.T) {
 	}
 	fmt.Println(strings.Join(rows, "\n"))
 }
+
+var (
+	fullMassRun   = flag.Bool("fullmass", false, "run TestFullMassTable (make posteriordb-mass)")
+	fullMassSteps = flag.Int("fullmass-steps", 0, "steps of each TestFullMassTable chain (burn-in a quarter; 0: FullMassSteps)")
+	fullMassRank  = flag.Int("fullmass-rank", 4, "the low-rank mass's k in TestFullMassTable")
+	fullMassKinds = flag.String("fullmass-kinds", "dense,lowrank", "the masses TestFullMassTable runs")
+)
+
+// TestFullMassTable runs issue 60's aim 2 (make posteriordb-mass): SGNHT
+// with a dense and a low-rank mass (FullMassCases) at a minibatch of 20%
+// on the posteriors a diagonal mass cannot serve (earnings, diamonds; -pdb
+// names others), and prints each chain's row, its worst eigen-direction
+// and marginal sd errors, its worst mean error and its wall-clock. It
+// checks nothing: the figures are the result (docs/posterior-checks.md).
+func TestFullMassTable(t *testing.T) {
+	if !*fullMassRun {
+		t.Skip("make posteriordb-mass runs it (-fullmass)")
+	}
+	names := []string{"earnings-earn_height", "diamonds-diamonds"}
+	if *pdbOnly != "" {
+		names = strings.Split(*pdbOnly, ",")
+	}
+	var rows []string
+	for _, name := range names {
+		ref, err := LoadReference(DataDir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := *fullMassSteps
+		if steps == 0 {
+			steps = FullMassSteps[name]
+		}
+		cases, err := FullMassCases(ref, DataDir, *fullMassRank, steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			if !strings.Contains(","+*fullMassKinds+",", ","+c.Precond.String()+",") {
+				continue
+			}
+			r, err := Run(c, DataDir, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, r.Row())
+			t.Logf("%s", r.Row())
+			t.Logf("  worst eigen-direction sd error %.1f%%, worst marginal %.1f%%, worst mean %.2f sd, ESS %.0f, wall %.0f s",
+				100*worstOff(r.EigenSD), 100*worstOff(r.MarginalSD), worstAbs(r.MeanErr), r.ESS, r.Wall.Seconds())
+			t.Logf("  eigen-direction sds / ref: %s", fmtList(r.EigenSD))
+			t.Logf("  marginal sds / ref: %s", fmtList(r.MarginalSD))
+		}
+	}
+	fmt.Printf("%s\n%s\n", TableHeader, strings.Join(rows, "\n"))
+}
+
+// worstOff returns the largest |x - 1| of ratios x.
+func worstOff(v []float64) float64 {
+	w := 0.0
+	for _, x := range v {
+		w = max(w, abs(x-1))
+	}
+	return w
+}
+
+// worstAbs returns the largest |x|.
+func worstAbs(v []float64) float64 {
+	w := 0.0
+	for _, x := range v {
+		w = max(w, abs(x))
+	}
+	return w
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// fmtList returns v's values with 3 decimals.
+func fmtList(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.3f", x)
+	}
+	return strings.Join(parts, " ")
+}

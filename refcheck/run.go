@@ -49,6 +49,8 @@ type Case struct {
 	Kernel    string               // "sgnht", "sghmc" or "sgld"
 	Precond   adapt.Preconditioner // estimated during burn-in, then frozen
 	MassScale adapt.MassScale      // how the mass is normalised
+	// Rank is a low-rank mass's k (adapt.PrecondLowRank; 0: its default).
+	Rank int
 	// Batch is the minibatch size (0 or at least N: the full data set).
 	Batch int
 	// LR is train's per-example learning rate: the step h = sqrt(LR/N) of
@@ -74,6 +76,10 @@ type Case struct {
 	NoiseCorrection bool
 	// Step names the user grid's step (UserGrid; "" elsewhere).
 	Step UserStep
+	// NoiseTarget, when positive, makes burn-in shrink the step until the
+	// gradient noise's share of the diffusion is at most it
+	// (driver.StepHealth.NoiseTarget, train's --noise-target).
+	NoiseTarget float64
 }
 
 // friction returns the friction per step.
@@ -139,8 +145,10 @@ type Result struct {
 	Thin            int
 	// Health is the rung's health watch at the end (no windows for SGLD).
 	Health health.Health
-	// Mass is the frozen diagonal mass (nil: unit mass).
-	Mass []float64
+	// Mass is the frozen diagonal mass (nil: unit mass, or a dense or
+	// low-rank one, in MassMatrix).
+	Mass       []float64
+	MassMatrix sampler.MassMatrix
 	// Xi is the mean friction per step xi h after burn-in (0 for SGLD).
 	Xi   float64
 	Wall time.Duration
@@ -211,13 +219,17 @@ func newChain(c Case, d Design, model nn.Model) (*chain, error) {
 	if c.Steps <= c.burnIn() {
 		return nil, fmt.Errorf("case %s: %d steps, burn-in %d: nothing to keep", c.Posterior, c.Steps, c.burnIn())
 	}
-	phases := []driver.Phase{&driver.StepHealth{Window: c.window(), MixCoords: !c.UngradedMix, ExactGradients: batch == n}}
+	phases := []driver.Phase{&driver.StepHealth{Window: c.window(), MixCoords: !c.UngradedMix, ExactGradients: batch == n, NoiseTarget: c.NoiseTarget}}
 	if c.Precond != adapt.PrecondNone || c.MassScale != adapt.MassScaleWidest {
-		phases = append(phases, &driver.Mass{Precondition: c.Precond, Scale: c.MassScale})
+		phases = append(phases, &driver.Mass{Precondition: c.Precond, Scale: c.MassScale, Rank: c.Rank})
 	}
 	if c.NoiseCorrection { // train's, with its defaults' ceiling and tracking
 		def := runspec.DefaultConfig()
-		phases = append(phases, &driver.NoiseCorrection{Precondition: c.Precond, Ceiling: def.NoiseCeiling, Track: def.NoiseTrack})
+		ceiling := def.NoiseCeiling
+		if c.Precond == adapt.PrecondDense || c.Precond == adapt.PrecondLowRank {
+			ceiling = 0 // the ceiling raises a diagonal mass only (runspec refuses it)
+		}
+		phases = append(phases, &driver.NoiseCorrection{Precondition: c.Precond, Ceiling: ceiling, Track: def.NoiseTrack})
 	}
 	pt := &driver.Driver{Kernel: k, Schedule: driver.Fixed(k, h, 1), PT: &tempering.PT{Temps: []float64{1}}, Workers: 1, BurnIn: c.burnIn(),
 		Phases: append(phases, driver.WindowRestart{})}
@@ -309,6 +321,7 @@ func (ch *chain) run(ref Reference) Result {
 	})
 	res.Health = ch.st.Stats.Health[0]
 	res.Mass = append([]float64(nil), ch.st.Rungs[0].Mass...)
+	res.MassMatrix = ch.st.Rungs[0].MassMatrix()
 	if err != nil {
 		res.Err = err
 		return res
@@ -381,7 +394,19 @@ func (r Result) Diverged() bool { return errors.Is(r.Err, sampler.ErrDiverged) }
 // (1/sqrt(1 - (omega h)^2/4)). scale normalises the mass as the chain
 // would (adapt.MassScale); the chain's own mass (with gradient noise
 // in rmsprop's estimate, from a finite window) differs somewhat.
+//
+// With a dense mass (adapt.DenseMassOf of the reference covariance:
+// M^-1 = Cov/c, c its smallest eigenvalue under stiffest, its largest
+// under widest) every direction's curvature is 1/c, so h = omegaH
+// sqrt(c); with a low-rank mass of rank k (adapt.LowRankMassOf of the
+// reference covariance: its exact top-k correlation directions) it is
+// the largest eigenvalue of C' Cov^-1 C, M^-1 = C C'.
 func StableLR(ref Reference, p adapt.Preconditioner, scale adapt.MassScale, n int, omegaH float64) (float64, error) {
+	return StableLRRank(ref, p, scale, 0, n, omegaH)
+}
+
+// StableLRRank is StableLR with a low-rank mass's rank (0: its default).
+func StableLRRank(ref Reference, p adapt.Preconditioner, scale adapt.MassScale, rank, n int, omegaH float64) (float64, error) {
 	d := len(ref.Cov)
 	cov := ref.covMatrix()
 	var ch mat.Cholesky
@@ -391,6 +416,14 @@ func StableLR(ref Reference, p adapt.Preconditioner, scale adapt.MassScale, n in
 	prec := mat.NewSymDense(d, nil)
 	if err := ch.InverseTo(prec); err != nil {
 		return 0, fmt.Errorf("stable step of %s: %w", ref.Posterior, err)
+	}
+	if !p.Diagonal() {
+		top, err := fullMassTop(ref, prec, p, scale, rank)
+		if err != nil {
+			return 0, err
+		}
+		h := omegaH / math.Sqrt(top)
+		return float64(n) * h * h, nil
 	}
 	v := make([]float64, d)
 	for i := range v {
@@ -410,14 +443,61 @@ func StableLR(ref Reference, p adapt.Preconditioner, scale adapt.MassScale, n in
 			scaled.SetSym(a, b, prec.At(a, b)/math.Sqrt(m[a]*m[b]))
 		}
 	}
-	var es mat.EigenSym
-	if !es.Factorize(scaled, false) {
+	top, ok := largestEigenvalue(scaled)
+	if !ok {
 		return 0, fmt.Errorf("stable step of %s: eigenvalues failed", ref.Posterior)
+	}
+	h := omegaH / math.Sqrt(top)
+	return float64(n) * h * h, nil
+}
+
+// fullMassTop returns the largest curvature of the reference posterior
+// (precision prec) in the momentum's units of the dense or low-rank mass
+// the preconditioner p would set from its exact covariance: the largest
+// eigenvalue of C' prec C, M^-1 = C C'.
+func fullMassTop(ref Reference, prec *mat.SymDense, p adapt.Preconditioner, scale adapt.MassScale, rank int) (float64, error) {
+	d := prec.SymmetricDim()
+	mm, err := exactMass(ref, p, scale, rank)
+	if err != nil {
+		return 0, fmt.Errorf("stable step of %s: %w", ref.Posterior, err)
+	}
+	// C's columns, then C' prec C
+	c := mat.NewDense(d, d, nil)
+	e, col := make([]float64, d), make([]float64, d)
+	for j := 0; j < d; j++ {
+		clear(e)
+		e[j] = 1
+		mm.Velocity(col, e)
+		for a := 0; a < d; a++ {
+			c.Set(a, j, col[a])
+		}
+	}
+	var pc, cpc mat.Dense
+	pc.Mul(prec, c)
+	cpc.Mul(c.T(), &pc)
+	scaled := mat.NewSymDense(d, nil)
+	for a := 0; a < d; a++ {
+		for b := a; b < d; b++ {
+			scaled.SetSym(a, b, 0.5*(cpc.At(a, b)+cpc.At(b, a)))
+		}
+	}
+	top, ok := largestEigenvalue(scaled)
+	if !ok {
+		return 0, fmt.Errorf("stable step of %s: eigenvalues failed", ref.Posterior)
+	}
+	return top, nil
+}
+
+// largestEigenvalue returns the largest eigenvalue of the symmetric matrix
+// s, and false when its eigen-decomposition fails.
+func largestEigenvalue(s *mat.SymDense) (float64, bool) {
+	var es mat.EigenSym
+	if !es.Factorize(s, false) {
+		return 0, false
 	}
 	top := 0.0
 	for _, l := range es.Values(nil) {
 		top = math.Max(top, l)
 	}
-	h := omegaH / math.Sqrt(top)
-	return float64(n) * h * h, nil
+	return top, true
 }

@@ -120,6 +120,13 @@ const TableHeader = `| posterior | kernel | mass | batch | lr | steps | marginal
 func (r Result) Row() string {
 	c := r.Case
 	mass := c.Precond.String()
+	if c.Precond == adapt.PrecondLowRank {
+		r := c.Rank
+		if r == 0 {
+			r = adapt.DefaultMassRank
+		}
+		mass += fmt.Sprintf(" %d", r)
+	}
 	if c.MassScale != adapt.MassScaleWidest {
 		mass += ", " + c.MassScale.String()
 	}

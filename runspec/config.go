@@ -41,12 +41,14 @@ type Config struct {
 	Prior      float64 `json:"prior" yaml:"prior"`           // prior precision per weight, times fan-in when PriorFanIn
 	PriorFanIn bool    `json:"prior_fan_in" yaml:"prior_fan_in"`
 	PriorDF    float64 `json:"prior_df" yaml:"prior_df"` // Student-t prior's degrees of freedom (0: Gaussian prior)
-	// NullSpaceScale widens an MLP's first-layer prior by this factor
-	// along the input directions the training inputs do not span (package
-	// nullspace: the samples disagree on inputs off the data; 0: off).
+	// NullSpaceScale widens the first layer's prior by this factor along
+	// the directions the training inputs do not span: an MLP's dense
+	// layer's, in input space; a CNN's first convolution's, in the space
+	// of its patches (package nullspace: the samples disagree on inputs off
+	// the data; 0: off).
 	NullSpaceScale float64 `json:"null_space_scale,omitempty" yaml:"null_space_scale,omitempty"`
-	// NullSpaceKeep is the fraction of the training inputs' second moment
-	// the data's span holds (0: nullspace.DefaultKeep).
+	// NullSpaceKeep is the fraction of the training inputs' (or patches')
+	// second moment the data's span holds (0: nullspace.DefaultKeep).
 	NullSpaceKeep float64 `json:"null_space_keep,omitempty" yaml:"null_space_keep,omitempty"`
 	// NullSpaceSHA256 is the digest of the null-space prior the run
 	// fitted (nullspace.Prior.Digest), recorded when it is created: a
@@ -101,12 +103,19 @@ type Config struct {
 	// slowing the warm-up. The gradients' evaluators hold the larger of
 	// the two.
 	WarmupBatch int `json:"warmup_batch,omitempty" yaml:"warmup_batch,omitempty"`
-	// Precondition is the diagonal mass matrix each chain (each PT rung)
+	// Precondition is the mass matrix each chain (each PT rung)
 	// estimates during burn-in and then freezes: "none" (unit mass, the
-	// default), "rmsprop" (from the squared minibatch gradients) or
-	// "variance" (from the positions' variances); see
-	// adapt.Preconditioner. Runs that do not record it ran with none.
+	// default), "rmsprop" (diagonal, from the squared minibatch
+	// gradients), "variance" (diagonal, from the positions' variances),
+	// "dense" (M^-1 the positions' covariance, for models of up to a few
+	// hundred parameters) or "lowrank" (the variances with the top
+	// MassRank eigen-directions of their correlation, for large ones);
+	// see adapt.Preconditioner. Runs that do not record it ran with none.
 	Precondition string `json:"precondition,omitempty" yaml:"precondition,omitempty"`
+	// MassRank is the low-rank mass's k (precondition lowrank; 0: its
+	// default, adapt.DefaultMassRank). Runs that do not record it had
+	// no low-rank mass.
+	MassRank int `json:"mass_rank,omitempty" yaml:"mass_rank,omitempty"`
 	// MassScale is how the preconditioner's mass is normalised: "widest"
 	// (the default, and what runs that do not record it ran with: the
 	// widest coordinates keep unit mass, the others are slowed to their
@@ -254,16 +263,18 @@ func (c Config) rangeChecks(opt bool) []rangeCheck {
 		{c.NullSpaceScale >= 0 && !math.IsInf(c.NullSpaceScale, 0), "null_space_scale must be non-negative and finite (0: off)"},
 		{c.NullSpaceKeep >= 0 && c.NullSpaceKeep < 1, "null_space_keep must be in (0, 1) (0: 0.999)"},
 		{c.NoiseCeiling >= 0 && c.NoiseCeiling <= 1, "noise_ceiling must be in [0, 1] (0: no mass raised)"},
-		{c.NullSpaceScale == 0 || c.Model == "", "null_space_scale needs an MLP (--arch): its first layer must be dense"},
 		{c.NullSpaceKeep == 0 || c.NullSpaceScale > 0, "null_space_keep needs null_space_scale"},
 		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
 		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
-		{validPrecondition(c.Precondition), "precondition must be none, rmsprop or variance"},
+		{validPrecondition(c.Precondition), "precondition must be none, rmsprop, variance, dense or lowrank"},
 		{validMassScale(c.MassScale), "mass_scale must be widest or stiffest"},
-		{c.MassScaleValue() == adapt.MassScaleWidest || c.PreconditionValue() != adapt.PrecondNone, "mass_scale needs a preconditioner (precondition rmsprop or variance)"},
+		{c.MassScaleValue() == adapt.MassScaleWidest || c.PreconditionValue() != adapt.PrecondNone, "mass_scale needs a preconditioner (precondition rmsprop, variance, dense or lowrank)"},
+		{c.MassRank >= 0 && c.MassRank <= sampler.MaxMassRank, fmt.Sprintf("mass_rank must be 1 to %d (0: %d)", sampler.MaxMassRank, adapt.DefaultMassRank)},
+		{c.MassRank == 0 || c.PreconditionValue() == adapt.PrecondLowRank, "mass_rank needs precondition lowrank"},
 		{!c.NoiseCorrection || c.Sampler == PTSGHMC || c.Sampler == "sgnht" || c.Sampler == "sghmc", "noise_correction needs a sampler with friction (ptsghmc, sgnht or sghmc)"},
 		{!c.NoiseCorrection || c.NoiseTarget == 0 && c.Cycle == 0 && c.SGDWarmup == 0, "noise_correction needs a fixed step and kernel (no noise_target, cycle or sgd_warmup)"},
 		{!c.NoiseCorrection || c.BurnIn >= 10, "noise_correction needs a burn-in of at least 10 steps to estimate the noise"},
+		{!c.NoiseCorrection || c.NoiseCeiling == 0 || (c.PreconditionValue() != adapt.PrecondDense && c.PreconditionValue() != adapt.PrecondLowRank), "noise_ceiling raises a diagonal mass: with precondition dense or lowrank set noise_ceiling 0 (--noise-ceiling 0)"},
 		{c.PosteriorTemperature() == 1 || !opt, "temperature does not apply to sgd, an optimiser (it samples nothing)"},
 		{c.NoiseTarget >= 0 && c.NoiseTarget < 1, "noise_target must be in [0, 1) (0: off)"},
 		{c.Start == "" || c.Start == StartPrior || c.Start == StartModel, "start must be prior or model"},

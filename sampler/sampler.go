@@ -180,7 +180,8 @@ type TermPotential interface {
 // With a diagonal mass matrix M = diag(Mass) (SetMass; nil is unit mass)
 // P holds the momentum in units of its own sd, q = M^-1/2 p, so that
 // kinetic temperatures (q'q/D) and thermostats read as with unit mass; the
-// kernels' updates say how the mass enters.
+// kernels' updates say how the mass enters. A dense or low-rank mass
+// (SetMassMatrix; MassMatrix says how it enters) leaves Mass nil.
 type State struct {
 	Theta []float64
 	P     []float64
@@ -223,6 +224,12 @@ type State struct {
 	consume func(lo int, g []float64)
 
 	invSqrtMass []float64 // M^-1/2, nil for unit mass
+	// factor is a non-diagonal mass (SetMassMatrix), nil otherwise;
+	// kickBuf and velBuf are its kick's and velocity's scratch.
+	factor          MassMatrix
+	kickBuf, velBuf []float64
+	// keepGrad turns streaming off (KeepGrad)
+	keepGrad bool
 	// gradSq, when not nil, accumulates each step's squared stochastic
 	// gradient per coordinate (the rmsprop preconditioner's sums).
 	gradSq []float64
@@ -259,13 +266,14 @@ type StepWork struct {
 func (s *State) MoveStep(h, hNext float64) { s.Xi = s.Xi * h / hNext }
 
 // SetMass sets the diagonal mass matrix M = diag(m) of the momentum (nil:
-// unit mass), copying m. Every value must be positive and finite. The
+// unit mass), copying m, in place of any mass set before (SetMassMatrix's
+// too). Every value must be positive and finite. The
 // momentum P is in units of its sd and does not change. SGNHT, SGHMC and
 // SGLD use the mass; HMC and SGD ignore it. driver.Mass
 // estimates and sets it during burn-in.
 func (s *State) SetMass(m []float64) error {
 	if m == nil {
-		s.Mass, s.invSqrtMass = nil, nil
+		s.Mass, s.invSqrtMass, s.factor = nil, nil, nil
 		return nil
 	}
 	if len(m) != len(s.Theta) {
@@ -278,7 +286,7 @@ func (s *State) SetMass(m []float64) error {
 		}
 		r[i] = 1 / math.Sqrt(v)
 	}
-	s.Mass, s.invSqrtMass = append([]float64(nil), m...), r
+	s.Mass, s.invSqrtMass, s.factor = append([]float64(nil), m...), r, nil
 	return nil
 }
 
@@ -307,6 +315,14 @@ func (s *State) BeginStep() { s.hasKinAfter = false }
 // made in its update loop when it made one since BeginStep (the same sum
 // in the same order), else KineticTemperature's pass over p.
 func (s *State) KineticAfterStep() float64 { return s.kineticAfterStep() }
+
+// KeepGrad makes each step of an SGNHT or SGHMC kernel evaluate the whole
+// stochastic gradient into Grad before its update, even on a potential
+// that could stream it (StreamingPotential), so that a driver can read the
+// step's gradient in Grad after it (a dense mass's estimate from
+// gradients, adapt.Mass). The update is the same, bit for bit. SGLD and
+// a non-diagonal mass always do.
+func (s *State) KeepGrad(on bool) { s.keepGrad = on }
 
 // SumGradSq makes each step of an SGNHT, SGHMC or SGLD kernel add its
 // squared stochastic gradient per coordinate to sums (the rmsprop

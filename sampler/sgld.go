@@ -59,6 +59,9 @@ func (k SGLD) Step(s *State, pot Potential, mb Minibatch, hp Hyper, rng *rand.Ra
 			s.gradSq[i] += g * g
 		}
 	}
+	if s.factor != nil {
+		return finite(sgldUpdateFactored(s, k.StepSize, invT, noiseVar, rng))
+	}
 	if s.invSqrtMass != nil {
 		return finite(sgldUpdateMass(s.Theta, s.Grad, s.invSqrtMass, k.StepSize, invT, noiseVar, rng))
 	}
@@ -84,6 +87,36 @@ func sgldUpdateMass(theta, grad, r []float64, eps, invT, noiseVar float64, rng *
 			tc[i] += rc[i] * (-0.5*eps*invT*gc[i]*rc[i] + noise*zi)
 			sum += tc[i]
 		}
+	}
+	return sum
+}
+
+// sgldUpdateFactored is sgldUpdateMass with the state's non-diagonal mass
+// (MassMatrix, M^-1 = C C'), the gradient in s.Grad:
+//
+//	theta <- theta + C (-(eps/2) C' grad U~(theta)/T + sqrt(noiseVar) N(0, I))
+//
+// which is theta - (eps/2) M^-1 grad U~/T + sqrt(noiseVar) N(0, M^-1). It
+// returns the sum of the new theta.
+func sgldUpdateFactored(s *State, eps, invT, noiseVar float64, rng *rand.Rand) float64 {
+	kick, vel := s.factorScratch()
+	s.factor.Kick(kick, s.Grad)
+	noise := math.Sqrt(noiseVar)
+	ns := newNormalSource(rng)
+	var buf [normalChunk]float64
+	for lo := 0; lo < len(kick); lo += normalChunk {
+		hi := min(lo+normalChunk, len(kick))
+		z := buf[:hi-lo]
+		ns.fill(z)
+		for c, zi := range z {
+			kick[lo+c] = -0.5*eps*invT*kick[lo+c] + noise*zi
+		}
+	}
+	s.factor.Velocity(vel, kick)
+	sum := 0.0
+	for i, v := range vel {
+		s.Theta[i] += v
+		sum += s.Theta[i]
 	}
 	return sum
 }

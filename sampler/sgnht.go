@@ -226,15 +226,28 @@ func sgnhtUpdate(theta, p, grad []float64, xi, h, a float64, tc temperCoef, invQ
 // sgnhtStep evaluates the gradient at s.Theta and applies the SGNHT update
 // with thermostat xi (streamed when pot can stream), recording U, the
 // step's kick terms (State.Work) and, when asked, the squared gradient in s.
-// With a mass (State.SetMass) the update is the preconditioned one of
-// sgnhtStepper.chunk.
+// With a diagonal mass (State.SetMass) the update is the preconditioned one
+// of sgnhtStepper.chunk; with a dense or low-rank one (State.SetMassMatrix)
+// sgnhtStepper.factored's, never streamed.
 func sgnhtStep(pot Potential, s *State, mb Minibatch, xi, h, a float64, tc temperCoef, invQ float64, rng *rand.Rand) (newXi, kinetic, after float64, err error) {
 	sp, stream := streamingAt(pot)
+	stream = stream && !s.keepGrad
 	if s.stepper == nil { // kept with the state: a stepper per step would be garbage
 		s.stepper = new(sgnhtStepper)
 		s.consume = s.stepper.consume
 	}
 	u := s.stepper
+	if s.factor != nil {
+		// a dense or low-rank mass needs the whole gradient before the kick
+		if err := gradientAt(pot, s, mb, rng); err != nil {
+			return 0, 0, 0, err
+		}
+		u.reset(xi, h, a, tc, rng)
+		u.factored(s, s.factor)
+		s.Work = StepWork{Before: u.wb, After: u.wa, Kick: u.wk, Valid: true}
+		newXi, kinetic, after = u.finish(len(s.P), invQ)
+		return newXi, kinetic, after, nil
+	}
 	if !stream {
 		if err := gradientAt(pot, s, mb, rng); err != nil {
 			return 0, 0, 0, err
@@ -478,6 +491,66 @@ func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, sums *[5]flo
 		}
 	}
 	*sums = [5]float64{kin, pp, wb, wa, wk}
+}
+
+// factored is chunk's update of the whole of s.Theta and s.P, given the
+// gradient s.Grad, with the non-diagonal mass m (MassMatrix: M^-1 = C C',
+// P the momentum's q = L^-1 p): SGNHT in the coordinates phi = L' theta,
+//
+//	q'    <- exp(-xi h) q - h C' grad U~ c_g + sqrt(InjectedVariance(A, h)) N(0, I)
+//	theta <- theta + h C q' c_p
+//
+// (c_g, c_p the temperature's factors), that is p' = exp(-xi h) p - h
+// grad U~ c_g + M^1/2 N(0, inj I) and theta' = theta + h M^-1 p' c_p. It
+// sums the kick terms of StepWork (k = h C' grad U~ c_g), the kinetic
+// temperatures, and as general does the squared gradient (of theta's
+// coordinates) and the per-coordinate noise estimate (of q's), with the
+// injected sd scaled by State.InjScale per coordinate of q. The normal
+// draws come from the stream as chunk's do, 256 at a time.
+func (u *sgnhtStepper) factored(s *State, m MassMatrix) {
+	if !u.seeded {
+		u.ns, u.seeded = newNormalSource(u.rng), true
+	}
+	kick, vel := s.factorScratch()
+	m.Kick(kick, s.Grad)
+	h, hInvT, noise, decay := u.h*u.tc.pos, u.h*u.tc.grad, u.noise, u.decay
+	d2, inj := decay*decay, noise*noise
+	kin, pp, wb, wa, wk := u.kin, u.pp, u.wb, u.wa, u.wk
+	p, sc, na := s.P, s.InjScale, s.noiseAcc
+	for lo := 0; lo < len(p); lo += normalChunk {
+		hi := min(lo+normalChunk, len(p))
+		z := u.buf[:hi-lo]
+		u.ns.fill(z)
+		for c, zi := range z {
+			i := lo + c
+			pb, k, si := p[i], hInvT*kick[i], 1.0
+			if sc != nil {
+				si = sc[i]
+			}
+			pi := decay*pb - k + noise*si*zi
+			mid := 0.5 * (pb + pi)
+			p[i] = pi
+			kin += mid * mid
+			pp += pi * pi
+			wb += pb * k
+			wa += pi * k
+			wk += k * k
+			if na != nil {
+				na[i] += pi*pi - d2*pb*pb - inj*si*si - pb*k + pi*k + k*k
+			}
+		}
+	}
+	if s.gradSq != nil {
+		for i, g := range s.Grad {
+			s.gradSq[i] += g * g
+		}
+	}
+	m.Velocity(vel, p)
+	for i, v := range vel {
+		s.Theta[i] += h * v
+	}
+	u.kin, u.pp = kin, pp
+	u.wb, u.wa, u.wk = wb, wa, wk
 }
 
 // finish returns the thermostat after an update of d coordinates, adapted

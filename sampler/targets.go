@@ -223,3 +223,67 @@ func halfSquaredNorm(x []float64) float64 {
 	}
 	return u
 }
+
+// CorrelatedGaussian is the Gaussian target N(Mean, Cov) with any
+// covariance, U = (theta - Mean)' Cov^-1 (theta - Mean)/2, whose gradient
+// is estimated with noise of covariance NoiseVar Cov^-1: the shape of a
+// minibatch gradient's noise, whose covariance is about (N/b - 1) times the
+// per-example Fisher information, the posterior's precision over N. A
+// target whose answer is known, for tests of masses that are not
+// diagonal. Build it with NewCorrelatedGaussian.
+type CorrelatedGaussian struct {
+	Mean     []float64
+	NoiseVar float64
+	chol     *DenseMass // Cov = L L' (L in Chol)
+	w        []float64
+}
+
+// NewCorrelatedGaussian returns N(mean, cov) (cov row-major D x D,
+// symmetric positive definite) with gradient noise of covariance noiseVar
+// cov^-1.
+func NewCorrelatedGaussian(mean, cov []float64, noiseVar float64) (*CorrelatedGaussian, error) {
+	l, err := NewDenseMass(cov, len(mean))
+	if err != nil {
+		return nil, fmt.Errorf("correlated Gaussian: covariance: %w", err)
+	}
+	return &CorrelatedGaussian{Mean: append([]float64(nil), mean...), NoiseVar: noiseVar, chol: l, w: make([]float64, len(mean))}, nil
+}
+
+// Dim returns the dimension.
+func (g *CorrelatedGaussian) Dim() int { return len(g.Mean) }
+
+// Gradient returns U(theta) and Cov^-1 (theta - Mean) + sqrt(NoiseVar)
+// L^-T z (z standard normal, Cov = L L'): with w = L^-1 (theta - Mean),
+// U = w'w/2 and the gradient is L^-T (w + sqrt(NoiseVar) z).
+func (g *CorrelatedGaussian) Gradient(theta, grad []float64, _ Minibatch, rng *rand.Rand) (float64, error) {
+	d, l, w := len(g.Mean), g.chol.Chol, g.w
+	for i := 0; i < d; i++ { // forward solve L w = theta - Mean
+		s := theta[i] - g.Mean[i]
+		for j := 0; j < i; j++ {
+			s -= l[i*d+j] * w[j]
+		}
+		w[i] = s / l[i*d+i]
+	}
+	u := 0.5 * dot(w, w)
+	sd := math.Sqrt(g.NoiseVar)
+	for i := range w {
+		w[i] += sd * rng.NormFloat64()
+	}
+	for i := d - 1; i >= 0; i-- { // back solve L' grad = w
+		s := w[i]
+		for j := i + 1; j < d; j++ {
+			s -= l[j*d+i] * grad[j]
+		}
+		grad[i] = s / l[i*d+i]
+	}
+	return u, nil
+}
+
+// dot returns a'b.
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}

@@ -34,14 +34,8 @@ set -euo pipefail
 seed=$1 out=$2; shift 2
 . "$(dirname "$0")/runs.sh"
 mnist=$("$(dirname "$0")/mnist_dir.sh")
-train() { local name=$1; shift; train_row "$name" --data "$data" --validation 5000 --split-seed "$seed" --quiet --checkpoint-every 5000 "$@"; }
-score() {
-	local name=$1; shift
-	local runs
-	run_flags "$out" "$@"
-	eval_json "$out/$name.val.json" "${runs[@]}" --split validation --ood "$mnist/train-images-idx3-ubyte.gz" --ood builtin
-	eval_json "$out/$name.test.json" "${runs[@]}" --split test --ood mnist --ood builtin
-}
+train() { ood_train "$@"; }
+score() { ood_score "$@"; }
 S=125000 S2=62500
 for row in "$@"; do
 	case $row in

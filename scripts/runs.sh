@@ -1,6 +1,6 @@
 # runs.sh: the experiment scripts' resumable rows, sourced by ensemble_sweep.sh,
 # ensemble_confirm.sh, ensemble_sweep_precond.sh, ensemble_hold.sh, uncertainty_figures.sh,
-# cnn_select.sh, cnn_verdict.sh, calibration_select.sh, calibration_ood.sh and budget_curve.sh. The caller sets out (the directory of the rows) before
+# cnn_select.sh, cnn_verdict.sh, ood_select.sh, ood_select2.sh, calibration_select.sh, calibration_ood.sh and budget_curve.sh. The caller sets out (the directory of the rows) before
 # sourcing it; sourcing makes that directory and sets bin (the ptsghmc binary: BIN,
 # default bin/ptsghmc) and data (the data set: DATA, default Debian's Fashion-MNIST).
 : "${out:?runs.sh: set out, the directory of the rows, before sourcing}"
@@ -80,4 +80,25 @@ sgd_members() {
 		train "$name-$i" --seed $((10 * seed + i)) --sampler sgd --steps "$steps" --cycle "$steps"
 		members+=("$name-$i")
 	done
+}
+
+# ood_train NAME ARGS...: train_row of issue 57's OOD selections (ood_select.sh,
+# ood_select2.sh): the 5,000-image validation split of --split-seed $seed, quiet,
+# a checkpoint every 5,000 steps.
+ood_train() {
+	local name=$1; shift
+	train_row "$name" --data "$data" --validation 5000 --split-seed "$seed" --quiet --checkpoint-every 5000 "$@"
+}
+
+# ood_score NAME ROW...: the OOD selections' two evals of the pooled ROWs:
+# $out/NAME.val.json on the validation split with MNIST's training digits
+# ($mnist: the IDX folder, scripts/mnist_dir.sh) and the built-in sets (what
+# the rules read), and $out/NAME.test.json on the test set with MNIST's test
+# digits and the built-in sets (recorded, not used to choose).
+ood_score() {
+	local name=$1; shift
+	local runs
+	run_flags "$out" "$@"
+	eval_json "$out/$name.val.json" "${runs[@]}" --split validation --ood "$mnist/train-images-idx3-ubyte.gz" --ood builtin
+	eval_json "$out/$name.test.json" "${runs[@]}" --split test --ood mnist --ood builtin
 }

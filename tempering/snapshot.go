@@ -29,15 +29,48 @@ type Snapshot struct {
 }
 
 // RungSnapshot is one rung's state as plain data: position, momentum,
-// thermostat and energy, its diagonal mass (nil: unit mass), its noise
-// correction (nil: none) and Extra, the state a sampler.StatefulKernel
-// keeps of its own (sampler.MarshalExtra; nil for the built-in kernels).
+// thermostat and energy, its mass (Mass its diagonal, or Dense or LowRank
+// a non-diagonal one; all nil: unit mass), its noise correction (nil:
+// none) and Extra, the state a sampler.StatefulKernel keeps of its own
+// (sampler.MarshalExtra; nil for the built-in kernels). Snapshots written
+// before the dense and low-rank masses have neither, as their runs had.
 type RungSnapshot struct {
 	Theta, P []float64
 	Xi, U    float64
 	Mass     []float64
+	Dense    *sampler.DenseMass   `json:",omitempty"`
+	LowRank  *sampler.LowRankMass `json:",omitempty"`
 	InjScale []float64
 	Extra    []byte
+}
+
+// MassMatrix returns the rung's mass as the sampler sets it
+// (sampler.State.SetMassMatrix): nil for unit mass.
+func (r RungSnapshot) MassMatrix() sampler.MassMatrix {
+	switch {
+	case r.Dense != nil:
+		return r.Dense
+	case r.LowRank != nil:
+		return r.LowRank
+	case r.Mass != nil:
+		return sampler.DiagonalMass(r.Mass)
+	}
+	return nil
+}
+
+// rungMass returns the mass fields of a rung's snapshot; a mass of
+// another type than the sampler's own has no snapshot.
+func rungMass(s *sampler.State) (diag []float64, dense *sampler.DenseMass, low *sampler.LowRankMass, err error) {
+	switch m := s.MassMatrix().(type) {
+	case nil, sampler.DiagonalMass:
+		return s.Mass, nil, nil, nil
+	case *sampler.DenseMass:
+		return nil, m, nil, nil
+	case *sampler.LowRankMass:
+		return nil, nil, m, nil
+	default:
+		return nil, nil, nil, fmt.Errorf("a mass of type %T has no snapshot", m)
+	}
 }
 
 // Snapshot returns st as plain data, with what kernel k keeps of its own
@@ -49,7 +82,11 @@ func (st *PTState) Snapshot(k sampler.Kernel) (Snapshot, error) {
 		if err != nil {
 			return Snapshot{}, fmt.Errorf("rung %d: %w", j+1, err)
 		}
-		s.Rungs = append(s.Rungs, RungSnapshot{Theta: r.Theta, P: r.P, Xi: r.Xi, U: r.U, Mass: r.Mass, InjScale: r.InjScale, Extra: extra})
+		diag, dense, low, err := rungMass(r)
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("rung %d: %w", j+1, err)
+		}
+		s.Rungs = append(s.Rungs, RungSnapshot{Theta: r.Theta, P: r.P, Xi: r.Xi, U: r.U, Mass: diag, Dense: dense, LowRank: low, InjScale: r.InjScale, Extra: extra})
 	}
 	for _, r := range st.Streams {
 		b, err := r.MarshalBinary()

@@ -128,14 +128,14 @@ func (r *Run) Finish() error {
 
 // appendSample keeps rung 1's weights as the sample of step: as they are,
 // or with a null-space prior folded back to the raw inputs' first layer
-// (nullspace.Prior.FoldWeights), so that every reader of the samples sees
-// the network of the raw images.
+// (nullspace.Prior.Fold: a dense layer's A w', a convolution's K' A), so
+// that every reader of the samples sees the network of the raw images.
 func (r *Run) appendSample(step int) error {
 	theta := r.state.Rungs[0].Theta
 	if r.null != nil {
 		first := r.Model.Layout[0]
 		theta = append([]float64(nil), theta...)
-		if err := r.null.FoldWeights(theta[first.Offset:first.Offset+first.Size()], first.Shape[1]); err != nil {
+		if err := r.null.Fold(theta[first.Offset:first.Offset+first.Size()], first.Shape); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/adapt"
+	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
 // Preconditioning returns what the run's preconditioner and noise
@@ -19,6 +20,12 @@ func (r *Run) Preconditioning() string {
 		if s.Mass != nil {
 			lo, med, hi := spread(s.Mass)
 			parts = append(parts, fmt.Sprintf("masses %.3g / %.3g / %.3g (least / median / most)", lo, med, hi))
+		}
+		switch m := s.MassMatrix().(type) {
+		case *sampler.DenseMass:
+			parts = append(parts, fmt.Sprintf("dense mass of %d coordinates", m.N))
+		case *sampler.LowRankMass:
+			parts = append(parts, fmt.Sprintf("low-rank mass of %d coordinates, correlation eigenvalues %s", len(m.Scale), fmtValues(m.Lambda)))
 		}
 		if s.InjScale != nil {
 			lo, med, hi := spread(s.InjScale)
@@ -49,6 +56,15 @@ func (r *Run) Preconditioning() string {
 		head += fmt.Sprintf(" (masses frozen from step %d)", ends[len(ends)-1])
 	}
 	return head + ":\n" + strings.TrimRight(b.String(), "\n")
+}
+
+// fmtValues returns v's values to 3 digits.
+func fmtValues(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.3g", x)
+	}
+	return strings.Join(parts, " ")
 }
 
 // spread returns the smallest, median and largest of x.

@@ -25,8 +25,11 @@ import (
 // kernel), tied to its directory. Its state, the sampler's PTState and each
 // rung's minibatch order, is plain data that its checkpoints write down.
 type Run struct {
-	Dir   string
-	Cfg   runspec.Config
+	Dir string
+	Cfg runspec.Config
+	// Model is the model the chains sample: with a convolution's
+	// null-space prior, the ConvNet whose first kernel is K' A (its
+	// samples are written as the plain model's, appendSample).
 	Model nn.Model
 	Spec  nn.Spec           // the model's spec when it is an MLP (Model.MLP)
 	Data  *datasets.Dataset // training data (validation split removed)

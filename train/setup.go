@@ -86,25 +86,36 @@ func (p *prepared) scheduleFor(cfg runspec.Config) (*runSchedule, error) {
 	return newSchedule(cfg, k, p.tr.N)
 }
 
-// fitNullSpace fits cfg's null-space prior to the training inputs and maps
-// copies of the training and validation inputs (nullspace.Prior.Inputs):
-// the chains sample the first layer w' of the mapped inputs, and the
-// samples the run writes are folded back (Run.appendSample). A run that
-// recorded another prior's digest is refused, naming both.
+// fitNullSpace fits cfg's null-space prior to the training inputs
+// (nullspace.FitModel). For a dense first layer it maps copies of the
+// training and validation inputs (nullspace.Prior.Inputs): the chains
+// sample the first layer w' of the mapped inputs. For a ConvNet it
+// rebuilds the model with its first kernel K' A (nullspace.Prior.Model):
+// the chains sample K' on the raw images. Either way the samples the run
+// writes are folded back (Run.appendSample). A run that recorded another
+// prior's digest is refused, naming both.
 func (p *prepared) fitNullSpace(cfg runspec.Config) error {
 	keep := cfg.NullSpaceKeep
 	if keep == 0 {
 		keep = nullspace.DefaultKeep
 	}
-	prior, err := nullspace.Fit(p.tr, keep, cfg.NullSpaceScale)
+	// the model's check first: the fit is the costly part
+	if err := nullspace.CheckModel(p.model, p.tr.D); err != nil {
+		return err
+	}
+	prior, err := nullspace.FitModel(p.model, p.tr, keep, cfg.NullSpaceScale)
 	if err != nil {
 		return fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
 	if d := prior.Digest(); cfg.NullSpaceSHA256 != "" && d != cfg.NullSpaceSHA256 {
 		return fmt.Errorf("null-space prior: the run recorded sha256 %s, the training data now give %s: refusing to mix samples of different priors", cfg.NullSpaceSHA256, d)
 	}
-	if first := p.model.Layout[0]; first.Name != "W0" || len(first.Shape) != 2 || first.Shape[0] != prior.D {
-		return fmt.Errorf("null-space prior: model %s's first learnable is %s %v, not a dense layer of %d inputs", cfg.ModelName(), first.Name, first.Shape, prior.D)
+	if prior.Patch != nil {
+		if p.model, err = prior.Model(p.model); err != nil {
+			return err
+		}
+		p.null = prior
+		return nil
 	}
 	mapped := func(d *datasets.Dataset) (*datasets.Dataset, error) {
 		if d == nil {
@@ -130,7 +141,11 @@ func (p *prepared) fitNullSpace(cfg runspec.Config) error {
 // whose checkpoint describes another model than the run's config).
 func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
 	if runspec.ModelKey(cfg) != p.key {
-		return cfg.NNModel(p.reg, p.tr.D, p.tr.Classes)
+		m, err := cfg.NNModel(p.reg, p.tr.D, p.tr.Classes)
+		if err != nil || p.null == nil {
+			return m, err
+		}
+		return p.null.Model(m) // a convolution's prior maps every model the run samples
 	}
 	if cfg.Shapes != "" && cfg.Shapes != p.model.Layout.String() {
 		return p.model, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", cfg.ModelName(), cfg.Shapes, p.model.Layout)
@@ -196,7 +211,7 @@ func newDriver(s runspec.Setup, cfg runspec.Config, sched *runSchedule) (*driver
 func runPhases(cfg runspec.Config, n int) []driver.Phase {
 	ps := []driver.Phase{&driver.StepHealth{Window: healthWindow(cfg), NoiseTarget: cfg.NoiseTarget, ExactGradients: cfg.Batch >= n}}
 	if p, sc := cfg.PreconditionValue(), cfg.MassScaleValue(); p != adapt.PrecondNone || sc != adapt.MassScaleWidest {
-		ps = append(ps, &driver.Mass{Precondition: p, Scale: sc})
+		ps = append(ps, &driver.Mass{Precondition: p, Scale: sc, Rank: cfg.MassRank})
 	}
 	if cfg.NoiseCorrection {
 		ps = append(ps, &driver.NoiseCorrection{Precondition: cfg.PreconditionValue(), Ceiling: cfg.NoiseCeiling, Track: cfg.NoiseTrack})

@@ -142,6 +142,12 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		{"ptsghmc", 0, "rmsprop", func(c *runspec.Config) { c.Precondition = "rmsprop" }, []int{3, 8, 11, 32, 61}},
 		{"sgnht", 0, "variance", func(c *runspec.Config) { c.Precondition = "variance" }, []int{3, 8, 11, 32, 33, 61}},
 		{"sgld", 0, "rmsprop", func(c *runspec.Config) { c.Precondition = "rmsprop" }, []int{3, 11, 61}},
+		// the dense mass: from the gradients in the windows ending at 4
+		// and 8, from the draws in those ending at 16 and 32; the
+		// low-rank mass's subspace iteration steps at 10, 12 and 14 in
+		// the third window
+		{"ptsghmc", 0, "dense", func(c *runspec.Config) { c.Precondition = "dense" }, []int{3, 8, 11, 32, 61}},
+		{"sgnht", 0, "lowrank", func(c *runspec.Config) { c.Precondition, c.MassRank = "lowrank", 2 }, []int{3, 11, 13, 32, 61}},
 		// the noise correction estimates over steps 33-40 (after the last
 		// mass window) and applies from step 40
 		{"ptsghmc", 0, "noise-correction", func(c *runspec.Config) { c.Precondition, c.NoiseCorrection = "rmsprop", true }, []int{35, 40, 61}},

@@ -282,7 +282,10 @@ func printTrainStart(stderr io.Writer, ch *train.Chains) string {
 	if d := run.Model.Description; d != "" {
 		fmt.Fprintf(stderr, "ptsghmc train: model %s: %s\n", c.ModelName(), d)
 	}
-	if np := run.NullSpace(); np != nil {
+	if np := run.NullSpace(); np != nil && np.Patch != nil {
+		g := np.Patch
+		fmt.Fprintf(stderr, "ptsghmc train: null-space prior: the first convolution's prior %gx wider along the %d of %d patch directions (%dx%dx%d) the training images' patches leave out\n", np.Scale, np.D-np.K, np.D, g.KH, g.KW, g.Channels)
+	} else if np != nil {
 		fmt.Fprintf(stderr, "ptsghmc train: null-space prior: the first layer's prior %gx wider along the %d of %d input directions the training images leave out\n", np.Scale, np.D-np.K, np.D)
 	}
 	if c.Start == runspec.StartModel && ch.Steps() == 0 {

@@ -78,18 +78,31 @@ func rowAddr(k kernel, r int) string {
 	panic("row")
 }
 
+// regs names a kernel's registers: acc(r, v) holds row r's vector v of
+// the tile, bReg(v) the B row's vector v, bcast(r) row r's broadcast A value.
+func regs(k kernel) (acc func(r, v int) string, bReg func(v int) string, bcast func(r int) string) {
+	nacc := k.mr * k.nv
+	acc = func(r, v int) string { return fmt.Sprintf("%s%d", k.reg, r*k.nv+v) }
+	bReg = func(v int) string { return fmt.Sprintf("%s%d", k.reg, nacc+v) }
+	bcast = func(r int) string { return fmt.Sprintf("%s%d", k.reg, nacc+k.nv+r%2) }
+	return acc, bReg, bcast
+}
+
+// shiftOf is log2 of the kernel's element size in bytes.
+func shiftOf(k kernel) int {
+	if k.size == 8 {
+		return 3
+	}
+	return 2
+}
+
+// gen writes kernel k: its header, the K loop of rank-1 updates, then
+// genStore's scaling and store.
 func gen(w *strings.Builder, k kernel) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, "\t"+format+"\n", a...) }
-	acc := func(r, v int) string { return fmt.Sprintf("%s%d", k.reg, r*k.nv+v) }
-	nacc := k.mr * k.nv
-	bReg := func(v int) string { return fmt.Sprintf("%s%d", k.reg, nacc+v) }
-	bcast := func(r int) string { return fmt.Sprintf("%s%d", k.reg, nacc+k.nv+r%2) }
-	shift := 2
-	if k.size == 8 {
-		shift = 3
-	}
+	acc, bReg, bcast := regs(k)
+	shift := shiftOf(k)
 	argSize := 64 + 2*k.size
-	alphaOff, betaOff := 64, 64+k.size
 	vbytes := k.vbits / 8
 	fmt.Fprintf(w, "\n// func %s(kc int, a *T, ars, aks int, b *T, bs int, c *T, ldc int, alpha, beta T)\n", k.name)
 	fmt.Fprintf(w, "// %d x %d tile, %d-bit vectors.\n", k.mr, k.nv*k.lanes(), k.vbits)
@@ -133,8 +146,17 @@ func gen(w *strings.Builder, k kernel) {
 	p("ADDQ R11, DX")
 	p("DECQ CX")
 	p("JNZ %s_loop", k.name)
+	genStore(w, k)
+}
 
-	// C = alpha*acc (beta == 0), or beta*C + alpha*acc.
+// genStore writes the end of kernel k: C = alpha*acc (beta == 0), or
+// beta*C + alpha*acc.
+func genStore(w *strings.Builder, k kernel) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, "\t"+format+"\n", a...) }
+	acc, bReg, bcast := regs(k)
+	shift := shiftOf(k)
+	alphaOff, betaOff := 64, 64+k.size
+	vbytes := k.vbits / 8
 	alpha, beta, tmp := bReg(0), bReg(1), bcast(0)
 	p("VBROADCAST%s alpha+%d(FP), %s", k.ss(), alphaOff, alpha)
 	p("VBROADCAST%s beta+%d(FP), %s", k.ss(), betaOff, beta)
