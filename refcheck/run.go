@@ -223,7 +223,7 @@ func newChain(c Case, d Design, model nn.Model) (*chain, error) {
 	if c.Precond != adapt.PrecondNone || c.MassScale != adapt.MassScaleWidest {
 		phases = append(phases, &driver.Mass{Precondition: c.Precond, Scale: c.MassScale, Rank: c.Rank})
 	}
-	if c.NoiseCorrection { // train's, with its defaults' ceiling and tracking
+	if c.NoiseCorrection && batch < n { // train's, with its defaults' ceiling and tracking (none with exact gradients: runspec.Config.CorrectsNoise)
 		def := runspec.DefaultConfig()
 		ceiling := def.NoiseCeiling
 		if c.Precond == adapt.PrecondDense || c.Precond == adapt.PrecondLowRank {

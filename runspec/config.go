@@ -455,6 +455,21 @@ func (c Config) MassScaleValue() adapt.MassScale {
 	return s
 }
 
+// CorrectsNoise reports whether a run of c on n training examples
+// corrects its gradient noise (driver.NoiseCorrection): with
+// noise_correction, unless its gradients are exact (a batch of all n
+// examples) and its correction has a ceiling or tracks (this version's;
+// runs recorded without either corrected full batches too). With exact
+// gradients there is no gradient noise: what the correction would
+// estimate is the integration error, and its ceiling would slow the stiff
+// coordinates for it.
+func (c Config) CorrectsNoise(n int) bool {
+	if !c.NoiseCorrection {
+		return false
+	}
+	return c.Batch < n || c.NoiseCeiling == 0 && !c.NoiseTrack
+}
+
 // PreconditionValue returns the run's preconditioner (none for runs that
 // do not record one; an invalid name, which Validate refuses, is none).
 func (c Config) PreconditionValue() adapt.Preconditioner {

@@ -28,7 +28,9 @@ func noiseCorrectionOf(r *Run) *driver.NoiseCorrection {
 // --noise-correction records and runs the defaults (ceiling 0.25,
 // tracked); one without the correction records neither; one given
 // --noise-ceiling 0 --noise-track=false runs the correction of older
-// runs; and a run whose config.json and checkpoint predate the settings
+// runs; at full batch (170 of the 200 examples, 30 held out) the
+// correction is left out, the gradients being exact, unless it is the
+// older one; and a run whose config.json and checkpoint predate the settings
 // (no noise_ceiling, no noise_track: what their zero values read) resumes
 // with the older correction, untracked and without a ceiling.
 func TestNoiseCorrectionSettings(t *testing.T) {
@@ -46,6 +48,10 @@ func TestNoiseCorrectionSettings(t *testing.T) {
 		{"defaults", func(c *runspec.Config) { c.NoiseCorrection = true }, true, 0.25, true, []string{`"noise_ceiling": 0.25`, `"noise_track": true`}, nil, 0},
 		{"no correction", func(c *runspec.Config) {}, false, 0, false, nil, []string{"noise_ceiling", "noise_track"}, 0},
 		{"old correction asked for", func(c *runspec.Config) { c.NoiseCorrection, c.NoiseCeiling, c.NoiseTrack = true, 0, false }, true, 0, false, nil, []string{"noise_ceiling", "noise_track"}, 0},
+		{"full batch: exact gradients, nothing to correct", func(c *runspec.Config) { c.NoiseCorrection, c.Batch = true, 170 }, false, 0, false, []string{`"noise_ceiling": 0.25`}, nil, 0},
+		{"full batch, old correction", func(c *runspec.Config) {
+			c.NoiseCorrection, c.NoiseCeiling, c.NoiseTrack, c.Batch = true, 0, false, 170
+		}, true, 0, false, nil, []string{"noise_ceiling"}, 0},
 		{"old run resumed", func(c *runspec.Config) { c.NoiseCorrection, c.NoiseCeiling, c.NoiseTrack = true, 0, false }, true, 0, false, nil, []string{"noise_ceiling", "noise_track"}, 160},
 	} {
 		cfg := smallConfig()

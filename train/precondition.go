@@ -43,7 +43,7 @@ func (r *Run) Preconditioning() string {
 	if sc := r.Cfg.MassScaleValue(); sc != adapt.MassScaleWidest {
 		head += fmt.Sprintf(" (mass scale %s)", sc)
 	}
-	if r.Cfg.NoiseCorrection {
+	if r.Cfg.CorrectsNoise(r.Data.N) {
 		head += ", per-coordinate noise correction"
 		if r.Cfg.NoiseCeiling > 0 {
 			head += fmt.Sprintf(" (masses raised where the noise per step exceeded %g of the injected at the end of burn-in)", r.Cfg.NoiseCeiling)

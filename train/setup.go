@@ -213,7 +213,7 @@ func runPhases(cfg runspec.Config, n int) []driver.Phase {
 	if p, sc := cfg.PreconditionValue(), cfg.MassScaleValue(); p != adapt.PrecondNone || sc != adapt.MassScaleWidest {
 		ps = append(ps, &driver.Mass{Precondition: p, Scale: sc, Rank: cfg.MassRank})
 	}
-	if cfg.NoiseCorrection {
+	if cfg.CorrectsNoise(n) {
 		ps = append(ps, &driver.NoiseCorrection{Precondition: cfg.PreconditionValue(), Ceiling: cfg.NoiseCeiling, Track: cfg.NoiseTrack})
 	}
 	return append(ps, driver.WindowRestart{})

@@ -288,6 +288,9 @@ func printTrainStart(stderr io.Writer, ch *train.Chains) string {
 	} else if np != nil {
 		fmt.Fprintf(stderr, "ptsghmc train: null-space prior: the first layer's prior %gx wider along the %d of %d input directions the training images leave out\n", np.Scale, np.D-np.K, np.D)
 	}
+	if c.NoiseCorrection && !c.CorrectsNoise(run.Data.N) {
+		fmt.Fprintf(stderr, "ptsghmc train: no noise correction: the batch is the whole training set, so the gradients are exact and carry no noise to correct\n")
+	}
 	if c.Start == runspec.StartModel && ch.Steps() == 0 {
 		fmt.Fprintf(stderr, "ptsghmc train: the chains start from the model's own weights (--start model)\n")
 	}
