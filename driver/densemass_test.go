@@ -1,8 +1,6 @@
 package driver
 
 import (
-	"bytes"
-	"encoding/gob"
 	"math"
 	"reflect"
 	"testing"
@@ -111,19 +109,8 @@ func TestMassMatrixResume(t *testing.T) {
 			}
 			for i := 0; i < 6000; i++ {
 				if i == breakAt {
-					snap, err := st.Snapshot(pt.Kernel)
-					if err != nil {
-						t.Fatal(err)
-					}
-					var buf bytes.Buffer
-					if err := gob.NewEncoder(&buf).Encode(snap); err != nil {
-						t.Fatal(err)
-					}
-					var back tempering.Snapshot
-					if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
-						t.Fatal(err)
-					}
-					if st, err = pt.Restore(back, d); err != nil {
+					var err error
+					if st, err = pt.Restore(checkpointed(t, st, pt.Kernel), d); err != nil {
 						t.Fatal(err)
 					}
 				}

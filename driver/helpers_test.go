@@ -2,6 +2,7 @@ package driver
 
 import (
 	"bytes"
+	"encoding/gob"
 	"reflect"
 	"slices"
 	"testing"
@@ -108,4 +109,23 @@ func ownStep(k sampler.Kernel) float64 {
 		}
 	}
 	return 1
+}
+
+// checkpointed returns st's snapshot as a checkpoint holds it: encoded
+// (gob) and decoded back.
+func checkpointed(t *testing.T, st *tempering.PTState, k sampler.Kernel) tempering.Snapshot {
+	t.Helper()
+	snap, err := st.Snapshot(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(snap); err != nil {
+		t.Fatal(err)
+	}
+	var back tempering.Snapshot
+	if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

@@ -223,19 +223,8 @@ func TestNoiseCorrectionResume(t *testing.T) {
 		}
 		for st.Steps < steps {
 			if st.Steps == breakAt {
-				snap, err := st.Snapshot(pt.Kernel)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var buf bytes.Buffer
-				if err := gob.NewEncoder(&buf).Encode(snap); err != nil {
-					t.Fatal(err)
-				}
-				var back tempering.Snapshot
-				if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
-					t.Fatal(err)
-				}
-				if st, err = newPT().Restore(back, d); err != nil {
+				var err error
+				if st, err = newPT().Restore(checkpointed(t, st, pt.Kernel), d); err != nil {
 					t.Fatal(err)
 				}
 			}
