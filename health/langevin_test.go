@@ -1,0 +1,127 @@
+package health
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/sampler"
+)
+
+// langevinCase is an SGLD chain on a Gaussian U = y'Hy/2 (unit mass, T =
+// 1: c = eps/2, v = eps) whose gradient carries Gaussian noise of sd
+// noiseSD per coordinate, in a basis rotated by angle (radians) in the
+// first two coordinates.
+type langevinCase struct {
+	name      string
+	curv      []float64 // H's eigenvalues
+	angle     float64
+	eps       float64
+	noiseSD   float64
+	steps     int
+	want      HealthStatus
+	wantCause HealthCause
+	// wantSD is the worst unit's predicted sd widening, within sdTol;
+	// wantShare the noisiest unit's noise share, within shareTol.
+	wantSD, sdTol       float64
+	wantShare, shareTol float64
+}
+
+// runLangevin steps c's chain and returns its watch's verdict, and the
+// chain's measured sd ratio (draws' sd over the target's) along H's
+// stiffest eigen-direction.
+func runLangevin(t *testing.T, c langevinCase) (HealthStatus, HealthFigures, float64) {
+	t.Helper()
+	d := len(c.curv)
+	rot := func(x []float64, inv bool) {
+		if d < 2 {
+			return
+		}
+		cs, sn := math.Cos(c.angle), math.Sin(c.angle)
+		if inv {
+			sn = -sn
+		}
+		x[0], x[1] = cs*x[0]-sn*x[1], sn*x[0]+cs*x[1]
+	}
+	rng := rand.New(rand.NewPCG(7, uint64(len(c.name))))
+	s := sampler.NewState(make([]float64, d))
+	var hl Health
+	u := make([]float64, d)
+	stiff := 0
+	for k, h := range c.curv {
+		if h > c.curv[stiff] {
+			stiff = k
+		}
+	}
+	burn := c.steps / 5
+	sum, sq, n := 0.0, 0.0, 0.0
+	for step := 1; step <= c.steps; step++ {
+		copy(u, s.Theta)
+		rot(u, true) // the eigenbasis
+		for k := range u {
+			u[k] *= c.curv[k]
+		}
+		rot(u, false)
+		for k := range u {
+			s.Grad[k] = u[k] + c.noiseSD*rng.NormFloat64()
+		}
+		sampler.SGLDUpdate(s.Theta, s.Grad, c.eps, 1, rng)
+		hl.ObserveLangevin(s, c.eps/2, c.eps, step, 1000, step > burn)
+		if step > burn {
+			copy(u, s.Theta)
+			rot(u, true)
+			sum += u[stiff]
+			sq += u[stiff] * u[stiff]
+			n++
+		}
+	}
+	st, fig := hl.Verdict()
+	m := sum / n
+	return st, fig, math.Sqrt((sq/n-m*m)*c.curv[stiff]) // target variance 1/H
+}
+
+// TestLangevinWatch checks the SGLD watch on Gaussians: a large step
+// widens the stiff direction by the known 1/sqrt(1 - a/2) (a = eps H/2),
+// also when the direction mixes two coordinates (only the directions see
+// it whole); injected gradient noise of known variance is estimated within
+// tolerance; a small step with no noise is ok.
+func TestLangevinWatch(t *testing.T) {
+	cases := []langevinCase{
+		// a = 0.5 on the stiff coordinate: sd +15.5%
+		{name: "large step", curv: []float64{1, 100}, eps: 0.01, steps: 60000, want: HealthFail, wantCause: CauseIntegration, wantSD: 0.155, sdTol: 0.03, shareTol: 0.02},
+		// the same, its stiff direction at 45 degrees: each coordinate's
+		// contraction is the mean of the two directions'
+		{name: "large step, rotated", curv: []float64{1, 100, 4}, angle: math.Pi / 4, eps: 0.01, steps: 60000, want: HealthFail, wantCause: CauseIntegration, wantSD: 0.155, sdTol: 0.03, shareTol: 0.02},
+		// a = 0.2: sd +5.4%, a warning
+		{name: "moderate step", curv: []float64{1, 40}, eps: 0.01, steps: 60000, want: HealthWarn, wantCause: CauseIntegration, wantSD: 0.054, sdTol: 0.02, shareTol: 0.02},
+		// c^2 sigma^2 = 2.5e-5 sigma^2 against v = 0.01: share 0.3 at
+		// sigma^2 = 171.4; a = 0.05 (sd +1.3%): sd sqrt(1/0.7 * 1.026) = +21%
+		{name: "gradient noise", curv: []float64{1, 10}, eps: 0.01, noiseSD: math.Sqrt(171.4), steps: 60000, want: HealthFail, wantCause: CauseNoise, wantSD: 0.211, sdTol: 0.03, wantShare: 0.3, shareTol: 0.03},
+		// a = 0.01, no noise: ok
+		{name: "small step", curv: []float64{1, 2, 4}, eps: 0.005, steps: 60000, want: HealthOK, wantSD: 0.0025, sdTol: 0.01, shareTol: 0.02},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st, fig, measured := runLangevin(t, c)
+			lf := fig.Langevin
+			if lf == nil {
+				t.Fatalf("no SGLD figures in the verdict %v", fig)
+			}
+			t.Logf("measured stiff sd ratio %.3f; %v", measured, fig)
+			if st != c.want || fig.Cause() != c.wantCause {
+				t.Errorf("verdict %v (%q), want %v (%q): %v", st, fig.Cause(), c.want, c.wantCause, fig)
+			}
+			if math.Abs(lf.Worst.SD-c.wantSD) > c.sdTol {
+				t.Errorf("worst sd widening %.3f, want %.3f +- %.3f: %v", lf.Worst.SD, c.wantSD, c.sdTol, lf)
+			}
+			if math.Abs(lf.Noisiest.Share-c.wantShare) > c.shareTol {
+				t.Errorf("noise share %.3f, want %.3f +- %.3f: %v", lf.Noisiest.Share, c.wantShare, c.shareTol, lf)
+			}
+			// the prediction against the chain's own sd along the stiff
+			// direction (the noise adds to every direction alike)
+			if math.Abs(measured-1-lf.Worst.SD) > c.sdTol+0.02 {
+				t.Errorf("stiff direction's measured sd ratio %.3f, predicted %.3f", measured, 1+lf.Worst.SD)
+			}
+		})
+	}
+}
