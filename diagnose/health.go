@@ -14,8 +14,8 @@ import (
 // HealthReport is a run's verdict on its dynamics: whether the kept
 // samples can be called posterior samples, and if not, what to change.
 type HealthReport struct {
-	Run         string       `json:"run,omitempty"` // the run directory (eval)
-	Watched     bool         `json:"watched"`       // the kernel is watched (sgnht, sghmc, ptsghmc; sgld by its own watch)
+	Run     string `json:"run,omitempty"` // the run directory (eval)
+	Watched bool   `json:"watched"`       // the kernel is watched (sgnht, sghmc, ptsghmc; sgld by its own watch)
 	// Langevin says the rungs are SGLD chains, graded by the SGLD watch
 	// (health.LangevinWatch: gradient noise and discretisation error per
 	// coordinate and direction, and mixing).

@@ -77,7 +77,7 @@ func runLangevin(t *testing.T, c langevinCase) (HealthStatus, HealthFigures, flo
 	}
 	st, fig := hl.Verdict()
 	m := sum / n
-	return st, fig, math.Sqrt((sq/n-m*m)*c.curv[stiff]) // target variance 1/H
+	return st, fig, math.Sqrt((sq/n - m*m) * c.curv[stiff]) // target variance 1/H
 }
 
 // TestLangevinWatch checks the SGLD watch on Gaussians: a large step
