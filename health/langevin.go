@@ -67,7 +67,11 @@ type LangevinWatch struct {
 	// an exchange, or a step before the watch, unsets them.
 	PrevG, PrevY, PrevW, PrevDY []float64
 	PrevN                       int
-	g, y, delta                 []float64
+	// Scales are the long-run sums at block lengths 1 to
+	// LangevinMaxL (nil in a watch from before them: the per-step noise
+	// alone).
+	Scales      []ScaleSums
+	g, y, delta []float64
 }
 
 // reset starts the watch afresh for a chain of d coordinates.
@@ -78,6 +82,7 @@ func (w *LangevinWatch) reset(d int) {
 	if d <= MaxCoordUnits {
 		w.MDW, w.MDD, w.MDY, w.MYY = make([]float64, d*d), make([]float64, d*d), make([]float64, d*d), make([]float64, d*d)
 	}
+	w.Scales = newScales(d)
 }
 
 // Forget makes the next step pair with none before it (an exchange moved
@@ -110,6 +115,9 @@ func (w *LangevinWatch) observe(s *sampler.State, c, v float64) {
 		w.pair(c, v)
 	}
 	if w.PrevN >= 1 {
+		for k := range w.Scales {
+			w.Scales[k].add(w.g, w.PrevY) // G and y at the step's start
+		}
 		for i, y := range w.y {
 			w.PrevDY[i] = y - w.PrevY[i]
 			w.PrevW[i] = w.PrevDY[i] + c*w.g[i]

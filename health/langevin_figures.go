@@ -66,7 +66,12 @@ type LangevinFigures struct {
 
 // unitSums are a unit's means over the pairs: of delta w, w^2 and
 // delta^2, and its gradient noise's variance Var[G~] (in G's units).
-type unitSums struct{ dw, ww, dd, noiseG float64 }
+type unitSums struct {
+	dw, ww, dd, noiseG float64
+	// per is the unit's long-run noise variance at scale k (NaN: not
+	// measured), and its position's (ScaleSums.noise); nil: none.
+	per func(k int) (float64, float64)
+}
 
 // coordSums returns coordinate i's unitSums over n pairs, its noise from
 // its own residual delta - H_ii dy (the other coordinates' part of the
@@ -85,7 +90,12 @@ func (w *LangevinWatch) coordSums(i int, n float64) unitSums {
 // mean drift c, mean squared drift c2 and injected variance v, with tolSE
 // standard errors in the tolerances. With exact gradients the noise is
 // taken as 0 (what the formula reads is U's departure from a quadratic).
-func unitFigures(s unitSums, n, c, c2, v, tolSE float64, exact bool) LangevinUnit {
+// The noise is the smaller of its per-step variance (from the successive
+// gradients' differences: right for independent minibatches) and its
+// long-run variance at the unit's relaxation (longRun: right for
+// minibatches drawn in epochs, whose anti-correlated noises partly cancel
+// over it).
+func unitFigures(s unitSums, scales []ScaleSums, n, c, c2, v, tolSE float64, exact bool) LangevinUnit {
 	u := LangevinUnit{Injected: v}
 	if s.ww <= 0 {
 		return u
@@ -93,10 +103,19 @@ func unitFigures(s unitSums, n, c, c2, v, tolSE float64, exact bool) LangevinUni
 	h := s.dw / s.ww
 	hSE := math.Sqrt(s.dd*s.ww/n) / s.ww
 	noiseG := math.Max(s.noiseG, 0)
+	tolG := tolSE * noiseG * math.Sqrt(3/n)
 	u.Contraction, u.ContractionTol = c*h, tolSE*c*hSE
+	if s.per != nil && scales != nil {
+		lr, lt, ok := longRun(u.Contraction, tolSE*tolSE*hSE*hSE, tolSE, scales, s.per)
+		if ok && lr < noiseG {
+			noiseG = math.Max(lr, 0)
+		}
+		if low := lr - lt; ok && low < noiseG-tolG { // the lower bound of the smaller
+			tolG = noiseG - low
+		}
+	}
 	if !exact {
-		u.Noise = c2 * noiseG
-		u.NoiseTol = tolSE * u.Noise * math.Sqrt(3/n)
+		u.Noise, u.NoiseTol = c2*noiseG, c2*tolG
 	}
 	if v > 0 {
 		u.Share = u.Noise / (u.Noise + v)
@@ -166,9 +185,14 @@ func (w *LangevinWatch) Figures(exact bool) LangevinFigures {
 	}
 	var dirs []LangevinUnit
 	var resid *mat.Dense
+	var hs *mat.SymDense
 	if w.MDW != nil {
+		hs = w.curvature(n)
+	}
+	long := w.longRunNoise(hs, n)
+	if hs != nil {
 		var err error
-		if dirs, resid, err = w.directions(n, c, c2, v, tolSE, exact); err == nil {
+		if dirs, resid, err = w.directions(hs, long, n, c, c2, v, tolSE, exact); err == nil {
 			out.Directions = true
 		}
 	}
@@ -177,7 +201,17 @@ func (w *LangevinWatch) Figures(exact bool) LangevinFigures {
 		if resid != nil {
 			s.noiseG = resid.At(i, i)
 		}
-		u := unitFigures(s, n, c, c2, v, tolSE, exact)
+		s.per = func(k int) (float64, float64) {
+			switch r, y := long[k][0], long[k][1]; {
+			case r == nil:
+				return math.NaN(), 0
+			case len(r) == w.Dim*w.Dim:
+				return r[i*w.Dim+i], y[i*w.Dim+i]
+			default:
+				return r[i], y[i]
+			}
+		}
+		u := unitFigures(s, w.Scales, n, c, c2, v, tolSE, exact)
 		u.Coord = i
 		noise += u.Noise
 		note(u)
@@ -195,19 +229,9 @@ func (w *LangevinWatch) Figures(exact bool) LangevinFigures {
 // directions returns the figures of the eigen-directions of the symmetric
 // part H of the measured curvature E[delta w']/E[w^2], and the gradient
 // noise's covariance E[(delta - H dy)(delta - H dy)']/2.
-func (w *LangevinWatch) directions(n, c, c2, v, tolSE float64, exact bool) ([]LangevinUnit, *mat.Dense, error) {
+func (w *LangevinWatch) directions(h *mat.SymDense, long [][2][]float64, n, c, c2, v, tolSE float64, exact bool) ([]LangevinUnit, *mat.Dense, error) {
 	d := w.Dim
-	ww := 0.0
-	for _, x := range w.WW {
-		ww += x
-	}
-	ww /= float64(d) * n // per coordinate: the injected noise is isotropic
-	h := mat.NewSymDense(d, nil)
-	for a := 0; a < d; a++ {
-		for b := a; b < d; b++ {
-			h.SetSym(a, b, (w.MDW[a*d+b]+w.MDW[b*d+a])/(2*n*ww))
-		}
-	}
+	ww := w.meanWW(n)
 	resid := w.residual(h, n)
 	var es mat.EigenSym
 	if !es.Factorize(h, true) {
@@ -220,10 +244,57 @@ func (w *LangevinWatch) directions(n, c, c2, v, tolSE float64, exact bool) ([]La
 		vec := mat.Col(nil, k, &vecs)
 		vv := mat.NewVecDense(d, vec)
 		s := unitSums{dw: quad(w.MDW, vec) / n, ww: ww, dd: quad(w.MDD, vec) / n, noiseG: mat.Inner(vv, resid, vv)}
-		out[k] = unitFigures(s, n, c, c2, v, tolSE, exact)
+		s.per = func(k int) (float64, float64) {
+			if long[k][0] == nil {
+				return math.NaN(), 0
+			}
+			return quad(long[k][0], vec), quad(long[k][1], vec)
+		}
+		out[k] = unitFigures(s, w.Scales, n, c, c2, v, tolSE, exact)
 		out[k].Coord, out[k].Direction = -1, vec
 	}
 	return out, resid, nil
+}
+
+// meanWW returns the injected noise's measured variance per step and
+// coordinate, over n pairs.
+func (w *LangevinWatch) meanWW(n float64) float64 {
+	ww := 0.0
+	for _, x := range w.WW {
+		ww += x
+	}
+	return ww / (float64(w.Dim) * n)
+}
+
+// curvature returns the symmetric part of the measured curvature
+// E[delta w']/E[w^2] (D x D), over n pairs.
+func (w *LangevinWatch) curvature(n float64) *mat.SymDense {
+	d := w.Dim
+	ww := w.meanWW(n)
+	h := mat.NewSymDense(d, nil)
+	for a := 0; a < d; a++ {
+		for b := a; b < d; b++ {
+			h.SetSym(a, b, (w.MDW[a*d+b]+w.MDW[b*d+a])/(2*n*ww))
+		}
+	}
+	return h
+}
+
+// longRunNoise returns the noise's long-run covariance at each scale
+// (ScaleSums.noise) by the curvature hs, or by each coordinate's own
+// curvature when hs is nil (large chains).
+func (w *LangevinWatch) longRunNoise(hs *mat.SymDense, n float64) [][2][]float64 {
+	hd := make([]float64, w.Dim)
+	for i := range hd {
+		if w.WW[i] > 0 {
+			hd[i] = w.DW[i] / w.WW[i]
+		}
+	}
+	out := make([][2][]float64, len(w.Scales))
+	for k := range w.Scales {
+		out[k][0], out[k][1] = w.Scales[k].noise(hs, hd)
+	}
+	return out
 }
 
 // residual returns the gradient noise's covariance (in G's units) by the

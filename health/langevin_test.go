@@ -18,11 +18,13 @@ type langevinCase struct {
 	angle     float64
 	eps       float64
 	noiseSD   float64
+	epoch     int // the noise drawn in epochs of this many steps, summing to 0 (0: independent)
 	steps     int
 	want      HealthStatus
 	wantCause HealthCause
 	// wantSD is the worst unit's predicted sd widening, within sdTol;
-	// wantShare the noisiest unit's noise share, within shareTol.
+	// wantShare the noisiest unit's noise share, within shareTol (< 0:
+	// not checked).
 	wantSD, sdTol       float64
 	wantShare, shareTol float64
 }
@@ -55,7 +57,11 @@ func runLangevin(t *testing.T, c langevinCase) (HealthStatus, HealthFigures, flo
 	}
 	burn := c.steps / 5
 	sum, sq, n := 0.0, 0.0, 0.0
+	var ep [][]float64
 	for step := 1; step <= c.steps; step++ {
+		if c.epoch > 0 && len(ep) == 0 {
+			ep = epochNoise(rng, c.epoch, d, c.noiseSD)
+		}
 		copy(u, s.Theta)
 		rot(u, true) // the eigenbasis
 		for k := range u {
@@ -63,7 +69,14 @@ func runLangevin(t *testing.T, c langevinCase) (HealthStatus, HealthFigures, flo
 		}
 		rot(u, false)
 		for k := range u {
-			s.Grad[k] = u[k] + c.noiseSD*rng.NormFloat64()
+			if c.epoch > 0 {
+				s.Grad[k] = u[k] + ep[0][k]
+			} else {
+				s.Grad[k] = u[k] + c.noiseSD*rng.NormFloat64()
+			}
+		}
+		if c.epoch > 0 {
+			ep = ep[1:]
 		}
 		sampler.SGLDUpdate(s.Theta, s.Grad, c.eps, 1, rng)
 		hl.ObserveLangevin(s, c.eps/2, c.eps, step, 1000, step > burn)
@@ -78,6 +91,27 @@ func runLangevin(t *testing.T, c langevinCase) (HealthStatus, HealthFigures, flo
 	st, fig := hl.Verdict()
 	m := sum / n
 	return st, fig, math.Sqrt((sq/n - m*m) * c.curv[stiff]) // target variance 1/H
+}
+
+// epochNoise returns k steps' noises of d coordinates, of sd sd each, that
+// sum to 0 over the k steps (minibatches drawn in an epoch).
+func epochNoise(rng *rand.Rand, k, d int, sd float64) [][]float64 {
+	out := make([][]float64, k)
+	for j := range out {
+		out[j] = make([]float64, d)
+	}
+	f := sd * math.Sqrt(float64(k)/float64(k-1))
+	for i := 0; i < d; i++ {
+		m := 0.0
+		for j := range out {
+			out[j][i] = rng.NormFloat64()
+			m += out[j][i] / float64(k)
+		}
+		for j := range out {
+			out[j][i] = f * (out[j][i] - m)
+		}
+	}
+	return out
 }
 
 // TestLangevinWatch checks the SGLD watch on Gaussians: a large step
@@ -97,6 +131,10 @@ func TestLangevinWatch(t *testing.T) {
 		// c^2 sigma^2 = 2.5e-5 sigma^2 against v = 0.01: share 0.3 at
 		// sigma^2 = 171.4; a = 0.05 (sd +1.3%): sd sqrt(1/0.7 * 1.026) = +21%
 		{name: "gradient noise", curv: []float64{1, 10}, eps: 0.01, noiseSD: math.Sqrt(171.4), steps: 60000, want: HealthFail, wantCause: CauseNoise, wantSD: 0.211, sdTol: 0.03, wantShare: 0.3, shareTol: 0.03},
+		// the same noise drawn in epochs of 5 steps: the stiff direction
+		// (a = 0.05) relaxes over 40 steps, in which the noise nearly
+		// cancels: sd +2% (the per-step variance would say +21%)
+		{name: "gradient noise in epochs", curv: []float64{1, 10}, eps: 0.01, noiseSD: math.Sqrt(171.4), epoch: 5, steps: 60000, want: HealthOK, wantSD: 0.02, sdTol: 0.03, shareTol: -1},
 		// a = 0.01, no noise: ok
 		{name: "small step", curv: []float64{1, 2, 4}, eps: 0.005, steps: 60000, want: HealthOK, wantSD: 0.0025, sdTol: 0.01, shareTol: 0.02},
 	}
@@ -114,7 +152,9 @@ func TestLangevinWatch(t *testing.T) {
 			if math.Abs(lf.Worst.SD-c.wantSD) > c.sdTol {
 				t.Errorf("worst sd widening %.3f, want %.3f +- %.3f: %v", lf.Worst.SD, c.wantSD, c.sdTol, lf)
 			}
-			if math.Abs(lf.Noisiest.Share-c.wantShare) > c.shareTol {
+			// (shareTol < 0: the soft direction's long-run noise is not
+			// known within a share: its curvature's error leaks into it)
+			if c.shareTol >= 0 && math.Abs(lf.Noisiest.Share-c.wantShare) > c.shareTol {
 				t.Errorf("noise share %.3f, want %.3f +- %.3f: %v", lf.Noisiest.Share, c.wantShare, c.shareTol, lf)
 			}
 			// the prediction against the chain's own sd along the stiff
