@@ -182,7 +182,7 @@ func (hl *Health) ObserveLangevin(s *sampler.State, c, v float64, step, window i
 	if hl.Steps++; hl.Steps < window {
 		return false
 	}
-	fig := hl.langevinFigures(step, len(s.Theta))
+	fig := hl.langevinFigures(step, window, len(s.Theta))
 	hl.Last = fig
 	hl.Windows++
 	hl.Steps = 0
@@ -204,10 +204,11 @@ func (hl *Health) ObserveLangevin(s *sampler.State, c, v float64, step, window i
 }
 
 // langevinFigures returns the SGLD watch's figures over every step after
-// burn-in so far, as HealthFigures ending at step.
-func (hl *Health) langevinFigures(step, dim int) HealthFigures {
+// burn-in so far, as HealthFigures of the window of window steps ending at
+// step (their LangevinFigures count the steps summed).
+func (hl *Health) langevinFigures(step, window, dim int) HealthFigures {
 	lf := hl.Langevin.Figures(hl.Exact)
-	f := HealthFigures{Step: step, Steps: lf.Steps, Dim: dim, Injected: lf.Injected, Share: lf.MeanShare, Exact: hl.Exact, Langevin: &lf}
+	f := HealthFigures{Step: step, Steps: window, Dim: dim, Injected: lf.Injected, Share: lf.MeanShare, Exact: hl.Exact, Langevin: &lf}
 	f.Status = lf.Status
 	return f
 }
@@ -220,7 +221,7 @@ func (hl *Health) langevinVerdict() (HealthStatus, HealthFigures) {
 	if hl.After == 0 {
 		return hl.Worst, hl.WorstWindow
 	}
-	fig := hl.langevinFigures(hl.Last.Step, hl.Last.Dim)
+	fig := hl.langevinFigures(hl.Last.Step, hl.Last.Steps, hl.Last.Dim)
 	fig.Mix = hl.Mixing()
 	if m := fig.Mix; m.Unsure() {
 		fig.Coord.addUnchecked(unsureText(m))
