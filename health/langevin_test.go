@@ -93,6 +93,15 @@ func runLangevin(t *testing.T, c langevinCase) (HealthStatus, HealthFigures, flo
 	return st, fig, math.Sqrt((sq/n - m*m) * c.curv[stiff]) // target variance 1/H
 }
 
+// spread returns d curvatures from 1 to stiff (the last).
+func spread(d int, stiff float64) []float64 {
+	out := make([]float64, d)
+	for i := range out {
+		out[i] = 1 + (stiff-1)*float64(i)/float64(d-1)
+	}
+	return out
+}
+
 // epochNoise returns k steps' noises of d coordinates, of sd sd each, that
 // sum to 0 over the k steps (minibatches drawn in an epoch).
 func epochNoise(rng *rand.Rand, k, d int, sd float64) [][]float64 {
@@ -135,6 +144,10 @@ func TestLangevinWatch(t *testing.T) {
 		// (a = 0.05) relaxes over 40 steps, in which the noise nearly
 		// cancels: sd +2% (the per-step variance would say +21%)
 		{name: "gradient noise in epochs", curv: []float64{1, 10}, eps: 0.01, noiseSD: math.Sqrt(171.4), epoch: 5, steps: 60000, want: HealthOK, wantSD: 0.02, sdTol: 0.03, shareTol: -1},
+		// more than MaxCoordUnits coordinates: per coordinate only (the
+		// same stiff coordinate, and the same noise)
+		{name: "large step, 65 coordinates", curv: spread(65, 100), eps: 0.01, steps: 60000, want: HealthFail, wantCause: CauseIntegration, wantSD: 0.155, sdTol: 0.03, shareTol: 0.02},
+		{name: "gradient noise, 65 coordinates", curv: spread(65, 10), eps: 0.01, noiseSD: math.Sqrt(171.4), steps: 60000, want: HealthFail, wantCause: CauseNoise, wantSD: 0.211, sdTol: 0.04, wantShare: 0.3, shareTol: 0.03},
 		// a = 0.01, no noise: ok
 		{name: "small step", curv: []float64{1, 2, 4}, eps: 0.005, steps: 60000, want: HealthOK, wantSD: 0.0025, sdTol: 0.01, shareTol: 0.02},
 	}
