@@ -32,7 +32,7 @@ type langevinCase struct {
 // runLangevin steps c's chain and returns its watch's verdict, and the
 // chain's measured sd ratio (draws' sd over the target's) along H's
 // stiffest eigen-direction.
-func runLangevin(t *testing.T, c langevinCase) (HealthStatus, HealthFigures, float64) {
+func runLangevin(t *testing.T, c langevinCase) (HealthStatus, HealthFigures, float64, *LangevinWatch) {
 	t.Helper()
 	d := len(c.curv)
 	rot := func(x []float64, inv bool) {
@@ -90,7 +90,7 @@ func runLangevin(t *testing.T, c langevinCase) (HealthStatus, HealthFigures, flo
 	}
 	st, fig := hl.Verdict()
 	m := sum / n
-	return st, fig, math.Sqrt((sq/n - m*m) * c.curv[stiff]) // target variance 1/H
+	return st, fig, math.Sqrt((sq/n - m*m) * c.curv[stiff]), hl.Langevin // target variance 1/H
 }
 
 // spread returns d curvatures from 1 to stiff (the last).
@@ -153,7 +153,7 @@ func TestLangevinWatch(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			st, fig, measured := runLangevin(t, c)
+			st, fig, measured, _ := runLangevin(t, c)
 			lf := fig.Langevin
 			if lf == nil {
 				t.Fatalf("no SGLD figures in the verdict %v", fig)
@@ -174,6 +174,43 @@ func TestLangevinWatch(t *testing.T) {
 			// direction (the noise adds to every direction alike)
 			if math.Abs(measured-1-lf.Worst.SD) > c.sdTol+0.02 {
 				t.Errorf("stiff direction's measured sd ratio %.3f, predicted %.3f", measured, 1+lf.Worst.SD)
+			}
+		})
+	}
+}
+
+// TestLangevinEstimators checks the two noise estimates of a coordinate
+// of a chain of more than MaxCoordUnits coordinates separately (the
+// figures take the smaller, which would hide either's error): the
+// per-step one (successive gradients' differences less the curvature's
+// part) and the long-run one at a block length of 16 steps, on the stiff
+// coordinate at a large step without noise (both about 0) and with
+// independent noise of variance 171.4 (both about it).
+func TestLangevinEstimators(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		c       langevinCase
+		want    float64 // Var[G~] of the last coordinate
+		tol     float64
+		wantCur float64 // its curvature
+	}{
+		{"large step", langevinCase{name: "large step, 65 coordinates", curv: spread(65, 100), eps: 0.01, steps: 60000}, 0, 5, 100},
+		{"gradient noise", langevinCase{name: "gradient noise, 65 coordinates", curv: spread(65, 10), eps: 0.01, noiseSD: math.Sqrt(171.4), steps: 60000}, 171.4, 0.1 * 171.4, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, _, w := runLangevin(t, tc.c)
+			n := float64(w.Steps)
+			i := w.Dim - 1
+			s := w.coordSums(i, n)
+			h := s.dw / s.ww
+			long := w.longRunNoise(nil, n)
+			lr := long[2][0][i] // L = 16
+			t.Logf("noise per step %.4g, long-run %.4g, curvature %.4g", s.noiseG, lr, h)
+			if math.Abs(s.noiseG-tc.want) > tc.tol || math.Abs(lr-tc.want) > tc.tol {
+				t.Errorf("noise per step %.3g, long-run %.3g, want %.3g +- %.2g", s.noiseG, lr, tc.want, tc.tol)
+			}
+			if math.Abs(h-tc.wantCur) > 0.05*tc.wantCur+0.5 {
+				t.Errorf("curvature %.3g, want %.3g", h, tc.wantCur)
 			}
 		})
 	}
