@@ -168,8 +168,8 @@ func (r Result) HealthText() string {
 
 // keyFigure names the figure behind a window's cause.
 func keyFigure(w health.HealthFigures) string {
-	if lf := w.Langevin; lf != nil && lf.Status != health.HealthOK {
-		return lf.Key()
+	if c := w.Cause(); w.Langevin != nil && (c == health.CauseNoise || c == health.CauseIntegration) {
+		return w.Langevin.Key()
 	}
 	switch w.Cause() {
 	case health.CauseNoise:
