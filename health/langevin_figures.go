@@ -351,7 +351,7 @@ func (u LangevinUnit) Name() string {
 
 // String summarises the unit's figures.
 func (u LangevinUnit) String() string {
-	return fmt.Sprintf("%s: sd +%.1f%% (beyond chance +%.1f%%; step's contraction %.3g +- %.2g: discretisation %+.1f%%; gradient noise %.3g +- %.2g per step against %.3g injected, share %.0f%%: +%.1f%%)",
+	return fmt.Sprintf("%s: sd %+.1f%% (beyond chance %+.1f%%; step's contraction %.3g +- %.2g: discretisation %+.1f%%; gradient noise %.3g +- %.2g per step against %.3g injected, share %.0f%%: %+.1f%%)",
 		u.Name(), 100*u.SD, 100*u.SDLow, u.Contraction, u.ContractionTol, 100*u.IntSD, u.Noise, u.NoiseTol, u.Injected, 100*u.Share, 100*u.NoiseSD)
 }
 
@@ -392,7 +392,7 @@ func (f LangevinFigures) Problems() []string {
 // Key names the figure behind the cause in a few words.
 func (f LangevinFigures) Key() string {
 	u := f.Worst
-	return fmt.Sprintf("%s: sd +%.0f%% (beyond chance +%.0f%%), discretisation +%.0f%%, noise share %.0f%%", u.Name(), 100*u.SD, 100*u.SDLow, 100*u.IntSD, 100*u.Share)
+	return fmt.Sprintf("%s: sd %+.0f%% (beyond chance %+.0f%%), discretisation %+.0f%%, noise share %.0f%%", u.Name(), 100*u.SD, 100*u.SDLow, 100*u.IntSD, 100*u.Share)
 }
 
 // describeLangevin is HealthFigures.String for an SGLD chain's figures.

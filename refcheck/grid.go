@@ -303,7 +303,7 @@ func (r Result) UserRow() string {
 	se := 1 / math.Sqrt(2*math.Max(r.ESS, 1))
 	coord := "-"
 	if lf := r.langevin(); lf != nil {
-		coord = fmt.Sprintf("sgld: int. +%.0f%%, noise share %.0f%% (%s)", 100*lf.Stiffest.IntSD, 100*lf.Noisiest.Share, lf.Worst.Name())
+		coord = fmt.Sprintf("sgld: int. %+.0f%%, noise share %.0f%% (%s)", 100*lf.Stiffest.IntSD, 100*lf.Noisiest.Share, lf.Worst.Name())
 	} else {
 		_, w := r.Health.Verdict()
 		coord = fmt.Sprintf("%s, T %.2f-%.2f, int. +%.0f%%, dir. +%.0f%%", w.Coord.Status, w.Coord.KineticQ[0], w.Coord.KineticQ[4], 100*w.Coord.Stiff.IntSDError, 100*w.Coord.Dir.IntSDError)
