@@ -10,7 +10,8 @@ import (
 
 // StepHealth is the phase that watches each rung's dynamics, one
 // health.Health per rung in the state's statistics (rungs of a
-// Frictional kernel are watched), and with a noise target shrinks the
+// Frictional kernel are watched, and those of SGLD by its own watch,
+// health.Health.ObserveLangevin), and with a noise target shrinks the
 // step of a rung whose gradient noise's share exceeds it during burn-in.
 type StepHealth struct {
 	Base

@@ -3,7 +3,10 @@
 // windows of steps: its kinetic temperature, its thermostat, the gradient
 // noise and the integration error that heat its momentum, its descent from
 // its start, and its mixing after burn-in, graded ok, warn or fail with a
-// cause (Health, HealthFigures, Health.Verdict). It reads a chain's State
+// cause (Health, HealthFigures, Health.Verdict); an SGLD chain, which has
+// no momentum, is watched by its gradient noise and discretisation error
+// per coordinate and direction instead (LangevinWatch,
+// Health.ObserveLangevin). It reads a chain's State
 // and kernel and changes neither: the kernels are package sampler's, and
 // the driver that steps them (driver.Driver, its StepHealth phase) calls the watch after each
 // step. Package diagnose turns its verdicts into advice.
