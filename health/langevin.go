@@ -48,10 +48,13 @@ import (
 // (LangevinFigures). Plain data, checkpointed with the Health; memory
 // O(D) (O(D^2) for small chains), cost per step the same.
 type LangevinWatch struct {
-	// Dim is the chain's dimension, Steps the pairs summed; Unmeasured
-	// says why the watch measures nothing (a non-diagonal mass).
-	Dim, Steps int
-	Unmeasured string
+	// Dim is the number of coordinates watched: every Stride-th of the
+	// chain's Full (LangevinStride), so that a large model's watch holds
+	// at most about MaxLangevinCoords coordinates' sums. Steps counts the
+	// pairs summed; Unmeasured says why the watch measures nothing (a
+	// non-diagonal mass).
+	Dim, Full, Stride, Steps int
+	Unmeasured               string
 	// DW, WW, DD, DY and YY are the per-coordinate sums of delta w, w^2,
 	// delta^2, delta dy and dy^2.
 	DW, WW, DD, DY, YY []float64
@@ -74,9 +77,21 @@ type LangevinWatch struct {
 	g, y, delta []float64
 }
 
-// reset starts the watch afresh for a chain of d coordinates.
-func (w *LangevinWatch) reset(d int) {
-	*w = LangevinWatch{Dim: d}
+// MaxLangevinCoords is about the most coordinates the SGLD watch keeps
+// sums for (each about 50 numbers, checkpointed): a larger chain's watch
+// samples every LangevinStride-th coordinate.
+const MaxLangevinCoords = 4096
+
+// LangevinStride returns the spacing of the coordinates the SGLD watch
+// keeps for a chain of d coordinates: 1 up to MaxLangevinCoords, then
+// ceil(d / MaxLangevinCoords).
+func LangevinStride(d int) int { return max(1, (d+MaxLangevinCoords-1)/MaxLangevinCoords) }
+
+// reset starts the watch afresh for a chain of full coordinates.
+func (w *LangevinWatch) reset(full int) {
+	stride := LangevinStride(full)
+	d := (full + stride - 1) / stride
+	*w = LangevinWatch{Dim: d, Full: full, Stride: stride}
 	w.DW, w.WW, w.DD, w.DY, w.YY = make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d)
 	w.PrevG, w.PrevY, w.PrevW, w.PrevDY = make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d)
 	if d <= MaxCoordUnits {
@@ -93,23 +108,24 @@ func (w *LangevinWatch) Forget() { w.PrevN = 0 }
 // gradient at its start, s.Theta its end) at drift scale c and injected
 // variance v (sampler.SGLD.Scales).
 func (w *LangevinWatch) observe(s *sampler.State, c, v float64) {
-	d := len(s.Theta)
 	if s.Mass == nil && s.MassMatrix() != nil {
 		w.Unmeasured = "a dense or low-rank mass (the watch measures in a diagonal mass's metric)"
 		return
 	}
-	if w.Dim != d || len(w.PrevG) != d {
-		w.reset(d)
+	if w.Full != len(s.Theta) || len(w.PrevG) != w.Dim {
+		w.reset(len(s.Theta))
 	}
+	d := w.Dim
 	if len(w.g) != d {
 		w.g, w.y, w.delta = make([]float64, d), make([]float64, d), make([]float64, d)
 	}
-	for i, t := range s.Theta {
+	for i := range w.g {
+		k := i * w.Stride
 		sq := 1.0
 		if s.Mass != nil {
-			sq = math.Sqrt(s.Mass[i])
+			sq = math.Sqrt(s.Mass[k])
 		}
-		w.g[i], w.y[i] = s.Grad[i]/sq, t*sq
+		w.g[i], w.y[i] = s.Grad[k]/sq, s.Theta[k]*sq
 	}
 	if w.PrevN >= 2 {
 		w.pair(c, v)

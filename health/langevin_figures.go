@@ -46,7 +46,9 @@ type LangevinUnit struct {
 // LangevinFigures are an SGLD chain's figures after burn-in
 // (LangevinWatch.Figures).
 type LangevinFigures struct {
-	Steps, Dim int
+	// Dim is the chain's dimension, Stride the spacing of the coordinates
+	// watched (LangevinStride).
+	Steps, Dim, Stride int
 	// Injected is the mean injected variance per step v, Drift the mean
 	// drift scale c.
 	Injected, Drift float64
@@ -157,7 +159,7 @@ func (u LangevinUnit) grade() HealthStatus {
 // WarnIntSD and FailIntSD (tolerances of CoordTolSE standard errors of
 // the number of units). Fewer than 2 pairs: not graded (ok).
 func (w *LangevinWatch) Figures(exact bool) LangevinFigures {
-	out := LangevinFigures{Steps: w.Steps, Dim: w.Dim, Unmeasured: w.Unmeasured, Exact: exact}
+	out := LangevinFigures{Steps: w.Steps, Dim: w.Full, Stride: max(w.Stride, 1), Unmeasured: w.Unmeasured, Exact: exact}
 	if w.Steps < 2 || w.Dim == 0 {
 		return out
 	}
@@ -212,7 +214,7 @@ func (w *LangevinWatch) Figures(exact bool) LangevinFigures {
 			}
 		}
 		u := unitFigures(s, w.Scales, n, c, c2, v, tolSE, exact)
-		u.Coord = i
+		u.Coord = i * out.Stride
 		noise += u.Noise
 		note(u)
 	}
@@ -364,6 +366,9 @@ func (f LangevinFigures) String() string {
 		return "SGLD watch: no steps after burn-in yet"
 	}
 	what := "coordinates"
+	if f.Stride > 1 {
+		what = fmt.Sprintf("coordinates, every %d-th watched", f.Stride)
+	}
 	if f.Directions {
 		what = "coordinates and directions"
 	}
