@@ -114,8 +114,8 @@ func HealthAdvice(fig health.HealthFigures, cfg runspec.Config) string {
 	if cfg.PreconditionValue() == adapt.PrecondNone {
 		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
 	}
-	if lf := fig.Langevin; lf != nil && lf.Status != health.HealthOK {
-		return LangevinAdvice(*lf, cfg)
+	if c := fig.Cause(); fig.Langevin != nil && (c == health.CauseNoise || c == health.CauseIntegration) {
+		return LangevinAdvice(*fig.Langevin, cfg)
 	}
 	switch fig.Cause() {
 	case health.CauseStartup:
