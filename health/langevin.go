@@ -48,13 +48,13 @@ import (
 // (LangevinFigures). Plain data, checkpointed with the Health; memory
 // O(D) (O(D^2) for small chains), cost per step the same.
 type LangevinWatch struct {
-	// Dim is the number of coordinates watched: every Stride-th of the
-	// chain's Full (LangevinStride), so that a large model's watch holds
-	// at most about MaxLangevinCoords coordinates' sums. Steps counts the
-	// pairs summed; Unmeasured says why the watch measures nothing (a
-	// non-diagonal mass).
-	Dim, Full, Stride, Steps int
-	Unmeasured               string
+	// Dim is the chain's dimension; the long-run sums (Scales) are kept
+	// for every Stride-th coordinate (LangevinStride), so that a large
+	// model's watch holds them for at most about MaxLangevinCoords. Steps
+	// counts the pairs summed; Unmeasured says why the watch measures
+	// nothing (a non-diagonal mass).
+	Dim, Stride, Steps int
+	Unmeasured         string
 	// DW, WW, DD, DY and YY are the per-coordinate sums of delta w, w^2,
 	// delta^2, delta dy and dy^2.
 	DW, WW, DD, DY, YY []float64
@@ -73,13 +73,15 @@ type LangevinWatch struct {
 	// Scales are the long-run sums at block lengths 1 to
 	// LangevinMaxL (nil in a watch from before them: the per-step noise
 	// alone).
-	Scales      []ScaleSums
-	g, y, delta []float64
+	Scales              []ScaleSums
+	g, y, delta, gs, ys []float64
 }
 
 // MaxLangevinCoords is about the most coordinates the SGLD watch keeps
-// sums for (each about 50 numbers, checkpointed): a larger chain's watch
-// samples every LangevinStride-th coordinate.
+// long-run sums for (42 numbers each, checkpointed, besides the 9 every
+// coordinate has): a larger chain's watch keeps them for every
+// LangevinStride-th coordinate, and borrows their time structure for the
+// coordinates between (LangevinFigures.Stride).
 const MaxLangevinCoords = 4096
 
 // LangevinStride returns the spacing of the coordinates the SGLD watch
@@ -87,17 +89,16 @@ const MaxLangevinCoords = 4096
 // ceil(d / MaxLangevinCoords).
 func LangevinStride(d int) int { return max(1, (d+MaxLangevinCoords-1)/MaxLangevinCoords) }
 
-// reset starts the watch afresh for a chain of full coordinates.
-func (w *LangevinWatch) reset(full int) {
-	stride := LangevinStride(full)
-	d := (full + stride - 1) / stride
-	*w = LangevinWatch{Dim: d, Full: full, Stride: stride}
+// reset starts the watch afresh for a chain of d coordinates.
+func (w *LangevinWatch) reset(d int) {
+	stride := LangevinStride(d)
+	*w = LangevinWatch{Dim: d, Stride: stride}
 	w.DW, w.WW, w.DD, w.DY, w.YY = make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d)
 	w.PrevG, w.PrevY, w.PrevW, w.PrevDY = make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d)
 	if d <= MaxCoordUnits {
 		w.MDW, w.MDD, w.MDY, w.MYY = make([]float64, d*d), make([]float64, d*d), make([]float64, d*d), make([]float64, d*d)
 	}
-	w.Scales = newScales(d)
+	w.Scales = newScales((d + stride - 1) / stride)
 }
 
 // Forget makes the next step pair with none before it (an exchange moved
@@ -112,28 +113,25 @@ func (w *LangevinWatch) observe(s *sampler.State, c, v float64) {
 		w.Unmeasured = "a dense or low-rank mass (the watch measures in a diagonal mass's metric)"
 		return
 	}
-	if w.Full != len(s.Theta) || len(w.PrevG) != w.Dim {
-		w.reset(len(s.Theta))
+	d := len(s.Theta)
+	if w.Dim != d || len(w.PrevG) != d {
+		w.reset(d)
 	}
-	d := w.Dim
 	if len(w.g) != d {
 		w.g, w.y, w.delta = make([]float64, d), make([]float64, d), make([]float64, d)
 	}
-	for i := range w.g {
-		k := i * w.Stride
+	for i, t := range s.Theta {
 		sq := 1.0
 		if s.Mass != nil {
-			sq = math.Sqrt(s.Mass[k])
+			sq = math.Sqrt(s.Mass[i])
 		}
-		w.g[i], w.y[i] = s.Grad[k]/sq, s.Theta[k]*sq
+		w.g[i], w.y[i] = s.Grad[i]/sq, t*sq
 	}
 	if w.PrevN >= 2 {
 		w.pair(c, v)
 	}
 	if w.PrevN >= 1 {
-		for k := range w.Scales {
-			w.Scales[k].add(w.g, w.PrevY) // G and y at the step's start
-		}
+		w.addScales()
 		for i, y := range w.y {
 			w.PrevDY[i] = y - w.PrevY[i]
 			w.PrevW[i] = w.PrevDY[i] + c*w.g[i]
@@ -144,6 +142,24 @@ func (w *LangevinWatch) observe(s *sampler.State, c, v float64) {
 	}
 	copy(w.PrevG, w.g)
 	copy(w.PrevY, w.y)
+}
+
+// addScales adds the step's G and y at its start (w.g, PrevY) to the
+// long-run sums, of every Stride-th coordinate.
+func (w *LangevinWatch) addScales() {
+	g, y := w.g, w.PrevY
+	if st := max(w.Stride, 1); st > 1 {
+		if len(w.gs) != len(w.Scales[0].BG) {
+			w.gs, w.ys = make([]float64, len(w.Scales[0].BG)), make([]float64, len(w.Scales[0].BG))
+		}
+		for j := range w.gs {
+			w.gs[j], w.ys[j] = g[j*st], y[j*st]
+		}
+		g, y = w.gs, w.ys
+	}
+	for k := range w.Scales {
+		w.Scales[k].add(g, y)
+	}
 }
 
 // pair adds the pair of the last step (PrevW, PrevDY) and the gradient

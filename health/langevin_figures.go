@@ -47,7 +47,8 @@ type LangevinUnit struct {
 // (LangevinWatch.Figures).
 type LangevinFigures struct {
 	// Dim is the chain's dimension, Stride the spacing of the coordinates
-	// watched (LangevinStride).
+	// whose long-run noise is measured (LangevinStride; the others borrow
+	// it, LangevinWatch.coordLongRun).
 	Steps, Dim, Stride int
 	// Injected is the mean injected variance per step v, Drift the mean
 	// drift scale c.
@@ -159,7 +160,7 @@ func (u LangevinUnit) grade() HealthStatus {
 // WarnIntSD and FailIntSD (tolerances of CoordTolSE standard errors of
 // the number of units). Fewer than 2 pairs: not graded (ok).
 func (w *LangevinWatch) Figures(exact bool) LangevinFigures {
-	out := LangevinFigures{Steps: w.Steps, Dim: w.Full, Stride: max(w.Stride, 1), Unmeasured: w.Unmeasured, Exact: exact}
+	out := LangevinFigures{Steps: w.Steps, Dim: w.Dim, Stride: max(w.Stride, 1), Unmeasured: w.Unmeasured, Exact: exact}
 	if w.Steps < 2 || w.Dim == 0 {
 		return out
 	}
@@ -203,18 +204,9 @@ func (w *LangevinWatch) Figures(exact bool) LangevinFigures {
 		if resid != nil {
 			s.noiseG = resid.At(i, i)
 		}
-		s.per = func(k int) (float64, float64) {
-			switch r, y := long[k][0], long[k][1]; {
-			case r == nil:
-				return math.NaN(), 0
-			case len(r) == w.Dim*w.Dim:
-				return r[i*w.Dim+i], y[i*w.Dim+i]
-			default:
-				return r[i], y[i]
-			}
-		}
+		s.per = w.coordLongRun(i, long, s.noiseG, n)
 		u := unitFigures(s, w.Scales, n, c, c2, v, tolSE, exact)
-		u.Coord = i * out.Stride
+		u.Coord = i
 		noise += u.Noise
 		note(u)
 	}
@@ -258,6 +250,35 @@ func (w *LangevinWatch) directions(h *mat.SymDense, long [][2][]float64, n, c, c
 	return out, resid, nil
 }
 
+// coordLongRun returns coordinate i's long-run noise by scale (unitSums'
+// per), from the long-run covariances long (ScaleSums.noise): its own with
+// a stride of 1; else, with noiseG its per-step noise over n pairs, that
+// of the nearest coordinate below it that has long-run sums (every
+// Stride-th), scaled by the two per-step noises' ratio (the time
+// structure of a neighbour in the layout, usually of the same layer).
+func (w *LangevinWatch) coordLongRun(i int, long [][2][]float64, noiseG, n float64) func(k int) (float64, float64) {
+	st := max(w.Stride, 1)
+	j := i / st
+	ratio := 1.0
+	if st > 1 {
+		ref := w.coordSums(j*st, n).noiseG
+		if !(ref > 0) {
+			return nil
+		}
+		ratio = math.Max(noiseG, 0) / ref
+	}
+	return func(k int) (float64, float64) {
+		switch r, y := long[k][0], long[k][1]; {
+		case r == nil:
+			return math.NaN(), 0
+		case st == 1 && len(r) == w.Dim*w.Dim && w.Dim > 1:
+			return r[i*w.Dim+i], y[i*w.Dim+i]
+		default:
+			return ratio * r[j], y[j]
+		}
+	}
+}
+
 // meanWW returns the injected noise's measured variance per step and
 // coordinate, over n pairs.
 func (w *LangevinWatch) meanWW(n float64) float64 {
@@ -286,10 +307,11 @@ func (w *LangevinWatch) curvature(n float64) *mat.SymDense {
 // (ScaleSums.noise) by the curvature hs, or by each coordinate's own
 // curvature when hs is nil (large chains).
 func (w *LangevinWatch) longRunNoise(hs *mat.SymDense, n float64) [][2][]float64 {
-	hd := make([]float64, w.Dim)
-	for i := range hd {
-		if w.WW[i] > 0 {
-			hd[i] = w.DW[i] / w.WW[i]
+	st := max(w.Stride, 1)
+	hd := make([]float64, len(w.Scales[0].BG))
+	for j := range hd {
+		if i := j * st; w.WW[i] > 0 {
+			hd[j] = w.DW[i] / w.WW[i]
 		}
 	}
 	out := make([][2][]float64, len(w.Scales))
@@ -367,7 +389,7 @@ func (f LangevinFigures) String() string {
 	}
 	what := "coordinates"
 	if f.Stride > 1 {
-		what = fmt.Sprintf("coordinates, every %d-th watched", f.Stride)
+		what = fmt.Sprintf("coordinates, the noise's time structure from every %d-th", f.Stride)
 	}
 	if f.Directions {
 		what = "coordinates and directions"

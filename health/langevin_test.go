@@ -217,21 +217,22 @@ func TestLangevinEstimators(t *testing.T) {
 }
 
 // TestLangevinStride checks that a chain of more than MaxLangevinCoords
-// coordinates is watched on every LangevinStride-th coordinate, named by
-// its index in the chain: 8193 coordinates, every 3rd watched, the stiff
-// coordinate 6 (a = 0.5) failing the chain.
+// coordinates keeps its long-run sums for every LangevinStride-th
+// coordinate and still grades every coordinate: 8193 coordinates, every
+// 3rd with long-run sums, the stiff coordinate 7 (a = 0.5, between them)
+// failing the chain.
 func TestLangevinStride(t *testing.T) {
 	if s := LangevinStride(MaxLangevinCoords); s != 1 {
 		t.Errorf("stride at %d coordinates %d, want 1", MaxLangevinCoords, s)
 	}
 	curv := spread(8193, 2)
-	curv[6] = 100
+	curv[7] = 100
 	st, fig, _, w := runLangevin(t, langevinCase{name: "stride", curv: curv, eps: 0.01, steps: 10000})
 	lf := fig.Langevin
-	if w.Stride != 3 || w.Dim != 2731 || lf.Dim != 8193 {
-		t.Errorf("stride %d, %d watched of %d, want 3, 2731 of 8193", w.Stride, w.Dim, lf.Dim)
+	if w.Stride != 3 || len(w.Scales[0].BG) != 2731 || lf.Dim != 8193 {
+		t.Errorf("stride %d, long-run sums of %d of %d coordinates, want 3, 2731 of 8193", w.Stride, len(w.Scales[0].BG), lf.Dim)
 	}
-	if st != HealthFail || lf.Worst.Coord != 6 || lf.Stiffest.Coord != 6 {
-		t.Errorf("verdict %v, worst coordinate %d, stiffest %d: want fail at 6: %v", st, lf.Worst.Coord, lf.Stiffest.Coord, lf)
+	if st != HealthFail || lf.Worst.Coord != 7 || lf.Stiffest.Coord != 7 {
+		t.Errorf("verdict %v, worst coordinate %d, stiffest %d: want fail at 7: %v", st, lf.Worst.Coord, lf.Stiffest.Coord, lf)
 	}
 }
