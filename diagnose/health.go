@@ -117,6 +117,9 @@ func HealthAdvice(fig health.HealthFigures, cfg runspec.Config) string {
 	if c := fig.Cause(); fig.Langevin != nil && (c == health.CauseNoise || c == health.CauseIntegration) {
 		return LangevinAdvice(*fig.Langevin, cfg)
 	}
+	if lf := fig.Langevin; lf != nil && fig.Cause() == health.CauseUnchecked && lf.Unsure != nil {
+		return "cause: unchecked (SGLD's watch). " + strings.Join(lf.Problems(), "; ")
+	}
 	switch fig.Cause() {
 	case health.CauseStartup:
 		return fmt.Sprintf("cause: the start-up transient. The chain was still descending from its start in the window to step %d (its potential fell, heating the momentum by %.3g per step against %.3g injected): the burn-in ended inside the descent and its draws are not yet from the posterior. A --burnin past step %d (or a start nearer the posterior: --sgd-warmup)",

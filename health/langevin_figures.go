@@ -59,6 +59,12 @@ type LangevinFigures struct {
 	// Noisiest the one of the largest noise share, Stiffest the one of the
 	// largest contraction.
 	Worst, Noisiest, Stiffest LangevinUnit
+	// Unsure is the unit of the largest SD among those that read more
+	// than FailIntSD wide but not beyond WarnIntSD beyond chance (their
+	// tolerance too wide to tell: a soft direction's long-run noise, whose
+	// curvature is known only roughly, or a short run); with one the
+	// figures warn, unchecked, when nothing fails. Nil when none.
+	Unsure *LangevinUnit `json:",omitempty"`
 	// Directions says the eigen-directions were graded.
 	Directions bool
 	// Unmeasured says why nothing was measured (a non-diagonal mass).
@@ -175,6 +181,10 @@ func (w *LangevinWatch) Figures(exact bool) LangevinFigures {
 	noise := 0.0
 	first := true
 	note := func(u LangevinUnit) {
+		if u.SD > FailIntSD && u.SDLow <= WarnIntSD && (out.Unsure == nil || u.SD > out.Unsure.SD) {
+			uu := u
+			out.Unsure = &uu
+		}
 		if first || u.SDLow > out.Worst.SDLow {
 			out.Worst = u
 		}
@@ -217,6 +227,9 @@ func (w *LangevinWatch) Figures(exact bool) LangevinFigures {
 		note(u)
 	}
 	out.Status = out.Worst.grade()
+	if out.Status == HealthOK && out.Unsure != nil {
+		out.Status = HealthWarn
+	}
 	return out
 }
 
@@ -359,6 +372,8 @@ func (f LangevinFigures) Cause() HealthCause {
 	switch {
 	case f.Status == HealthOK:
 		return CauseNone
+	case f.Worst.grade() == HealthOK:
+		return CauseUnchecked
 	case !f.Exact && f.Worst.NoiseLow > f.Worst.IntLow:
 		return CauseNoise
 	}
@@ -406,6 +421,11 @@ func (f LangevinFigures) Problems() []string {
 	}
 	u := f.Worst
 	var out []string
+	if f.Cause() == CauseUnchecked {
+		x := f.Unsure
+		return []string{fmt.Sprintf("could not check %s: its sd reads %+.0f%% wide (gradient noise %.3g +- %.2g per step against %.3g injected, contraction %.3g +- %.2g) but only %+.0f%% beyond chance: run longer after burn-in (--steps), so that its noise's time structure and its curvature are measured within the tolerance",
+			x.Name(), 100*x.SD, x.Noise, x.NoiseTol, x.Injected, x.Contraction, x.ContractionTol, 100*x.SDLow)}
+	}
 	if f.Cause() == CauseNoise {
 		out = append(out, fmt.Sprintf("gradient noise: %s's sd is about %.0f%% wide (%.0f%% beyond chance): SGLD has no friction to absorb the minibatch noise, %.3g +- %.2g per step against %.3g injected (share %.0f%%; %.0f%% over all coordinates), so every bit of it widens the posterior: a larger --batch, a preconditioner, or a smaller --lr (the noise's share falls as the lr)",
 			u.Name(), 100*u.SD, 100*u.SDLow, u.Noise, u.NoiseTol, u.Injected, 100*u.Share, 100*f.MeanShare))

@@ -142,8 +142,11 @@ func TestLangevinWatch(t *testing.T) {
 		{name: "gradient noise", curv: []float64{1, 10}, eps: 0.01, noiseSD: math.Sqrt(171.4), steps: 60000, want: HealthFail, wantCause: CauseNoise, wantSD: 0.211, sdTol: 0.03, wantShare: 0.3, shareTol: 0.03},
 		// the same noise drawn in epochs of 5 steps: the stiff direction
 		// (a = 0.05) relaxes over 40 steps, in which the noise nearly
-		// cancels: sd +2% (the per-step variance would say +21%)
-		{name: "gradient noise in epochs", curv: []float64{1, 10}, eps: 0.01, noiseSD: math.Sqrt(171.4), epoch: 5, steps: 60000, want: HealthOK, wantSD: 0.02, sdTol: 0.03, shareTol: -1},
+		// cancels: sd +2% (the per-step variance would say +21%); the
+		// soft direction (a = 0.005) reads wide with a tolerance too wide
+		// to tell (its curvature, and so its long-run noise, is known only
+		// roughly): a warning, unchecked, not a failure
+		{name: "gradient noise in epochs", curv: []float64{1, 10}, eps: 0.01, noiseSD: math.Sqrt(171.4), epoch: 5, steps: 60000, want: HealthWarn, wantCause: CauseUnchecked, wantSD: 0.02, sdTol: 0.03, shareTol: -1},
 		// more than MaxCoordUnits coordinates: per coordinate only (the
 		// same stiff coordinate, and the same noise)
 		{name: "large step, 65 coordinates", curv: spread(65, 100), eps: 0.01, steps: 60000, want: HealthFail, wantCause: CauseIntegration, wantSD: 0.155, sdTol: 0.03, shareTol: 0.02},

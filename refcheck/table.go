@@ -171,6 +171,9 @@ func keyFigure(w health.HealthFigures) string {
 	if c := w.Cause(); w.Langevin != nil && (c == health.CauseNoise || c == health.CauseIntegration) {
 		return w.Langevin.Key()
 	}
+	if x := w.Langevin; x != nil && x.Unsure != nil && w.Cause() == health.CauseUnchecked {
+		return fmt.Sprintf("%s: sd %+.0f%% read, %+.0f%% beyond chance", x.Unsure.Name(), 100*x.Unsure.SD, 100*x.Unsure.SDLow)
+	}
 	switch w.Cause() {
 	case health.CauseNoise:
 		return fmt.Sprintf("share %.0f%%, beyond chance %.0f%%, budget %.2f", 100*w.Share, 100*w.ShareBeyondChance(), w.Budget)
