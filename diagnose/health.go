@@ -14,8 +14,12 @@ import (
 // HealthReport is a run's verdict on its dynamics: whether the kept
 // samples can be called posterior samples, and if not, what to change.
 type HealthReport struct {
-	Run         string       `json:"run,omitempty"` // the run directory (eval)
-	Watched     bool         `json:"watched"`       // the kernel has friction (sgnht, sghmc, ptsghmc)
+	Run     string `json:"run,omitempty"` // the run directory (eval)
+	Watched bool   `json:"watched"`       // the kernel is watched (sgnht, sghmc, ptsghmc; sgld by its own watch)
+	// Langevin says the rungs are SGLD chains, graded by the SGLD watch
+	// (health.LangevinWatch: gradient noise and discretisation error per
+	// coordinate and direction, and mixing).
+	Langevin    bool         `json:"langevin,omitempty"`
 	AfterBurnIn bool         `json:"after_burn_in"` // windows after burn-in exist (else the last window of burn-in is judged)
 	Rungs       []RungHealth `json:"rungs"`
 	// Posterior is false when a rung left its regime (a failed window
@@ -57,6 +61,7 @@ func HealthOf(st *tempering.PTState, cfg runspec.Config) *HealthReport {
 			continue
 		}
 		rep.Watched = true
+		rep.Langevin = rep.Langevin || hl.Langevin != nil
 		sc := hl.StepScale
 		if sc == 0 {
 			sc = 1
@@ -108,6 +113,12 @@ func HealthAdvice(fig health.HealthFigures, cfg runspec.Config) string {
 	precond := ""
 	if cfg.PreconditionValue() == adapt.PrecondNone {
 		precond = "precondition (--precondition rmsprop or variance: the stiff, noisy coordinates get heavier masses and move at the pace of the widest), or "
+	}
+	if c := fig.Cause(); fig.Langevin != nil && (c == health.CauseNoise || c == health.CauseIntegration) {
+		return LangevinAdvice(*fig.Langevin, cfg)
+	}
+	if lf := fig.Langevin; lf != nil && fig.Cause() == health.CauseUnchecked && lf.Unsure != nil {
+		return "cause: unchecked (SGLD's watch). " + strings.Join(lf.Problems(), "; ")
 	}
 	switch fig.Cause() {
 	case health.CauseStartup:
@@ -174,10 +185,40 @@ func HealthAdvice(fig health.HealthFigures, cfg runspec.Config) string {
 	return "cause: the thermostat. The kinetic temperature is off with little gradient noise or integration error: a longer --burnin"
 }
 
+// LangevinAdvice says what to change for an SGLD chain's figures lf
+// (health.LangevinFigures) under cfg: for gradient noise the batch (or
+// learning rate: the noise's part of the variance, Noise/Injected, grows
+// as the lr and falls as 1/batch) that brings its widening to half
+// health.WarnIntSD, or a preconditioner; for the discretisation the
+// learning rate that does so (its widening, about a/4, grows as the lr).
+func LangevinAdvice(lf health.LangevinFigures, cfg runspec.Config) string {
+	u := lf.Worst
+	want := health.WarnIntSD / 2
+	if lf.Cause() == health.CauseNoise {
+		r := math.Max(u.NoiseSD/want, 1)
+		precond := ""
+		if cfg.PreconditionValue() == adapt.PrecondNone {
+			precond = "precondition (--precondition rmsprop or variance), or "
+		}
+		also := ""
+		if u.IntSD > health.WarnIntSD {
+			also = fmt.Sprintf(" (the discretisation also widens it by about %.0f%%: a smaller --lr removes that, a larger --batch does not)", 100*u.IntSD)
+		}
+		return fmt.Sprintf("cause: gradient noise (SGLD: no friction absorbs it; %s's sd about %.0f%% wide, noise share %.0f%%)%s. %suse a larger --batch (about %d instead of %d) or a smaller --lr (about %.3g instead of %g), or both",
+			u.Name(), 100*u.SD, 100*u.Share, also, precond, int(math.Ceil(float64(cfg.Batch)*r)), cfg.Batch, cfg.LR/r, cfg.LR)
+	}
+	r := 1.0
+	if u.IntSD > 0 {
+		r = math.Min(want/u.IntSD, 1)
+	}
+	return fmt.Sprintf("cause: integration error (SGLD's discretisation: the step contracts %s by %.3g per step, its sd about %.0f%% wide). A smaller --lr (about %.3g instead of %g: the widening grows about as the lr), or a preconditioner whose mass slows the stiff direction; a larger --batch will not help",
+		u.Name(), u.Contraction, 100*u.IntSD, cfg.LR*r, cfg.LR)
+}
+
 // String returns the verdict in words, one line per fact.
 func (h *HealthReport) String() string {
 	if !h.Watched {
-		return "posterior check: no health window yet (or a kernel without friction: sgld, sgd)"
+		return "posterior check: no health window yet (or a kernel that is not watched: sgd)"
 	}
 	var b strings.Builder
 	for j, r := range h.Rungs {
@@ -203,7 +244,11 @@ func (h *HealthReport) String() string {
 	case h.Warn:
 		fmt.Fprintf(&b, "WARNING: %s; the posterior's spread may be biased by a few percent.\n  what to change: %s", h.Reason, h.Advice)
 	default:
-		b.WriteString("posterior check: ok (kinetic temperature at 1, gradient noise a small share of the diffusion, integration error small")
+		if h.Langevin {
+			fmt.Fprintf(&b, "posterior check: ok (SGLD: the gradient noise and the step's discretisation widen no coordinate's or direction's sd by more than %.0f%% beyond chance", 100*health.WarnIntSD)
+		} else {
+			b.WriteString("posterior check: ok (kinetic temperature at 1, gradient noise a small share of the diffusion, integration error small")
+		}
 		if h.mixGraded() {
 			fmt.Fprintf(&b, ", at least %d effective draws in every coordinate", health.MinMixESS)
 		}

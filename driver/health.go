@@ -10,7 +10,8 @@ import (
 
 // StepHealth is the phase that watches each rung's dynamics, one
 // health.Health per rung in the state's statistics (rungs of a
-// Frictional kernel are watched), and with a noise target shrinks the
+// Frictional kernel are watched, and those of SGLD by its own watch,
+// health.Health.ObserveLangevin), and with a noise target shrinks the
 // step of a rung whose gradient noise's share exceeds it during burn-in.
 type StepHealth struct {
 	Base
@@ -103,6 +104,10 @@ func (h *StepHealth) armLast(d *Driver, st *tempering.PTState, in *StepInfo) {
 // and at the end of a burn-in window of a noise-aware
 // run moves the rung's step toward the target share.
 func (h *StepHealth) After(d *Driver, st *tempering.PTState, in *StepInfo) error {
+	if _, ok := in.Setting.Kernel.(sampler.SGLD); ok {
+		h.afterLangevin(d, st, in)
+		return nil
+	}
 	if _, watched := in.Setting.Kernel.(sampler.Frictional); !watched {
 		return nil
 	}
@@ -126,11 +131,35 @@ func (h *StepHealth) After(d *Driver, st *tempering.PTState, in *StepInfo) error
 	return nil
 }
 
+// afterLangevin is After for an SGLD kernel (no momentum): each rung's
+// SGLD watch (health.Health.ObserveLangevin) and, after burn-in, the
+// verdict's mixing. The watch only reads the state.
+func (h *StepHealth) afterLangevin(d *Driver, st *tempering.PTState, in *StepInfo) {
+	for j, s := range st.Rungs {
+		hl := &st.Stats.Health[j]
+		k, ok := in.Kernels[j].(sampler.SGLD)
+		if !ok {
+			continue
+		}
+		c, v := k.Scales(in.Hypers[j])
+		hl.Exact = h.ExactGradients
+		hl.ObserveLangevin(s, c, v, st.Steps, h.Window, st.Steps > d.BurnIn)
+		if st.Steps > d.BurnIn {
+			hl.NoteDraw(s.U/in.Hypers[j].Temp, s.Theta, h.MixCoords)
+		}
+	}
+}
+
 // Swap implements Phase: a swapped rung's next kick is at another
-// position, with no energy error to pair.
+// position, with no energy error to pair (nor an SGLD step).
 func (h *StepHealth) Swap(_ *Driver, st *tempering.PTState, sw tempering.SwapAttempt) {
 	if sw.Result.Accepted {
 		st.Stats.Health[sw.J].PrevWork.Valid, st.Stats.Health[sw.K].PrevWork.Valid = false, false
+		for _, j := range []int{sw.J, sw.K} {
+			if w := st.Stats.Health[j].Langevin; w != nil {
+				w.Forget()
+			}
+		}
 	}
 }
 

@@ -3,7 +3,10 @@
 // windows of steps: its kinetic temperature, its thermostat, the gradient
 // noise and the integration error that heat its momentum, its descent from
 // its start, and its mixing after burn-in, graded ok, warn or fail with a
-// cause (Health, HealthFigures, Health.Verdict). It reads a chain's State
+// cause (Health, HealthFigures, Health.Verdict); an SGLD chain, which has
+// no momentum, is watched by its gradient noise and discretisation error
+// per coordinate and direction instead (LangevinWatch,
+// Health.ObserveLangevin). It reads a chain's State
 // and kernel and changes neither: the kernels are package sampler's, and
 // the driver that steps them (driver.Driver, its StepHealth phase) calls the watch after each
 // step. Package diagnose turns its verdicts into advice.
@@ -113,7 +116,11 @@ type Health struct {
 	// ObserveCoords), graded by the verdict (CoordVerdict). Empty in
 	// checkpoints from before it: not graded.
 	Coords CoordWatch
-	mixBuf []float64
+	// Langevin is the SGLD watch (ObserveLangevin): nil for the
+	// frictional kernels, and in checkpoints from before it (a resumed
+	// SGLD run then watches the steps after the resume).
+	Langevin *LangevinWatch
+	mixBuf   []float64
 }
 
 // PoolSums are sums over the windows after burn-in of their figures, and
@@ -183,6 +190,9 @@ func (p PoolSums) figures(last HealthFigures) HealthFigures {
 // than MinMixESS effective draws fails (cause CauseUnmixed, unless its
 // dynamics fail for a cause of their own).
 func (hl *Health) Verdict() (HealthStatus, HealthFigures) {
+	if hl.Langevin != nil {
+		return hl.langevinVerdict()
+	}
 	fig := hl.WorstWindow
 	if hl.Pool.Windows >= 2 && hl.Pooled.Status > hl.Worst {
 		fig = hl.Pooled
@@ -194,10 +204,15 @@ func (hl *Health) Verdict() (HealthStatus, HealthFigures) {
 	fig.Exact = fig.Exact || hl.Exact
 	fig.Coord = hl.CoordVerdict()
 	if m := fig.Mix; m.Unsure() {
-		fig.Coord.addUnchecked(fmt.Sprintf("coordinate %d's sd within about 15%% (its ESS is %.0f in %d steps after burn-in, %d needed; the coordinates' mixing is graded only on request, driver.StepHealth.MixCoords)", m.Coord, m.ESS, m.Draws, MinMixESS))
+		fig.Coord.addUnchecked(unsureText(m))
 	}
 	fig.Status = max(fig.Status, fig.mixGrade(), fig.Coord.Status)
 	return fig.Status, fig
+}
+
+// unsureText says what a chain whose mixing is Unsure could not check.
+func unsureText(m MixFigures) string {
+	return fmt.Sprintf("coordinate %d's sd within about 15%% (its ESS is %.0f in %d steps after burn-in, %d needed; the coordinates' mixing is graded only on request, driver.StepHealth.MixCoords)", m.Coord, m.ESS, m.Draws, MinMixESS)
 }
 
 // HealthFigures are one window's measurements.
@@ -292,8 +307,12 @@ type HealthFigures struct {
 	// Coord is the per-coordinate check after burn-in, on the figures of a
 	// verdict (Health.Verdict; zero on a window's): its Status enters the
 	// verdict's.
-	Coord  CoordFigures
-	Status HealthStatus
+	Coord CoordFigures
+	// Langevin holds an SGLD chain's figures (Health.ObserveLangevin),
+	// which then grade it in place of the momentum's (nil for the
+	// frictional kernels).
+	Langevin *LangevinFigures `json:",omitempty"`
+	Status   HealthStatus
 }
 
 // descent returns the window's Descent and DescentTol: 2 (U/T at its
@@ -748,6 +767,9 @@ func (f HealthFigures) mixGrade() HealthStatus {
 // gradeDynamics grades the dynamics' figures alone (grade without the
 // mixing).
 func (f HealthFigures) gradeDynamics() HealthStatus {
+	if f.Langevin != nil {
+		return f.Langevin.Status
+	}
 	dev := math.Abs(f.Kinetic-1) - f.KineticTol
 	switch {
 	case f.Budget >= FailBudget, f.ShareBeyondChance() > FailShare, f.DescentShare() > FailShare, f.intSD() > FailIntSD, dev > 4*KineticSlack, math.IsNaN(f.Kinetic):
@@ -773,6 +795,10 @@ func (f HealthFigures) NoiseReduction(target float64) float64 {
 // Problems returns the window's problems in words, empty when it is ok.
 func (f HealthFigures) Problems() []string {
 	var out []string
+	if f.Langevin != nil {
+		out = append(out, f.Langevin.Problems()...)
+		return append(out, f.moreProblems()...)
+	}
 	if f.Budget >= FailBudget {
 		noise := "gradient noise"
 		if f.Exact {
@@ -800,7 +826,13 @@ func (f HealthFigures) Problems() []string {
 	if f.Friction != 0 && math.Abs(f.XiTrend) > 0.1 && f.Kinetic > 1 {
 		out = append(out, fmt.Sprintf("thermostat still rising (friction per step %.3g, %+.0f%% across the window)", f.Friction, 100*f.XiTrend))
 	}
-	out = append(out, f.Coord.Problems()...)
+	return append(out, f.moreProblems()...)
+}
+
+// moreProblems returns the per-coordinate check's and the mixing's
+// problems in words.
+func (f HealthFigures) moreProblems() []string {
+	out := f.Coord.Problems()
 	if f.Mix.Short() {
 		out = append(out, fmt.Sprintf("not mixed: coordinate %d has an effective sample size of %.0f in %d steps after burn-in, fewer than the %d that bound an sd within about 15%%", f.Mix.Coord, f.Mix.ESS, f.Mix.Draws, MinMixESS))
 	}
@@ -877,6 +909,9 @@ func (f HealthFigures) Cause() HealthCause {
 // exact gradients (Exact) the heating read as gradient noise is the
 // integrator's, and named integration error.
 func (f HealthFigures) dynamicsCause() HealthCause {
+	if f.Langevin != nil {
+		return f.Langevin.Cause()
+	}
 	noise, integ, desc := f.ShareBeyondChance()/WarnShare, f.intSD()/WarnIntSD, f.DescentShare()/WarnShare
 	if f.Budget >= FailBudget { // the heating's larger part is to blame
 		switch {
@@ -917,6 +952,9 @@ func (f HealthFigures) dynamicsCause() HealthCause {
 
 // String summarises the figures on one line.
 func (f HealthFigures) String() string {
+	if f.Langevin != nil {
+		return f.describeLangevin()
+	}
 	s := fmt.Sprintf("%s: kinetic %.3f, friction/step %.3g (trend %+.0f%%), gradient noise %.3g +- %.2g vs injected %.3g (share %.0f%%, beyond chance %.0f%%, budget %.2f)",
 		f.Status, f.Kinetic, f.Friction, 100*f.XiTrend, f.GradNoise, f.NoiseTol, f.Injected, 100*f.Share, 100*f.ShareBeyondChance(), f.Budget)
 	if f.DescentMeasured {

@@ -230,7 +230,8 @@ const (
 	// figures cannot tell within 5% from 15% off (an unmixed chain's sds
 	// read near 1 by chance as often as not).
 	ClassFalseFailUnsure Classification = "false fail? (se > 5%)"
-	// ClassUnwatched: SGLD (no friction: not watched).
+	// ClassUnwatched: a chain without a health watch (no window: a kernel
+	// that is not watched, such as sgd, or a run too short for one).
 	ClassUnwatched Classification = "-"
 	// ClassDiverged: the run diverged (a non-finite state stops it: no
 	// draws to take for the posterior's).
@@ -259,7 +260,7 @@ func (r Result) Classify() Classification {
 	if r.Err != nil {
 		return ClassDiverged
 	}
-	if r.Case.Kernel == "sgld" {
+	if r.Health.Windows == 0 {
 		return ClassUnwatched
 	}
 	status, _ := r.Health.Verdict()
@@ -301,7 +302,9 @@ func (r Result) UserRow() string {
 	eig, marg, mean := r.WorstErrors()
 	se := 1 / math.Sqrt(2*math.Max(r.ESS, 1))
 	coord := "-"
-	if c.Kernel != "sgld" {
+	if lf := r.langevin(); lf != nil {
+		coord = fmt.Sprintf("sgld: int. %+.0f%%, noise share %.0f%% (%s)", 100*lf.Stiffest.IntSD, 100*lf.Noisiest.Share, lf.Worst.Name())
+	} else {
 		_, w := r.Health.Verdict()
 		coord = fmt.Sprintf("%s, T %.2f-%.2f, int. +%.0f%%, dir. +%.0f%%", w.Coord.Status, w.Coord.KineticQ[0], w.Coord.KineticQ[4], 100*w.Coord.Stiff.IntSDError, 100*w.Coord.Dir.IntSDError)
 		if !w.Coord.Recorded {

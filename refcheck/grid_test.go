@@ -57,9 +57,10 @@ func TestParseGridSelect(t *testing.T) {
 // TestClassify checks the aim's classification of a row by its verdict
 // and errors.
 func TestClassify(t *testing.T) {
-	okH := health.Health{}
-	failH := health.Health{After: 1, Worst: health.HealthFail, WorstWindow: health.HealthFigures{Status: health.HealthFail}}
-	warnH := health.Health{After: 1, Worst: health.HealthWarn, WorstWindow: health.HealthFigures{Status: health.HealthWarn}}
+	okH := health.Health{Windows: 1}
+	sgldH := health.Health{Windows: 1, After: 1, Langevin: &health.LangevinWatch{}} // graded by its (empty: ok) watch
+	failH := health.Health{Windows: 1, After: 1, Worst: health.HealthFail, WorstWindow: health.HealthFigures{Status: health.HealthFail}}
+	warnH := health.Health{Windows: 1, After: 1, Worst: health.HealthWarn, WorstWindow: health.HealthFigures{Status: health.HealthWarn}}
 	for _, tc := range []struct {
 		name   string
 		hl     health.Health
@@ -77,7 +78,9 @@ func TestClassify(t *testing.T) {
 		{"fail 20% off", failH, 1.2, 0, 1000, "sgnht", ClassRight},
 		{"fail within 5%", failH, 1.03, 0, 1000, "sgnht", ClassFalseFail},
 		{"fail within 5%, unmixed", failH, 1.03, 0, 20, "sgnht", ClassFalseFailUnsure},
-		{"sgld", okH, 1.5, 0, 1000, "sgld", ClassUnwatched},
+		{"sgld, ok 50% off", sgldH, 1.5, 0, 1000, "sgld", ClassFalseOK},
+		{"sgld, ok within 5%", sgldH, 1.03, 0, 1000, "sgld", ClassRight},
+		{"no health window", health.Health{}, 1.5, 0, 1000, "sgnht", ClassUnwatched},
 		{"diverged", okH, 1, 0, 1000, "sgnht", ClassDiverged},
 	} {
 		r := Result{Case: Case{Kernel: tc.kernel}, Health: tc.hl, EigenSD: []float64{1, tc.eig}, MarginalSD: []float64{1}, MeanErr: []float64{tc.mean}, ESS: tc.ess}

@@ -137,7 +137,7 @@ func userTable(t *testing.T, names []string) {
 			rows = append(rows, r.UserRow())
 			t.Logf("%s  [%.1f s]", r.UserRow(), r.Wall.Seconds())
 		}
-		rows = append(rows, fmt.Sprintf("\n%s: %d cases of %d steps in %.1f min; aim: %d right, %d false ok, %d missed fail, %d false fail (%d more whose se exceeds 5%%), %d diverged, %d not watched (sgld)\n",
+		rows = append(rows, fmt.Sprintf("\n%s: %d cases of %d steps in %.1f min; aim: %d right, %d false ok, %d missed fail, %d false fail (%d more whose se exceeds 5%%), %d diverged, %d not watched\n",
 			name, len(cases), int(float64(n.Steps)**pdbScale), time.Since(t0).Minutes(), counts[ClassRight], counts[ClassFalseOK], counts[ClassMissedFail], counts[ClassFalseFail], counts[ClassFalseFailUnsure], counts[ClassDiverged], counts[ClassUnwatched]))
 		out = append(out, strings.Join(rows, "\n"))
 	}

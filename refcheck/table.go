@@ -151,8 +151,8 @@ func (r Result) Row() string {
 // status after burn-in, the counts, and the worst window's cause and main
 // figure.
 func (r Result) HealthText() string {
-	if r.Case.Kernel == "sgld" {
-		return "(no friction: not watched)"
+	if r.Health.Windows == 0 {
+		return "(not watched)"
 	}
 	hl := r.Health
 	status, w := hl.Verdict()
@@ -168,6 +168,12 @@ func (r Result) HealthText() string {
 
 // keyFigure names the figure behind a window's cause.
 func keyFigure(w health.HealthFigures) string {
+	if c := w.Cause(); w.Langevin != nil && (c == health.CauseNoise || c == health.CauseIntegration) {
+		return w.Langevin.Key()
+	}
+	if x := w.Langevin; x != nil && x.Unsure != nil && w.Cause() == health.CauseUnchecked {
+		return fmt.Sprintf("%s: sd %+.0f%% read, %+.0f%% beyond chance", x.Unsure.Name(), 100*x.Unsure.SD, 100*x.Unsure.SDLow)
+	}
 	switch w.Cause() {
 	case health.CauseNoise:
 		return fmt.Sprintf("share %.0f%%, beyond chance %.0f%%, budget %.2f", 100*w.Share, 100*w.ShareBeyondChance(), w.Budget)
@@ -197,6 +203,13 @@ func keyFigure(w health.HealthFigures) string {
 		s += fmt.Sprintf(", %d steps to settle", n)
 	}
 	return s
+}
+
+// langevin returns the SGLD watch's figures of the row's verdict (nil for
+// a frictional kernel's).
+func (r Result) langevin() *health.LangevinFigures {
+	_, w := r.Health.Verdict()
+	return w.Langevin
 }
 
 // rangeOf returns "lo-hi" of v, with the standard error.

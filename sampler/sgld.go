@@ -148,3 +148,23 @@ func sgldUpdate(theta, grad []float64, eps, invT, noiseVar float64, rng *rand.Ra
 	}
 	return sum
 }
+
+// Scales returns the drift's scale c and the injected noise's variance v
+// of a step at hp, in the mass's metric: the step is
+//
+//	theta <- theta - c M^-1 grad U~(theta) + sqrt(v) M^-1/2 N(0, I)
+//
+// with c = eps/2 and v = eps T noise-tempered, c = eps/(2T) and v = eps
+// gradient-tempered (eps is hp's step, or the kernel's when hp has none).
+// It is what Step uses; health's SGLD watch reads it.
+func (k SGLD) Scales(hp Hyper) (drift, noiseVar float64) {
+	if hp.StepSize != 0 {
+		k.StepSize = hp.StepSize
+	}
+	temp := hp.temp()
+	invT, noiseVar := 1/temp, k.StepSize
+	if k.Tempering == TemperNoise {
+		invT, noiseVar = 1, k.StepSize*temp
+	}
+	return 0.5 * k.StepSize * invT, noiseVar
+}

@@ -29,11 +29,13 @@ func stateMetrics(st *tempering.PTState, cfg runspec.Config, samples int) rundir
 }
 
 // healthMetrics returns the health figures of st's rungs for a metrics
-// line: each rung's last health window (none before every rung has one).
+// line: each rung's last health window (none before every rung has one,
+// nor for SGLD's watch, whose figures are not the momentum's: its lines
+// stay as they were before the watch).
 func healthMetrics(st *tempering.PTState) rundir.HealthMetrics {
 	var m rundir.HealthMetrics
 	for _, hl := range st.Stats.Health {
-		if hl.Windows == 0 {
+		if hl.Windows == 0 || hl.Langevin != nil {
 			return rundir.HealthMetrics{}
 		}
 		f := hl.Last
