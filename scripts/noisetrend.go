@@ -105,17 +105,41 @@ func run(out string, cfg runspec.Config, every, m, stride int) error {
 	if err != nil {
 		return err
 	}
-	fk := drv.Kernel.(sampler.Frictional)
-	h, a := fk.Dynamics()
-	inj := sampler.InjectedVariance(a, h)
-	gc := 1 / math.Sqrt(cfg.Temperature)
-	if cfg.Tempering == "gradient" {
-		gc = 1 / cfg.Temperature
-	}
-	if cfg.Temperature == 0 || cfg.Temperature == 1 {
-		gc = 1
-	}
+	h, a := drv.Kernel.(sampler.Frictional).Dynamics()
 	dim := r.Model.NumParams()
+	ev, err := autodiff.NewFor(cfg.RunEngine(r.Model), r.Model, cfg.Batch, cfg.DTypeValue())
+	if err != nil {
+		return err
+	}
+	tr := &tracer{cfg: cfg, run: r, every: every, m: m, stride: stride, dim: dim,
+		inj: sampler.InjectedVariance(a, h), k: h * gradFactor(cfg), regs: regionsOf(r, dim),
+		pot: &autodiff.Potential{Model: r.Model, Data: r.Data, Eval: ev}, rng: rand.New(rand.NewPCG(7, 11)),
+		enc: json.NewEncoder(os.Stdout), kin: make([]float64, dim)}
+	tr.win0, tr.win1 = adapt.Noise{Correct: true, BurnIn: cfg.BurnIn, Precondition: cfg.PreconditionValue()}.Window()
+	fmt.Fprintf(os.Stderr, "noisetrend: D %d, h %g, A h %g, injected %g per step, gradient factor %g\n", dim, h, a*h, tr.inj, gradFactor(cfg))
+	if err := r.Train(context.Background(), tr.progress); err != nil {
+		return err
+	}
+	if tr.err != nil {
+		return tr.err
+	}
+	return ch.Finish()
+}
+
+// gradFactor returns the temperature's factor on the gradient, c_g.
+func gradFactor(cfg runspec.Config) float64 {
+	switch {
+	case cfg.Temperature == 0 || cfg.Temperature == 1:
+		return 1
+	case cfg.Tempering == "gradient":
+		return 1 / cfg.Temperature
+	}
+	return 1 / math.Sqrt(cfg.Temperature)
+}
+
+// regionsOf returns the model's layers as regions, the last index group
+// g63 and the parts of layers that g63 cuts.
+func regionsOf(r *train.Run, dim int) []region {
 	var regs []region
 	for _, p := range r.Model.Layout {
 		regs = append(regs, region{p.Name, p.Offset, p.Offset + p.Size()})
@@ -128,102 +152,120 @@ func run(out string, cfg runspec.Config, every, m, stride int) error {
 			regs = append(regs, region{p.Name + "-in-g63", lo, hi})
 		}
 	}
-	ev, err := autodiff.NewFor(cfg.RunEngine(r.Model), r.Model, cfg.Batch, cfg.DTypeValue())
-	if err != nil {
-		return err
-	}
-	pot := &autodiff.Potential{Model: r.Model, Data: r.Data, Eval: ev}
-	rng := rand.New(rand.NewPCG(7, 11))
-	enc := json.NewEncoder(os.Stdout)
-	fmt.Fprintf(os.Stderr, "noisetrend: D %d, h %g, A h %g, injected %g per step, gradient factor %g\n", dim, h, a*h, inj, gc)
+	return regs
+}
 
-	kin := make([]float64, dim) // q_i^2 summed over the block's reads
-	reads := 0
-	var noisePrev []float64 // the burn-in window's sums at the block's start
-	countPrev := 0
-	var coordPrev []float64 // the coordinate watch's noise sums at the block's start
-	coordStepsPrev := 0
-	start := 0
-	win0, win1 := adapt.Noise{Correct: true, BurnIn: cfg.BurnIn, Precondition: cfg.PreconditionValue()}.Window()
-	var encErr error
-	progress := func(s train.Status) {
-		st := r.State()
-		rung := st.Rungs[0]
-		t := s.Step
-		if t%stride == 0 {
-			for i, q := range rung.P {
-				kin[i] += q * q
-			}
-			reads++
+// tracer writes the blocks of a run from its progress calls.
+type tracer struct {
+	cfg              runspec.Config
+	run              *train.Run
+	every, m, stride int
+	dim              int
+	inj, k           float64 // the injected variance per step; h c_g
+	regs             []region
+	pot              *autodiff.Potential
+	rng              *rand.Rand
+	enc              *json.Encoder
+	win0, win1       int       // the noise correction's estimation window
+	kin              []float64 // q_i^2 summed over the block's reads
+	reads, start     int
+	noisePrev        []float64 // the burn-in window's sums at the block's start
+	countPrev        int
+	coordPrev        []float64 // the coordinate watch's noise sums at the block's start
+	coordStepsPrev   int
+	err              error
+}
+
+// progress is the run's progress callback.
+func (tr *tracer) progress(s train.Status) {
+	st := tr.run.State()
+	t := s.Step
+	if t%tr.stride == 0 {
+		for i, q := range st.Rungs[0].P {
+			tr.kin[i] += q * q
 		}
-		// the noise correction's window sums are cleared at its end: read
-		// them one step before
-		last := t == win1-1 || t%every == 0 && t > win0 && t < win1-1
-		if t > win0 && last && cfg.NoiseCorrection && len(st.Noise) > 0 {
-			e := st.Noise[0]
-			b := block{From: start, Step: t, Phase: "burnin-window"}
-			if noisePrev == nil {
-				noisePrev = make([]float64, dim)
-			}
-			diff := make([]float64, dim)
-			n := float64(e.Count - countPrev)
-			for i := range diff {
-				diff[i] = (e.Sum[i] - noisePrev[i]) / n
-			}
-			b.NoiseG, b.NoiseR = byGroup(diff, dim), byRegion(diff, regs)
-			copy(noisePrev, e.Sum)
-			countPrev = e.Count
-			fill(&b, kin, reads, regs, dim, st)
-			encErr = enc.Encode(b)
-			start, reads = t, 0
-			clear(kin)
-			return
-		}
-		if t%every != 0 && t != cfg.Steps && t != cfg.BurnIn {
-			return
-		}
-		b := block{From: start, Step: t, Phase: "sample"}
-		if t <= cfg.BurnIn {
-			b.Phase = "burnin"
-		}
-		if t > cfg.BurnIn && len(st.Stats.Health) > 0 {
-			c := st.Stats.Health[0].Coords
-			if coordPrev == nil {
-				coordPrev = make([]float64, len(c.N))
-			}
-			b.NoiseG = make([]float64, len(c.N))
-			for u := range c.N {
-				v := c.NoiseSum[u] + c.NoiseB[u]
-				b.NoiseG[u] = (v - coordPrev[u]) / float64(c.Steps-coordStepsPrev) / float64(c.N[u])
-				coordPrev[u] = v
-			}
-			coordStepsPrev = c.Steps
-		}
-		if sc := rung.InjScale; sc != nil {
-			est, in := make([]float64, dim), make([]float64, dim)
-			for i, v := range sc {
-				est[i], in[i] = inj*(1-v*v), inj*v*v
-			}
-			b.EstG, b.EstR, b.InjG, b.InjR = byGroup(est, dim), byRegion(est, regs), byGroup(in, dim), byRegion(in, regs)
-		}
-		v, err := direct(pot, rung.Theta, cfg.Batch, m, h*gc, rng)
+		tr.reads++
+	}
+	// the noise correction's window sums are cleared at its end: read
+	// them one step before
+	last := t == tr.win1-1 || t%tr.every == 0 && t > tr.win0 && t < tr.win1-1
+	switch {
+	case t > tr.win0 && last && tr.cfg.NoiseCorrection && len(st.Noise) > 0:
+		tr.emit(tr.burnInWindow(st, t), st)
+	case t%tr.every == 0 || t == tr.cfg.Steps || t == tr.cfg.BurnIn:
+		b, err := tr.sample(st, t)
 		if err != nil {
-			encErr = err
+			tr.err = err
 			return
 		}
-		b.DirectG, b.DirectR = byGroup(v, dim), byRegion(v, regs)
-		fill(&b, kin, reads, regs, dim, st)
-		encErr = enc.Encode(b)
-		start, reads = t, 0
-		clear(kin)
+		tr.emit(b, st)
 	}
-	if err := r.Train(context.Background(), progress); err != nil {
-		return err
+}
+
+// emit fills in b's temperatures, writes it and starts the next block.
+func (tr *tracer) emit(b block, st *tempering.PTState) {
+	fill(&b, tr.kin, tr.reads, tr.regs, tr.dim, st)
+	if err := tr.enc.Encode(b); err != nil {
+		tr.err = err
 	}
-	if encErr != nil {
-		return encErr
+	tr.start, tr.reads = b.Step, 0
+	clear(tr.kin)
+}
+
+// burnInWindow returns the block ending at step t within the noise
+// correction's window: its estimate's sums over the block.
+func (tr *tracer) burnInWindow(st *tempering.PTState, t int) block {
+	e := st.Noise[0]
+	b := block{From: tr.start, Step: t, Phase: "burnin-window"}
+	if tr.noisePrev == nil {
+		tr.noisePrev = make([]float64, tr.dim)
 	}
-	return ch.Finish()
+	diff := make([]float64, tr.dim)
+	n := float64(e.Count - tr.countPrev)
+	for i := range diff {
+		diff[i] = (e.Sum[i] - tr.noisePrev[i]) / n
+	}
+	b.NoiseG, b.NoiseR = byGroup(diff, tr.dim), byRegion(diff, tr.regs)
+	copy(tr.noisePrev, e.Sum)
+	tr.countPrev = e.Count
+	return b
+}
+
+// sample returns the block ending at step t outside the window: the
+// coordinate watch's noise after burn-in, the correction's estimate and
+// injection, and the noise measured directly at the chain's position.
+func (tr *tracer) sample(st *tempering.PTState, t int) (block, error) {
+	rung := st.Rungs[0]
+	b := block{From: tr.start, Step: t, Phase: "sample"}
+	if t <= tr.cfg.BurnIn {
+		b.Phase = "burnin"
+	}
+	if t > tr.cfg.BurnIn && len(st.Stats.Health) > 0 {
+		c := st.Stats.Health[0].Coords
+		if tr.coordPrev == nil {
+			tr.coordPrev = make([]float64, len(c.N))
+		}
+		b.NoiseG = make([]float64, len(c.N))
+		for u := range c.N {
+			v := c.NoiseSum[u] + c.NoiseB[u]
+			b.NoiseG[u] = (v - tr.coordPrev[u]) / float64(c.Steps-tr.coordStepsPrev) / float64(c.N[u])
+			tr.coordPrev[u] = v
+		}
+		tr.coordStepsPrev = c.Steps
+	}
+	if sc := rung.InjScale; sc != nil {
+		est, in := make([]float64, tr.dim), make([]float64, tr.dim)
+		for i, v := range sc {
+			est[i], in[i] = tr.inj*(1-v*v), tr.inj*v*v
+		}
+		b.EstG, b.EstR, b.InjG, b.InjR = byGroup(est, tr.dim), byRegion(est, tr.regs), byGroup(in, tr.dim), byRegion(in, tr.regs)
+	}
+	v, err := direct(tr.pot, rung.Theta, tr.cfg.Batch, tr.m, tr.k, tr.rng)
+	if err != nil {
+		return b, err
+	}
+	b.DirectG, b.DirectR = byGroup(v, tr.dim), byRegion(v, tr.regs)
+	return b, nil
 }
 
 // fill sets b's temperatures from the block's momentum sums and its
