@@ -704,23 +704,29 @@ func (hl *Health) windowFigures(k sampler.Frictional, dim, step, window int) Hea
 	return fig
 }
 
+// tally counts a window after burn-in in the verdict: failed, warned,
+// the worst.
+func (hl *Health) tally(fig HealthFigures) {
+	hl.After++
+	switch fig.Status {
+	case HealthFail:
+		hl.Bad++
+	case HealthWarn:
+		hl.Warned++
+	}
+	if hl.After == 1 || fig.Status > hl.Worst {
+		hl.WorstWindow = fig
+	}
+	hl.Worst = max(hl.Worst, fig.Status)
+}
+
 // endWindow records the figures fig of the window that just ended (in the
 // verdict after burn-in) and starts the next window's sums.
 func (hl *Health) endWindow(fig HealthFigures, afterBurnIn bool) {
 	hl.Last = fig
 	hl.Windows++
 	if afterBurnIn {
-		hl.After++
-		switch fig.Status {
-		case HealthFail:
-			hl.Bad++
-		case HealthWarn:
-			hl.Warned++
-		}
-		if hl.After == 1 || fig.Status > hl.Worst {
-			hl.WorstWindow = fig
-		}
-		hl.Worst = max(hl.Worst, fig.Status)
+		hl.tally(fig)
 		hl.Pool.add(fig)
 		hl.Pooled = hl.Pool.figures(fig)
 	}

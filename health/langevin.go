@@ -218,20 +218,9 @@ func (hl *Health) ObserveLangevin(s *sampler.State, c, v float64, step, window i
 	hl.Last = fig
 	hl.Windows++
 	hl.Steps = 0
-	if !afterBurnIn {
-		return true
+	if afterBurnIn {
+		hl.tally(fig)
 	}
-	hl.After++
-	switch fig.Status {
-	case HealthFail:
-		hl.Bad++
-	case HealthWarn:
-		hl.Warned++
-	}
-	if hl.After == 1 || fig.Status > hl.Worst {
-		hl.WorstWindow = fig
-	}
-	hl.Worst = max(hl.Worst, fig.Status)
 	return true
 }
 
