@@ -113,6 +113,9 @@ func (n Noise) Validate(k sampler.Kernel, noiseTarget float64) error {
 	if _, ok := k.(sampler.Frictional); !ok {
 		return fmt.Errorf("noise correction needs an sgnht or sghmc kernel, not %s", k.Name())
 	}
+	if n.Ceiling > 0 && (n.Precondition == PrecondDense || n.Precondition == PrecondLowRank) {
+		return fmt.Errorf("noise correction's ceiling raises a diagonal mass: a %s mass needs ceiling 0", n.Precondition)
+	}
 	if noiseTarget > 0 {
 		return errors.New("noise correction needs a fixed step: it cannot be combined with a noise target")
 	}

@@ -225,11 +225,7 @@ func newChain(c Case, d Design, model nn.Model) (*chain, error) {
 	}
 	if c.NoiseCorrection && batch < n { // train's, with its defaults' ceiling and tracking (none with exact gradients: runspec.Config.CorrectsNoise)
 		def := runspec.DefaultConfig()
-		ceiling := def.NoiseCeiling
-		if c.Precond == adapt.PrecondDense || c.Precond == adapt.PrecondLowRank {
-			ceiling = 0 // the ceiling raises a diagonal mass only (runspec refuses it)
-		}
-		phases = append(phases, &driver.NoiseCorrection{Precondition: c.Precond, Ceiling: ceiling, Track: def.NoiseTrack})
+		phases = append(phases, &driver.NoiseCorrection{Precondition: c.Precond, Ceiling: def.NoiseCeiling, Track: def.NoiseTrack})
 	}
 	pt := &driver.Driver{Kernel: k, Schedule: driver.Fixed(k, h, 1), PT: &tempering.PT{Temps: []float64{1}}, Workers: 1, BurnIn: c.burnIn(),
 		Phases: append(phases, driver.WindowRestart{})}
