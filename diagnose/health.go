@@ -270,7 +270,7 @@ func (h *HealthReport) mixGraded() bool {
 
 // RunHealth returns the health verdict of the run in dir from the
 // statistics of its last checkpoint, st (nil without a checkpoint, when the
-// checkpoint predates health watching or its kernel has no friction).
+// checkpoint predates health watching or its kernel is not watched: sgd).
 func RunHealth(dir string, st *tempering.PTState, cfg runspec.Config) (*HealthReport, error) {
 	if st == nil {
 		return nil, nil

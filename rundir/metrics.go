@@ -80,7 +80,7 @@ func WriteMetrics(f *os.File, m MetricsLine) (int, error) {
 
 // HealthMetrics are the health figures a metrics line carries: per rung,
 // those of the last complete health window (health.Health; empty for
-// kernels without friction: sgld, sgd).
+// kernels without friction: SGLD, whose watch reports in the verdict only, and sgd).
 type HealthMetrics struct {
 	Health    []string  `json:"health,omitempty"`          // ok, warn or fail
 	KinWindow []float64 `json:"kinetic_window,omitempty"`  // mean p'p/D over the window (1 in regime)
