@@ -178,15 +178,17 @@ type EvalOptions struct {
 	// samples file (counted in Report.Skipped) instead of stopping with an
 	// error wrapping ErrCorruptSamples.
 	SkipCorrupt bool
-	// Window is which samples are kept, as eval --from-step and --to-step
-	// (the zero Window: every sample). A later Window.From is a longer
+	// Window is which samples are kept, as eval --from-step, --to-step and
+	// --thin (the zero Window: every sample). A later Window.From is a longer
 	// burn-in chosen after the run (for instance the first half of every
 	// chain, the usual convention for MCMC output): earlier samples are
 	// read and ignored, and a run with none left is an error. An earlier
 	// Window.To scores the run as if it had stopped there, so one long run
 	// gives the figures of every shorter budget; reading stops at the first
-	// later sample. The health and tempering reports still describe the
-	// whole run (they come from its checkpoint).
+	// later sample. Window.Thin keeps every Thin-th sample of a chain in
+	// the window: a smaller posterior, scored that many times faster. The
+	// health and tempering reports still describe the whole run (they come
+	// from its checkpoint).
 	Window rundir.Window
 
 	// OOD are sets of images scored as out-of-distribution against the

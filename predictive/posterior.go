@@ -15,8 +15,8 @@ import (
 
 // Options are the options of LoadWith.
 type Options struct {
-	// Window is which samples are kept, as eval --from-step and
-	// --to-step (the zero Window: every sample).
+	// Window is which samples are kept, as eval --from-step, --to-step
+	// and --thin (the zero Window: every sample).
 	Window rundir.Window
 	// SkipCorrupt skips sample records that fail their checksum inside a
 	// samples file (counted in Posterior.Skipped) instead of refusing the

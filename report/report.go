@@ -139,7 +139,7 @@ code { background: #f4f4f4; }
 <body>
 <h1>Posterior-predictive evaluation</h1>
 {{if .Rep.Temperature}}<p id="tempered"><b>Tempered posterior, T = {{.Rep.Temperature}}</b>: the samples are from exp(-U/T), not the Bayes posterior.</p>{{end}}
-{{with .Rep.Window.Phrase}}<p id="window">Only the samples {{.}} (<code>--from-step</code>, <code>--to-step</code>); the dynamics reports are the whole run's.</p>{{end}}
+{{with .Rep.Window.Phrase}}<p id="window">Only the samples {{.}} (<code>--from-step</code>, <code>--to-step</code>, <code>--thin</code>); the dynamics reports are the whole run's.</p>{{end}}
 <p>{{.Rep.TestCount}} test examples; runs: {{range $i, $r := .Rep.Runs}}{{if $i}}, {{end}}<code>{{$r}}</code>{{end}}.</p>
 
 <h2>Metrics</h2>

@@ -12,41 +12,80 @@ import (
 // included. From 0 keeps every sample up to To, To 0 every sample from
 // From on. A longer burn-in chosen after the run is a later From (eval
 // --from-step); a shorter run read from a longer one is an earlier To
-// (eval --to-step). Its JSON is from_step and to_step, each omitted when
-// 0: the keys of eval --json and serve's /v1/model, which embed it.
+// (eval --to-step). Thin above 1 keeps every Thin-th of a chain's samples
+// in the window, starting with its first (eval --thin): a posterior of
+// fewer samples, scored that many times faster. Its JSON is from_step,
+// to_step and thin, each omitted when 0: the keys of eval --json and
+// serve's /v1/model, which embed it.
 type Window struct {
 	From int `json:"from_step,omitempty"`
 	To   int `json:"to_step,omitempty"`
+	Thin int `json:"thin,omitempty"`
 }
 
 // Check returns an error when no step is in w: a negative bound, or an end
-// before the start.
+// before the start; or when its thinning is negative.
 func (w Window) Check() error {
 	if w.From < 0 || w.To < 0 || (w.To > 0 && w.To < w.From) {
 		return fmt.Errorf("step window %d to %d: want 0 <= from and either to = 0 (no end) or to >= from", w.From, w.To)
 	}
+	if w.Thin < 0 {
+		return fmt.Errorf("thinning %d: want 0 or 1 (every sample) or k > 1 (every k-th sample of a chain)", w.Thin)
+	}
 	return nil
 }
 
+// keeps reports whether the i-th sample of a chain in w (counting from 0)
+// is kept by w's thinning.
+func (w Window) keeps(i int) bool {
+	return w.Thin <= 1 || i%w.Thin == 0
+}
+
 // Phrase describes the samples w keeps: "taken from step 20 to step 40",
-// "taken at step 20 or later" or "taken at step 40 or earlier"; "" for
-// the zero Window (every sample).
+// "taken at step 20 or later" or "taken at step 40 or earlier", followed
+// by ", every 7th of each chain" when w thins (alone: "kept every 7th of
+// each chain"); "" for the zero Window (every sample).
 func (w Window) Phrase() string {
+	steps := ""
 	switch {
 	case w.From > 0 && w.To > 0:
-		return fmt.Sprintf("taken from step %d to step %d", w.From, w.To)
+		steps = fmt.Sprintf("taken from step %d to step %d", w.From, w.To)
 	case w.From > 0:
-		return fmt.Sprintf("taken at step %d or later", w.From)
+		steps = fmt.Sprintf("taken at step %d or later", w.From)
 	case w.To > 0:
-		return fmt.Sprintf("taken at step %d or earlier", w.To)
+		steps = fmt.Sprintf("taken at step %d or earlier", w.To)
 	}
-	return ""
+	if w.Thin <= 1 {
+		return steps
+	}
+	every := "every " + ordinal(w.Thin) + " of each chain"
+	if steps == "" {
+		return "kept " + every
+	}
+	return steps + ", " + every
+}
+
+// ordinal returns n's English ordinal: 2nd, 3rd, 4th, 11th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // ChainScan is what ScanChain read of one chain's samples file.
 type ChainScan struct {
 	// Read counts the checkpointed samples read, up to the first past the
-	// window's end; Kept those of them in the window.
+	// window's end; Kept those of them in the window that its thinning
+	// keeps.
 	Read, Kept int
 	// Dropped counts torn records at the end of the file (a crash
 	// mid-write) that the checkpoint had counted, or all of them when the
@@ -58,8 +97,8 @@ type ChainScan struct {
 // errStop ends a scan at the checkpointed count or past the window.
 var errStop = errors.New("end of the samples read")
 
-// ScanChain calls keep with each sample of chain s taken in w, in the
-// file's order. It reads only what the chain's last checkpoint counted
+// ScanChain calls keep with each sample of chain s taken in w (every
+// w.Thin-th of them), in the file's order. It reads only what the chain's last checkpoint counted
 // (s.Samples; a negative count reads the whole file), so a chain train is
 // still writing is read up to its checkpoint, and it stops at the first
 // sample past w.To. A chain with no sample in w is an error that says
@@ -71,7 +110,7 @@ func ScanChain(s ChainStatus, w Window, skipCorrupt bool, keep func(step int, th
 	if err := w.Check(); err != nil {
 		return cs, err
 	}
-	last, past := -1, -1
+	last, past, in := -1, -1, 0
 	sc, err := ScanSamples(filepath.Join(s.Dir, SamplesFile), skipCorrupt, func(step int, theta []float64) error {
 		if cs.Read == s.Samples {
 			return errStop
@@ -83,6 +122,10 @@ func ScanChain(s ChainStatus, w Window, skipCorrupt bool, keep func(step int, th
 		cs.Read++
 		last = step
 		if step < w.From {
+			return nil
+		}
+		in++
+		if !w.keeps(in - 1) {
 			return nil
 		}
 		cs.Kept++
@@ -149,16 +192,19 @@ func SampleSteps(path string, limit int) ([]int, error) {
 
 // CountInWindow estimates how many samples ScanChain will keep of chain s
 // in w: the records its last checkpoint counted whose step is in w, read
-// by SampleSteps.
+// by SampleSteps, thinned as w says.
 func CountInWindow(s ChainStatus, w Window) (int, error) {
 	steps, err := SampleSteps(filepath.Join(s.Dir, SamplesFile), s.Samples)
 	if err != nil {
 		return 0, err
 	}
-	n := 0
+	in, n := 0, 0
 	for _, step := range steps {
 		if step >= w.From && (w.To <= 0 || step <= w.To) {
-			n++
+			if w.keeps(in) {
+				n++
+			}
+			in++
 		}
 	}
 	return n, nil

@@ -56,6 +56,14 @@ func TestScanChain(t *testing.T) {
 		{"none checkpointed", 0, Window{}, nil, 0, "no samples yet", nil},
 		{"inverted", -1, Window{From: 30, To: 20}, nil, 0, "step window 30 to 20", nil},
 		{"negative", -1, Window{From: -1}, nil, 0, "step window -1 to 0", nil},
+		{"thin 1", -1, Window{Thin: 1}, []int{10, 20, 30, 40, 50, 60}, 6, "", nil},
+		{"thin 2", -1, Window{Thin: 2}, []int{10, 30, 50}, 6, "", nil},
+		{"thin 4", -1, Window{Thin: 4}, []int{10, 50}, 6, "", nil},
+		{"thin from the window's first", -1, Window{From: 25, Thin: 2}, []int{30, 50}, 6, "", nil},
+		{"thin in the window", -1, Window{From: 20, To: 50, Thin: 3}, []int{20, 50}, 5, "", nil},
+		{"thin past the count", 3, Window{Thin: 2}, []int{10, 30}, 3, "", nil},
+		{"thin wider than the window", -1, Window{From: 40, Thin: 10}, []int{40}, 6, "", nil},
+		{"negative thin", -1, Window{Thin: -2}, nil, 0, "thinning -2", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var kept []int
@@ -125,6 +133,12 @@ func TestWindowPhrase(t *testing.T) {
 		{Window{To: 40}, "taken at step 40 or earlier"},
 		{Window{From: 20, To: 40}, "taken from step 20 to step 40"},
 		{Window{From: 30, To: 30}, "taken from step 30 to step 30"},
+		{Window{Thin: 1}, ""},
+		{Window{Thin: 2}, "kept every 2nd of each chain"},
+		{Window{From: 20, Thin: 3}, "taken at step 20 or later, every 3rd of each chain"},
+		{Window{From: 20, To: 40, Thin: 11}, "taken from step 20 to step 40, every 11th of each chain"},
+		{Window{To: 40, Thin: 21}, "taken at step 40 or earlier, every 21st of each chain"},
+		{Window{Thin: 112}, "kept every 112th of each chain"},
 	} {
 		if got := tc.w.Phrase(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.w, got, tc.want)
@@ -134,7 +148,7 @@ func TestWindowPhrase(t *testing.T) {
 
 // TestWindowJSON checks Window's JSON in a record that embeds it (as
 // evaluate.Report and predictive.Info do): from_step and to_step in the
-// Window's place among the record's keys, each omitted when 0, and read
+// Window's place among the record's keys (and thin), each omitted when 0, and read
 // back into the Window.
 func TestWindowJSON(t *testing.T) {
 	type record struct {
@@ -150,6 +164,7 @@ func TestWindowJSON(t *testing.T) {
 		{Window{From: 20}, `{"before":1,"from_step":20,"after":2}`},
 		{Window{To: 40}, `{"before":1,"to_step":40,"after":2}`},
 		{Window{From: 20, To: 40}, `{"before":1,"from_step":20,"to_step":40,"after":2}`},
+		{Window{From: 20, Thin: 5}, `{"before":1,"from_step":20,"thin":5,"after":2}`},
 	} {
 		b, err := json.Marshal(record{Before: 1, Window: tc.w, After: 2})
 		if err != nil || string(b) != tc.want {

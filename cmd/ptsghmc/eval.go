@@ -45,7 +45,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	var steps windowFlags
 	steps.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline RUN ...] [--ood mnist|DIR|FILE|builtin ...] [--shift rotate,noise] [--selective] [--from-step S] [--to-step S] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data] [--quiet]\n\nProgress (samples scored, images/s, ETA) goes to standard error.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc eval --run RUNDIR [--run RUNDIR2 ...] [--data DIR] [--baseline RUN ...] [--ood mnist|DIR|FILE|builtin ...] [--shift rotate,noise] [--selective] [--from-step S] [--to-step S] [--thin K] [--json] [--plot DIR] [--report FILE.html] [--skip-corrupt] [--other-data] [--quiet]\n\nProgress (samples scored, images/s, ETA) goes to standard error.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -231,7 +231,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	var steps windowFlags
 	steps.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptsghmc predict --run RUNDIR --images FILE.idx[.gz] [--out FILE.csv] [--from-step S] [--to-step S] [--skip-corrupt]\n\nWrites CSV: index, predicted class, class probabilities, predictive entropy,\nmutual information (the epistemic part of the entropy).\n\nflags:")
+		fmt.Fprintln(stderr, "usage: ptsghmc predict --run RUNDIR --images FILE.idx[.gz] [--out FILE.csv] [--from-step S] [--to-step S] [--thin K] [--skip-corrupt]\n\nWrites CSV: index, predicted class, class probabilities, predictive entropy,\nmutual information (the epistemic part of the entropy).\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {

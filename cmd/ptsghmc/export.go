@@ -27,10 +27,10 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	var steps windowFlags
 	steps.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: ptsghmc export --run RUNDIR [--run RUNDIR2 ...] [--format npz|zarr] --out FILE.npz|DIR.zarr [--data DIR] [--from-step S] [--to-step S] [--params W0,b1,0:100] [--compress zlib|none]
+		fmt.Fprintln(stderr, `usage: ptsghmc export --run RUNDIR [--run RUNDIR2 ...] [--format npz|zarr] --out FILE.npz|DIR.zarr [--data DIR] [--from-step S] [--to-step S] [--thin K] [--params W0,b1,0:100] [--compress zlib|none]
 
 Exports each chain's samples taken from --from-step to --to-step (default:
-all; step, and zarr's sample_stats step, hold each draw's step) up to its
+all; with --thin K, every K-th of them; step, and zarr's sample_stats step, hold each draw's step) up to its
 last checkpoint (a run still training is read as eval reads it); a run of
 several chains stands for those with samples at their last checkpoint.
 

@@ -392,10 +392,12 @@ func checkStepWindows(t *testing.T, rd string, full [][]float64) map[string]floa
 		}
 		acc[tc.name] = rep.Ensemble.Accuracy
 	}
+	checkThinned(t, rd, full)
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"--thin", "-1"}, "eval: --thin -1: want 0 or 1 (every sample) or k > 1"},
 		{[]string{"--from-step", "100000"}, "no samples at step 100000 or later"},
 		{[]string{"--to-step", "55"}, "no samples from step 0 to step 55 (0 samples before it; the first after it at step 60)"},
 		{[]string{"--from-step", "101", "--to-step", "109"}, "no samples from step 101 to step 109 (5 samples before it; the first after it at step 110)"},
@@ -408,6 +410,34 @@ func checkStepWindows(t *testing.T, rd string, full [][]float64) map[string]floa
 		}
 	}
 	return acc
+}
+
+// checkThinned checks eval --thin on checkStepWindows' run: with
+// --from-step 70 --thin 3 each chain keeps its samples at steps 70 and 100
+// (the first of the window and every third after it), and the JSON says so.
+func checkThinned(t *testing.T, rd string, full [][]float64) {
+	t.Helper()
+	out, stderr, code := run(t, "eval", "--run", rd, "--json", "--from-step", "70", "--thin", "3")
+	if code != 0 {
+		t.Fatalf("eval --thin 3: %s", stderr)
+	}
+	var rep struct {
+		Ensemble struct{ Samples int }
+		FromStep int         `json:"from_step"`
+		Thin     int         `json:"thin"`
+		HeldOut  [][]float64 `json:"heldout_loglik"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("eval --thin json: %v\n%s", err, out)
+	}
+	if rep.FromStep != 70 || rep.Thin != 3 || rep.Ensemble.Samples != 4 || len(rep.HeldOut) != 2 {
+		t.Fatalf("eval --thin 3: from %d thin %d, %d samples, %d traces; want 70, 3, 4, 2", rep.FromStep, rep.Thin, rep.Ensemble.Samples, len(rep.HeldOut))
+	}
+	for c, tr := range rep.HeldOut {
+		if want := []float64{full[c][1], full[c][4]}; !slices.Equal(tr, want) {
+			t.Fatalf("eval --thin 3: chain %d: trace %v, want %v (of %v)", c, tr, want, full[c])
+		}
+	}
 }
 
 // stepCases are the step windows of checkStepWindows, as command-line flags.

@@ -56,7 +56,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	var f serveFlags
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: ptsghmc serve --run RUNDIR [--run RUNDIR2 ...] [--addr 127.0.0.1:8080] [--from-step S] [--to-step S] [--abstain-rate 0.05] [--data DIR]
+		fmt.Fprintln(stderr, `usage: ptsghmc serve --run RUNDIR [--run RUNDIR2 ...] [--addr 127.0.0.1:8080] [--from-step S] [--to-step S] [--thin K] [--abstain-rate 0.05] [--data DIR]
 
 Loads the pooled samples once and answers, until SIGTERM or SIGINT (requests
 in flight finish):

@@ -25,6 +25,10 @@ func TestWindowNote(t *testing.T) {
 			"only the samples taken at step 700 or earlier (--to-step; " + aside + ")\n"},
 		{rundir.Window{From: 4000, To: 8000}, "the samples taken from step 4000 to step 8000 (--from-step, --to-step)",
 			"only the samples taken from step 4000 to step 8000 (--from-step, --to-step; " + aside + ")\n"},
+		{rundir.Window{Thin: 7}, "the samples kept every 7th of each chain (--thin)",
+			"only the samples kept every 7th of each chain (--thin; " + aside + ")\n"},
+		{rundir.Window{From: 500, Thin: 2}, "the samples taken at step 500 or later, every 2nd of each chain (--from-step, --thin)",
+			"only the samples taken at step 500 or later, every 2nd of each chain (--from-step, --thin; " + aside + ")\n"},
 	} {
 		if got := windowNote(tc.win, ""); got != tc.export {
 			t.Errorf("windowNote(%+v) = %q, want %q", tc.win, got, tc.export)
@@ -33,7 +37,7 @@ func TestWindowNote(t *testing.T) {
 		printReport(&b, &evaluate.Report{Runs: []string{"runs/a"}, TestCount: 10, Window: tc.win})
 		got := ""
 		for _, line := range strings.Split(b.String(), "\n") {
-			if strings.Contains(line, "samples taken") {
+			if strings.Contains(line, "only the samples") {
 				got += line + "\n"
 			}
 		}
