@@ -501,11 +501,12 @@ func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, sums *[5]flo
 //	theta <- theta + h C q' c_p
 //
 // (c_g, c_p the temperature's factors), that is p' = exp(-xi h) p - h
-// grad U~ c_g + M^1/2 N(0, inj I) and theta' = theta + h M^-1 p' c_p. It
-// sums the kick terms of StepWork (k = h C' grad U~ c_g), the kinetic
-// temperatures, and as general does the squared gradient (of theta's
-// coordinates) and the per-coordinate noise estimate (of q's), with the
-// injected sd scaled by State.InjScale per coordinate of q. The normal
+// grad U~ c_g + M^1/2 N(0, inj I) and theta' = theta + h M^-1 p' c_p. The
+// momentum's update is general's with unit mass on the kick C' grad U~
+// (so the kick terms of StepWork, the kinetic temperatures, the
+// per-coordinate noise estimate of q's coordinates and the injected sd
+// scaled by State.InjScale are summed as a diagonal mass's are); only the
+// position's move differs: h C q' c_p instead of h r q' c_p. The normal
 // draws come from the stream as chunk's do, 256 at a time.
 func (u *sgnhtStepper) factored(s *State, m MassMatrix) {
 	if !u.seeded {
@@ -513,44 +514,29 @@ func (u *sgnhtStepper) factored(s *State, m MassMatrix) {
 	}
 	kick, vel := s.factorScratch()
 	m.Kick(kick, s.Grad)
-	h, hInvT, noise, decay := u.h*u.tc.pos, u.h*u.tc.grad, u.noise, u.decay
-	d2, inj := decay*decay, noise*noise
-	kin, pp, wb, wa, wk := u.kin, u.pp, u.wb, u.wa, u.wk
-	p, sc, na := s.P, s.InjScale, s.noiseAcc
+	u.r, u.off, u.nsc, u.nacc, u.kick = nil, 0, s.InjScale, s.noiseAcc, nil
+	sums := [5]float64{u.kin, u.pp, u.wb, u.wa, u.wk}
+	p := s.P
 	for lo := 0; lo < len(p); lo += normalChunk {
 		hi := min(lo+normalChunk, len(p))
 		z := u.buf[:hi-lo]
 		u.ns.fill(z)
-		for c, zi := range z {
-			i := lo + c
-			pb, k, si := p[i], hInvT*kick[i], 1.0
-			if sc != nil {
-				si = sc[i]
-			}
-			pi := decay*pb - k + noise*si*zi
-			mid := 0.5 * (pb + pi)
-			p[i] = pi
-			kin += mid * mid
-			pp += pi * pi
-			wb += pb * k
-			wa += pi * k
-			wk += k * k
-			if na != nil {
-				na[i] += pi*pi - d2*pb*pb - inj*si*si - pb*k + pi*k + k*k
-			}
-		}
+		// general also moves a position by h q': vel takes that move, to
+		// be overwritten by the velocity C q' below
+		u.general(vel[lo:hi], p[lo:hi], kick[lo:hi], z, lo, hi, &sums)
 	}
+	u.nsc, u.nacc = nil, nil
+	u.kin, u.pp, u.wb, u.wa, u.wk = sums[0], sums[1], sums[2], sums[3], sums[4]
 	if s.gradSq != nil {
 		for i, g := range s.Grad {
 			s.gradSq[i] += g * g
 		}
 	}
 	m.Velocity(vel, p)
+	h := u.h * u.tc.pos
 	for i, v := range vel {
 		s.Theta[i] += h * v
 	}
-	u.kin, u.pp = kin, pp
-	u.wb, u.wa, u.wk = wb, wa, wk
 }
 
 // finish returns the thermostat after an update of d coordinates, adapted
