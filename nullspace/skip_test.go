@@ -301,3 +301,36 @@ func TestSkipRefusals(t *testing.T) {
 		t.Error("FoldSkip of 7 values: no error")
 	}
 }
+
+// TestSkipCost checks the multiply-adds the mapped branch adds to one
+// gradient evaluation of batch b, as docs/uncertainty.md counts them: V^T
+// W' and its adjoint (2 L D n, once per graph), x (s V) (b D L) and
+// (x V)(V^T W') with its adjoint (2 b L n), against the network without
+// the branch.
+func TestSkipCost(t *testing.T) {
+	f := newSkipFixture(t)
+	noSkip := f.net
+	noSkip.Skip = false
+	without, err := noSkip.Model("no-skip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	macs := func(m nn.Model, b int) int64 {
+		t.Helper()
+		ev, err := autodiff.NewFor(autodiff.EngineCompiled, m, b, autodiff.Float32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ce, ok := ev.(*compile.Evaluator)
+		if !ok {
+			t.Fatalf("model %s does not compile", m.Name)
+		}
+		return ce.MACs()
+	}
+	l, d, n := int64(f.prior.D-f.prior.K), int64(f.prior.D), int64(f.units)
+	for _, b := range []int64{1, 16} {
+		if got, want := macs(f.mapped, int(b))-macs(without, int(b)), 2*l*d*n+b*d*l+2*b*l*n; got != want {
+			t.Errorf("batch %d: the mapped branch adds %d multiply-adds, want 2 L D n + b D L + 2 b L n = %d", b, got, want)
+		}
+	}
+}
