@@ -14,7 +14,8 @@ import (
 // channel), Rectify, and 2x2 max pooling of stride 2; then the flattened
 // features go through dense ReLU layers of widths Dense and a dense output
 // layer of Classes logits, with a categorical likelihood. Every learnable
-// has the prior Prior gives for its fan-in, and He initialisation.
+// has the prior Prior gives for its fan-in, and He initialisation. Skip
+// adds a dense branch from the raw image to the first dense layer.
 type ConvNet struct {
 	Height, Width, Channels int // input images, Channels x Height x Width per example
 	Conv                    []int
