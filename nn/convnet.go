@@ -14,7 +14,8 @@ import (
 // channel), Rectify, and 2x2 max pooling of stride 2; then the flattened
 // features go through dense ReLU layers of widths Dense and a dense output
 // layer of Classes logits, with a categorical likelihood. Every learnable
-// has the prior Prior gives for its fan-in, and He initialisation.
+// has the prior Prior gives for its fan-in, and He initialisation. Skip
+// adds a dense branch from the raw image to the first dense layer.
 type ConvNet struct {
 	Height, Width, Channels int // input images, Channels x Height x Width per example
 	Conv                    []int
@@ -32,7 +33,33 @@ type ConvNet struct {
 	// without FirstMap. Package nullspace's prior of a convolution is
 	// sampled so (nullspace.Prior.Matrix, FoldKernel).
 	FirstMap []float64
+	// Skip, when true, adds the skip branch: a dense weight W, the
+	// learnable skip.W of shape [Channels*Height*Width, n] (n the first
+	// dense layer's width, the last learnable of the layout), from the raw
+	// flattened image x to the first dense layer's pre-activation,
+	// flat(features) fc1.W + x W + fc1.b. Its prior is a dense layer's of
+	// fan-in Channels*Height*Width, its initial values He's. Without Skip
+	// the network, its layout and its graph are those of a ConvNet
+	// without the field.
+	Skip bool
+	// SkipBasis and SkipScale, when SkipBasis is not nil (with Skip),
+	// reparametrise the branch: L orthonormal image directions v_j
+	// (SkipBasis[j*D:(j+1)*D] is v_j, D = Channels*Height*Width: the
+	// layout of nullspace.Prior.V) and the scale s > 0 make the branch's
+	// weight W = s V V^T W', where W' is the learnable skip.W under its
+	// own prior: zero on the span of the directions left out of V, s W'
+	// projected on V's. The graph computes x W as s (x V) (V^T W'): a
+	// product of L x D x n multiply-adds per pass and D x L per example
+	// (and as much again for the gradient). The learnables' names, shapes
+	// and priors are unchanged, so a sample of W' with s V V^T W' in its
+	// place is the network without SkipBasis (nullspace.Prior.SkipModel
+	// and FoldSkip sample it so).
+	SkipBasis []float64
+	SkipScale float64
 }
+
+// SkipWeights is the name of the skip branch's learnable (ConvNet.Skip).
+const SkipWeights = "skip.W"
 
 // LeNet returns the LeNet-style CNN for 28x28 grey images in 10 classes:
 // conv 5x5x32, pool, conv 5x5x64, pool, dense 256, dense 10
@@ -62,6 +89,7 @@ func (c ConvNet) Model(name string) (Model, error) {
 	net.Conv = append([]int(nil), c.Conv...)
 	net.Dense = append([]int(nil), c.Dense...)
 	net.FirstMap = append([]float64(nil), c.FirstMap...) // nil stays nil
+	net.SkipBasis = append([]float64(nil), c.SkipBasis...)
 	m.Conv = &net
 	return m, nil
 }
@@ -81,7 +109,31 @@ func (c ConvNet) validate() error {
 	if p := c.Channels * c.Kernel * c.Kernel; c.FirstMap != nil && len(c.FirstMap) != p*p {
 		return fmt.Errorf("convnet: first map of %d values, the first convolution's patches have %d: expected %d", len(c.FirstMap), p, p*p)
 	}
+	if err := c.validateSkip(); err != nil {
+		return err
+	}
 	return (Prior{Precision: c.Prior.Precision, DF: c.Prior.DF}).Validate()
+}
+
+// validateSkip reports an error when the skip branch's map (SkipBasis,
+// SkipScale) is set without the branch or does not fit the images.
+func (c ConvNet) validateSkip() error {
+	if c.SkipBasis == nil {
+		if c.SkipScale != 0 {
+			return fmt.Errorf("convnet: skip scale %v without a skip basis", c.SkipScale)
+		}
+		return nil
+	}
+	d := c.Channels * c.Height * c.Width
+	switch {
+	case !c.Skip:
+		return fmt.Errorf("convnet: a skip basis without the skip branch (Skip)")
+	case len(c.SkipBasis) == 0 || len(c.SkipBasis)%d != 0:
+		return fmt.Errorf("convnet: skip basis of %d values is not a whole number of directions of %d image values", len(c.SkipBasis), d)
+	case !(c.SkipScale > 0) || math.IsInf(c.SkipScale, 0):
+		return fmt.Errorf("convnet: skip scale %v must be positive and finite", c.SkipScale)
+	}
+	return nil
 }
 
 // firstKernel returns the kernel the first convolution applies, w' A as a
@@ -181,14 +233,40 @@ func (c ConvNet) Build(batch int, dt tensor.Dtype) (*Graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flatten: %w", err)
 	}
-	widths := append(append([]int{flat}, c.Dense...), c.Classes)
+	if h, err = c.denseLayers(g, h, learn); err != nil {
+		return nil, err
+	}
+	g.Logits = h
+	if g.LogLik, err = CategoricalLogLik(h, g.Target); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// denseLayers returns the logits of the dense layers on the flattened
+// features h of g's input, the learnables given to learn (with their
+// fan-in) in the layout's order: fc1.W, fc1.b, ... and, with Skip, the
+// branch's skip.W last, added to the first layer's pre-activation.
+func (c ConvNet) denseLayers(g *Graph, h *G.Node, learn func(*G.Node, int)) (*G.Node, error) {
+	widths := append(append([]int{h.Shape()[1]}, c.Dense...), c.Classes)
+	var skipW *G.Node
+	var err error
 	for l := 0; l+1 < len(widths); l++ {
-		w := G.NewMatrix(eg, dt, G.WithShape(widths[l], widths[l+1]), G.WithName(fmt.Sprintf("fc%d.W", l+1)))
-		b := G.NewVector(eg, dt, G.WithShape(widths[l+1]), G.WithName(fmt.Sprintf("fc%d.b", l+1)))
+		w := G.NewMatrix(g.G, g.DType, G.WithShape(widths[l], widths[l+1]), G.WithName(fmt.Sprintf("fc%d.W", l+1)))
+		b := G.NewVector(g.G, g.DType, G.WithShape(widths[l+1]), G.WithName(fmt.Sprintf("fc%d.b", l+1)))
 		learn(w, widths[l])
 		learn(b, widths[l])
 		if h, err = G.Mul(h, w); err != nil {
 			return nil, fmt.Errorf("fc%d: %w", l+1, err)
+		}
+		if l == 0 && c.Skip {
+			var skip *G.Node
+			if skipW, skip, err = c.skipBranch(g, widths[1]); err != nil {
+				return nil, err
+			}
+			if h, err = G.Add(h, skip); err != nil {
+				return nil, fmt.Errorf("fc1 skip: %w", err)
+			}
 		}
 		if h, err = G.BroadcastAdd(h, b, nil, []byte{0}); err != nil {
 			return nil, fmt.Errorf("fc%d bias: %w", l+1, err)
@@ -199,9 +277,61 @@ func (c ConvNet) Build(batch int, dt tensor.Dtype) (*Graph, error) {
 			}
 		}
 	}
-	g.Logits = h
-	if g.LogLik, err = CategoricalLogLik(h, g.Target); err != nil {
-		return nil, err
+	if skipW != nil {
+		learn(skipW, c.Channels*c.Height*c.Width)
 	}
-	return g, nil
+	return h, nil
+}
+
+// skipBranch returns the skip branch's learnable W' ([D, n], D the
+// image's values) and its [Batch, n] term on g's input x flattened: x W',
+// or with SkipBasis s (x V) (V^T W'), V^T the constant [L, D] SkipBasis.
+func (c ConvNet) skipBranch(g *Graph, n int) (w, term *G.Node, err error) {
+	d := c.Channels * c.Height * c.Width
+	w = G.NewMatrix(g.G, g.DType, G.WithShape(d, n), G.WithName(SkipWeights))
+	x, err := G.Reshape(g.Input, tensor.Shape{g.Batch, d})
+	if err != nil {
+		return nil, nil, fmt.Errorf("skip input: %w", err)
+	}
+	if c.SkipBasis == nil {
+		if term, err = G.Mul(x, w); err != nil {
+			return nil, nil, fmt.Errorf("skip: %w", err)
+		}
+		return w, term, nil
+	}
+	l := len(c.SkipBasis) / d
+	vt := make([]float64, l*d) // V^T, row j the direction v_j
+	sv := make([]float64, d*l) // s V
+	for j := 0; j < l; j++ {
+		for i := 0; i < d; i++ {
+			vt[j*d+i] = c.SkipBasis[j*d+i]
+			sv[i*l+j] = c.SkipScale * c.SkipBasis[j*d+i]
+		}
+	}
+	xv, err := G.Mul(x, constMatrix(sv, d, l, g.DType, "skip.sV")) // [Batch, L]
+	if err != nil {
+		return nil, nil, fmt.Errorf("skip map: %w", err)
+	}
+	vw, err := G.Mul(constMatrix(vt, l, d, g.DType, "skip.Vt"), w) // [L, n]
+	if err != nil {
+		return nil, nil, fmt.Errorf("skip map: %w", err)
+	}
+	if term, err = G.Mul(xv, vw); err != nil {
+		return nil, nil, fmt.Errorf("skip: %w", err)
+	}
+	return w, term, nil
+}
+
+// constMatrix returns the r x c row-major values v as a constant matrix
+// of dtype dt called name.
+func constMatrix(v []float64, r, c int, dt tensor.Dtype, name string) *G.Node {
+	var backing any = v
+	if dt == tensor.Float32 {
+		a := make([]float32, len(v))
+		for i, x := range v {
+			a[i] = float32(x)
+		}
+		backing = a
+	}
+	return G.NewConstant(tensor.New(tensor.WithShape(r, c), tensor.WithBacking(backing)), G.WithName(name))
 }

@@ -69,3 +69,35 @@ func ExampleFitPatches() {
 	// span 1 of 2 patch values
 	// folded kernel: [5.5 -4.5]
 }
+
+// Images of three pixels whose last pixel is always dark, as in ExampleFit:
+// a CNN's skip branch (nn.ConvNet.Skip) from these pixels to one unit is
+// sampled as W' and written as W = s V V^T W', zero along the pixels the
+// images use and s times W' along the dark one, so that the branch adds
+// nothing to an image in the span and moves an image lit there.
+func ExamplePrior_FoldSkip() {
+	data := &datasets.Dataset{N: 4, D: 3, X: []float32{
+		1, 0, 0,
+		0, 1, 0,
+		1, 1, 0,
+		0.5, 0.2, 0,
+	}}
+	p, err := nullspace.Fit(data, 0.999, 10)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w := []float64{1, 2, 3} // the branch's W' to one unit, as the chain samples it
+	if err := p.FoldSkip(w, 1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("folded branch: %.1f\n", w)
+	for _, x := range [][]float64{{0.3, 0.7, 0}, {0.3, 0.7, 0.5}} {
+		fmt.Printf("image %.1f: branch adds %.1f\n", x, x[0]*w[0]+x[1]*w[1]+x[2]*w[2])
+	}
+	// Output:
+	// folded branch: [0.0 0.0 30.0]
+	// image [0.3 0.7 0.0]: branch adds 0.0
+	// image [0.3 0.7 0.5]: branch adds 15.0
+}

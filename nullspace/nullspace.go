@@ -32,6 +32,14 @@
 // K = K' A (nn.ConvNet.FirstMap, A from Matrix), the same network as K on
 // the raw images since K p = K' (A p); the samples are written as K
 // (FoldKernel).
+//
+// Inverted images' patches lie in the span of the training patches, so a
+// first kernel's prior cannot tell them; as whole images they leave the
+// images' span. The skip branch (nn.ConvNet.Skip) gives a ConvNet the
+// MLP's mechanism as a component of its own: a dense weight W from the
+// raw image to the first dense layer, W = s N W' under Fit's image prior
+// (zero on the span, s times the layer's prior off it), sampled as W'
+// through SkipModel and written as W (FoldSkip).
 package nullspace
 
 import (

@@ -54,6 +54,17 @@ type Config struct {
 	// fitted (nullspace.Prior.Digest), recorded when it is created: a
 	// resume that fits another is refused.
 	NullSpaceSHA256 string `json:"null_space_sha256,omitempty" yaml:"null_space_sha256,omitempty"`
+	// NullSpaceSkip, when positive, gives a ConvNet the skip branch
+	// (nn.ConvNet.Skip): a dense weight from the raw image to the first
+	// dense layer whose prior is the image-space null-space prior of
+	// scale NullSpaceScale restricted to the directions off the span that
+	// keeps this fraction of the training images' second moment (package
+	// nullspace, Prior.SkipModel; in (0, 1); 0: no branch).
+	NullSpaceSkip float64 `json:"null_space_skip,omitempty" yaml:"null_space_skip,omitempty"`
+	// NullSpaceSkipSHA256 is the digest of the skip branch's image prior
+	// (nullspace.Prior.Digest), recorded when the run is created: a
+	// resume that fits another is refused.
+	NullSpaceSkipSHA256 string `json:"null_space_skip_sha256,omitempty" yaml:"null_space_skip_sha256,omitempty"`
 	// Temperature is the posterior temperature T: rung 1 samples the
 	// tempered posterior exp(-U/T) (PT's ladder multiplies it; 0 or 1:
 	// the Bayes posterior; absent in runs older than it).
@@ -264,6 +275,9 @@ func (c Config) rangeChecks(opt bool) []rangeCheck {
 		{c.NullSpaceKeep >= 0 && c.NullSpaceKeep < 1, "null_space_keep must be in (0, 1) (0: 0.999)"},
 		{c.NoiseCeiling >= 0 && c.NoiseCeiling <= 1, "noise_ceiling must be in [0, 1] (0: no mass raised)"},
 		{c.NullSpaceKeep == 0 || c.NullSpaceScale > 0, "null_space_keep needs null_space_scale"},
+		{c.NullSpaceSkip >= 0 && c.NullSpaceSkip < 1, "null_space_skip must be in (0, 1): the fraction of the training images' second moment the span keeps, e.g. 0.9999 (0: no skip branch)"},
+		{c.NullSpaceSkip == 0 || c.NullSpaceScale > 0, "null_space_skip needs null_space_scale: the branch's prior is s times the layer's off the span (--null-space-prior S, e.g. 10)"},
+		{c.NullSpaceSkip == 0 || c.Model != "", "null_space_skip needs a CNN (--model lenet or cnn3): an MLP's first layer already reads the image, --null-space-prior alone widens it off the span"},
 		{c.Temperature >= 0 && !math.IsInf(c.Temperature, 0), "temperature must be positive (0: 1, the Bayes posterior)"},
 		{c.Tempering == "" || c.Tempering == "noise" || c.Tempering == "gradient", "tempering must be noise or gradient"},
 		{validPrecondition(c.Precondition), "precondition must be none, rmsprop, variance, dense or lowrank"},

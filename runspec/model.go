@@ -138,11 +138,40 @@ func (c Config) BuildModel(reg ModelRegistry) (nn.Model, error) {
 		if c.ModelSHA256 != "" && m.SHA256 != c.ModelSHA256 {
 			return m, ChangedModelFile(c.Model, c.ModelSHA256, m.SHA256)
 		}
+		if c.NullSpaceSkip > 0 {
+			if m, err = withSkip(m); err != nil {
+				return m, err
+			}
+		}
 	}
 	if c.Shapes != "" && c.Shapes != m.Layout.String() {
 		return m, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", c.ModelName(), c.Shapes, m.Layout)
 	}
 	return m, nil
+}
+
+// withSkip returns the ConvNet m rebuilt with its skip branch
+// (nn.ConvNet.Skip, Config.NullSpaceSkip): the network a run with the
+// branch writes and eval, predict, serve and export read, on raw images
+// (the branch's prior maps it only while a run samples it:
+// nullspace.Prior.SkipModel). Weights m comes with are kept, the
+// branch's (the last learnable) zero.
+func withSkip(m nn.Model) (nn.Model, error) {
+	if m.Conv == nil {
+		return m, fmt.Errorf("null_space_skip: model %s is not a ConvNet (--model lenet or cnn3): the skip branch joins a CNN's first dense layer", m.Name)
+	}
+	net := *m.Conv
+	net.Skip = true
+	mm, err := net.Model(m.Name)
+	if err != nil {
+		return m, err
+	}
+	mm.SHA256, mm.Description = m.SHA256, m.Description
+	mm.Weights = m.Weights
+	if m.Weights != nil && len(m.Weights) == m.NumParams() { // the branch is the last learnable: it starts at zero
+		mm.Weights = append(append([]float64(nil), m.Weights...), make([]float64, mm.NumParams()-m.NumParams())...)
+	}
+	return mm, nil
 }
 
 // MLPKernelsPlan is Config.MLPKernels of an MLP run whose compiled graph

@@ -83,5 +83,9 @@ func (s Setup) Check() error {
 
 // ModelKey returns the settings of cfg that determine its model.
 func ModelKey(c Config) string {
-	return fmt.Sprintf("%q %q %q %v %v %v %v", c.Model, c.Arch, c.Activation, c.Prior, c.PriorFanIn, c.PriorDF, c.Classes)
+	k := fmt.Sprintf("%q %q %q %v %v %v %v", c.Model, c.Arch, c.Activation, c.Prior, c.PriorFanIn, c.PriorDF, c.Classes)
+	if c.NullSpaceSkip > 0 { // the skip branch is a learnable of its own
+		k += " skip"
+	}
+	return k
 }

@@ -3,9 +3,11 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/health"
+	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/sampler"
 	"github.com/ptsghmc/ptsghmc/tempering"
@@ -128,14 +130,26 @@ func (r *Run) Finish() error {
 
 // appendSample keeps rung 1's weights as the sample of step: as they are,
 // or with a null-space prior folded back to the raw inputs' first layer
-// (nullspace.Prior.Fold: a dense layer's A w', a convolution's K' A), so
+// (nullspace.Prior.Fold: a dense layer's A w', a convolution's K' A) and
+// a skip branch's W' to W = s V V^T W' (nullspace.Prior.FoldSkip), so
 // that every reader of the samples sees the network of the raw images.
 func (r *Run) appendSample(step int) error {
 	theta := r.state.Rungs[0].Theta
+	if r.null != nil || r.skip != nil {
+		theta = append([]float64(nil), theta...)
+	}
 	if r.null != nil {
 		first := r.Model.Layout[0]
-		theta = append([]float64(nil), theta...)
 		if err := r.null.Fold(theta[first.Offset:first.Offset+first.Size()], first.Shape); err != nil {
+			return err
+		}
+	}
+	if r.skip != nil {
+		last := r.Model.Layout[len(r.Model.Layout)-1]
+		if last.Name != nn.SkipWeights || len(last.Shape) != 2 {
+			return fmt.Errorf("null-space skip: model %s's last learnable is %s %v, not the skip branch %s", r.Model.Name, last.Name, last.Shape, nn.SkipWeights)
+		}
+		if err := r.skip.FoldSkip(theta[last.Offset:last.Offset+last.Size()], last.Shape[1]); err != nil {
 			return err
 		}
 	}

@@ -28,8 +28,9 @@ type Run struct {
 	Dir string
 	Cfg runspec.Config
 	// Model is the model the chains sample: with a convolution's
-	// null-space prior, the ConvNet whose first kernel is K' A (its
-	// samples are written as the plain model's, appendSample).
+	// null-space prior, the ConvNet whose first kernel is K' A, with a
+	// skip branch, the ConvNet whose branch is s V V^T W' (its samples
+	// are written as the plain model's, appendSample).
 	Model nn.Model
 	Spec  nn.Spec           // the model's spec when it is an MLP (Model.MLP)
 	Data  *datasets.Dataset // training data (validation split removed)
@@ -52,6 +53,9 @@ type Run struct {
 	// null is the run's null-space prior (nil without one): Data and Val
 	// hold its mapped inputs, and the samples are folded back to raw ones.
 	null *nullspace.Prior
+	// skip is the skip branch's image prior (nil without the branch):
+	// the samples' branch is folded to W = s V V^T W'.
+	skip *nullspace.Prior
 	// optimiser is whether the run's kernel is an optimiser.
 	optimiser bool
 }
@@ -153,6 +157,9 @@ func recordIdentity(cfg runspec.Config, p *prepared) (runspec.Config, error) {
 		if cfg.NullSpaceKeep == 0 { // config.json says which span was kept
 			cfg.NullSpaceKeep = nullspace.DefaultKeep
 		}
+	}
+	if p.skip != nil {
+		cfg.NullSpaceSkipSHA256 = p.skip.Digest()
 	}
 	if model.SHA256 != "" {
 		cfg.ModelSHA256 = model.SHA256
@@ -320,6 +327,10 @@ func newRun(dir string, cfg runspec.Config, p *prepared, lk *rundir.Lock) (_ *Ru
 // nil without one.
 func (r *Run) NullSpace() *nullspace.Prior { return r.null }
 
+// NullSpaceSkip returns the image prior of the run's skip branch
+// (Config.NullSpaceSkip), or nil without the branch.
+func (r *Run) NullSpaceSkip() *nullspace.Prior { return r.skip }
+
 // build sets up everything but the sampler state, with p's data and model
 // (the model is shared by every rung, and every chain, of the run: each
 // evaluator builds its own graph from it).
@@ -338,7 +349,7 @@ func build(dir string, cfg runspec.Config, p *prepared) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Dir: dir, Cfg: cfg, Model: model, Data: tr, Val: val, null: p.null}
+	r := &Run{Dir: dir, Cfg: cfg, Model: model, Data: tr, Val: val, null: p.null, skip: p.skip}
 	if model.MLP != nil {
 		r.Spec = *model.MLP
 	}

@@ -25,6 +25,7 @@ type prepared struct {
 	// its inputs, tr itself without one): what the run's fingerprint is of.
 	raw   *datasets.Dataset
 	null  *nullspace.Prior // the fitted null-space prior, or nil
+	skip  *nullspace.Prior // the skip branch's image prior (Config.NullSpaceSkip), or nil
 	model nn.Model
 	key   string                // runspec.ModelKey of the config the model was built from
 	reg   runspec.ModelRegistry // the registry it was built from
@@ -66,6 +67,11 @@ func prepare(s runspec.Setup, cfg runspec.Config) (*prepared, error) {
 		sched: sched, skey: scheduleKey(cfg, s.Kernels)}
 	if cfg.NullSpaceScale > 0 {
 		if err := p.fitNullSpace(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.NullSpaceSkip > 0 {
+		if err := p.fitSkip(cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -135,6 +141,50 @@ func (p *prepared) fitNullSpace(cfg runspec.Config) error {
 	return nil
 }
 
+// fitSkip fits the skip branch's image prior to the training images
+// (nullspace.Fit at cfg's NullSpaceSkip, scale NullSpaceScale) and rebuilds
+// the model with the branch mapped (nullspace.Prior.SkipModel): the chains
+// sample W' and the samples are written as W = s V V^T W'
+// (Run.appendSample). The images are the raw ones: a ConvNet's first
+// prior maps its kernel, not them. A run that recorded another prior's
+// digest is refused, naming both.
+func (p *prepared) fitSkip(cfg runspec.Config) error {
+	if err := nullspace.CheckSkip(p.model, p.tr.D); err != nil { // before the fit, the costly part
+		return err
+	}
+	prior, err := nullspace.Fit(p.raw, cfg.NullSpaceSkip, cfg.NullSpaceScale)
+	if err != nil {
+		return fmt.Errorf("data %s: null-space skip: %w", cfg.Data, err)
+	}
+	if prior.K >= prior.D {
+		return fmt.Errorf("data %s: null-space skip: at keep %v the training images span all %d directions and the branch would be zero: lower --null-space-skip (e.g. 0.999)", cfg.Data, cfg.NullSpaceSkip, prior.D)
+	}
+	if d := prior.Digest(); cfg.NullSpaceSkipSHA256 != "" && d != cfg.NullSpaceSkipSHA256 {
+		return fmt.Errorf("null-space skip: the run recorded sha256 %s, the training images now give %s: refusing to mix samples of different priors", cfg.NullSpaceSkipSHA256, d)
+	}
+	if p.model, err = prior.SkipModel(p.model); err != nil {
+		return err
+	}
+	p.skip = prior
+	return nil
+}
+
+// mapped returns m as the run's chains sample it: its first kernel mapped
+// under a convolution's null-space prior, its skip branch under the
+// branch's prior (m itself without either).
+func (p *prepared) mapped(m nn.Model) (nn.Model, error) {
+	var err error
+	if p.null != nil {
+		if m, err = p.null.Model(m); err != nil { // a dense layer's prior maps the inputs: m itself
+			return m, err
+		}
+	}
+	if p.skip != nil {
+		return p.skip.SkipModel(m)
+	}
+	return m, nil
+}
+
 // modelFor returns the model of cfg: the prepared one when cfg describes
 // the same model (the settings runspec.ModelKey lists) and, if cfg records
 // parameter shapes, the model has them; otherwise cfg's own, built (a chain
@@ -142,10 +192,10 @@ func (p *prepared) fitNullSpace(cfg runspec.Config) error {
 func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
 	if runspec.ModelKey(cfg) != p.key {
 		m, err := cfg.NNModel(p.reg, p.tr.D, p.tr.Classes)
-		if err != nil || p.null == nil {
+		if err != nil {
 			return m, err
 		}
-		return p.null.Model(m) // a convolution's prior maps every model the run samples
+		return p.mapped(m) // the run's priors map every model it samples
 	}
 	if cfg.Shapes != "" && cfg.Shapes != p.model.Layout.String() {
 		return p.model, fmt.Errorf("model %s: the run recorded parameters %s, but the model now has %s: refusing to mix samples of different models", cfg.ModelName(), cfg.Shapes, p.model.Layout)

@@ -282,12 +282,7 @@ func printTrainStart(stderr io.Writer, ch *train.Chains) string {
 	if d := run.Model.Description; d != "" {
 		fmt.Fprintf(stderr, "ptsghmc train: model %s: %s\n", c.ModelName(), d)
 	}
-	if np := run.NullSpace(); np != nil && np.Patch != nil {
-		g := np.Patch
-		fmt.Fprintf(stderr, "ptsghmc train: null-space prior: the first convolution's prior %gx wider along the %d of %d patch directions (%dx%dx%d) the training images' patches leave out\n", np.Scale, np.D-np.K, np.D, g.KH, g.KW, g.Channels)
-	} else if np != nil {
-		fmt.Fprintf(stderr, "ptsghmc train: null-space prior: the first layer's prior %gx wider along the %d of %d input directions the training images leave out\n", np.Scale, np.D-np.K, np.D)
-	}
+	printNullSpace(stderr, run)
 	if c.NoiseCorrection && !c.CorrectsNoise(run.Data.N) {
 		fmt.Fprintf(stderr, "ptsghmc train: no noise correction: the batch is the whole training set, so the gradients are exact and carry no noise to correct\n")
 	}
@@ -300,6 +295,20 @@ func printTrainStart(stderr io.Writer, ch *train.Chains) string {
 
 // trainWithProgress trains the chains to their end or ctx's, reporting
 // chain 1's figures and every chain's steps on stderr (unless quiet).
+// printNullSpace says what the run's null-space prior and skip branch
+// widen, if it has them.
+func printNullSpace(stderr io.Writer, run *train.Run) {
+	if np := run.NullSpace(); np != nil && np.Patch != nil {
+		g := np.Patch
+		fmt.Fprintf(stderr, "ptsghmc train: null-space prior: the first convolution's prior %gx wider along the %d of %d patch directions (%dx%dx%d) the training images' patches leave out\n", np.Scale, np.D-np.K, np.D, g.KH, g.KW, g.Channels)
+	} else if np != nil {
+		fmt.Fprintf(stderr, "ptsghmc train: null-space prior: the first layer's prior %gx wider along the %d of %d input directions the training images leave out\n", np.Scale, np.D-np.K, np.D)
+	}
+	if sp := run.NullSpaceSkip(); sp != nil {
+		fmt.Fprintf(stderr, "ptsghmc train: null-space skip: a branch from the image to the first dense layer, zero on the training images' span, its prior %gx a dense layer's along the %d of %d image directions they leave out\n", sp.Scale, sp.D-sp.K, sp.D)
+	}
+}
+
 func trainWithProgress(ctx context.Context, ch *train.Chains, quiet bool, stderr io.Writer) error {
 	c := ch.Cfg
 	pr := progress.NewTrain(stderr, ch.Steps()*len(ch.Runs), c.Steps*len(ch.Runs), quiet)
