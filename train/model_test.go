@@ -110,15 +110,7 @@ func testCNNResume(t *testing.T, engine, recorded string) {
 	}
 	got := r.State().Rungs[0].Theta
 	r.Close()
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("final rung-1 parameter %d: %v, uninterrupted %v", i, got[i], want[i])
-		}
-	}
-	gs, gm := readAll(t, dir)
-	if !bytes.Equal(gs, ws) || !bytes.Equal(gm, wm) {
-		t.Fatalf("samples or metrics differ from the uninterrupted run's")
-	}
+	checkUninterrupted(t, dir, got, want, ws, wm)
 }
 
 // TestRunRefusesOtherModel checks that a run is neither resumed nor

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -208,15 +207,7 @@ func TestSkipResumeEqualsUninterrupted(t *testing.T) {
 	}
 	got := r.State().Rungs[0].Theta
 	r.Close()
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("final parameter %d: %v, uninterrupted %v", i, got[i], want[i])
-		}
-	}
-	gs, gm := readAll(t, dir)
-	if !bytes.Equal(gs, ws) || !bytes.Equal(gm, wm) {
-		t.Fatal("samples or metrics differ from the uninterrupted run's")
-	}
+	checkUninterrupted(t, dir, got, want, ws, wm)
 }
 
 // TestSkipRefusedByTheRun checks the refusals a run makes when it builds

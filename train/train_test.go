@@ -97,6 +97,25 @@ func readAll(t *testing.T, dir string) (samples, metrics []byte) {
 	return s, m
 }
 
+// checkUninterrupted fails t unless a resumed run's final rung-1
+// parameters got and its samples and metrics files in dir are the
+// uninterrupted run's (want, ws, wm) bit for bit.
+func checkUninterrupted(t *testing.T, dir string, got, want []float64, ws, wm []byte) {
+	t.Helper()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("final rung-1 parameter %d: %v, uninterrupted %v", i, got[i], want[i])
+		}
+	}
+	gs, gm := readAll(t, dir)
+	if !bytes.Equal(gs, ws) {
+		t.Fatalf("samples differ from the uninterrupted run's: %d bytes vs %d", len(gs), len(ws))
+	}
+	if !bytes.Equal(gm, wm) {
+		t.Fatalf("metrics differ from the uninterrupted run's:\n%s\nvs\n%s", gm, wm)
+	}
+}
+
 // TestResumeEqualsUninterrupted interrupts a run (as SIGINT would, through
 // its context) at several points, resumes it, and checks that the samples
 // and metrics files and the final state equal an uninterrupted run's, bit
@@ -214,18 +233,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 				t.Logf("restarted rounds: %s", spoiled)
 			}
 			r.Close()
-			for i := range want {
-				if got[i] != want[i] {
-					t.Fatalf("final rung-1 parameter %d: %v, uninterrupted %v", i, got[i], want[i])
-				}
-			}
-			gs, gm := readAll(t, dir)
-			if !bytes.Equal(gs, ws) {
-				t.Fatalf("samples differ: %d bytes vs %d", len(gs), len(ws))
-			}
-			if !bytes.Equal(gm, wm) {
-				t.Fatalf("metrics differ:\n%s\nvs\n%s", gm, wm)
-			}
+			checkUninterrupted(t, dir, got, want, ws, wm)
 		})
 	}
 }
