@@ -73,8 +73,8 @@ type LangevinWatch struct {
 	// Scales are the long-run sums at block lengths 1 to
 	// LangevinMaxL (nil in a watch from before them: the per-step noise
 	// alone).
-	Scales              []ScaleSums
-	g, y, delta, gs, ys []float64
+	Scales        []ScaleSums
+	delta, gs, ys []float64
 }
 
 // MaxLangevinCoords is about the most coordinates the SGLD watch keeps
@@ -107,7 +107,11 @@ func (w *LangevinWatch) Forget() { w.PrevN = 0 }
 
 // observe adds the SGLD step just taken on s (s.Grad the stochastic
 // gradient at its start, s.Theta its end) at drift scale c and injected
-// variance v (sampler.SGLD.Scales).
+// variance v (sampler.SGLD.Scales): the step's G and y at its start to
+// the long-run sums, the pair of the last step and this one's start to
+// the sums (and outer products) of pairs, and the step kept for the next.
+// The long-run sums and outer products read the last step's values
+// before sweep moves them on.
 func (w *LangevinWatch) observe(s *sampler.State, c, v float64) {
 	if s.Mass == nil && s.MassMatrix() != nil {
 		w.Unmeasured = "a dense or low-rank mass (the watch measures in a diagonal mass's metric)"
@@ -117,81 +121,97 @@ func (w *LangevinWatch) observe(s *sampler.State, c, v float64) {
 	if w.Dim != d || len(w.PrevG) != d {
 		w.reset(d)
 	}
-	if len(w.g) != d {
-		w.g, w.y, w.delta = make([]float64, d), make([]float64, d), make([]float64, d)
-	}
-	for i, t := range s.Theta {
-		sq := 1.0
-		if s.Mass != nil {
-			sq = math.Sqrt(s.Mass[i])
-		}
-		w.g[i], w.y[i] = s.Grad[i]/sq, t*sq
+	if w.PrevN >= 1 {
+		w.addScales(s)
 	}
 	if w.PrevN >= 2 {
-		w.pair(c, v)
-	}
-	if w.PrevN >= 1 {
-		w.addScales()
-		for i, y := range w.y {
-			w.PrevDY[i] = y - w.PrevY[i]
-			w.PrevW[i] = w.PrevDY[i] + c*w.g[i]
+		if w.MDW != nil {
+			w.outer(s)
 		}
-		w.PrevN = 2
-	} else {
-		w.PrevN = 1
+		w.Steps++
+		w.Drift += c
+		w.Drift2 += c * c
+		w.Inj += v
 	}
-	copy(w.PrevG, w.g)
-	copy(w.PrevY, w.y)
+	w.sweep(s, c)
+	w.PrevN = min(w.PrevN+1, 2)
 }
 
-// addScales adds the step's G and y at its start (w.g, PrevY) to the
-// long-run sums, of every Stride-th coordinate.
-func (w *LangevinWatch) addScales() {
-	g, y := w.g, w.PrevY
-	if st := max(w.Stride, 1); st > 1 {
-		if len(w.gs) != len(w.Scales[0].BG) {
-			w.gs, w.ys = make([]float64, len(w.Scales[0].BG)), make([]float64, len(w.Scales[0].BG))
+// metric returns coordinate i of the step in the mass's metric: G =
+// M^-1/2 grad U~ at its start and y = M^1/2 theta at its end (M the
+// diagonal mass, I without one).
+func metric(s *sampler.State, i int) (g, y float64) {
+	sq := 1.0
+	if s.Mass != nil {
+		sq = math.Sqrt(s.Mass[i])
+	}
+	return s.Grad[i] / sq, s.Theta[i] * sq
+}
+
+// sweep is observe's pass over the coordinates: the pair of the last step
+// (PrevW, PrevDY) with the gradient's change delta = G - PrevG to this
+// step's start (the sums DW, WW, DD, DY, YY, when PrevN >= 2), the last
+// step's injected noise w = dy + c G and displacement dy (when PrevN >=
+// 1), and this step's G and y kept for the next.
+func (w *LangevinWatch) sweep(s *sampler.State, c float64) {
+	paired, kept := w.PrevN >= 2, w.PrevN >= 1
+	for i := range s.Theta {
+		g, y := metric(s, i)
+		if paired {
+			dl := g - w.PrevG[i]
+			wi, dy := w.PrevW[i], w.PrevDY[i]
+			w.DW[i] += dl * wi
+			w.WW[i] += wi * wi
+			w.DD[i] += dl * dl
+			w.DY[i] += dl * dy
+			w.YY[i] += dy * dy
 		}
-		for j := range w.gs {
-			w.gs[j], w.ys[j] = g[j*st], y[j*st]
+		if kept {
+			w.PrevDY[i] = y - w.PrevY[i]
+			w.PrevW[i] = w.PrevDY[i] + c*g
 		}
-		g, y = w.gs, w.ys
+		w.PrevG[i], w.PrevY[i] = g, y
+	}
+}
+
+// addScales adds the step's G and y at its start (PrevY) of every
+// Stride-th coordinate to the long-run sums.
+func (w *LangevinWatch) addScales(s *sampler.State) {
+	st := max(w.Stride, 1)
+	if len(w.gs) != len(w.Scales[0].BG) {
+		w.gs, w.ys = make([]float64, len(w.Scales[0].BG)), make([]float64, len(w.Scales[0].BG))
+	}
+	for j := range w.gs {
+		w.gs[j], _ = metric(s, j*st)
+		w.ys[j] = w.PrevY[j*st]
 	}
 	for k := range w.Scales {
-		w.Scales[k].add(g, y)
+		w.Scales[k].add(w.gs, w.ys)
 	}
 }
 
-// pair adds the pair of the last step (PrevW, PrevDY) and the gradient
-// change to this step's start.
-func (w *LangevinWatch) pair(c, v float64) {
-	for i, g := range w.g {
-		dl := g - w.PrevG[i]
-		w.delta[i] = dl
-		wi, dy := w.PrevW[i], w.PrevDY[i]
-		w.DW[i] += dl * wi
-		w.WW[i] += wi * wi
-		w.DD[i] += dl * dl
-		w.DY[i] += dl * dy
-		w.YY[i] += dy * dy
+// outer adds the pair's outer products (MDW, MDD, MDY, MYY) of a chain of
+// at most MaxCoordUnits coordinates: delta = G - PrevG against the last
+// step's injected noise and displacement.
+func (w *LangevinWatch) outer(s *sampler.State) {
+	d := w.Dim
+	if len(w.delta) != d {
+		w.delta = make([]float64, d)
 	}
-	if w.MDW != nil {
-		d := w.Dim
-		for a, da := range w.delta {
-			ya := w.PrevDY[a]
-			row := a * d
-			for b := 0; b < d; b++ {
-				w.MDW[row+b] += da * w.PrevW[b]
-				w.MDD[row+b] += da * w.delta[b]
-				w.MDY[row+b] += da * w.PrevDY[b]
-				w.MYY[row+b] += ya * w.PrevDY[b]
-			}
+	for i := range w.delta {
+		g, _ := metric(s, i)
+		w.delta[i] = g - w.PrevG[i]
+	}
+	for a, da := range w.delta {
+		ya := w.PrevDY[a]
+		row := a * d
+		for b := 0; b < d; b++ {
+			w.MDW[row+b] += da * w.PrevW[b]
+			w.MDD[row+b] += da * w.delta[b]
+			w.MDY[row+b] += da * w.PrevDY[b]
+			w.MYY[row+b] += ya * w.PrevDY[b]
 		}
 	}
-	w.Steps++
-	w.Drift += c
-	w.Drift2 += c * c
-	w.Inj += v
 }
 
 // ObserveLangevin records one SGLD step on chain s at drift scale c and
