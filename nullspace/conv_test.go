@@ -161,15 +161,7 @@ func TestFoldKernelIsTheMappedConvNet(t *testing.T) {
 		}
 		return out
 	}
-	for _, tc := range []struct {
-		engine autodiff.Engine
-		dtype  autodiff.DType
-		tol    float64
-	}{
-		{autodiff.EngineCompiled, autodiff.Float64, 1e-9},
-		{autodiff.EngineCompiled, autodiff.Float32, 1e-5},
-		{autodiff.EngineGraph, autodiff.Float64, 1e-9},
-	} {
+	for _, tc := range foldEngines {
 		for name, data := range sets {
 			a := logits(tc.engine, mapped, tc.dtype, theta, data)
 			b := logits(tc.engine, plain, tc.dtype, folded, data)
@@ -236,4 +228,16 @@ func seq(n int) []int {
 		s[i] = i
 	}
 	return s
+}
+
+// foldEngines are the engines and dtypes a mapped model and its folded
+// twin are compared on, with the logits' tolerance of each.
+var foldEngines = []struct {
+	engine autodiff.Engine
+	dtype  autodiff.DType
+	tol    float64
+}{
+	{autodiff.EngineCompiled, autodiff.Float64, 1e-9},
+	{autodiff.EngineCompiled, autodiff.Float32, 1e-5},
+	{autodiff.EngineGraph, autodiff.Float64, 1e-9},
 }

@@ -99,15 +99,7 @@ func TestSkipModelIsTheFoldedNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	sets := map[string]*datasets.Dataset{"training": f.train.Subset(seq(20)), "noise": noise}
-	for _, tc := range []struct {
-		engine autodiff.Engine
-		dtype  autodiff.DType
-		tol    float64
-	}{
-		{autodiff.EngineCompiled, autodiff.Float64, 1e-9},
-		{autodiff.EngineCompiled, autodiff.Float32, 1e-5},
-		{autodiff.EngineGraph, autodiff.Float64, 1e-9},
-	} {
+	for _, tc := range foldEngines {
 		for name, data := range sets {
 			a := f.logits(t, tc.engine, f.mapped, tc.dtype, f.theta, data)
 			b := f.logits(t, tc.engine, f.plain, tc.dtype, f.folded, data)
