@@ -184,23 +184,11 @@ func TestFoldKernelIsTheMappedConvNet(t *testing.T) {
 	}
 	// dU/dK' = dU/dK A: the gradient through the map, compiled and on the VM
 	batch := seq(16)
-	grad := func(engine autodiff.Engine, m nn.Model, th []float64) []float64 {
-		t.Helper()
-		ev, err := autodiff.NewFor(engine, m, len(batch), autodiff.Float64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := make([]float64, len(th))
-		if _, err := ev.Eval(th, train, batch, 1, g, nil); err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
-	gPlain := grad(autodiff.EngineCompiled, plain, folded)
+	gPlain := gradient(t, autodiff.EngineCompiled, plain, folded, train, batch)
 	am := prior.Matrix()
 	d := prior.D
 	for _, engine := range []autodiff.Engine{autodiff.EngineCompiled, autodiff.EngineGraph} {
-		gMapped := grad(engine, mapped, theta)
+		gMapped := gradient(t, engine, mapped, theta, train, batch)
 		for o := 0; o < first.Shape[0]; o++ {
 			for j := 0; j < d; j++ {
 				// the likelihood's part through A, plus the prior's own on K'
@@ -240,4 +228,19 @@ var foldEngines = []struct {
 	{autodiff.EngineCompiled, autodiff.Float64, 1e-9},
 	{autodiff.EngineCompiled, autodiff.Float32, 1e-5},
 	{autodiff.EngineGraph, autodiff.Float64, 1e-9},
+}
+
+// gradient returns dU/dtheta of model m at th on the examples batch of
+// data, by engine in float64.
+func gradient(t *testing.T, engine autodiff.Engine, m nn.Model, th []float64, data *datasets.Dataset, batch []int) []float64 {
+	t.Helper()
+	ev, err := autodiff.NewFor(engine, m, len(batch), autodiff.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := make([]float64, len(th))
+	if _, err := ev.Eval(th, data, batch, 1, g, nil); err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

@@ -118,19 +118,7 @@ func TestSkipModelIsTheFoldedNetwork(t *testing.T) {
 func (f *skipFixture) checkGradient(t *testing.T) {
 	t.Helper()
 	batch := seq(16)
-	grad := func(engine autodiff.Engine, m nn.Model, th []float64) []float64 {
-		t.Helper()
-		ev, err := autodiff.NewFor(engine, m, len(batch), autodiff.Float64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := make([]float64, len(th))
-		if _, err := ev.Eval(th, f.train, batch, 1, g, nil); err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
-	gPlain := grad(autodiff.EngineCompiled, f.plain, f.folded)
+	gPlain := gradient(t, autodiff.EngineCompiled, f.plain, f.folded, f.train, batch)
 	lam := f.skip.Prior.Precision
 	off, n := f.skip.Offset, f.skip.Size()
 	// the likelihood's part of dU/dW, mapped by the symmetric s V V^T
@@ -142,7 +130,7 @@ func (f *skipFixture) checkGradient(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, engine := range []autodiff.Engine{autodiff.EngineCompiled, autodiff.EngineGraph} {
-		gMapped := grad(engine, f.mapped, f.theta)
+		gMapped := gradient(t, engine, f.mapped, f.theta, f.train, batch)
 		for i := 0; i < n; i++ {
 			w := want[i] + lam*f.theta[off+i]
 			if got := gMapped[off+i]; math.Abs(got-w) > 1e-8*(1+math.Abs(w)) {
