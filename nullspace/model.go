@@ -65,12 +65,19 @@ func (p *Prior) Model(m nn.Model) (nn.Model, error) {
 	}
 	net := *m.Conv
 	net.FirstMap = p.Matrix()
+	return remapped(m, net, "null-space prior")
+}
+
+// remapped returns m rebuilt from its ConvNet net with a map set (a first
+// kernel's or a skip branch's): m's name, weights, digest and description,
+// and an error naming what when the map changed m's layout.
+func remapped(m nn.Model, net nn.ConvNet, what string) (nn.Model, error) {
 	mm, err := net.Model(m.Name)
 	if err != nil {
 		return m, err
 	}
 	if mm.Layout.String() != m.Layout.String() {
-		return m, fmt.Errorf("null-space prior: model %s mapped has parameters %s, not %s", m.Name, mm.Layout, m.Layout)
+		return m, fmt.Errorf("%s: model %s mapped has parameters %s, not %s", what, m.Name, mm.Layout, m.Layout)
 	}
 	mm.Weights, mm.SHA256, mm.Description = m.Weights, m.SHA256, m.Description
 	return mm, nil

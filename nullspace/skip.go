@@ -63,15 +63,7 @@ func (p *Prior) SkipModel(m nn.Model) (nn.Model, error) {
 	}
 	net := *m.Conv
 	net.SkipBasis, net.SkipScale = p.V, p.Scale
-	mm, err := net.Model(m.Name)
-	if err != nil {
-		return m, err
-	}
-	if mm.Layout.String() != m.Layout.String() {
-		return m, fmt.Errorf("null-space skip: model %s mapped has parameters %s, not %s", m.Name, mm.Layout, m.Layout)
-	}
-	mm.Weights, mm.SHA256, mm.Description = m.Weights, m.SHA256, m.Description
-	return mm, nil
+	return remapped(m, net, "null-space skip")
 }
 
 // FoldSkip maps the skip branch's sampled weight W' of shape [D, out]
