@@ -293,8 +293,6 @@ func printTrainStart(stderr io.Writer, ch *train.Chains) string {
 	return dest
 }
 
-// trainWithProgress trains the chains to their end or ctx's, reporting
-// chain 1's figures and every chain's steps on stderr (unless quiet).
 // printNullSpace says what the run's null-space prior and skip branch
 // widen, if it has them.
 func printNullSpace(stderr io.Writer, run *train.Run) {
@@ -309,6 +307,8 @@ func printNullSpace(stderr io.Writer, run *train.Run) {
 	}
 }
 
+// trainWithProgress trains the chains to their end or ctx's, reporting
+// chain 1's figures and every chain's steps on stderr (unless quiet).
 func trainWithProgress(ctx context.Context, ch *train.Chains, quiet bool, stderr io.Writer) error {
 	c := ch.Cfg
 	pr := progress.NewTrain(stderr, ch.Steps()*len(ch.Runs), c.Steps*len(ch.Runs), quiet)
