@@ -11,7 +11,7 @@
 # aim 4's lever). The test set is not read: the chosen recipe's test figures are
 # a verdict's, after the rule.
 #
-# Rows (fixed 2026-11-29 11:25 UTC, before any of these runs; the half-budget
+# Rows (fixed 2026-11-29 11:05 UTC, before any of these runs; the half-budget
 # pilots of the posterior rows' flags on seed 1, cnnnull's k3 and cnnskip's
 # s4k3nc in docs/experiments.md, had been seen):
 #   base    make run-cnn's flags (2 chains x 14,000 steps at T = 0.1, burn-in 3,000,
@@ -20,7 +20,7 @@
 #           0.999 --null-space-skip 0.9999
 #   ens     8 sgd LeNets of 4,000 steps, each its own cosine decay (seeds 10 SEED + i,
 #           make run-cnn-ensemble's members); scored as ens7 (the first 7) and ens8
-# Wall-clock (measured 2026-11-29 11:15 UTC on the idle 2-core AMD EPYC, pinned-v1,
+# Wall-clock (measured 2026-11-29 11:00 UTC on the idle 2-core AMD EPYC, pinned-v1,
 # avx512, seed 1's split, 2 chains x 1,500 steps): base 133.0 s, s4k3nc 154.5 s
 # (its span fit included), sgd 128.9 s. At 28,000 steps base takes about 1,240 s,
 # the time of 28,900 sgd steps (7.2 LeNets of 4,000: ens7), s4k3nc about 1,440 s,
