@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# cnn_ood_verdict.sh SEED OUTDIR ROW...: issue 57's test-set verdict for the CNN:
+# scripts/cnn_ood_select.sh's rows trained as make run-cnn trains (all 60,000
+# training images, --validation 0) and scored as issue 57's aims read them: the
+# test set with MNIST's test digits and the built-in sets (ROW.test.json: eval
+# --ood mnist --ood builtin --json), the posterior rows also at --thin 8
+# (ROW.thin8.test.json). Each eval's wall-clock seconds go to FILE.seconds (aim
+# 4: at most 2 minutes on 2 idle cores). Rows as cnn_ood_select.sh's:
+#   base    make run-cnn's flags (its posterior, seed SEED)
+#   s4k3nc  base with --noise-correction --null-space-prior 10 --null-space-keep
+#           0.999 --null-space-skip 0.9999
+#   ens     8 sgd LeNets of 4,000 steps (seeds 10 SEED + i), scored as ens7 (the
+#           first 7, base's wall-clock) and ens8 (s4k3nc's)
+# Written 2026-11-29 11:30 UTC, while the selection's seed 1 ran, before any of its
+# figures. Finished rows are skipped, unfinished ones resume bit-exactly (runs.sh).
+set -euo pipefail
+seed=$1 out=$2; shift 2
+. "$(dirname "$0")/runs.sh"
+train() { local name=$1; shift; train_row "$name" --data "$data" --model lenet --validation 0 --quiet --checkpoint-every 5000 "$@"; }
+# score FILE FROM ROW... [-- EVAL ARGS]: the pooled ROWs on the test set from step
+# FROM, timed.
+score() {
+	local file=$1 from=$2 runs rows=() t0; shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do rows+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	[ -f "$file" ] && return 0
+	run_flags "$out" "${rows[@]}"
+	t0=$(date +%s)
+	eval_json "$file" "${runs[@]}" --from-step "$from" --ood mnist --ood builtin "$@"
+	echo "$(( $(date +%s) - t0 ))" > "$file.seconds"
+}
+cnn=(--seed "$seed" --chains 2 --steps 14000 --burnin 3000 --thin 100 --temperature 0.1)
+for row in "$@"; do
+	case $row in
+	base) args=() ;;
+	s4k3nc) args=(--noise-correction --null-space-prior 10 --null-space-keep 0.999 --null-space-skip 0.9999) ;;
+	ens)
+		sgd_members ens 8 4000
+		score "$out/ens7.test.json" 0 "${members[@]:0:7}"
+		score "$out/ens8.test.json" 0 "${members[@]}"
+		continue ;;
+	*) echo "cnn_ood_verdict: unknown row $row" >&2; exit 2 ;;
+	esac
+	train "$row" "${cnn[@]}" "${args[@]}"
+	score "$out/$row.thin8.test.json" 7000 "$row" -- --thin 8
+	score "$out/$row.test.json" 7000 "$row"
+done
