@@ -74,6 +74,11 @@ type Report struct {
 	// PerClass is the accuracy and ECE of each class, for the ensemble and
 	// the baseline.
 	PerClass []ClassResult `json:"per_class,omitempty"`
+	// Paired is, with a baseline, each figure of the ensemble minus the
+	// baseline's with its paired bootstrap interval over the test examples
+	// (and the OOD sets' images): accuracy, NLL, ECE and Brier, then the
+	// AUROC of every score both have on every OOD set.
+	Paired []PairedDiff `json:"paired,omitempty"`
 }
 
 // BaselineLabel names the baseline's row of the metrics table: "sgd
@@ -304,7 +309,7 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		rep.BaselineReliab = &Reliab{}
 		rep.BaselineReliab.Count, rep.BaselineReliab.Conf, rep.BaselineReliab.Acc = Reliability(base.Probs(), test.Labels, test.Classes)
 	}
-	uncertaintyTables(rep, test, ens, p.single, base, extras)
+	uncertaintyTables(rep, test, ens, p.single, base, extras, opt.Seed)
 	return rep, nil
 }
 
@@ -647,8 +652,9 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 }
 
 // uncertaintyTables fills rep's OOD, selective-prediction, shift and
-// per-class tables from the predictors' probabilities.
-func uncertaintyTables(rep *Report, test *datasets.Dataset, ens *Ensemble, single []float64, base *Ensemble, extras []*evalSet) {
+// per-class tables from the predictors' probabilities, and with a baseline
+// the paired comparison (its resamples seeded by seed).
+func uncertaintyTables(rep *Report, test *datasets.Dataset, ens *Ensemble, single []float64, base *Ensemble, extras []*evalSet, seed uint64) {
 	k := test.Classes
 	preds := []predictorScores{
 		{Name: PredEnsemble, Probs: ens.Probs(), Test: ens.Scores()},
@@ -670,6 +676,9 @@ func uncertaintyTables(rep *Report, test *datasets.Dataset, ens *Ensemble, singl
 		}
 	}
 	rep.OOD = oodResults(oodNames, preds)
+	if base != nil {
+		rep.Paired = pairedDiffs(preds[0], preds[2], rep.Ensemble, *rep.Baseline, test.Labels, k, oodNames, seed)
+	}
 	rep.Selective = selectiveResults(test.Labels, k, preds)
 	for _, x := range extras {
 		if x.shift == nil {

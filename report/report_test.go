@@ -33,6 +33,8 @@ func evaluation() *evaluate.Report {
 		Selective: []evaluate.SelectiveResult{{Score: evaluate.ScoreEntropy, Predictor: evaluate.PredEnsemble, AURC: &v}},
 		Shift:     []evaluate.ShiftResult{{Kind: evaluate.ShiftNoise, Level: 0.1, Predictor: evaluate.PredEnsemble, Accuracy: 0.8}},
 		PerClass:  []evaluate.ClassResult{{Predictor: evaluate.PredEnsemble, Class: 2, Count: 3, Accuracy: 1}},
+		Paired: []evaluate.PairedDiff{{Figure: evaluate.FigAccuracy, Diff: 0.125, Lo: 0.05, Hi: 0.2},
+			{Figure: evaluate.FigAUROC, Set: "noise", Score: evaluate.ScoreEntropy, Diff: -0.01, Lo: -0.03, Hi: 0.01}},
 		Tempering: []*diagnose.Tempering{{Run: "runs/a/chain-1", Temps: []float64{1, 1.5}, SwapAcceptance: []float64{0.3},
 			LocalBarrier: []float64{0.4, 0.5}, Barrier: 0.7, Advice: "narrow the ladder"}}}
 	return rep
@@ -56,6 +58,8 @@ func TestWrite(t *testing.T) {
 	for _, want := range []string{`<p id="tempered"><b>Tempered posterior, T = 0.3</b>`, `<p id="window">Only the samples taken from step 100 to step 500 (`, `<table id="metrics">`, "<td>sgd deep ensemble</td><td>2</td><td>0.7500</td>",
 		"Ensemble: 2 networks (sgnht), 6 samples, trained in 1m23s.", "sgd deep ensemble: 2 networks (sgd), 2 samples, wall-clock not recorded (runs: <code>runs/sgd</code>)",
 		"Trained on classes 0,2,3", `<table id="ood">`, "<td>0.9100</td>", `<table id="selective">`, `<table id="shift">`, `<table id="per-class">`,
+		`<table id="paired">`, "<td>accuracy</td><td>&#43;0.1250</td><td>[&#43;0.0500, &#43;0.2000]</td><td>ensemble</td>",
+		"<td>auroc noise, entropy</td><td>-0.0100</td><td>[-0.0300, &#43;0.0100]</td><td>no difference shown</td>",
 		"split R-hat <b>1.004</b>, bulk ESS <b>5.5</b>", `<table id="chains">`, "<td><code>runs/a/chain-2</code></td><td>3</td><td>-0.4000</td>",
 		`<table class="ladder">`, "barrier Lambda 0.7", `<p class="warn">WARNING: narrow the ladder</p>`, "</html>"} {
 		if !strings.Contains(html, want) {

@@ -65,6 +65,7 @@ func printUncertainty(w io.Writer, rep *evaluate.Report, selective bool) {
 			fmt.Fprintf(w, "%-24s %-20s %-10s %8s %8s %8s\n", r.Set, r.Score, r.Predictor, fmtPtr(r.AUROC), fmtPtr(r.AUPR), fmtPtr(r.FPR95))
 		}
 	}
+	printPaired(w, rep)
 	if len(rep.Shift) > 0 {
 		fmt.Fprintf(w, "\ndataset shift\n%-8s %6s %-10s %9s %8s %8s %8s\n", "kind", "level", "predictor", "accuracy", "nll", "ece", "brier")
 		for _, r := range rep.Shift {
@@ -81,5 +82,24 @@ func printUncertainty(w io.Writer, rep *evaluate.Report, selective bool) {
 	fmt.Fprintf(w, "\nper class\n%-10s %6s %6s %9s %8s\n", "predictor", "class", "count", "accuracy", "ece")
 	for _, r := range rep.PerClass {
 		fmt.Fprintf(w, "%-10s %6d %6d %9.4f %8.4f\n", r.Predictor, r.Class, r.Count, r.Accuracy, r.ECE)
+	}
+}
+
+// printPaired prints the paired comparison of the ensemble with the
+// baseline (Report.Paired): each figure's difference, its 95% interval and
+// which predictor the interval favours.
+func printPaired(w io.Writer, rep *evaluate.Report) {
+	if len(rep.Paired) == 0 {
+		return
+	}
+	set := "test"
+	if rep.Split != "" {
+		set = rep.Split
+	}
+	fmt.Fprintf(w, "\nensemble minus %s: 95%% interval of %d paired bootstrap resamples of the %d %s examples\n(and of each OOD set): the noise of this comparison on these examples, not the training seeds'\n",
+		rep.BaselineLabel(), evaluate.PairedReplicates, rep.TestCount, set)
+	fmt.Fprintf(w, "%-46s %9s %21s  %s\n", "figure", "diff", "95% interval", "better")
+	for _, d := range rep.Paired {
+		fmt.Fprintf(w, "%-46s %+9.4f  [%+8.4f, %+8.4f]  %s\n", d.Name(), d.Diff, d.Lo, d.Hi, d.Better(rep.BaselineLabel()))
 	}
 }

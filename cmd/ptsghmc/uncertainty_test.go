@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -23,6 +24,8 @@ func writeImages8(t *testing.T) string {
 // evalJSON is what TestClassesOOD reads of eval --json.
 type evalJSON struct {
 	Ensemble evaluate.Metrics
+	Baseline *evaluate.Metrics
+	Paired   []evaluate.PairedDiff
 	Classes  []int
 	OOD      []evaluate.OODResult
 	Select   []evaluate.SelectiveResult `json:"selective"`
@@ -100,6 +103,7 @@ func TestClassesOOD(t *testing.T) {
 			}
 		}
 	}
+	checkPaired(t, rep)
 	if len(rep.Select) != 9 {
 		t.Errorf("%d selective rows, want 9", len(rep.Select))
 	}
@@ -133,7 +137,7 @@ func TestClassesOOD(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("eval: %s", stderr)
 	}
-	for _, want := range []string{"ensemble (posterior)", "single sample", "sgd deep ensemble", "held-out classes", "selective prediction", "per class", "2 networks (sgd), 2 samples", "dataset shift"} {
+	for _, want := range []string{"ensemble (posterior)", "single sample", "sgd deep ensemble", "held-out classes", "selective prediction", "per class", "2 networks (sgd), 2 samples", "dataset shift", "ensemble minus sgd deep ensemble", "auroc held-out classes, mutual_information"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("eval output lacks %q:\n%s", want, out)
 		}
@@ -217,5 +221,37 @@ func TestMNISTByName(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no fashion-mnist row in %+v", rep.OOD)
+	}
+}
+
+// checkPaired checks eval's paired comparison with the baseline: accuracy,
+// NLL, ECE and Brier, then the AUROC of every score on every OOD set (the
+// baseline pools two networks, so its mutual information is defined), each
+// difference the one of the report's own figures, inside its interval.
+func checkPaired(t *testing.T, rep evalJSON) {
+	t.Helper()
+	if rep.Baseline == nil || len(rep.Paired) != 4+4*3 {
+		t.Fatalf("%d paired rows (baseline %v), want 4 figures + 4 sets x 3 scores", len(rep.Paired), rep.Baseline)
+	}
+	b := *rep.Baseline
+	want := []float64{rep.Ensemble.Accuracy - b.Accuracy, rep.Ensemble.NLL - b.NLL, rep.Ensemble.ECE - b.ECE, rep.Ensemble.Brier - b.Brier}
+	auroc := map[string]float64{}
+	for _, r := range rep.OOD {
+		if r.AUROC != nil && r.Predictor != evaluate.PredSingle {
+			sign := 1.0
+			if r.Predictor == evaluate.PredBaseline {
+				sign = -1
+			}
+			auroc[r.Set+"/"+r.Score] += sign * *r.AUROC
+		}
+	}
+	for i, d := range rep.Paired {
+		w := auroc[d.Set+"/"+d.Score]
+		if i < 4 {
+			w = want[i]
+		}
+		if math.Abs(d.Diff-w) > 1e-12 || d.Lo > d.Hi || (i < 4) != (d.Figure != evaluate.FigAUROC) {
+			t.Errorf("paired row %d %+v: want the difference %.6f of the report's figures, lo <= hi", i, d, w)
+		}
 	}
 }
