@@ -44,7 +44,7 @@
 # at most 0.002 above the whole posterior's and it meets as many criteria (against
 # the same ensemble, itself whole); otherwise every sample.
 #
-# Round 2 (fixed 2026-11-29 12:15 UTC, after seed 1's base and s4k3nc figures and
+# Round 2 (fixed 2026-11-29 12:05 UTC, after seed 1's base and s4k3nc figures and
 # before any run of nc): seed 1's base failed its posterior check on both chains
 # (coordinates 0-13,401, the first convolution and the start of the second, at a
 # kinetic temperature of 1.69 and 1.74: the per-coordinate check of issue 60,
