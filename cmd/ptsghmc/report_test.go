@@ -58,9 +58,15 @@ func TestReportAndExport(t *testing.T) {
 	if n := strings.Count(perClass, "<tr>"); n < 1+2*3 || (n-1)%2 != 0 {
 		t.Errorf("per-class table has %d rows", n)
 	}
+	// The paired comparison with the baseline: accuracy, NLL, ECE, Brier
+	// (no OOD set).
+	paired := regexp.MustCompile(`(?s)<table id="paired">.*?</table>`).FindString(html)
+	if n := strings.Count(paired, "<tr>"); n != 1+4 {
+		t.Errorf("paired table has %d rows, want 5", n)
+	}
 	// Rows: ensemble, single, baseline; two chains.
-	if n := strings.Count(html, "<tr>") - strings.Count(sel, "<tr>") - strings.Count(perClass, "<tr>"); n != 1+3+1+2+2*(1+3) {
-		t.Errorf("report has %d table rows besides selective prediction and per class, want %d", n, 1+3+1+2+2*(1+3))
+	if n := strings.Count(html, "<tr>") - strings.Count(sel, "<tr>") - strings.Count(perClass, "<tr>") - strings.Count(paired, "<tr>"); n != 1+3+1+2+2*(1+3) {
+		t.Errorf("report has %d table rows besides selective prediction, per class and the paired comparison, want %d", n, 1+3+1+2+2*(1+3))
 	}
 	imgs := regexp.MustCompile(`<img [^>]*>`).FindAllString(html, -1)
 	want := []string{"reliability.png", "samples.png", "traces.png", "heldout.png", "risk-coverage.png", "tempering.png"}
