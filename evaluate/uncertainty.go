@@ -155,25 +155,11 @@ func AUROC(in, out []float64) float64 {
 	if len(in) == 0 || len(out) == 0 {
 		return math.NaN()
 	}
-	all := labelledScores(in, out)
-	sort.Slice(all, func(a, b int) bool { return all[a].v < all[b].v })
-	// U = sum over OOD scores of (in-scores below it + 1/2 in-scores equal to it).
-	u, inBelow := 0.0, 0
-	for i := 0; i < len(all); {
-		j := i
-		nIn, nOut := 0, 0
-		for ; j < len(all) && all[j].v == all[i].v; j++ {
-			if all[j].ood {
-				nOut++
-			} else {
-				nIn++
-			}
-		}
-		u += float64(nOut) * (float64(inBelow) + 0.5*float64(nIn))
-		inBelow += nIn
-		i = j
+	once := make([]float64, len(in)+len(out))
+	for i := range once {
+		once[i] = 1
 	}
-	return u / (float64(len(in)) * float64(len(out)))
+	return newRankedScores(in, out).auroc(once)
 }
 
 // AUPR returns the area under the precision-recall curve of the same
