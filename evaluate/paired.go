@@ -104,6 +104,8 @@ type exampleFigures struct {
 	bin                       []int
 }
 
+// newExampleFigures computes the terms of probs (n rows of k) against labels,
+// each as Score computes it.
 func newExampleFigures(probs []float64, labels []int, k int) exampleFigures {
 	n := len(labels)
 	f := exampleFigures{correct: make([]float64, n), nll: make([]float64, n), brier: make([]float64, n),
@@ -167,6 +169,8 @@ type rankedScores struct {
 	tied []bool
 }
 
+// newRankedScores sorts in and out together (a stable sort: the order of
+// tied scores does not change a count) and marks the runs of ties.
 func newRankedScores(in, out []float64) rankedScores {
 	n := len(in)
 	score := func(it int32) float64 {
