@@ -1,6 +1,6 @@
 # runs.sh: the experiment scripts' resumable rows, sourced by ensemble_sweep.sh,
 # ensemble_confirm.sh, ensemble_sweep_precond.sh, ensemble_hold.sh, uncertainty_figures.sh,
-# cnn_select.sh, cnn_verdict.sh, ood_select.sh, ood_select2.sh, calibration_select.sh, calibration_ood.sh and budget_curve.sh. The caller sets out (the directory of the rows) before
+# cnn_select.sh, cnn_verdict.sh, cnn_ood_select.sh, cnn_ood_verdict.sh, ood_select.sh, ood_select2.sh, calibration_select.sh, calibration_ood.sh and budget_curve.sh. The caller sets out (the directory of the rows) before
 # sourcing it; sourcing makes that directory and sets bin (the ptsghmc binary: BIN,
 # default bin/ptsghmc) and data (the data set: DATA, default Debian's Fashion-MNIST).
 : "${out:?runs.sh: set out, the directory of the rows, before sourcing}"
