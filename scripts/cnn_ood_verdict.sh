@@ -9,10 +9,17 @@
 #   base    make run-cnn's flags (its posterior, seed SEED)
 #   s4k3nc  base with --noise-correction --null-space-prior 10 --null-space-keep
 #           0.999 --null-space-skip 0.9999
+#   nc      base with --noise-correction
 #   ens     8 sgd LeNets of 4,000 steps (seeds 10 SEED + i), scored as ens7 (the
-#           first 7, base's wall-clock) and ens8 (s4k3nc's)
-# Written 2026-11-29 11:30 UTC, while the selection's seed 1 ran, before any of its
-# figures. Finished rows are skipped, unfinished ones resume bit-exactly (runs.sh).
+#           first 7, base's and nc's wall-clock) and ens8 (s4k3nc's)
+# A posterior row's whole posterior is scored with the ensemble of its wall-clock
+# as eval's --baseline (base and nc: ens7, s4k3nc: ens8; the selection's
+# measurements), so its JSON holds both predictors' figures and the paired
+# comparison's intervals (eval's "paired"): give ens before it. Its --thin 8 eval
+# scores the posterior alone: its seconds are aim 4's. Written 2026-11-29 11:30 UTC, while the
+# selection's seed 1 ran, before any of its figures; nc and the baselines added
+# 13:25 UTC, before any verdict run. Finished rows are skipped, unfinished ones
+# resume bit-exactly (runs.sh).
 set -euo pipefail
 seed=$1 out=$2; shift 2
 . "$(dirname "$0")/runs.sh"
@@ -32,8 +39,9 @@ score() {
 cnn=(--seed "$seed" --chains 2 --steps 14000 --burnin 3000 --thin 100 --temperature 0.1)
 for row in "$@"; do
 	case $row in
-	base) args=() ;;
-	s4k3nc) args=(--noise-correction --null-space-prior 10 --null-space-keep 0.999 --null-space-skip 0.9999) ;;
+	base) args=() k=7 ;;
+	s4k3nc) args=(--noise-correction --null-space-prior 10 --null-space-keep 0.999 --null-space-skip 0.9999) k=8 ;;
+	nc) args=(--noise-correction) k=7 ;;
 	ens)
 		sgd_members ens 8 4000
 		score "$out/ens7.test.json" 0 "${members[@]:0:7}"
@@ -41,7 +49,12 @@ for row in "$@"; do
 		continue ;;
 	*) echo "cnn_ood_verdict: unknown row $row" >&2; exit 2 ;;
 	esac
+	base=()
+	for i in $(seq 1 "$k"); do
+		[ -f "$out/ens-$i/.done" ] || { echo "cnn_ood_verdict: $row needs ens-$i: give ens before $row" >&2; exit 2; }
+		base+=(--baseline "$out/ens-$i")
+	done
 	train "$row" "${cnn[@]}" "${args[@]}"
 	score "$out/$row.thin8.test.json" 7000 "$row" -- --thin 8
-	score "$out/$row.test.json" 7000 "$row"
+	score "$out/$row.test.json" 7000 "$row" -- "${base[@]}"
 done
