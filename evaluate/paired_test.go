@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -258,4 +259,21 @@ func randomScores(rng *rand.Rand, n int) []float64 {
 		x[i] = rng.Float64()
 	}
 	return x
+}
+
+// ExamplePairedDiff reads two rows of eval's paired comparison: an NLL
+// difference whose interval lies below 0 (the ensemble's lower NLL is
+// shown) and an ECE difference whose interval holds 0.
+func ExamplePairedDiff() {
+	for _, d := range []PairedDiff{
+		{Figure: FigNLL, Diff: -0.012, Lo: -0.018, Hi: -0.006},
+		{Figure: FigECE, Diff: 0.002, Lo: -0.001, Hi: 0.005},
+		{Figure: FigAUROC, Set: "inverted", Score: ScoreMutualInfo, Diff: -0.04, Lo: -0.05, Hi: -0.03},
+	} {
+		fmt.Printf("%s %+.3f [%+.3f, %+.3f]: %s\n", d.Name(), d.Diff, d.Lo, d.Hi, d.Better("sgd deep ensemble"))
+	}
+	// Output:
+	// nll -0.012 [-0.018, -0.006]: ensemble
+	// ece +0.002 [-0.001, +0.005]: no difference shown
+	// auroc inverted, mutual_information -0.040 [-0.050, -0.030]: sgd deep ensemble
 }
