@@ -272,12 +272,17 @@ func pairedDiffs(ens, base predictorScores, me, mb Metrics, labels []int, k int,
 			p.n = len(oe)
 			p.scores = append(p.scores, sc)
 			p.ens, p.base = append(p.ens, newRankedScores(ie, oe)), append(p.base, newRankedScores(ib, ob))
-			p.whole = append(p.whole, AUROC(ie, oe)-AUROC(ib, ob))
 			p.replicates = append(p.replicates, make([]float64, 0, PairedReplicates))
 		}
 		if len(p.scores) > 0 && p.n > 0 {
 			p.w = make([]int32, p.n)
 			p.both = make([]float64, len(labels)+p.n)
+			for i := range p.both { // every example once: the AUROCs as scored
+				p.both[i] = 1
+			}
+			for j := range p.scores {
+				p.whole = append(p.whole, p.ens[j].auroc(p.both)-p.base[j].auroc(p.both))
+			}
 			ps = append(ps, p)
 		}
 	}

@@ -79,10 +79,6 @@ func Write(w io.Writer, rep *evaluate.Report, figs []plots.Figure) error {
 		// escaping, and the bytes are our own PNG.
 		imgs = append(imgs, image{f.Name, f.Title, template.HTMLAttr(`src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(f.PNG) + `"`)})
 	}
-	var paired []pairedRow
-	for _, d := range rep.Paired {
-		paired = append(paired, pairedRow{Figure: d.Name(), Diff: d.Diff, Lo: d.Lo, Hi: d.Hi, Better: d.Better(rep.BaselineLabel())})
-	}
 	baseInfo := ""
 	if rep.BaselineInfo != nil {
 		baseInfo = rep.BaselineInfo.String()
@@ -98,16 +94,8 @@ func Write(w io.Writer, rep *evaluate.Report, figs []plots.Figure) error {
 		"BaseInfo":  baseInfo,
 		"BaseLabel": rep.BaselineLabel(),
 		"Classes":   runspec.FormatClasses(rep.Classes),
-		"Paired":    paired,
 		"Resamples": evaluate.PairedReplicates,
 	})
-}
-
-// pairedRow is a row of the paired comparison's table.
-type pairedRow struct {
-	Figure       string
-	Diff, Lo, Hi float64
-	Better       string
 }
 
 // optional formats a value that may be null ("-").
@@ -166,12 +154,12 @@ code { background: #f4f4f4; }
 
 <p id="networks">Ensemble: {{.EnsInfo}}.{{if .BaseInfo}} {{.BaseLabel}}: {{.BaseInfo}} (runs: {{range $i, $r := .Rep.BaselineInfo.Runs}}{{if $i}}, {{end}}<code>{{$r}}</code>{{end}}).{{end}}{{if .Classes}} Trained on classes {{.Classes}} of the data; the test images of the others are the held-out-classes set below.{{end}}</p>
 
-{{if .Paired}}<h2>Ensemble against {{.BaseLabel}}</h2>
+{{if .Rep.Paired}}<h2>Ensemble against {{.BaseLabel}}</h2>
 <p>Each figure of the ensemble minus the {{.BaseLabel}}'s, with the central 95% of its value over {{.Resamples}} paired bootstrap resamples of the {{.Rep.TestCount}} examples (and of each out-of-distribution set): both predictors scored on every resample, so the interval is the noise of this comparison on these examples, not the training seeds'. ECE's bootstrap is biased upward (a binned estimate), so its interval is a rough guide.</p>
 <table id="paired">
 <thead><tr><th>figure</th><th>difference</th><th>95% interval</th><th>better</th></tr></thead>
 <tbody>
-{{range .Paired}}<tr><td>{{.Figure}}</td><td>{{printf "%+.4f" .Diff}}</td><td>[{{printf "%+.4f" .Lo}}, {{printf "%+.4f" .Hi}}]</td><td>{{.Better}}</td></tr>
+{{range .Rep.Paired}}<tr><td>{{.Name}}</td><td>{{printf "%+.4f" .Diff}}</td><td>[{{printf "%+.4f" .Lo}}, {{printf "%+.4f" .Hi}}]</td><td>{{.Better $.BaseLabel}}</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}

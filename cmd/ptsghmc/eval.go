@@ -177,12 +177,16 @@ func addEvalSets(opt *evaluate.EvalOptions, oods []string, shift string) error {
 	return nil
 }
 
-func printReport(w io.Writer, rep *evaluate.Report) {
-	set := "test"
+// scoredSet names the examples a report scored: "test", or its split.
+func scoredSet(rep *evaluate.Report) string {
 	if rep.Split != "" {
-		set = rep.Split
+		return rep.Split
 	}
-	fmt.Fprintf(w, "posterior-predictive evaluation on %d %s examples (runs: %s)\n\n", rep.TestCount, set, strings.Join(rep.Runs, ", "))
+	return "test"
+}
+
+func printReport(w io.Writer, rep *evaluate.Report) {
+	fmt.Fprintf(w, "posterior-predictive evaluation on %d %s examples (runs: %s)\n\n", rep.TestCount, scoredSet(rep), strings.Join(rep.Runs, ", "))
 	printChains(w, rep.Chains)
 	if rep.Temperature != 0 {
 		fmt.Fprintf(w, "tempered posterior, T = %g: the samples are from exp(-U/T), not the Bayes posterior\n\n", rep.Temperature)

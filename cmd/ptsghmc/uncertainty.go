@@ -92,12 +92,8 @@ func printPaired(w io.Writer, rep *evaluate.Report) {
 	if len(rep.Paired) == 0 {
 		return
 	}
-	set := "test"
-	if rep.Split != "" {
-		set = rep.Split
-	}
 	fmt.Fprintf(w, "\nensemble minus %s: 95%% interval of %d paired bootstrap resamples of the %d %s examples\n(and of each OOD set): the noise of this comparison on these examples, not the training seeds'\n",
-		rep.BaselineLabel(), evaluate.PairedReplicates, rep.TestCount, set)
+		rep.BaselineLabel(), evaluate.PairedReplicates, rep.TestCount, scoredSet(rep))
 	fmt.Fprintf(w, "%-46s %9s %21s  %s\n", "figure", "diff", "95% interval", "better")
 	for _, d := range rep.Paired {
 		fmt.Fprintf(w, "%-46s %+9.4f  [%+8.4f, %+8.4f]  %s\n", d.Name(), d.Diff, d.Lo, d.Hi, d.Better(rep.BaselineLabel()))
