@@ -87,20 +87,15 @@ score() {
 	run_flags "$out" "$@"
 	eval_json "$out/$name.val.json" "${runs[@]}" --split validation --from-step "$from" --ood "$ood" --ood builtin
 }
-cnn=(--seed "$seed" --chains 2 --steps 14000 --burnin 3000 --thin 100 --temperature 0.1)
 for row in "$@"; do
-	case $row in
-	base) args=() ;;
-	s4k3nc) args=(--noise-correction --null-space-prior 10 --null-space-keep 0.999 --null-space-skip 0.9999) ;;
-	nc) args=(--noise-correction) ;;
-	ens)
+	if [ "$row" = ens ]; then
 		sgd_members ens 8 4000
 		score ens7 0 "${members[@]:0:7}"
 		score ens8 0 "${members[@]}"
-		continue ;;
-	*) echo "cnn_ood_select: unknown row $row" >&2; exit 2 ;;
-	esac
-	train "$row" "${cnn[@]}" "${args[@]}"
+		continue
+	fi
+	cnn_ood_row "$row" || { echo "cnn_ood_select: unknown row $row" >&2; exit 2; }
+	train "$row" "${row_args[@]}"
 	score "$row" 7000 "$row"
 	run_flags "$out" "$row"
 	eval_json "$out/$row.thin8.val.json" "${runs[@]}" --split validation --from-step 7000 --thin 8 --ood "$ood" --ood builtin

@@ -36,25 +36,20 @@ score() {
 	eval_json "$file" "${runs[@]}" --from-step "$from" --ood mnist --ood builtin "$@"
 	echo "$(( $(date +%s) - t0 ))" > "$file.seconds"
 }
-cnn=(--seed "$seed" --chains 2 --steps 14000 --burnin 3000 --thin 100 --temperature 0.1)
 for row in "$@"; do
-	case $row in
-	base) args=() k=7 ;;
-	s4k3nc) args=(--noise-correction --null-space-prior 10 --null-space-keep 0.999 --null-space-skip 0.9999) k=8 ;;
-	nc) args=(--noise-correction) k=7 ;;
-	ens)
+	if [ "$row" = ens ]; then
 		sgd_members ens 8 4000
 		score "$out/ens7.test.json" 0 "${members[@]:0:7}"
 		score "$out/ens8.test.json" 0 "${members[@]}"
-		continue ;;
-	*) echo "cnn_ood_verdict: unknown row $row" >&2; exit 2 ;;
-	esac
+		continue
+	fi
+	cnn_ood_row "$row" || { echo "cnn_ood_verdict: unknown row $row" >&2; exit 2; }
 	base=()
-	for i in $(seq 1 "$k"); do
+	for i in $(seq 1 "$row_k"); do
 		[ -f "$out/ens-$i/.done" ] || { echo "cnn_ood_verdict: $row needs ens-$i: give ens before $row" >&2; exit 2; }
 		base+=(--baseline "$out/ens-$i")
 	done
-	train "$row" "${cnn[@]}" "${args[@]}"
+	train "$row" "${row_args[@]}"
 	score "$out/$row.thin8.test.json" 7000 "$row" -- --thin 8
 	score "$out/$row.test.json" 7000 "$row" -- "${base[@]}"
 done

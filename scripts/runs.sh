@@ -102,3 +102,18 @@ ood_score() {
 	eval_json "$out/$name.val.json" "${runs[@]}" --split validation --ood "$mnist/train-images-idx3-ubyte.gz" --ood builtin
 	eval_json "$out/$name.test.json" "${runs[@]}" --split test --ood mnist --ood builtin
 }
+
+# cnn_ood_row ROW: issue 57's CNN rows (cnn_ood_select.sh, cnn_ood_verdict.sh; their
+# headers say why each): sets the array row_args to ROW's training flags (make run-cnn's
+# 2 x 14,000-step chains of seed $seed, then the row's own) and row_k to the LeNets of the
+# deep ensemble of its wall-clock (the selection's measurements: 7 or 8); fails for a ROW
+# that is not one of base, s4k3nc and nc.
+cnn_ood_row() {
+	row_args=(--seed "$seed" --chains 2 --steps 14000 --burnin 3000 --thin 100 --temperature 0.1)
+	case $1 in
+	base) row_k=7 ;;
+	s4k3nc) row_args+=(--noise-correction --null-space-prior 10 --null-space-keep 0.999 --null-space-skip 0.9999) row_k=8 ;;
+	nc) row_args+=(--noise-correction) row_k=7 ;;
+	*) return 1 ;;
+	esac
+}
