@@ -35,13 +35,15 @@ type HealthReport struct {
 
 // RungHealth is one rung's health over the run.
 type RungHealth struct {
-	Temp           float64              `json:"temp"` // the rung's temperature: the posterior temperature times its ladder value
-	Windows, After int                  // complete windows, those after burn-in
-	Bad, Warned    int                  // failed and warned windows after burn-in
-	Worst          string               `json:"worst"`
-	StepScale      float64              `json:"step_scale"`
-	Last           health.HealthFigures `json:"last"`
-	WorstWindow    health.HealthFigures `json:"worst_window"` // after burn-in
+	Temp        float64              `json:"temp"`    // the rung's temperature: the posterior temperature times its ladder value
+	Windows     int                  `json:"windows"` // complete windows
+	After       int                  `json:"after"`   // complete windows after burn-in
+	Bad         int                  `json:"bad"`     // failed windows after burn-in
+	Warned      int                  `json:"warned"`  // warned windows after burn-in
+	Worst       string               `json:"worst"`
+	StepScale   float64              `json:"step_scale"`
+	Last        health.HealthFigures `json:"last"`
+	WorstWindow health.HealthFigures `json:"worst_window"` // after burn-in
 	// Pooled are the windows after burn-in pooled (health.Health.Pooled):
 	// a persistent problem too small for one window to tell from chance.
 	Pooled health.HealthFigures `json:"pooled"`

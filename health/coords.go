@@ -387,41 +387,45 @@ func CoordTolSE(n int) float64 {
 // or a group of N coordinates of neighbouring masses (Coord to Last in
 // mass order).
 type CoordUnit struct {
-	Coord  int     // the coordinate (a group: its first in mass order)
-	Last   int     // a group's last coordinate in mass order
-	N      int     // coordinates in the unit
-	Massed bool    // the chain has a mass: a group is of neighbouring masses
-	MassLo float64 // the unit's smallest and largest mass (1: unit mass)
-	MassHi float64
+	Coord  int     `json:"coord"`   // the coordinate (a group: its first in mass order)
+	Last   int     `json:"last"`    // a group's last coordinate in mass order
+	N      int     `json:"n"`       // coordinates in the unit
+	Massed bool    `json:"massed"`  // the chain has a mass: a group is of neighbouring masses
+	MassLo float64 `json:"mass_lo"` // the unit's smallest and largest mass (1: unit mass)
+	MassHi float64 `json:"mass_hi"`
 	// Scaled: the chain had a noise correction when the watch started, and
 	// a group is of neighbouring injected-noise scales (ScaleLo to ScaleHi
 	// then) among equal masses.
-	Scaled           bool
-	ScaleLo, ScaleHi float64
-	Kinetic          float64 // its kinetic temperature (1 in the regime)
-	KineticTol       float64 // its statistical tolerance (CoordTolSE standard errors)
-	Noise            float64 // gradient noise per step and coordinate, h^2 Var[g~_i]/(m_i T^2)
-	NoiseTol         float64 // its statistical tolerance
-	Injected         float64 // the injected variance per step there (nominal times InjScale^2)
-	Nominal          float64 // the nominal injected variance per step, sampler.InjectedVariance(A, h)
+	Scaled     bool    `json:"scaled"`
+	ScaleLo    float64 `json:"scale_lo"`
+	ScaleHi    float64 `json:"scale_hi"`
+	Kinetic    float64 `json:"kinetic"`     // its kinetic temperature (1 in the regime)
+	KineticTol float64 `json:"kinetic_tol"` // its statistical tolerance (CoordTolSE standard errors)
+	Noise      float64 `json:"noise"`       // gradient noise per step and coordinate, h^2 Var[g~_i]/(m_i T^2)
+	NoiseTol   float64 `json:"noise_tol"`   // its statistical tolerance
+	Injected   float64 `json:"injected"`    // the injected variance per step there (nominal times InjScale^2)
+	Nominal    float64 `json:"nominal"`     // the nominal injected variance per step, sampler.InjectedVariance(A, h)
 	// Excess is Noise + Injected - Nominal, the gradient noise beyond
 	// what a noise correction takes out of the injected noise there (the
 	// heating beyond the nominal diffusion; Noise without a correction).
-	Excess float64
+	Excess float64 `json:"excess"`
 	// Share is Excess / (Excess + Nominal): the gradient noise's share of
 	// the coordinate's diffusion as the window figures define it (against
 	// the nominal injected variance, which a noise correction's total
 	// keeps, so that the noise a correction takes out is no share).
-	Share    float64
-	ShareLow float64 // the share of Excess - NoiseTol (at least 0)
+	Share    float64 `json:"share"`
+	ShareLow float64 `json:"share_low"` // the share of Excess - NoiseTol (at least 0)
 	// Widening is sqrt(Kinetic) - 1, the sd's widening its temperature
 	// makes, and WideningTol the widening KineticTol adds.
-	Widening, WideningTol float64
+	Widening    float64 `json:"widening"`
+	WideningTol float64 `json:"widening_tol"`
 	// Integration is its energy error per step and coordinate (its part of
 	// IntegrationError), IntSDError the widening of its sd that makes
 	// (IntSDWidening), IntSDTol that widening's tolerance.
-	Integration, IntSDError, IntSDTol float64
-	Status                            HealthStatus
+	Integration float64      `json:"integration"`
+	IntSDError  float64      `json:"int_sd_error"`
+	IntSDTol    float64      `json:"int_sd_tol"`
+	Status      HealthStatus `json:"status"`
 }
 
 // CoordFigures are the per-coordinate check's figures after burn-in
@@ -432,33 +436,36 @@ type CoordFigures struct {
 	// Recorded says the watch has observed steps after burn-in; Units is
 	// the number of units graded (coordinates, or groups when more than
 	// MaxCoordUnits), Steps the observed steps, Stride their spacing.
-	Recorded     bool
-	Units, Steps int
-	Stride       int
-	Dim          int
+	Recorded bool `json:"recorded"`
+	Units    int  `json:"units"`
+	Steps    int  `json:"steps"`
+	Stride   int  `json:"stride"`
+	Dim      int  `json:"dim"`
 	// Hot is the unit whose temperature is furthest from 1 beyond its
 	// tolerance, Noisy the one with the largest noise share beyond chance,
 	// Stiff the one whose integration error widens it most beyond its
 	// tolerance.
-	Hot, Noisy, Stiff CoordUnit
+	Hot   CoordUnit `json:"hot"`
+	Noisy CoordUnit `json:"noisy"`
+	Stiff CoordUnit `json:"stiff"`
 	// Dir is the worst direction's energy error (DirWatch; measured on
 	// chains of at most MaxCoordUnits coordinates).
-	Dir DirFigures
+	Dir DirFigures `json:"dir"`
 	// KineticQ are the units' temperatures' 0, 10, 50, 90 and 100%
 	// quantiles.
-	KineticQ [5]float64
+	KineticQ [5]float64 `json:"kinetic_q"`
 	// MeanShare is the noise's share over all coordinates (the window
 	// figures' GradNoise, per coordinate: the units' Excess).
-	MeanShare float64
+	MeanShare float64 `json:"mean_share"`
 	// Unchecked says what the check could not tell (empty: all of it):
 	// a unit whose tolerance exceeds the warning threshold it is graded
 	// by, or, on a verdict, a watched chain's mixing (MixFigures.Unsure).
-	Unchecked string
+	Unchecked string `json:"unchecked"`
 	// Exact: the gradients are exact (no gradient noise to name).
-	Exact bool
+	Exact bool `json:"exact"`
 	// Corrected: the chain runs with a noise correction (its InjScale).
-	Corrected bool
-	Status    HealthStatus
+	Corrected bool         `json:"corrected"`
+	Status    HealthStatus `json:"status"`
 }
 
 // CoordVerdict returns the per-coordinate check's figures, graded: a unit

@@ -95,10 +95,12 @@ func (w *DirWatch) endBlock() {
 // DirWatch's mean), the sd widening it makes at friction Friction per step
 // and its tolerance, and the direction, with its largest components.
 type DirFigures struct {
-	Measured                          bool
-	Integration, IntSDError, IntSDTol float64
-	Direction                         []float64
-	Status                            HealthStatus
+	Measured    bool         `json:"measured"`
+	Integration float64      `json:"integration"`
+	IntSDError  float64      `json:"int_sd_error"`
+	IntSDTol    float64      `json:"int_sd_tol"`
+	Direction   []float64    `json:"direction"`
+	Status      HealthStatus `json:"status"`
 }
 
 // figures returns the worst direction's figures at friction f per step,

@@ -13,6 +13,7 @@
 package health
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -217,26 +218,26 @@ func unsureText(m MixFigures) string {
 
 // HealthFigures are one window's measurements.
 type HealthFigures struct {
-	Step  int // the window's last step
-	Steps int // steps in the window
-	Dim   int // D
+	Step  int `json:"step"`  // the window's last step
+	Steps int `json:"steps"` // steps in the window
+	Dim   int `json:"dim"`   // D
 	// Kinetic is the mean mid-step kinetic temperature (sampler.State.Kinetic): the
 	// configuration's temperature, 1 in the dynamics' regime.
-	Kinetic float64
+	Kinetic float64 `json:"kinetic"`
 	// KineticTol is the statistical tolerance of Kinetic around 1 for a
 	// chain in equilibrium: 4 standard errors of a window mean.
-	KineticTol float64
-	Friction   float64 // mean friction per step xi h (SGHMC: C h)
-	XiTrend    float64 // change of the mean xi h from the window's first half to its second, relative to the mean
-	Injected   float64 // injected momentum variance per step and coordinate, sampler.InjectedVariance(A, h)
+	KineticTol float64 `json:"kinetic_tol"`
+	Friction   float64 `json:"friction"` // mean friction per step xi h (SGHMC: C h)
+	XiTrend    float64 `json:"xi_trend"` // change of the mean xi h from the window's first half to its second, relative to the mean
+	Injected   float64 `json:"injected"` // injected momentum variance per step and coordinate, sampler.InjectedVariance(A, h)
 	// GradNoise is the estimated gradient-noise variance per step and
 	// coordinate, h^2 Var[grad U~]/T^2: the momentum's heating
 	// (MomentumNoise) less the integration error's part of it when that
 	// was measured (IntMeasured).
-	GradNoise float64
+	GradNoise float64 `json:"grad_noise"`
 	// Share is GradNoise / (GradNoise + Injected), the gradient noise's
 	// share in the momentum's diffusion.
-	Share float64
+	Share float64 `json:"share"`
 	// NoiseTol is GradNoise's statistical tolerance: IntTolSE standard
 	// errors of the window's mean, from the means of blocks of
 	// IntBlockLen steps (successive terms are correlated over the
@@ -246,16 +247,17 @@ type HealthFigures struct {
 	// coordinates a window's GradNoise varies by several hundredths even
 	// when there is no gradient noise at all (a full batch): p'p/D
 	// fluctuates by sqrt(2/D) per step.
-	NoiseTol, ShareLow float64
+	NoiseTol float64 `json:"noise_tol"`
+	ShareLow float64 `json:"share_low"`
 	// Integration is the integration error's part of the momentum's
 	// heating per step and coordinate, twice the mean energy error of the
 	// steps' deterministic part (IntegrationError); IntShare is
 	// Integration / (Integration + Injected). IntMeasured is false when
 	// the window had no kick terms (Observe): then Integration is 0 and
 	// GradNoise holds both.
-	Integration float64
-	IntShare    float64
-	IntMeasured bool
+	Integration float64 `json:"integration"`
+	IntShare    float64 `json:"int_share"`
+	IntMeasured bool    `json:"int_measured"`
 	// IntSDError is the widening of the sds the integration error makes,
 	// sqrt(1 + Integration / (1 - exp(-2 Friction))) - 1: the heating per
 	// step over the share of the momentum's variance the friction removes
@@ -263,25 +265,25 @@ type HealthFigures struct {
 	// exact gradients it predicts the measured widening within a fifth of
 	// it, TestIntegrationShare). An average over coordinates: the stiff
 	// ones are wider, the others not.
-	IntSDError float64
+	IntSDError float64 `json:"int_sd_error"`
 	// IntSDTol is IntSDError's statistical tolerance: the widening
 	// IntTolSE standard errors of the window's mean integration error
 	// add to it (intSDTol). The grade compares IntSDError - IntSDTol with
 	// WarnIntSD and FailIntSD, so that a chain whose widening is below them
 	// is not graded by a window that read high by chance (with a few
 	// coordinates a window's reading varies by a tenth or more of itself).
-	IntSDTol float64
+	IntSDTol float64 `json:"int_sd_tol"`
 	// Budget is (Injected + GradNoise + Integration)/2: the thermostat's level solves
 	// 1 - exp(-xi h) = Budget (the friction per step that removes the
 	// momentum variance each step adds, at unit configurational
 	// temperature), so at a budget of 1 or more there is no level and xi
 	// grows without bound, the momentum wiped every step; near 1 the
 	// friction per step is several units and the same happens in effect.
-	Budget float64
+	Budget float64 `json:"budget"`
 	// XiGain is the thermostat's gain h^2/Q (sampler.SGNHT.ThermostatGain; 0 for
 	// a kernel without a thermostat): the friction per step falls by at
 	// most XiGain (1 - Kinetic) per step.
-	XiGain float64
+	XiGain float64 `json:"xi_gain"`
 	// Descent is the momentum's heating per step and coordinate that the
 	// potential's fall over the window supplies, 2 (U/T at its first step
 	// - at its last) / (D (steps - 1)): in
@@ -294,25 +296,26 @@ type HealthFigures struct {
 	// steps from a far start). DescentTol is its tolerance, 3 standard
 	// errors (Health.descent); DescentMeasured whether the window had U
 	// (NotePotential).
-	Descent, DescentTol float64
-	DescentMeasured     bool
+	Descent         float64 `json:"descent"`
+	DescentTol      float64 `json:"descent_tol"`
+	DescentMeasured bool    `json:"descent_measured"`
 	// Mix is the chain's mixing after burn-in, on the figures of a verdict
 	// (Health.Verdict; zero on a window's): graded when its run traces
 	// the coordinates (MixFigures.Short fails the verdict).
-	Mix MixFigures
+	Mix MixFigures `json:"mix"`
 	// Exact says the gradients were exact (a full batch): the heating its
 	// GradNoise reads cannot be gradient noise, and is named the
 	// integrator's (an unstable step) by Cause and Problems.
-	Exact bool
+	Exact bool `json:"exact"`
 	// Coord is the per-coordinate check after burn-in, on the figures of a
 	// verdict (Health.Verdict; zero on a window's): its Status enters the
 	// verdict's.
-	Coord CoordFigures
+	Coord CoordFigures `json:"coord"`
 	// Langevin holds an SGLD chain's figures (Health.ObserveLangevin),
 	// which then grade it in place of the momentum's (nil for the
 	// frictional kernels).
-	Langevin *LangevinFigures `json:",omitempty"`
-	Status   HealthStatus
+	Langevin *LangevinFigures `json:"langevin,omitempty"`
+	Status   HealthStatus     `json:"status"`
 }
 
 // descent returns the window's Descent and DescentTol: 2 (U/T at its
@@ -423,6 +426,31 @@ func (s HealthStatus) String() string {
 		return "fail"
 	}
 	return fmt.Sprintf("HealthStatus(%d)", int(s))
+}
+
+// MarshalJSON writes the status as its word, "ok", "warn" or "fail" (eval
+// --json's health). A checkpoint's gob keeps the number: gob does not call
+// it.
+func (s HealthStatus) MarshalJSON() ([]byte, error) {
+	if s < HealthOK || s > HealthFail {
+		return nil, fmt.Errorf("health: no status %d", int(s))
+	}
+	return json.Marshal(s.String())
+}
+
+// UnmarshalJSON reads the word MarshalJSON writes.
+func (s *HealthStatus) UnmarshalJSON(b []byte) error {
+	var w string
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("health: status %s: expected \"ok\", \"warn\" or \"fail\"", b)
+	}
+	for st := HealthOK; st <= HealthFail; st++ {
+		if w == st.String() {
+			*s = st
+			return nil
+		}
+	}
+	return fmt.Errorf("health: status %q: expected \"ok\", \"warn\" or \"fail\"", w)
 }
 
 // Thresholds of the health grades (see docs/posterior-checks.md for the

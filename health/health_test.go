@@ -1,6 +1,7 @@
 package health
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"testing"
@@ -104,5 +105,31 @@ func TestHealthGrade(t *testing.T) {
 	}
 	if r := (HealthFigures{Injected: 0.1, GradNoise: 0.001, Share: 0.0099}).NoiseReduction(0.05); r != 1 {
 		t.Errorf("noise reduction %v for a share below target, want 1", r)
+	}
+}
+
+func TestHealthStatusJSON(t *testing.T) {
+	for _, tc := range []struct {
+		s    HealthStatus
+		want string
+	}{{HealthOK, `"ok"`}, {HealthWarn, `"warn"`}, {HealthFail, `"fail"`}} {
+		b, err := json.Marshal(tc.s)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("%d: %s, %v: want %s", tc.s, b, err, tc.want)
+			continue
+		}
+		var back HealthStatus
+		if err := json.Unmarshal(b, &back); err != nil || back != tc.s {
+			t.Errorf("%s read back as %v, %v", b, back, err)
+		}
+	}
+	var s HealthStatus
+	for _, bad := range []string{`"bad"`, `2`} {
+		if err := json.Unmarshal([]byte(bad), &s); err == nil {
+			t.Errorf("%s read as %v: want an error", bad, s)
+		}
+	}
+	if _, err := json.Marshal(HealthStatus(7)); err == nil {
+		t.Error("status 7 marshalled: want an error")
 	}
 }

@@ -49,28 +49,33 @@ type LangevinFigures struct {
 	// Dim is the chain's dimension, Stride the spacing of the coordinates
 	// whose long-run noise is measured (LangevinStride; the others borrow
 	// it, LangevinWatch.coordLongRun).
-	Steps, Dim, Stride int
+	Steps  int `json:"steps"`
+	Dim    int `json:"dim"`
+	Stride int `json:"stride"`
 	// Injected is the mean injected variance per step v, Drift the mean
 	// drift scale c.
-	Injected, Drift float64
+	Injected float64 `json:"injected"`
+	Drift    float64 `json:"drift"`
 	// MeanShare is the gradient noise's share over all coordinates.
-	MeanShare float64
+	MeanShare float64 `json:"mean_share"`
 	// Worst is the unit (coordinate or direction) of the largest SDLow;
 	// Noisiest the one of the largest noise share, Stiffest the one of the
 	// largest contraction.
-	Worst, Noisiest, Stiffest LangevinUnit
+	Worst    LangevinUnit `json:"worst"`
+	Noisiest LangevinUnit `json:"noisiest"`
+	Stiffest LangevinUnit `json:"stiffest"`
 	// Unsure is the unit of the largest SD among those that read more
 	// than FailIntSD wide but not beyond WarnIntSD beyond chance (their
 	// tolerance too wide to tell: a soft direction's long-run noise, whose
 	// curvature is known only roughly, or a short run); with one the
 	// figures warn, unchecked, when nothing fails. Nil when none.
-	Unsure *LangevinUnit `json:",omitempty"`
+	Unsure *LangevinUnit `json:"unsure,omitempty"`
 	// Directions says the eigen-directions were graded.
-	Directions bool
+	Directions bool `json:"directions"`
 	// Unmeasured says why nothing was measured (a non-diagonal mass).
-	Unmeasured string
-	Exact      bool
-	Status     HealthStatus
+	Unmeasured string       `json:"unmeasured"`
+	Exact      bool         `json:"exact"`
+	Status     HealthStatus `json:"status"`
 }
 
 // unitSums are a unit's means over the pairs: of delta w, w^2 and
