@@ -16,10 +16,12 @@
 # as eval's --baseline (base and nc: ens7, s4k3nc: ens8; the selection's
 # measurements), so its JSON holds both predictors' figures and the paired
 # comparison's intervals (eval's "paired"): give ens before it. Its --thin 8 eval
-# scores the posterior alone: its seconds are aim 4's. Written 2026-11-29 11:30 UTC, while the
-# selection's seed 1 ran, before any of its figures; nc and the baselines added
-# 13:25 UTC, before any verdict run. Finished rows are skipped, unfinished ones
-# resume bit-exactly (runs.sh).
+# scores the posterior alone: its seconds are aim 4's. ROW.thin8.ens.test.json
+# scores every 8th sample against the same ensemble (what make run-cnn-ensemble
+# prints when make run-cnn's eval reads every 8th sample). Written 2026-11-29 11:30
+# UTC, while the selection's seed 1 ran, before any of its figures; nc and the
+# baselines added 13:25 UTC, ROW.thin8.ens 16:00 UTC, each before any verdict run.
+# Finished rows are skipped, unfinished ones resume bit-exactly (runs.sh).
 set -euo pipefail
 seed=$1 out=$2; shift 2
 . "$(dirname "$0")/runs.sh"
@@ -52,4 +54,5 @@ for row in "$@"; do
 	train "$row" "${row_args[@]}"
 	score "$out/$row.thin8.test.json" 7000 "$row" -- --thin 8
 	score "$out/$row.test.json" 7000 "$row" -- "${base[@]}"
+	score "$out/$row.thin8.ens.test.json" 7000 "$row" -- --thin 8 "${base[@]}"
 done

@@ -110,12 +110,16 @@ def print_rows(res, names):
             print(f"| {name} | mean of {len(figs)} (range) | | | | {cells} | {mi} | |")
 
 
-def print_paired(res, row):
-    """The paired intervals' verdicts of the whole posterior against its ensemble, per seed."""
+def print_paired(res, name):
+    """The paired intervals' verdicts of the posterior (whole, or name ROW.thin8.ens: every
+    8th sample) against its ensemble, per seed."""
+    row = name.split(".")[0]
     names = [("accuracy", None), ("nll", None), ("ece", None), ("brier", None)] + [(s, "mutual_information") for s in SETS]
-    print(f"\npaired 95% intervals, {row} minus {ENSEMBLE[row]} (P: the posterior's side, E: the ensemble's, -: holds 0):")
+    if not any(res.get((seed, name)) and res[seed, name]["paired"] for seed in SEEDS):
+        return
+    print(f"\npaired 95% intervals, {name} minus {ENSEMBLE[row]} (P: the posterior's side, E: the ensemble's, -: holds 0):")
     for seed in SEEDS:
-        f = res.get((seed, row))
+        f = res.get((seed, name))
         if f is None or not f["paired"]:
             continue
         cells = []
@@ -184,8 +188,13 @@ def main(argv):
             if name.endswith(".thin8"):
                 f["train_seconds"] = read_number(os.path.join(root, f"seed{seed}", row, ".done"))
             res[seed, name] = f
+    for seed in SEEDS:
+        f = load(os.path.join(root, f"seed{seed}", f"{row}.thin8.ens.{split}.json"))
+        if f is not None:
+            res[seed, row + ".thin8.ens"] = f
     print_rows(res, names)
     print_paired(res, row)
+    print_paired(res, row + ".thin8.ens")
     print_aims(res, row, ens)
     return 0
 
