@@ -58,15 +58,15 @@ run: build
 # run-cnn trains the Bayesian CNN recipe of issue 57 and prints the same table as
 # run, with MNIST's test digits and the built-in sets out of distribution: the
 # registered LeNet (857,738 parameters), two SGNHT chains on the tempered
-# posterior exp(-U/0.1) with the noise correction and the image-space prior (the first
-# convolution's prior widened off the training patches' span, a skip branch from
-# the raw image under the MLP's image-space prior: docs/uncertainty.md), 14,000 steps each of batch 128 on all 60,000
-# training images (28,000 gradient steps in all: issue 45's 30-minute budget), the
-# ensemble pooled from both chains' samples from step 7,000. Issue 45 chose the
-# chains; issue 57's validation selection (scripts/cnn_ood_select.sh, rule
-# scripts/cnn_ood_rule.py, seeds 1-3) added --noise-correction --null-space-prior 10 --null-space-keep 0.999 --null-space-skip 0.9999: without the
-# noise correction the chains failed their posterior check (docs/experiments.md,
-# "The CNN's selection").
+# posterior exp(-U/0.1) with the noise correction and the image-space prior (the
+# first convolution's prior widened off the training patches' span, and a skip
+# branch from the raw image under the MLP's image-space prior: docs/uncertainty.md),
+# 14,000 steps each of batch 128 on all 60,000 training images (28,000 gradient
+# steps in all: issue 45's 30-minute budget), the ensemble pooled from both
+# chains' samples from step 7,000. Issue 45 chose the chains; issue 57's
+# validation selection (scripts/cnn_ood_select.sh, rule scripts/cnn_ood_rule.py,
+# seeds 1-3; docs/experiments.md, "The CNN's selection") added the rest: without
+# the noise correction the chains fail their posterior check.
 CNN_FLAGS ?= --model lenet --validation 0 --chains 2 --steps 14000 --burnin 3000 --thin 100 --temperature 0.1 --noise-correction --null-space-prior 10 --null-space-keep 0.999 --null-space-skip 0.9999
 # CNN_FROM is the step from which run-cnn's eval reads the samples (half the chain)
 CNN_FROM ?= 7000
