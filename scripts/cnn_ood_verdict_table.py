@@ -21,12 +21,13 @@ validation.
 
 usage: scripts/cnn_ood_verdict_table.py /work/runs57/cnnverdict nc
 """
+import argparse
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cnn_ood_rule import SETS, criteria, set_name  # noqa: E402
+from cnn_ood_rule import SETS, criteria, figures, set_name  # noqa: E402
 
 SEEDS = (1, 2, 3)
 ENSEMBLE = {"base": "ens7", "nc": "ens7", "s4k3nc": "ens8"}  # cnn_ood_verdict.sh's --baseline
@@ -46,21 +47,17 @@ def read_number(path):
 
 
 def load(path):
-    """One eval JSON's figures: the four in-distribution figures, every ensemble AUROC by
-    (set, score), the health, the paired verdicts and the eval's seconds; None if not scored."""
+    """One eval JSON's figures (cnn_ood_rule.figures: the four in-distribution figures, the MI
+    AUROC by set, the health) with every ensemble AUROC by (set, score), the paired intervals
+    and the eval's seconds; None if not scored."""
     try:
         with open(path) as fh:
             rep = json.load(fh)
     except OSError:
         return None
-    e = rep["ensemble"]
-    f = {k: e[k] for k in ("accuracy", "nll", "ece", "brier")}
-    f["samples"] = e["samples"]
+    f = figures(rep)
     f["auroc"] = {(set_name(o["set"]), o["score"]): o["auroc"] for o in rep.get("ood") or []
                   if o["predictor"] == "ensemble"}
-    for s in SETS:
-        f[s] = f["auroc"][s, "mutual_information"]
-    f["ok"] = all(h.get("posterior") and not h.get("warn") for h in rep.get("health") or [])
     f["paired"] = rep.get("paired") or []
     f["eval_seconds"] = read_number(path + ".seconds")
     return f
@@ -166,32 +163,22 @@ def print_aims(res, row, ens):
 
 
 def main(argv):
-    args = [a for a in argv[1:] if a != "--split"]
-    split = "test"
-    if "--split" in argv:
-        split = argv[argv.index("--split") + 1]
-        args.remove(split)
-    if len(args) != 2 or args[1] not in ENSEMBLE or split not in ("test", "val"):
-        print(__doc__, file=sys.stderr)
-        return 2
-    root, row = args
-    ens = ENSEMBLE[row]
+    ap = argparse.ArgumentParser(usage="%(prog)s ROOT ROW [--split val]", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("root")
+    ap.add_argument("row", choices=sorted(ENSEMBLE))
+    ap.add_argument("--split", choices=("test", "val"), default="test")
+    a = ap.parse_args(argv[1:])
+    row, ens = a.row, ENSEMBLE[a.row]
     names = [row, row + ".thin8", ens]
     res = {}
     for seed in SEEDS:
-        for name in names:
-            f = load(os.path.join(root, f"seed{seed}", f"{name}.{split}.json"))
-            if f is None:
-                continue
-            f["train_seconds"] = None if name.endswith(".thin8") or name.startswith("ens") else \
-                read_number(os.path.join(root, f"seed{seed}", name, ".done"))
-            if name.endswith(".thin8"):
-                f["train_seconds"] = read_number(os.path.join(root, f"seed{seed}", row, ".done"))
-            res[seed, name] = f
-    for seed in SEEDS:
-        f = load(os.path.join(root, f"seed{seed}", f"{row}.thin8.ens.{split}.json"))
-        if f is not None:
-            res[seed, row + ".thin8.ens"] = f
+        d = os.path.join(a.root, f"seed{seed}")
+        for name in names + [row + ".thin8.ens"]:
+            f = load(os.path.join(d, f"{name}.{a.split}.json"))
+            if f is not None:
+                f["train_seconds"] = None if name == ens else read_number(os.path.join(d, row, ".done"))
+                res[seed, name] = f
     print_rows(res, names)
     print_paired(res, row)
     print_paired(res, row + ".thin8.ens")
