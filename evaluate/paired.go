@@ -255,7 +255,9 @@ type pairedSet struct {
 // the test set, Others its scores on each out-of-distribution set in the
 // order of sets; me its Metrics) with the baseline (base, mb) on labels,
 // by PairedReplicates paired bootstrap resamples drawn from a stream
-// seeded by seed. It returns nil when there are no labelled examples.
+// seeded by seed. It returns nil when there are no labelled examples; a
+// score that either predictor lacks, or cannot rank (a NaN: AUROC is NaN),
+// has no rows.
 func pairedDiffs(ens, base predictorScores, me, mb Metrics, labels []int, k int, sets []string, seed uint64) []PairedDiff {
 	if len(labels) == 0 {
 		return nil
@@ -266,8 +268,8 @@ func pairedDiffs(ens, base predictorScores, me, mb Metrics, labels []int, k int,
 		p := &pairedSet{name: name}
 		for _, sc := range ScoreNames {
 			ie, oe, ib, ob := ens.Test.Get(sc), ens.Others[s].Get(sc), base.Test.Get(sc), base.Others[s].Get(sc)
-			if ie == nil || oe == nil || ib == nil || ob == nil {
-				continue
+			if ie == nil || oe == nil || ib == nil || ob == nil || !rankable(ie, oe) || !rankable(ib, ob) {
+				continue // a score a predictor lacks, or cannot rank (AUROC's NaN)
 			}
 			p.n = len(oe)
 			p.scores = append(p.scores, sc)

@@ -521,6 +521,9 @@ func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 		all = append(all, x.ens)
 	}
 	cs, err := rundir.ScanChain(s, opt.Window, opt.SkipCorrupt, func(step int, theta []float64) error {
+		if err := rundir.CheckFinite(spath, step, theta, ens.Model.Layout); err != nil {
+			return err
+		}
 		if err := addAll(theta, p.progress.partial(opt, ens, false), all); err != nil {
 			return fmt.Errorf("%s: %w", spath, err)
 		}
@@ -621,7 +624,10 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 		var last []float64
 		n := 0
 		spath := filepath.Join(dir, rundir.SamplesFile)
-		bs, err := rundir.ScanSamples(spath, opt.SkipCorrupt, func(_ int, theta []float64) error {
+		bs, err := rundir.ScanSamples(spath, opt.SkipCorrupt, func(step int, theta []float64) error {
+			if err := rundir.CheckFinite(spath, step, theta, model.Layout); err != nil {
+				return err
+			}
 			n++
 			if final { // an optimiser's prediction is its final weights alone
 				last = append(last[:0], theta...)

@@ -126,6 +126,23 @@ func (e *Ensemble) Scores() UncertaintyScores {
 	return scoresOf(e.Probs(), meanEnt, e.Data.Classes)
 }
 
+// rankable reports whether in and out are both non-empty and hold no NaN:
+// what ranking them by score needs (a NaN compares false with everything,
+// so a sort would leave it anywhere and an AUROC of NaN scores would read 1).
+func rankable(in, out []float64) bool {
+	if len(in) == 0 || len(out) == 0 {
+		return false
+	}
+	for _, s := range [][]float64{in, out} {
+		for _, v := range s {
+			if math.IsNaN(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // labelledScore is a score with whether it came from the
 // out-of-distribution set.
 type labelledScore struct {
@@ -150,9 +167,10 @@ func labelledScores(in, out []float64) []labelledScore {
 // out-of-distribution score exceeds an in-distribution one, ties counted
 // 1/2 (the Mann-Whitney U statistic over len(in)*len(out)). It is 1 for
 // separable sets, 0.5 for a score that does not tell them apart, and NaN
-// when either set is empty.
+// when either set is empty or holds a NaN score (a prediction that is not a
+// number ranks nowhere).
 func AUROC(in, out []float64) float64 {
-	if len(in) == 0 || len(out) == 0 {
+	if !rankable(in, out) {
 		return math.NaN()
 	}
 	once := make([]float64, len(in)+len(out))
@@ -168,9 +186,10 @@ func AUROC(in, out []float64) float64 {
 // to low) of (R_t - R_{t-1}) P_t, where P_t and R_t are the precision and
 // recall of flagging every score >= t (so tied scores enter together). A
 // perfect detector has 1; one that cannot tell the sets apart has about
-// len(out)/(len(in)+len(out)). NaN when either set is empty.
+// len(out)/(len(in)+len(out)). NaN when either set is empty or holds a NaN
+// score.
 func AUPR(in, out []float64) float64 {
-	if len(in) == 0 || len(out) == 0 {
+	if !rankable(in, out) {
 		return math.NaN()
 	}
 	all := labelledScores(in, out)
@@ -201,9 +220,9 @@ func AUPR(in, out []float64) float64 {
 // distribution score tied with t counts as flagged). FPRAtTPR(in, out, 0.95)
 // is the literature's "FPR at 95% TPR": 0 for separable sets, about 0.95
 // for a score that cannot tell them apart; lower is better. NaN when
-// either set is empty or tpr is outside (0, 1].
+// either set is empty or holds a NaN score, or tpr is outside (0, 1].
 func FPRAtTPR(in, out []float64, tpr float64) float64 {
-	if len(in) == 0 || len(out) == 0 || !(tpr > 0 && tpr <= 1) {
+	if !rankable(in, out) || !(tpr > 0 && tpr <= 1) {
 		return math.NaN()
 	}
 	o := append([]float64(nil), out...)

@@ -360,3 +360,26 @@ func ExampleFPRAtTPR() {
 	fmt.Printf("FPR at 95%% TPR %.2f\n", FPRAtTPR(in, out, 0.95))
 	// Output: FPR at 95% TPR 0.25
 }
+
+// TestRankingRefusesNaN checks AUROC, AUPR and FPRAtTPR give NaN, not a
+// figure, when a score is NaN (a diverged prediction): a sort leaves NaNs
+// anywhere, and every score NaN read as a perfect detector.
+func TestRankingRefusesNaN(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name    string
+		in, out []float64
+	}{
+		{"every score", []float64{nan, nan, nan}, []float64{nan, nan}},
+		{"one test score", []float64{0.1, nan, 0.3}, []float64{0.5, 0.6}},
+		{"one OOD score", []float64{0.1, 0.2, 0.3}, []float64{nan, 0.6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for name, got := range map[string]float64{"AUROC": AUROC(tc.in, tc.out), "AUPR": AUPR(tc.in, tc.out), "FPRAtTPR": FPRAtTPR(tc.in, tc.out, 0.95)} {
+				if !math.IsNaN(got) {
+					t.Errorf("%s = %v, want NaN", name, got)
+				}
+			}
+		})
+	}
+}

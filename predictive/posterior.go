@@ -162,6 +162,9 @@ func (p *Posterior) readRun(setup runspec.Setup, i int, s rundir.ChainStatus, te
 	}
 	f32 := h.DType == "float32"
 	cs, err := rundir.ScanChain(s, opt.Window, opt.SkipCorrupt, func(step int, theta []float64) error {
+		if err := rundir.CheckFinite(path, step, theta, model.Layout); err != nil {
+			return err
+		}
 		p.keep(step, theta, f32)
 		return nil
 	})

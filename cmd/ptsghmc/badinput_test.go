@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -97,6 +99,34 @@ func TestBadInput(t *testing.T) {
 	s[len(s)/2] ^= 0xff
 	os.WriteFile(sp, s, 0o644)
 
+	// a run one of whose samples (intact records) holds a NaN: a diverged chain
+	diverged := copyDir(t, rd)
+	dp := filepath.Join(diverged, rundir.SamplesFile)
+	var steps []int
+	var thetas [][]float64
+	h, _, err := rundir.ReadSamples(dp, func(step int, theta []float64) error {
+		steps, thetas = append(steps, step), append(thetas, append([]float64(nil), theta...))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	badStep := steps[len(steps)/2]
+	thetas[len(steps)/2][200] = math.NaN() // one of the second layer's weights
+	w, err := rundir.CreateSamples(dp, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, th := range thetas {
+		if err := w.Append(steps[i], th); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	nanWant := []string{dp, fmt.Sprintf("sample of step %d", badStep), "1 value that is not a finite number", "--to-step"}
+
 	out := filepath.Join(t.TempDir(), "new")
 	cases := []struct {
 		name string
@@ -138,6 +168,10 @@ func TestBadInput(t *testing.T) {
 			[]string{sp, "record", "step field", "fails its checksum", "--skip-corrupt"}, false},
 		{"corrupt sample record (predict)", []string{"predict", "--run", corrupt, "--images", testImages},
 			[]string{sp, "record", "fails its checksum"}, false},
+		{"diverged sample (eval)", []string{"eval", "--run", diverged}, nanWant, false},
+		{"diverged sample (predict)", []string{"predict", "--run", diverged, "--images", testImages}, nanWant, false},
+		{"diverged sample left out by --to-step", []string{"eval", "--run", diverged, "--to-step", fmt.Sprint(badStep - 1)},
+			[]string{"posterior-predictive evaluation"}, true},
 		{"corrupt sample record skipped", []string{"eval", "--run", corrupt, "--skip-corrupt"},
 			[]string{"1 corrupt sample record(s)", "were skipped", "the 14 intact samples"}, true},
 	}
