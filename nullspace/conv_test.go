@@ -60,7 +60,9 @@ func TestExtractReadsTheConvolutionsPatches(t *testing.T) {
 				img32[i] = float32(v)
 			}
 			patches := make([]float64, oh*ow*d)
-			g.Extract(img32, patches)
+			if err := g.Extract(img32, patches); err != nil {
+				t.Fatal(err)
+			}
 			for o := 0; o < out; o++ {
 				for q := 0; q < oh*ow; q++ {
 					want := 0.0

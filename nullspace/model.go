@@ -19,6 +19,9 @@ func ConvPatches(c nn.ConvNet) Patches {
 // denseFirst reports whether m's first learnable is a dense layer W0 of
 // d inputs (an MLP's, or a model's laid out as one).
 func denseFirst(m nn.Model, d int) bool {
+	if len(m.Layout) == 0 {
+		return false
+	}
 	first := m.Layout[0]
 	return first.Name == "W0" && len(first.Shape) == 2 && first.Shape[0] == d
 }
@@ -31,6 +34,9 @@ func CheckModel(m nn.Model, d int) error {
 	if denseFirst(m, d) || m.Conv != nil {
 		return nil
 	}
+	if len(m.Layout) == 0 {
+		return fmt.Errorf("null-space prior: model %s has no learnables", m.Name)
+	}
 	first := m.Layout[0]
 	return fmt.Errorf("null-space prior: model %s's first learnable is %s %v, neither a dense layer of %d inputs nor the first convolution of a ConvNet (lenet, cnn3)", m.Name, first.Name, first.Shape, d)
 }
@@ -40,6 +46,9 @@ func CheckModel(m nn.Model, d int) error {
 // (whose inputs the caller maps, Inputs), FitPatches' of the first
 // convolution's patches for a ConvNet (whose kernel Model maps).
 func FitModel(m nn.Model, data *datasets.Dataset, keep, scale float64) (*Prior, error) {
+	if data == nil {
+		return nil, fmt.Errorf("null-space prior: no training inputs")
+	}
 	if err := CheckModel(m, data.D); err != nil {
 		return nil, err
 	}

@@ -18,7 +18,9 @@
 // it. It is sampled as a reparametrisation: with A = P + s N, the chain
 // samples w' under the layer's isotropic prior on the mapped inputs A x
 // (Inputs), and w = A w' (FoldWeights) is the same network on the raw
-// inputs, since w'^T A x = (A w')^T x. Mapping the data once costs nothing
+// inputs, since w'^T A x = (A w')^T x. (Under a Student-t prior, train's
+// --prior-df, w' has independent Student-t coordinates and w = A w' is that
+// prior stretched s times off the span, not a Gaussian.) Mapping the data once costs nothing
 // per step; the samples a run writes are folded, so eval, predict and serve
 // read raw-input weights.
 //
@@ -76,6 +78,8 @@ type Prior struct {
 // Fit returns the Prior of scale for the inputs of data: the span is the
 // fewest top eigenvectors of E[x x^T] (over data's examples) whose
 // eigenvalues hold at least keep of the trace, keep in (0, 1); scale > 0.
+// Its products take the process's BLAS: train fits in the pinned
+// arithmetic, so a run's prior is the same on every machine.
 func Fit(data *datasets.Dataset, keep, scale float64) (*Prior, error) {
 	if err := checkFit(keep, scale); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
 )
 
 // subspaceData returns n inputs of d values that span exactly the first k
@@ -173,6 +174,12 @@ func TestFitAndFoldRefuseBadInput(t *testing.T) {
 	}
 	if _, err := Fit(&datasets.Dataset{}, 0.99, 2); err == nil {
 		t.Error("Fit of no inputs: no error")
+	}
+	if _, err := FitModel(nn.Model{Name: "empty"}, data, 0.99, 2); err == nil || !strings.Contains(err.Error(), "model empty has no learnables") {
+		t.Errorf("FitModel of a model of no learnables: %v", err)
+	}
+	if _, err := FitModel(nn.Model{Name: "empty"}, nil, 0.99, 2); err == nil || !strings.Contains(err.Error(), "no training inputs") {
+		t.Errorf("FitModel of no data: %v", err)
 	}
 	p, err := Fit(data, 0.99, 2)
 	if err != nil {

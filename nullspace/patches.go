@@ -48,9 +48,21 @@ func (g Patches) validate() error {
 
 // Extract writes the patches of img (Channels*Height*Width values) to out,
 // patch after patch in the order of the positions (row by row): rows*cols
-// patches of Size() values (Positions).
-func (g Patches) Extract(img []float32, out []float64) {
+// patches of Size() values (Positions). It reports an error, writing
+// nothing, for a geometry that visits no patch or slices of other lengths.
+func (g Patches) Extract(img []float32, out []float64) error {
+	if err := g.validate(); err != nil {
+		return err
+	}
+	rows, cols := g.Positions()
+	if want := g.Channels * g.Height * g.Width; len(img) != want {
+		return fmt.Errorf("null-space prior: image of %d values, patches %+v read %d", len(img), g, want)
+	}
+	if want := rows * cols * g.Size(); len(out) != want {
+		return fmt.Errorf("null-space prior: room for %d patch values, %d patches of %d need %d", len(out), rows*cols, g.Size(), want)
+	}
 	g.scatter(img, out, 1, g.Size())
+	return nil
 }
 
 // scatter writes value i of the patch at position q (row-major over
@@ -89,8 +101,10 @@ func (g Patches) scatter(img []float32, dst []float64, is, qs int) {
 // eigenvectors of E[p p^T], over every patch p the convolution reads of
 // every image (each position, padding included), whose eigenvalues hold
 // at least keep of the trace, keep in (0, 1); scale > 0. The second
-// moment is summed in a fixed order in float64 (gonum's own BLAS), so a
-// run fits the same prior, to the bit, on any machine and thread count.
+// moment is summed in a fixed order in float64 (gonum's own BLAS); its
+// eigendecomposition takes the process's BLAS, which train sets to the
+// pinned arithmetic for the fit, so a run fits the same prior, to the bit,
+// on any machine and thread count.
 func FitPatches(data *datasets.Dataset, g Patches, keep, scale float64) (*Prior, error) {
 	if err := checkFit(keep, scale); err != nil {
 		return nil, err

@@ -131,7 +131,9 @@ func TestFitPatchesFindsTheDirectionsThePatchesLeaveOut(t *testing.T) {
 			oh, ow := tc.g.Positions()
 			patches := make([]float64, oh*ow*d)
 			for e := 0; e < tc.data.N; e++ {
-				tc.g.Extract(tc.data.Row(e), patches)
+				if err := tc.g.Extract(tc.data.Row(e), patches); err != nil {
+					t.Fatal(err)
+				}
 				for q := 0; q < oh*ow; q++ {
 					x := patches[q*d : (q+1)*d]
 					for j := 0; j < left; j++ {
@@ -251,6 +253,9 @@ func TestPatchPriorRefusesBadInput(t *testing.T) {
 		{"a dense prior's FoldKernel", dense.FoldKernel(make([]float64, 36*4), 4), "not on a convolution's patches"},
 		{"a kernel of the wrong size", p.FoldKernel(make([]float64, 10), 1), "not 1 channels of 9 patch values"},
 		{"Fold of a kernel of another patch", p.Fold(make([]float64, 2*2*9), []int{2, 2, 3, 3}), "the prior's patches have 9 values"},
+		{"Extract at stride 0", Patches{Channels: 1, Height: 6, Width: 6, KH: 3, KW: 3}.Extract(make([]float32, 36), make([]float64, 36*9)), "the window must fit"},
+		{"Extract of a short image", g.Extract(make([]float32, 30), make([]float64, 36*9)), "image of 30 values"},
+		{"Extract into too little room", g.Extract(make([]float32, 36), make([]float64, 35*9)), "room for 315 patch values, 36 patches of 9 need 324"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error saying %q", tc.name, tc.err, tc.want)

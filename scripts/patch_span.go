@@ -59,7 +59,9 @@ func offSpan(p *nullspace.Prior, g nullspace.Patches, d *datasets.Dataset) strin
 	var off, all float64
 	n := min(d.N, 2000)
 	for e := 0; e < n; e++ {
-		g.Extract(d.Row(e), buf)
+		if err := g.Extract(d.Row(e), buf); err != nil {
+			return err.Error()
+		}
 		for q := 0; q < oh*ow; q++ {
 			x := buf[q*p.D : (q+1)*p.D]
 			for _, v := range x {

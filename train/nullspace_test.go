@@ -99,8 +99,8 @@ func TestNullSpacePriorWritesRawInputNetworks(t *testing.T) {
 	for i := 0; i < other.N; i++ {
 		clear(other.Row(i)[10:])
 	}
-	if _, err := Resume(dir, cfg.Steps+20, setupOf(other)); err == nil || !strings.Contains(err.Error(), rec.NullSpaceSHA256) {
-		t.Errorf("resume on other data: %v, want a refusal naming %s", err, rec.NullSpaceSHA256)
+	if _, err := Resume(dir, cfg.Steps+20, setupOf(other)); err == nil || !strings.Contains(err.Error(), rec.NullSpaceSHA256) || !strings.Contains(err.Error(), "not the run's data") {
+		t.Errorf("resume on other data: %v, want a refusal naming %s and the data", err, rec.NullSpaceSHA256)
 	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatal(err)
@@ -276,4 +276,37 @@ func lastSample(t *testing.T, dir string, steps int) []float64 {
 		t.Fatalf("last sample at step %d, run at %d", lastStep, steps)
 	}
 	return last
+}
+
+// TestNullSpaceFitIgnoresProcessArithmetic checks the null-space fit runs
+// in the pinned arithmetic whatever the process ran before: a library
+// user's native run must not change the next run's prior, whose digest the
+// run records and a resume checks.
+func TestNullSpaceFitIgnoresProcessArithmetic(t *testing.T) {
+	// 100 pixels: below about 64 the two arithmetics' fits agree anyway
+	data, err := datasets.SyntheticImages(300, 100, 3, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < data.N; i++ {
+		clear(data.Row(i)[90:])
+	}
+	cfg := smallConfig()
+	cfg.Sampler, cfg.Replicas, cfg.NullSpaceScale, cfg.Arch = "sgnht", 1, 8, "100-12-3"
+	s := setupOf(data)
+	pinned, err := prepare(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { autodiff.UseArithmetic(autodiff.ArithmeticPinned) })
+	if err := autodiff.UseArithmetic(autodiff.ArithmeticNative); err != nil {
+		t.Fatal(err)
+	}
+	after, err := prepare(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := pinned.null.Digest(), after.null.Digest(); a != b {
+		t.Errorf("prior digest %s after a native run's arithmetic, %s in a fresh process", b, a)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/adapt"
+	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/driver"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -65,6 +66,15 @@ func prepare(s runspec.Setup, cfg runspec.Config) (*prepared, error) {
 	}
 	p := &prepared{tr: tr, val: val, raw: tr, model: model, key: runspec.ModelKey(cfg), reg: reg, setup: s,
 		sched: sched, skey: scheduleKey(cfg, s.Kernels)}
+	if cfg.NullSpaceScale > 0 || cfg.NullSpaceSkip > 0 {
+		// The fits' products (gonum's, through the process's BLAS) in the
+		// pinned arithmetic whatever the run's (build installs that): their
+		// digests are recorded, and a prior must not depend on what the
+		// process ran before (train's processes start pinned).
+		if err := autodiff.UseArithmetic(autodiff.ArithmeticPinned); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.NullSpaceScale > 0 {
 		if err := p.fitNullSpace(cfg); err != nil {
 			return nil, err
@@ -114,7 +124,7 @@ func (p *prepared) fitNullSpace(cfg runspec.Config) error {
 		return fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
 	if d := prior.Digest(); cfg.NullSpaceSHA256 != "" && d != cfg.NullSpaceSHA256 {
-		return fmt.Errorf("null-space prior: the run recorded sha256 %s, the training data now give %s: refusing to mix samples of different priors", cfg.NullSpaceSHA256, d)
+		return p.priorMismatch(cfg, "null-space prior", cfg.NullSpaceSHA256, d)
 	}
 	if prior.Patch != nil {
 		if p.model, err = prior.Model(p.model); err != nil {
@@ -160,13 +170,24 @@ func (p *prepared) fitSkip(cfg runspec.Config) error {
 		return fmt.Errorf("data %s: null-space skip: at keep %v the training images span all %d directions and the branch would be zero: lower --null-space-skip (e.g. 0.999)", cfg.Data, cfg.NullSpaceSkip, prior.D)
 	}
 	if d := prior.Digest(); cfg.NullSpaceSkipSHA256 != "" && d != cfg.NullSpaceSkipSHA256 {
-		return fmt.Errorf("null-space skip: the run recorded sha256 %s, the training images now give %s: refusing to mix samples of different priors", cfg.NullSpaceSkipSHA256, d)
+		return p.priorMismatch(cfg, "null-space skip", cfg.NullSpaceSkipSHA256, d)
 	}
 	if p.model, err = prior.SkipModel(p.model); err != nil {
 		return err
 	}
 	p.skip = prior
 	return nil
+}
+
+// priorMismatch is the refusal of a run whose recorded prior digest (what:
+// "null-space prior" or "null-space skip") is not the fit's now: the
+// training data changed, or, when their fingerprint is the run's, the fit
+// did (another version of gonum's eigensolver).
+func (p *prepared) priorMismatch(cfg runspec.Config, what, recorded, now string) error {
+	if fp := cfg.DataFingerprint; fp != nil && *fp == runspec.DataFingerprint(p.raw) {
+		return fmt.Errorf("%s: the run recorded sha256 %s, its training data (unchanged: %s) now give %s: the fit's arithmetic differs (another version of gonum's eigensolver?); refusing to mix samples of different priors", what, recorded, fp, now)
+	}
+	return fmt.Errorf("%s: the run recorded sha256 %s, the training data now give %s (not the run's data?): refusing to mix samples of different priors", what, recorded, now)
 }
 
 // mapped returns m as the run's chains sample it: its first kernel mapped
