@@ -144,13 +144,23 @@ func (p *ForwardPool) run(load func(*compile.Evaluator) error, sets []*datasets.
 		if d.D != p.model.Inputs {
 			return fmt.Errorf("forward pool: set %d has %d features, model %s takes %d", s, d.D, p.model.Name, p.model.Inputs)
 		}
+		if d.N == 0 {
+			continue
+		}
+		// checked here, not in a worker, whose panic nothing could recover
+		if err := d.Validate(); err != nil {
+			return fmt.Errorf("forward pool: set %d: %w", s, err)
+		}
+		if k := p.model.Outputs; d.Classes > k || (d.Classes == 0 && d.Outputs != k) {
+			return fmt.Errorf("forward pool: set %d has %d classes and %d targets, model %s has %d outputs", s, d.Classes, d.Outputs, p.model.Name, k)
+		}
 		full := d.N / p.batch * p.batch
 		for lo := 0; lo < full; lo += p.batch {
 			p.tasks = append(p.tasks, poolTask{s, lo, lo + p.batch})
 		}
 	}
-	// the short ends last, largest first, each cut into halving batches
-	// (at most log2(batch) of them) so that none runs on padding
+	// the short ends last, each set's largest first, cut into halving
+	// batches (at most two of each size) so that none runs on padding
 	for s, d := range sets {
 		lo := d.N / p.batch * p.batch
 		for size := p.batch / 2; lo < d.N; size /= 2 {

@@ -88,6 +88,13 @@ func TestForwardPoolMatchesPredictor(t *testing.T) {
 	}
 	noop := func(int, int, []float64) {}
 	wide := testmodel.ToyData(nn.Categorical, 3, 37, 3, rng)
+	// sets a worker would have panicked on
+	badLabel := testmodel.ToyData(nn.Categorical, 3, 36, 3, rng)
+	badLabel.Labels[1] = 3
+	moreClasses := testmodel.ToyData(nn.Categorical, 3, 36, 3, rng)
+	moreClasses.Classes = 4
+	short := testmodel.ToyData(nn.Categorical, 3, 36, 3, rng)
+	short.X = short.X[:107]
 	for _, c := range []struct {
 		name string
 		err  error
@@ -96,6 +103,9 @@ func TestForwardPoolMatchesPredictor(t *testing.T) {
 		{"short sample", pool.Each(theta[1:], sets, noop), "parameters"},
 		{"short float32 sample", pool.EachFloat32(w32[1:], sets, noop), "parameters"},
 		{"images of another size", pool.Each(theta, []*datasets.Dataset{wide}, noop), "features"},
+		{"a label beyond the outputs", pool.Each(theta, []*datasets.Dataset{badLabel}, noop), "label 3 of example 1 outside [0,3)"},
+		{"more classes than outputs", pool.Each(theta, []*datasets.Dataset{moreClasses}, noop), "4 classes and 0 targets, model small-cnn has 3 outputs"},
+		{"fewer values than images", pool.Each(theta, []*datasets.Dataset{short}, noop), "need 108 values, have 107"},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one about %s", c.name, c.err, c.want)

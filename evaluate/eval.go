@@ -3,6 +3,7 @@ package evaluate
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
@@ -195,8 +196,9 @@ func (e *Ensemble) checkSample(n int) error {
 // ensembles of one model on several data sets (eval's test set and the
 // sets scored beside it), made by one ensemble's On. On a forward pool the images of every
 // set go through the pool in one pass, with the weights loaded once per
-// forward pass; otherwise each ensemble adds the sample in turn. Each
-// ensemble's probabilities are those Add gives it.
+// forward pass; otherwise each ensemble adds the sample in turn (on its
+// own pool, if it has one). Each ensemble's probabilities are those Add
+// gives it. An ensemble given twice is an error.
 func AddAll(theta []float64, ens ...*Ensemble) error {
 	return addAll(theta, nil, ens)
 }
@@ -204,10 +206,8 @@ func AddAll(theta []float64, ens ...*Ensemble) error {
 // addAll is AddAll with progress, when not nil, called during a pooled
 // pass with the examples done so far (autodiff.ForwardPool.Progress).
 func addAll(theta []float64, progress func(done int), ens []*Ensemble) error {
-	for _, e := range ens {
-		if err := e.checkSample(len(theta)); err != nil {
-			return err
-		}
+	if err := checkAll(ens, len(theta)); err != nil {
+		return err
 	}
 	if pool := sharedPool(ens); pool != nil {
 		pool.Progress = progress
@@ -217,9 +217,31 @@ func addAll(theta []float64, progress func(done int), ens []*Ensemble) error {
 		})
 	}
 	for _, e := range ens {
-		err := e.addEach(func(f func(i int, z []float64)) error { return e.pred.Each(theta, e.Data, f) })
+		var err error
+		if e.pool != nil { // pooled, but not with the others: a pass of its own
+			err = addPooled([]*Ensemble{e}, func(sets []*datasets.Dataset, f func(set, i int, z []float64)) error {
+				return e.pool.Each(theta, sets, f)
+			})
+		} else {
+			err = e.addEach(func(f func(i int, z []float64)) error { return e.pred.Each(theta, e.Data, f) })
+		}
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkAll refuses a sample of n values that is not of every ensemble's
+// model, and an ensemble given twice (its rows would be added to twice, by
+// two of a pool's workers at once).
+func checkAll(ens []*Ensemble, n int) error {
+	for j, e := range ens {
+		if err := e.checkSample(n); err != nil {
+			return err
+		}
+		if slices.Contains(ens[:j], e) {
+			return fmt.Errorf("ensemble: ensemble %d given again as %d: a sample is added to each ensemble once", slices.Index(ens, e), j)
 		}
 	}
 	return nil

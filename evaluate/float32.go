@@ -19,10 +19,8 @@ func (e *Ensemble) AddFloat32(w []float32) error {
 // ensemble adds it as AddFloat32 did alone. The probabilities are AddAll's
 // of the widened sample, bit for bit.
 func AddAllFloat32(w []float32, ens ...*Ensemble) error {
-	for _, e := range ens {
-		if err := e.checkSample(len(w)); err != nil {
-			return err
-		}
+	if err := checkAll(ens, len(w)); err != nil {
+		return err
 	}
 	if pool := sharedPool(ens); pool != nil {
 		return addPooled(ens, func(sets []*datasets.Dataset, f func(set, i int, z []float64)) error {
@@ -30,7 +28,15 @@ func AddAllFloat32(w []float32, ens ...*Ensemble) error {
 		})
 	}
 	for _, e := range ens {
-		if err := e.addFloat32(w); err != nil {
+		var err error
+		if e.pool != nil { // pooled, but not with the others: a pass of its own
+			err = addPooled([]*Ensemble{e}, func(sets []*datasets.Dataset, f func(set, i int, z []float64)) error {
+				return e.pool.EachFloat32(w, sets, f)
+			})
+		} else {
+			err = e.addFloat32(w)
+		}
+		if err != nil {
 			return err
 		}
 	}

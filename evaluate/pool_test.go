@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +121,38 @@ func TestPooledEnsembleMatchesPredictor(t *testing.T) {
 	}
 	if err := AddAllFloat32(ws[0][1:], pooled, pooledOther); err == nil {
 		t.Fatal("a sample of the wrong length was added")
+	}
+	// ensembles of two pools in one call: each added by a pass of its own
+	a, err := NewModelEnsembleOn(autodiff.EnginePlan, model, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewModelEnsembleOn(autodiff.EnginePlan, model, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := make([]float64, len(ws[1]))
+	for s, w := range ws {
+		if s == 1 {
+			for i, v := range w {
+				wide[i] = float64(v)
+			}
+			err = AddAll(wide, a, b)
+		} else {
+			err = AddAllFloat32(w, a, b)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(a.Sum, ref.Sum) || !slices.Equal(b.Sum, refOther.Sum) || !slices.Equal(b.Ent, refOther.Ent) || a.Count != 3 {
+		t.Fatal("ensembles of two pools added together differ from the predictor's")
+	}
+	// an ensemble given twice is refused: two workers would add to its rows
+	for _, err := range []error{AddAll(wide, a, b, a), AddAllFloat32(ws[0], b, b)} {
+		if err == nil || !strings.Contains(err.Error(), "given again") {
+			t.Errorf("an ensemble given twice: %v", err)
+		}
 	}
 }
 

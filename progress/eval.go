@@ -69,7 +69,14 @@ func (p *Eval) Update(s evaluate.EvalProgress) {
 	el := time.Since(p.start).Seconds()
 	if p.terminal {
 		if p.bar == nil {
-			p.bar = newBar(p.w, max(s.Total, s.Done), "samples")
+			total := max(s.Total, s.Done)
+			if total <= 0 { // no estimate: a spinner (a bar of 0 takes no update)
+				total = -1
+			}
+			p.bar = newBar(p.w, total, "samples")
+		}
+		if m := p.bar.GetMax(); m > 0 && s.Done > m { // more than estimated (a run still writing)
+			p.bar.ChangeMax(s.Done)
 		}
 		p.bar.Describe(p.describe(s, el))
 		p.bar.Set(s.Done)

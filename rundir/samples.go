@@ -112,7 +112,7 @@ func ReopenSamples(path string, count, params int) (*SampleWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("samples: %w", err)
 	}
-	hlen, sc, err := scanRecords(path, bufio.NewReaderSize(f, 1<<16), false, count, nil)
+	hlen, sc, err := scanRecords(path, bufio.NewReaderSize(f, 1<<16), false, count, -1, nil)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -288,15 +288,44 @@ func ScanSamples(path string, skipCorrupt bool, fn func(step int, theta []float6
 		return sc, fmt.Errorf("samples: %w", err)
 	}
 	defer f.Close()
-	_, sc, err = scanRecords(path, bufio.NewReaderSize(f, 1<<16), skipCorrupt, -1, fn)
+	_, sc, err = scanRecords(path, bufio.NewReaderSize(f, 1<<16), skipCorrupt, -1, -1, fn)
+	return sc, err
+}
+
+// corruptError is the error of the bad records pending, the first
+// corrupt one of the file, between the intact record of lastStep (-1:
+// none) and after (the next intact one, or why there is none).
+func corruptError(path string, pending []BadRecord, lastStep int, after string) error {
+	b := pending[0]
+	prev := "none"
+	if lastStep >= 0 {
+		prev = fmt.Sprint(lastStep)
+	}
+	return fmt.Errorf("samples %s: record #%d (counting from 1; step field %d; intact neighbours: step %s before, %s after) fails its checksum: %w (%d bad record(s) before the next intact one; --skip-corrupt evaluates the intact records)",
+		path, b.Index+1, b.Step, prev, after, ErrCorruptSamples, len(pending))
+}
+
+// scanSamplesUpTo is ScanSamples of the first records records alone,
+// intact or not (records < 0: all of them): what a checkpoint counted. A
+// bad record among them with no intact one after it is corrupt, not torn
+// (the checkpoint counted it whole).
+func scanSamplesUpTo(path string, skipCorrupt bool, records int, fn func(step int, theta []float64) error) (SampleScan, error) {
+	var sc SampleScan
+	f, err := os.Open(path)
+	if err != nil {
+		return sc, fmt.Errorf("samples: %w", err)
+	}
+	defer f.Close()
+	_, sc, err = scanRecords(path, bufio.NewReaderSize(f, 1<<16), skipCorrupt, -1, records, fn)
 	return sc, err
 }
 
 // scanRecords reads a samples file from r (at its start). With stopAt >= 0
 // it stops after that many intact records, and reports the first bad record
 // (if any, before stopAt intact ones) through the scan's Corrupt list
-// without looking further. It returns the header length.
-func scanRecords(path string, r io.Reader, skipCorrupt bool, stopAt int, fn func(int, []float64) error) (int, SampleScan, error) {
+// without looking further. With records >= 0 it reads that many records,
+// intact or not, at most (scanSamplesUpTo). It returns the header length.
+func scanRecords(path string, r io.Reader, skipCorrupt bool, stopAt, records int, fn func(int, []float64) error) (int, SampleScan, error) {
 	var sc SampleScan
 	h, hlen, err := ReadSampleHeader(r)
 	if err != nil {
@@ -310,6 +339,15 @@ func scanRecords(path string, r io.Reader, skipCorrupt bool, stopAt int, fn func
 	lastStep := -1          // step of the last intact record (-1: none yet)
 	for index := 0; ; index++ {
 		if stopAt >= 0 && sc.Intact >= stopAt {
+			return hlen, sc, nil
+		}
+		if records >= 0 && index >= records {
+			if len(pending) > 0 { // counted whole, so corrupt
+				if !skipCorrupt {
+					return hlen, sc, corruptError(path, pending, lastStep, fmt.Sprintf("none up to the %d records counted", records))
+				}
+				sc.Corrupt = append(sc.Corrupt, pending...)
+			}
 			return hlen, sc, nil
 		}
 		k, err := io.ReadFull(r, buf)
@@ -332,13 +370,7 @@ func scanRecords(path string, r io.Reader, skipCorrupt bool, stopAt int, fn func
 		}
 		if len(pending) > 0 {
 			if !skipCorrupt {
-				b := pending[0]
-				prev := "none"
-				if lastStep >= 0 {
-					prev = fmt.Sprint(lastStep)
-				}
-				return hlen, sc, fmt.Errorf("samples %s: record #%d (counting from 1; step field %d; intact neighbours: step %s before, step %d at record #%d after) fails its checksum: %w (%d bad record(s) before the next intact one; --skip-corrupt evaluates the intact records)",
-					path, b.Index+1, b.Step, prev, step, index+1, ErrCorruptSamples, len(pending))
+				return hlen, sc, corruptError(path, pending, lastStep, fmt.Sprintf("step %d at record #%d", step, index+1))
 			}
 			sc.Corrupt = append(sc.Corrupt, pending...)
 			pending = pending[:0]

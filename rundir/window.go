@@ -111,10 +111,7 @@ func ScanChain(s ChainStatus, w Window, skipCorrupt bool, keep func(step int, th
 		return cs, err
 	}
 	last, past, in := -1, -1, 0
-	sc, err := ScanSamples(filepath.Join(s.Dir, SamplesFile), skipCorrupt, func(step int, theta []float64) error {
-		if cs.Read == s.Samples {
-			return errStop
-		}
+	sc, err := scanSamplesUpTo(filepath.Join(s.Dir, SamplesFile), skipCorrupt, s.Samples, func(step int, theta []float64) error {
 		if w.To > 0 && step > w.To {
 			past = step
 			return errStop
@@ -137,11 +134,10 @@ func ScanChain(s ChainStatus, w Window, skipCorrupt bool, keep func(step int, th
 	if err != nil {
 		return cs, err
 	}
-	// Torn records past the checkpointed count are being written (a
-	// running chain); before it, or in a run read whole, they are lost.
-	if s.Samples < 0 || cs.Read < s.Samples {
-		cs.Dropped = sc.Torn + min(sc.TornBytes, 1)
-	}
+	// The scan stopped at the checkpointed count: torn records it met
+	// were before it (or the run is read whole), so they are lost; those
+	// past it are being written (a running chain) and were not read.
+	cs.Dropped = sc.Torn + min(sc.TornBytes, 1)
 	cs.Skipped = len(sc.Corrupt)
 	switch {
 	case cs.Kept > 0:

@@ -122,6 +122,42 @@ func TestScanChainTorn(t *testing.T) {
 	}
 }
 
+// TestScanChainCorruptWithinTheCount checks a scan with skipCorrupt reads
+// the records the checkpoint counted, corrupt ones included, and none past
+// them (it read one more intact record per skipped one), and that a bad
+// record the count ends on is corrupt, not torn.
+func TestScanChainCorruptWithinTheCount(t *testing.T) {
+	dir := writeChain(t, 6) // steps 10..60, records of 8 + 8 + 4 bytes
+	path := filepath.Join(dir, SamplesFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hlen := len(b) - 6*20
+	b[hlen+20+10] ^= 0xff // record #2 (step 20)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		samples int
+		kept    []int
+		skipped int
+	}{{4, []int{10, 30, 40}, 1}, {2, []int{10}, 1}, {-1, []int{10, 30, 40, 50, 60}, 1}} {
+		var kept []int
+		cs, err := ScanChain(ChainStatus{Dir: dir, Samples: tc.samples}, Window{}, true, func(step int, _ []float64) error {
+			kept = append(kept, step)
+			return nil
+		})
+		if err != nil || !slices.Equal(kept, tc.kept) || cs.Skipped != tc.skipped || cs.Dropped != 0 {
+			t.Errorf("checkpointed %d: kept %v (%+v), %v; want %v, %d skipped", tc.samples, kept, cs, err, tc.kept, tc.skipped)
+		}
+	}
+	_, err = ScanChain(ChainStatus{Dir: dir, Samples: 2}, Window{}, false, func(int, []float64) error { return nil })
+	if !errors.Is(err, ErrCorruptSamples) || !strings.Contains(err.Error(), "record #2") || !strings.Contains(err.Error(), "none up to the 2 records counted") {
+		t.Errorf("a corrupt record the count ends on: %v", err)
+	}
+}
+
 // TestWindowPhrase checks Phrase for each kind of window.
 func TestWindowPhrase(t *testing.T) {
 	for _, tc := range []struct {

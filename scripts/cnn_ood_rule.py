@@ -31,11 +31,12 @@ def ensemble_of(row, nc_seconds):
 
 
 def set_name(path):
-    """The short name of an OOD set in eval's JSON: a built-in set's, or "mnist" for the IDX file."""
+    """The short name of an OOD set in eval's JSON: a built-in set's, or "mnist" (`--ood mnist`, or
+    the IDX file's path as the selection gave it)."""
     for s in SETS[1:]:
         if path.startswith(s):
             return s
-    if "idx3-ubyte" in path:
+    if path == "mnist" or "idx3-ubyte" in path:
         return "mnist"
     raise ValueError(f"unknown OOD set {path!r}")
 

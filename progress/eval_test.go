@@ -1,0 +1,66 @@
+package progress
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptsghmc/ptsghmc/evaluate"
+)
+
+// TestEvalLines checks eval's progress lines off a terminal: the samples
+// scored of the estimate and an ETA, "?" for a total not estimated or
+// passed, and the closing line.
+func TestEvalLines(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		done, total int
+		want        string
+	}{
+		{"estimated", 2, 4, "eval: sample 2.0/4  "},
+		{"no estimate", 2, 0, "eval: sample 2.0/?  "},
+		{"more than estimated", 5, 4, "eval: sample 5.0/?  "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			p := &Eval{w: &buf, start: time.Now().Add(-10 * time.Second)}
+			p.Update(evaluate.EvalProgress{Done: tc.done, Total: tc.total, Images: 100, MACs: 1000})
+			out := buf.String()
+			if !strings.HasPrefix(out, tc.want) || !strings.Contains(out, "images/s") || !strings.Contains(out, "GFLOP/s") {
+				t.Errorf("line %q, want it to start %q with the rates", out, tc.want)
+			}
+			if tc.total >= tc.done && !strings.Contains(out, "eta 10s") {
+				t.Errorf("line %q: want eta 10s (2 samples left at 0.2/s)", out)
+			}
+			buf.Reset()
+			p.Finish()
+			if want := fmt.Sprintf("eval: %d samples scored on 100 images each in ", tc.done); !strings.HasPrefix(buf.String(), want) {
+				t.Errorf("closing line %q, want it to start %q", buf.String(), want)
+			}
+		})
+	}
+}
+
+// TestEvalBar checks the terminal bar: with no estimate it is a spinner
+// that still shows progress (a bar of 0 samples refused every update and
+// printed nothing), and a count past the estimate raises its end.
+func TestEvalBar(t *testing.T) {
+	var buf bytes.Buffer
+	p := &Eval{w: &buf, terminal: true, start: time.Now()}
+	for done := 0; done <= 3; done++ {
+		p.Update(evaluate.EvalProgress{Done: done, Images: 10})
+		time.Sleep(250 * time.Millisecond) // past the bar's throttle
+	}
+	if !strings.Contains(buf.String(), "(3/-") {
+		t.Errorf("no-estimate bar printed %q, want the count (3/-", buf.String())
+	}
+	buf.Reset()
+	q := &Eval{w: &buf, terminal: true, start: time.Now()}
+	q.Update(evaluate.EvalProgress{Done: 1, Total: 2, Images: 10})
+	q.Update(evaluate.EvalProgress{Done: 3, Total: 2, Images: 10})
+	if m := q.bar.GetMax(); m != 3 {
+		t.Errorf("bar's end %d after 3 of an estimated 2 samples, want 3", m)
+	}
+}
