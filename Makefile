@@ -9,7 +9,7 @@ PKGS    := libopenblas-dev dataset-fashion-mnist
 # small packages), and a failure to install them does not stop deps.
 PYPKGS  := python3-xarray python3-zarr
 
-.PHONY: mnist run-cnn run-cnn-ensemble all deps build run run-long serve-load test test-long posteriordb posteriordb-seeds posteriordb-mass cluster-test soak bench bench-pt bench-torch bench-arithmetic fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
+.PHONY: mnist run-cnn run-cnn-ensemble all deps build run run-long serve-load test race test-long posteriordb posteriordb-seeds posteriordb-mass cluster-test soak bench bench-pt bench-torch bench-arithmetic fuzz fmt vet clean bench-lenet report-check check-readme torch-twin ladder-check ladder-ceiling tempering-sweep
 
 all: build
 
@@ -173,6 +173,13 @@ test: deps mnist
 	$(GO) build -tags purego ./...
 	$(GO) test -count=1 -tags purego ./autodiff/...
 	$(GO) test -count=1 ./...
+
+# race runs the tests of the code that computes on several goroutines (the
+# forward pool, pooled ensembles, predict's and serve's posteriors) under the
+# race detector (under a minute here once built).
+race: deps
+	$(GO) test -count=1 -race -run 'ForwardPool|Pooled' ./autodiff ./evaluate
+	$(GO) test -count=1 -race ./predictive ./serve
 
 # test-long runs the long statistical tests (minutes).
 test-long: deps
