@@ -282,14 +282,7 @@ func (s SampleScan) Dropped() bool { return s.Torn > 0 || s.TornBytes > 0 }
 // nothing intact after them, and a partial last record, are what a crash
 // mid-write leaves: they are counted in Torn and TornBytes and dropped.
 func ScanSamples(path string, skipCorrupt bool, fn func(step int, theta []float64) error) (SampleScan, error) {
-	var sc SampleScan
-	f, err := os.Open(path)
-	if err != nil {
-		return sc, fmt.Errorf("samples: %w", err)
-	}
-	defer f.Close()
-	_, sc, err = scanRecords(path, bufio.NewReaderSize(f, 1<<16), skipCorrupt, -1, -1, fn)
-	return sc, err
+	return scanSamplesUpTo(path, skipCorrupt, -1, fn)
 }
 
 // corruptError is the error of the bad records pending, the first
