@@ -33,11 +33,9 @@ func CheckFinite(path string, step int, theta []float64, layout nn.Layout) error
 			break
 		}
 	}
-	what := "1 value that is not a finite number"
+	n, detail := "1 value that is not a finite number", fmt.Sprintf("%s, is %v", where, theta[first])
 	if bad > 1 {
-		what = fmt.Sprintf("%d values that are not finite numbers (the first, %s", bad, where)
-	} else {
-		what += " (" + where
+		n, detail = fmt.Sprintf("%d values that are not finite numbers", bad), "the first, "+detail
 	}
-	return fmt.Errorf("%s: the sample of step %d holds %s, is %v): the chain diverged before this step; score the samples before it (--to-step) or train again with a smaller step size", path, step, what, theta[first])
+	return fmt.Errorf("%s: the sample of step %d holds %s (%s): the chain diverged before this step; score the samples before it (--to-step) or train again with a smaller step size", path, step, n, detail)
 }
