@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -82,6 +83,17 @@ func (d PairedDiff) Name() string {
 		return fmt.Sprintf("auroc %s, %s", d.Set, d.Score)
 	}
 	return d.Figure
+}
+
+// MarshalJSON writes the difference's fields and "favours", Verdict's
+// predictor ("ensemble", "baseline", or "" when the interval holds 0), so
+// that a reader of eval's JSON need not redo the sign convention.
+func (d PairedDiff) MarshalJSON() ([]byte, error) {
+	type plain PairedDiff // its fields without this method
+	return json.Marshal(struct {
+		plain
+		Favours string `json:"favours"`
+	}{plain(d), d.Verdict()})
 }
 
 // Better words Verdict for a table: "ensemble", baseline (the baseline's

@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -277,4 +278,26 @@ func ExamplePairedDiff() {
 	// nll -0.012 [-0.018, -0.006]: ensemble
 	// ece +0.002 [-0.001, +0.005]: no difference shown
 	// auroc inverted, mutual_information -0.040 [-0.050, -0.030]: sgd deep ensemble
+}
+
+// TestPairedDiffJSON checks eval's paired rows carry which predictor their
+// interval favours, each way and neither, and read back to the same row.
+func TestPairedDiffJSON(t *testing.T) {
+	for _, tc := range []struct {
+		d    PairedDiff
+		want string
+	}{
+		{PairedDiff{Figure: FigNLL, Diff: -0.012, Lo: -0.018, Hi: -0.006}, `{"figure":"nll","diff":-0.012,"lo":-0.018,"hi":-0.006,"favours":"ensemble"}`},
+		{PairedDiff{Figure: FigAUROC, Set: "inverted", Score: ScoreMutualInfo, Diff: -0.04, Lo: -0.05, Hi: -0.03}, `{"figure":"auroc","set":"inverted","score":"mutual_information","diff":-0.04,"lo":-0.05,"hi":-0.03,"favours":"baseline"}`},
+		{PairedDiff{Figure: FigECE, Diff: 0.002, Lo: -0.001, Hi: 0.005}, `{"figure":"ece","diff":0.002,"lo":-0.001,"hi":0.005,"favours":""}`},
+	} {
+		b, err := json.Marshal(tc.d)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("%s: %s, %v; want %s", tc.d.Name(), b, err, tc.want)
+		}
+		var back PairedDiff
+		if err := json.Unmarshal(b, &back); err != nil || back != tc.d {
+			t.Errorf("%s read back as %+v, %v", tc.d.Name(), back, err)
+		}
+	}
 }

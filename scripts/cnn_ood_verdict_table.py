@@ -64,7 +64,11 @@ def load(path):
 
 
 def verdict(d):
-    """Which predictor a paired interval favours: "P" the posterior, "E" the ensemble, "-" neither."""
+    """Which predictor a paired interval favours: "P" the posterior, "E" the ensemble, "-" neither.
+    eval's JSON says so in "favours" (PairedDiff.Verdict); files of eval before it (the verdict's
+    binary, fb23ce6) are read by the same rule."""
+    if "favours" in d:
+        return {"ensemble": "P", "baseline": "E", "": "-"}[d["favours"]]
     lo, hi = d["lo"], d["hi"]
     if d["figure"] not in ("accuracy", "auroc"):
         lo, hi = -hi, -lo
