@@ -17,7 +17,10 @@ const evalLineEvery = 5 * time.Second
 // train's: a progress bar on a terminal; otherwise a line every 5 s
 // (samples scored of the total, samples and images a second, GFLOP/s of
 // forward passes, ETA), then a closing line with the time and the rates.
-// The tables and JSON on standard output do not change.
+// The rates and the ETA are those of the phase under way, the runs'
+// samples or the baselines' (a CNN posterior's samples and an MLP
+// baseline's differ a hundredfold in cost); the closing line's are the
+// whole pass's. The tables and JSON on standard output do not change.
 type Eval struct {
 	w        io.Writer
 	quiet    bool
@@ -26,47 +29,89 @@ type Eval struct {
 	start    time.Time
 	lastLine time.Time
 	last     evaluate.EvalProgress
+	lastAt   time.Time // when last was reported
+	// The phase under way: whether it scores the baselines, when it began
+	// (the previous phase's last report) and the samples done before it.
+	phaseBaseline bool
+	phaseStart    time.Time
+	phaseDone     int
+	// flop counts the floating-point operations of the samples scored in
+	// the phases before this one, for the closing line.
+	flop float64
+	// clock tells the time (time.Now; a test's own).
+	clock func() time.Time
 }
 
 // NewEval returns eval's progress on w (quiet: none is printed).
 func NewEval(w io.Writer, quiet bool) *Eval {
-	return &Eval{w: w, quiet: quiet, start: time.Now(), lastLine: time.Now(), terminal: isTerminal(w)}
+	return newEval(w, quiet, isTerminal(w), time.Now)
 }
 
-// rates returns samples and images scored a second and the GFLOP/s of
-// their forward passes (0 when the model's count is not known), over
-// elapsed seconds.
-func (p *Eval) rates(s evaluate.EvalProgress, elapsed float64) (samples, images, gflops float64) {
+// newEval returns eval's progress on w told the time by clock.
+func newEval(w io.Writer, quiet, terminal bool, clock func() time.Time) *Eval {
+	now := clock()
+	return &Eval{w: w, quiet: quiet, terminal: terminal, clock: clock, start: now, lastLine: now, lastAt: now, phaseStart: now}
+}
+
+// scored is the samples of s scored in the phase under way, the next
+// one's fraction scored included.
+func (p *Eval) scored(s evaluate.EvalProgress) float64 {
+	return float64(s.Done-p.phaseDone) + float64(s.PassImages)/float64(max(s.Images, 1))
+}
+
+// rates returns the samples and images the phase under way scores a
+// second and the GFLOP/s of their forward passes (0 when the model's count
+// is not known), as of now.
+func (p *Eval) rates(s evaluate.EvalProgress, now time.Time) (samples, images, gflops float64) {
+	elapsed := now.Sub(p.phaseStart).Seconds()
 	if elapsed <= 0 || s.Images <= 0 {
 		return 0, 0, 0
 	}
-	samples = (float64(s.Done) + float64(s.PassImages)/float64(s.Images)) / elapsed
+	samples = p.scored(s) / elapsed
 	images = samples * float64(s.Images)
 	gflops = 2 * float64(s.MACs) * images / 1e9
 	return samples, images, gflops
 }
 
 // describe is the rates and phase of s, for a line or the bar.
-func (p *Eval) describe(s evaluate.EvalProgress, elapsed float64) string {
-	_, images, gflops := p.rates(s, elapsed)
+func (p *Eval) describe(s evaluate.EvalProgress, now time.Time) string {
+	_, images, gflops := p.rates(s, now)
+	return describeRates(images, gflops, s.Baseline)
+}
+
+// describeRates prints images a second, GFLOP/s (when known) and whether
+// the baselines are being scored.
+func describeRates(images, gflops float64, baseline bool) string {
 	d := fmt.Sprintf("%.0f images/s", images)
 	if gflops > 0 {
 		d += fmt.Sprintf("  %.1f GFLOP/s", gflops)
 	}
-	if s.Baseline {
+	if baseline {
 		d += "  (baselines)"
 	}
 	return d
 }
 
+// enterPhase starts the baselines' phase (or the runs', for a first
+// report) when s begins it: its rates are measured from the previous
+// phase's last report.
+func (p *Eval) enterPhase(s evaluate.EvalProgress) {
+	if s.Baseline == p.phaseBaseline {
+		return
+	}
+	p.flop += 2 * float64(p.last.MACs) * float64(p.last.Images) * float64(p.last.Done-p.phaseDone)
+	p.phaseBaseline, p.phaseStart, p.phaseDone = s.Baseline, p.lastAt, p.last.Done
+}
+
 // Update reports one more sample scored, or images of the next one
 // (evaluate.Options.Progress).
 func (p *Eval) Update(s evaluate.EvalProgress) {
-	p.last = s
+	now := p.clock()
+	p.enterPhase(s)
+	p.last, p.lastAt = s, now
 	if p.quiet {
 		return
 	}
-	el := time.Since(p.start).Seconds()
 	if p.terminal {
 		if p.bar == nil {
 			total := max(s.Total, s.Done)
@@ -78,22 +123,22 @@ func (p *Eval) Update(s evaluate.EvalProgress) {
 		if m := p.bar.GetMax(); m > 0 && s.Done > m { // more than estimated (a run still writing)
 			p.bar.ChangeMax(s.Done)
 		}
-		p.bar.Describe(p.describe(s, el))
+		p.bar.Describe(p.describe(s, now))
 		p.bar.Set(s.Done)
 		return
 	}
-	if time.Since(p.lastLine) < evalLineEvery {
+	if now.Sub(p.lastLine) < evalLineEvery {
 		return
 	}
-	rate, _, _ := p.rates(s, el)
+	rate, _, _ := p.rates(s, now)
 	total, eta := "?", "?"
 	if s.Total >= s.Done && s.Total > 0 && rate > 0 {
 		total = fmt.Sprint(s.Total)
-		left := float64(s.Total-s.Done) - float64(s.PassImages)/float64(s.Images)
+		left := float64(s.Total-s.Done) - float64(s.PassImages)/float64(max(s.Images, 1))
 		eta = (time.Duration(max(left, 0)/rate*1e9) * time.Nanosecond).Round(time.Second).String()
 	}
-	fmt.Fprintf(p.w, "eval: sample %.1f/%s  %.2f samples/s  %s  eta %s\n", float64(s.Done)+float64(s.PassImages)/float64(max(s.Images, 1)), total, rate, p.describe(s, el), eta)
-	p.lastLine = time.Now()
+	fmt.Fprintf(p.w, "eval: sample %.1f/%s  %.2f samples/s  %s  eta %s\n", float64(s.Done)+float64(s.PassImages)/float64(max(s.Images, 1)), total, rate, p.describe(s, now), eta)
+	p.lastLine = now
 }
 
 // Abort ends the bar's line after an error.
@@ -112,8 +157,15 @@ func (p *Eval) Finish() {
 		p.bar.Finish()
 		fmt.Fprintln(p.w)
 	}
-	el := time.Since(p.start)
+	el := p.clock().Sub(p.start)
 	s := p.last
-	s.Baseline = false
-	fmt.Fprintf(p.w, "eval: %d samples scored on %d images each in %s: %s\n", s.Done, s.Images, el.Round(100*time.Millisecond), p.describe(s, el.Seconds()))
+	flop := p.flop + 2*float64(s.MACs)*float64(s.Images)*float64(s.Done-p.phaseDone)
+	var images, gflops float64
+	if secs := el.Seconds(); secs > 0 {
+		images, gflops = float64(s.Done)*float64(s.Images)/secs, flop/secs/1e9
+	}
+	if s.MACs == 0 {
+		gflops = 0 // a phase's count not known
+	}
+	fmt.Fprintf(p.w, "eval: %d samples scored on %d images each in %s: %s\n", s.Done, s.Images, el.Round(100*time.Millisecond), describeRates(images, gflops, false))
 }

@@ -25,7 +25,9 @@ func TestEvalLines(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			p := &Eval{w: &buf, start: time.Now().Add(-10 * time.Second)}
+			clock := &testClock{}
+			p := newEval(&buf, false, false, clock.now)
+			clock.t = clock.t.Add(10 * time.Second)
 			p.Update(evaluate.EvalProgress{Done: tc.done, Total: tc.total, Images: 100, MACs: 1000})
 			out := buf.String()
 			if !strings.HasPrefix(out, tc.want) || !strings.Contains(out, "images/s") || !strings.Contains(out, "GFLOP/s") {
@@ -48,7 +50,7 @@ func TestEvalLines(t *testing.T) {
 // printed nothing), and a count past the estimate raises its end.
 func TestEvalBar(t *testing.T) {
 	var buf bytes.Buffer
-	p := &Eval{w: &buf, terminal: true, start: time.Now()}
+	p := newEval(&buf, false, true, time.Now)
 	for done := 0; done <= 3; done++ {
 		p.Update(evaluate.EvalProgress{Done: done, Images: 10})
 		time.Sleep(250 * time.Millisecond) // past the bar's throttle
@@ -57,10 +59,47 @@ func TestEvalBar(t *testing.T) {
 		t.Errorf("no-estimate bar printed %q, want the count (3/-", buf.String())
 	}
 	buf.Reset()
-	q := &Eval{w: &buf, terminal: true, start: time.Now()}
+	q := newEval(&buf, false, true, time.Now)
 	q.Update(evaluate.EvalProgress{Done: 1, Total: 2, Images: 10})
 	q.Update(evaluate.EvalProgress{Done: 3, Total: 2, Images: 10})
 	if m := q.bar.GetMax(); m != 3 {
 		t.Errorf("bar's end %d after 3 of an estimated 2 samples, want 3", m)
+	}
+}
+
+// testClock is a clock a test moves.
+type testClock struct{ t time.Time }
+
+func (c *testClock) now() time.Time { return c.t }
+
+// TestEvalPhaseRates checks that the rate and ETA are those of the phase
+// under way: after five run samples of 1 s each, a baseline sample of 10 s
+// leaves one more baseline 10 s away (one rate for the whole pass said
+// 0.40 samples/s and 3 s), and the closing line counts each phase's
+// operations at its own model's count.
+func TestEvalPhaseRates(t *testing.T) {
+	var buf bytes.Buffer
+	clock := &testClock{}
+	p := newEval(&buf, false, false, clock.now)
+	for done := 1; done <= 5; done++ {
+		clock.t = clock.t.Add(time.Second)
+		p.Update(evaluate.EvalProgress{Done: done, Total: 7, Images: 100, MACs: 1e9})
+	}
+	if want := "eval: sample 5.0/7  1.00 samples/s  100 images/s  200.0 GFLOP/s  eta 2s\n"; buf.String() != want {
+		t.Errorf("runs' line %q, want %q", buf.String(), want)
+	}
+	buf.Reset()
+	clock.t = clock.t.Add(10 * time.Second)
+	p.Update(evaluate.EvalProgress{Baseline: true, Done: 6, Total: 7, Images: 100, MACs: 1e7})
+	if want := "eval: sample 6.0/7  0.10 samples/s  10 images/s  0.2 GFLOP/s  (baselines)  eta 10s\n"; buf.String() != want {
+		t.Errorf("baselines' line %q, want %q", buf.String(), want)
+	}
+	clock.t = clock.t.Add(10 * time.Second)
+	p.Update(evaluate.EvalProgress{Baseline: true, Done: 7, Total: 7, Images: 100, MACs: 1e7})
+	buf.Reset()
+	p.Finish()
+	// 5 samples of 2e11 operations and 2 of 2e9 in 25 s.
+	if want := "eval: 7 samples scored on 100 images each in 25s: 28 images/s  40.2 GFLOP/s\n"; buf.String() != want {
+		t.Errorf("closing line %q, want %q", buf.String(), want)
 	}
 }
