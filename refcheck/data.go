@@ -2,6 +2,7 @@ package refcheck
 
 import (
 	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -44,29 +45,59 @@ func readZippedJSON(path string, v any) error {
 // rawData is a posteriordb data file: Stan's data block, by name.
 type rawData map[string]json.RawMessage
 
+// dataFile returns the path of the data file name (its base name, e.g.
+// "earnings") under dir.
+func dataFile(dir, name string) string {
+	return filepath.Join(dir, "data", name+".json.zip")
+}
+
 // loadData reads the data file name (its base name, e.g. "earnings") from
 // dir/data.
 func loadData(dir, name string) (rawData, error) {
 	var d rawData
-	if err := readZippedJSON(filepath.Join(dir, "data", name+".json.zip"), &d); err != nil {
+	if err := readZippedJSON(dataFile(dir, name), &d); err != nil {
 		return nil, fmt.Errorf("data %s: %w", name, err)
 	}
 	return d, nil
 }
 
-// int returns the integer field key.
-func (d rawData) int(key string) (int, error) {
+// field returns the field key's JSON, refusing a field that is missing or
+// null (which would decode as a zero value).
+func (d rawData) field(key string) (json.RawMessage, error) {
+	raw, ok := d[key]
+	if !ok {
+		return nil, fmt.Errorf("field %q: missing", key)
+	}
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return nil, fmt.Errorf("field %q: null", key)
+	}
+	return raw, nil
+}
+
+// int returns the integer field key, refusing one below least.
+func (d rawData) int(key string, least int) (int, error) {
+	raw, err := d.field(key)
+	if err != nil {
+		return 0, err
+	}
 	var n int
-	if err := json.Unmarshal(d[key], &n); err != nil {
+	if err := json.Unmarshal(raw, &n); err != nil {
 		return 0, fmt.Errorf("field %q: expected an integer: %w", key, err)
+	}
+	if n < least {
+		return 0, fmt.Errorf("field %q: %d, expected at least %d", key, n, least)
 	}
 	return n, nil
 }
 
 // vector returns the field key, a vector of n numbers.
 func (d rawData) vector(key string, n int) ([]float64, error) {
+	raw, err := d.field(key)
+	if err != nil {
+		return nil, err
+	}
 	var v []float64
-	if err := json.Unmarshal(d[key], &v); err != nil {
+	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("field %q: expected a vector: %w", key, err)
 	}
 	if len(v) != n {
@@ -77,8 +108,12 @@ func (d rawData) vector(key string, n int) ([]float64, error) {
 
 // matrix returns the field key, n rows of k numbers.
 func (d rawData) matrix(key string, n, k int) ([][]float64, error) {
+	raw, err := d.field(key)
+	if err != nil {
+		return nil, err
+	}
 	var m [][]float64
-	if err := json.Unmarshal(d[key], &m); err != nil {
+	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("field %q: expected a matrix: %w", key, err)
 	}
 	if len(m) != n {

@@ -1,5 +1,5 @@
 // Package refcheck checks the samplers against reference posteriors that
-// no one here computed: four posteriors of stan-dev/posteriordb with Stan's
+// no one here computed: five posteriors of stan-dev/posteriordb with Stan's
 // reference draws (issue 43), badly scaled or strongly correlated
 // Gaussian linear regressions with an unknown noise sd. Each is built
 // through the public API as a user would build it (a Regression is an

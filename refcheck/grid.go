@@ -228,7 +228,8 @@ const (
 	// ClassFalseFailUnsure: a false fail by the figures, on a chain whose
 	// sd ratios have a standard error (1/sqrt(2 ESS)) above 5%: its
 	// figures cannot tell within 5% from 15% off (an unmixed chain's sds
-	// read near 1 by chance as often as not).
+	// read near 1 by chance as often as not), or whose ESS is NaN (no
+	// standard error at all).
 	ClassFalseFailUnsure Classification = "false fail? (se > 5%)"
 	// ClassUnwatched: a chain without a health watch (no window: a kernel
 	// that is not watched, such as sgd, or a run too short for one).
@@ -239,23 +240,35 @@ const (
 )
 
 // WorstErrors returns the worst relative sd error over the eigen-directions
-// and the marginals, and the worst mean error in reference sds.
+// and the marginals, and the worst mean error in reference sds. A ratio or
+// error that is not finite (NaN: no sd to compare) counts as +Inf, the
+// worst.
 func (r Result) WorstErrors() (eig, marg, mean float64) {
 	for _, v := range r.EigenSD {
-		eig = math.Max(eig, math.Abs(v-1))
+		eig = math.Max(eig, finiteOrInf(math.Abs(v-1)))
 	}
 	for _, v := range r.MarginalSD {
-		marg = math.Max(marg, math.Abs(v-1))
+		marg = math.Max(marg, finiteOrInf(math.Abs(v-1)))
 	}
 	for _, m := range r.MeanErr {
-		mean = math.Max(mean, math.Abs(m))
+		mean = math.Max(mean, finiteOrInf(math.Abs(m)))
 	}
 	return eig, marg, mean
 }
 
+// finiteOrInf returns x, or +Inf when x is NaN or infinite.
+func finiteOrInf(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return math.Inf(1)
+	}
+	return x
+}
+
 // Classify classifies the row's verdict by issue 60's aim: no ok while any
 // sd is more than 10% off (or a mean 0.2 sd), none short of fail while
-// more than 15% off, no fail while all within 5%.
+// more than 15% off, no fail while all within 5%. The sds are the 2d
+// measured directions (MarginalSD, EigenSD), not DirectionSD. A false fail
+// whose ESS is NaN (no ESS to judge the sds by) is unsure.
 func (r Result) Classify() Classification {
 	if r.Err != nil {
 		return ClassDiverged
@@ -272,7 +285,7 @@ func (r Result) Classify() Classification {
 	case status != health.HealthFail && worst > 0.15:
 		return ClassMissedFail
 	case status == health.HealthFail && worst <= 0.05 && mean <= 0.2:
-		if 1/math.Sqrt(2*math.Max(r.ESS, 1)) > 0.05 {
+		if math.IsNaN(r.ESS) || 1/math.Sqrt(2*math.Max(r.ESS, 1)) > 0.05 {
 			return ClassFalseFailUnsure
 		}
 		return ClassFalseFail
@@ -281,8 +294,8 @@ func (r Result) Classify() Classification {
 }
 
 // UserTableHeader is the markdown header of UserRow's table.
-const UserTableHeader = `| kernel | mass | nc | batch | step (lr) | worst eigen-direction sd error | worst marginal sd error | worst mean error (sd) | ESS (sd's se) | verdict: cause | per-coordinate | aim |
-|---|---|---|---:|---|---:|---:|---:|---:|---|---|---|`
+const UserTableHeader = `| kernel | mass | nc | batch | step (lr) | worst eigen-direction sd error | worst marginal sd error | every-direction sd / ref (min-max) | worst mean error (sd) | ESS (sd's se) | verdict: cause | per-coordinate | aim |
+|---|---|---|---:|---|---:|---:|---|---:|---:|---|---|---|`
 
 // UserRow returns the result as a row of UserTableHeader's table.
 func (r Result) UserRow() string {
@@ -297,7 +310,7 @@ func (r Result) UserRow() string {
 	}
 	lead := fmt.Sprintf("| %s | %s | %s | %d | %s (%.3g) |", c.Kernel, mass, nc, r.Batch, c.Step, c.LR)
 	if r.Err != nil {
-		return lead + " - | - | - | - | " + firstClause(r.Err.Error()) + " | - | - |"
+		return lead + " - | - | - | - | - | " + firstClause(r.Err.Error()) + " | - | - |"
 	}
 	eig, marg, mean := r.WorstErrors()
 	se := 1 / math.Sqrt(2*math.Max(r.ESS, 1))
@@ -311,5 +324,5 @@ func (r Result) UserRow() string {
 			coord = "not recorded"
 		}
 	}
-	return fmt.Sprintf("%s %.0f%% | %.0f%% | %.2f | %.0f (%.2f) | %s | %s | %s |", lead, 100*eig, 100*marg, mean, r.ESS, se, r.HealthText(), coord, r.Classify())
+	return fmt.Sprintf("%s %.0f%% | %.0f%% | %.2f-%.2f | %.2f | %.0f (%.2f) | %s | %s | %s |", lead, 100*eig, 100*marg, r.DirectionSD[0], r.DirectionSD[1], mean, r.ESS, se, r.HealthText(), coord, r.Classify())
 }

@@ -1,6 +1,7 @@
 package refcheck
 
 import (
+	"math"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/adapt"
@@ -82,6 +83,12 @@ func TestClassify(t *testing.T) {
 		{"sgld, ok within 5%", sgldH, 1.03, 0, 1000, "sgld", ClassRight},
 		{"no health window", health.Health{}, 1.5, 0, 1000, "sgnht", ClassUnwatched},
 		{"diverged", okH, 1, 0, 1000, "sgnht", ClassDiverged},
+		// figures that are not finite are the worst, not within 5%
+		{"ok, sd NaN", okH, math.NaN(), 0, 1000, "sgnht", ClassFalseOK},
+		{"ok, sd +Inf", okH, math.Inf(1), 0, 1000, "sgnht", ClassFalseOK},
+		{"ok, mean NaN", okH, 1.02, math.NaN(), 1000, "sgnht", ClassFalseOK},
+		{"warn, sd NaN", warnH, math.NaN(), 0, 1000, "sgnht", ClassMissedFail},
+		{"fail within 5%, ESS NaN", failH, 1.03, 0, math.NaN(), "sgnht", ClassFalseFailUnsure},
 	} {
 		r := Result{Case: Case{Kernel: tc.kernel}, Health: tc.hl, EigenSD: []float64{1, tc.eig}, MarginalSD: []float64{1}, MeanErr: []float64{tc.mean}, ESS: tc.ess}
 		if tc.name == "diverged" {
@@ -89,6 +96,31 @@ func TestClassify(t *testing.T) {
 		}
 		if got := r.Classify(); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestWorstErrorsNotFinite checks that a ratio or mean error that is NaN
+// or infinite is the worst error, +Inf, whichever else the row has
+// (math.Max with a NaN is NaN, which no threshold compares above).
+func TestWorstErrorsNotFinite(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, tc := range []struct {
+		name                        string
+		eig, marg, mean             []float64
+		wantEig, wantMarg, wantMean float64
+	}{
+		{"finite", []float64{1.1, 0.95}, []float64{1.02}, []float64{-0.3, 0.1}, 0.1, 0.02, 0.3},
+		{"NaN eigen-direction sd", []float64{1.1, nan}, []float64{1.02}, []float64{0.1}, inf, 0.02, 0.1},
+		{"NaN first", []float64{nan, 1.1}, []float64{1.02}, []float64{0.1}, inf, 0.02, 0.1},
+		{"-Inf marginal sd", []float64{1}, []float64{math.Inf(-1)}, []float64{0.1}, 0, inf, 0.1},
+		{"NaN mean error", []float64{1}, []float64{1}, []float64{0.1, nan}, 0, 0, inf},
+	} {
+		r := Result{EigenSD: tc.eig, MarginalSD: tc.marg, MeanErr: tc.mean}
+		eig, marg, mean := r.WorstErrors()
+		same := func(got, want float64) bool { return got == want || math.Abs(got-want) <= 1e-12 } // false for NaN
+		if !same(eig, tc.wantEig) || !same(marg, tc.wantMarg) || !same(mean, tc.wantMean) {
+			t.Errorf("%s: worst errors %v %v %v, want %v %v %v", tc.name, eig, marg, mean, tc.wantEig, tc.wantMarg, tc.wantMean)
 		}
 	}
 }

@@ -85,7 +85,10 @@ func (p Posterior) Load(dir string) (Design, nn.Model, error) {
 	}
 	d, err := p.design(raw)
 	if err != nil {
-		return Design{}, nn.Model{}, fmt.Errorf("%s: %w", p.Name, err)
+		return Design{}, nn.Model{}, fmt.Errorf("%s: %s: %w", p.Name, dataFile(dir, p.Data), err)
+	}
+	if len(d.Y) == 0 {
+		return Design{}, nn.Model{}, fmt.Errorf("%s: %s: no examples", p.Name, dataFile(dir, p.Data))
 	}
 	r := p.Model
 	r.Name, r.N = p.Name, len(d.Y)
@@ -111,7 +114,7 @@ func (p Posterior) Regression(d Design) Regression {
 
 // simple is the design of an ARM model y ~ normal(beta[1] + beta[2] x, sigma).
 func simple(d rawData, yKey, xKey string) (Design, error) {
-	n, err := d.int("N")
+	n, err := d.int("N", 1)
 	if err != nil {
 		return Design{}, err
 	}
@@ -129,7 +132,7 @@ func simple(d rawData, yKey, xKey string) (Design, error) {
 // mesquite is logmesquite.stan's design: log weight on the logs of diam1,
 // diam2, canopy_height, total_height and density, and group.
 func mesquite(d rawData) (Design, error) {
-	n, err := d.int("N")
+	n, err := d.int("N", 1)
 	if err != nil {
 		return Design{}, err
 	}
@@ -155,11 +158,11 @@ func mesquite(d rawData) (Design, error) {
 // diamonds is diamonds.stan's (brms's) design: X's columns after the
 // first (the intercept's), each centred on its mean (Xc).
 func diamonds(d rawData) (Design, error) {
-	n, err := d.int("N")
+	n, err := d.int("N", 1)
 	if err != nil {
 		return Design{}, err
 	}
-	k, err := d.int("K")
+	k, err := d.int("K", 2) // X's first column is the intercept's
 	if err != nil {
 		return Design{}, err
 	}
@@ -190,11 +193,11 @@ func diamonds(d rawData) (Design, error) {
 
 // sblr is blr.stan's design: y on the N x D matrix X, no intercept.
 func sblr(d rawData) (Design, error) {
-	n, err := d.int("N")
+	n, err := d.int("N", 1)
 	if err != nil {
 		return Design{}, err
 	}
-	k, err := d.int("D")
+	k, err := d.int("D", 1)
 	if err != nil {
 		return Design{}, err
 	}

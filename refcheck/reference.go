@@ -200,11 +200,63 @@ func LoadReference(dir, posterior string) (Reference, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return Reference{}, fmt.Errorf("reference %s: %s: %w", posterior, path, err)
 	}
-	d := len(r.Theta)
-	if len(r.Mean) != d || len(r.SD) != d || len(r.Cov) != d || len(r.Eigenvalues) != d || len(r.Eigenvectors) != d {
-		return Reference{}, fmt.Errorf("reference %s: %s: %d coordinates but means, sds, covariance or eigenvectors of other lengths", posterior, path, d)
+	if err := r.validate(); err != nil {
+		return Reference{}, fmt.Errorf("reference %s: %s: %w", posterior, path, err)
 	}
 	return r, nil
+}
+
+// validate checks that the summary has every field the harness reads, of
+// the length of Theta (d): Mean, SD, ESS and Eigenvalues d numbers, Cov
+// and Eigenvectors d rows of d; every number finite, and every sd, ESS
+// and eigenvalue positive (a covariance the harness can factorise).
+func (r Reference) validate() error {
+	d := len(r.Theta)
+	if d == 0 {
+		return fmt.Errorf("theta: no coordinates")
+	}
+	vectors := []struct {
+		field    string
+		v        []float64
+		positive bool
+	}{
+		{"mean", r.Mean, false},
+		{"sd", r.SD, true},
+		{"ess", r.ESS, true},
+		{"eigenvalues", r.Eigenvalues, true},
+	}
+	for _, f := range vectors {
+		if len(f.v) != d {
+			return fmt.Errorf("%s: %d values, expected d = %d (the theta's)", f.field, len(f.v), d)
+		}
+		for i, x := range f.v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("%s: value %d is %v, expected a finite number", f.field, i+1, x)
+			}
+			if f.positive && !(x > 0) {
+				return fmt.Errorf("%s: value %d is %v, expected a positive number", f.field, i+1, x)
+			}
+		}
+	}
+	for _, f := range []struct {
+		field string
+		m     [][]float64
+	}{{"cov", r.Cov}, {"eigenvectors", r.Eigenvectors}} {
+		if len(f.m) != d {
+			return fmt.Errorf("%s: %d rows, expected d = %d (the theta's)", f.field, len(f.m), d)
+		}
+		for i, row := range f.m {
+			if len(row) != d {
+				return fmt.Errorf("%s: row %d has length %d, expected d = %d", f.field, i+1, len(row), d)
+			}
+			for j, x := range row {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					return fmt.Errorf("%s: row %d, value %d is %v, expected a finite number", f.field, i+1, j+1, x)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Write writes the summary to its file under dir, indented.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -129,5 +130,75 @@ func TestReferenceMatchesModel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadReferenceValidation checks that LoadReference refuses a summary
+// the harness cannot use (a row of the covariance or an eigenvector of
+// the wrong length panicked in covMatrix and compare; a zero sd or
+// eigenvalue divides by zero), naming the file, the field, the row, its
+// length and d; and that validate refuses numbers that are not finite
+// (which JSON cannot carry).
+func TestLoadReferenceValidation(t *testing.T) {
+	const name = "earnings-earn_height"
+	load := func() Reference {
+		r, err := LoadReference(DataDir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(r *Reference)
+		want   []string
+	}{
+		{"valid", func(r *Reference) {}, nil},
+		{"eigenvector of 4 numbers", func(r *Reference) { r.Eigenvectors[1] = append(r.Eigenvectors[1], 0) }, []string{"eigenvectors", "row 2", "length 4", "d = 3"}},
+		{"short covariance row", func(r *Reference) { r.Cov[2] = r.Cov[2][:2] }, []string{"cov", "row 3", "length 2", "d = 3"}},
+		{"covariance rows missing", func(r *Reference) { r.Cov = r.Cov[:2] }, []string{"cov", "2 rows", "d = 3"}},
+		{"ess missing", func(r *Reference) { r.ESS = nil }, []string{"ess", "0 values", "d = 3"}},
+		{"short mean", func(r *Reference) { r.Mean = r.Mean[:2] }, []string{"mean", "2 values", "d = 3"}},
+		{"zero sd", func(r *Reference) { r.SD[1] = 0 }, []string{"sd", "value 2", "positive"}},
+		{"negative eigenvalue", func(r *Reference) { r.Eigenvalues[2] = -1e-4 }, []string{"eigenvalues", "value 3", "positive"}},
+		{"no coordinates", func(r *Reference) { *r = Reference{Posterior: r.Posterior} }, []string{"theta"}},
+	} {
+		r := load()
+		tc.mutate(&r)
+		dir := t.TempDir()
+		if err := r.Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadReference(dir, name)
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: no error", tc.name)
+			continue
+		}
+		for _, w := range append(tc.want, ReferenceFile(dir, name)) {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not say %q", tc.name, err, w)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(r *Reference)
+		want   string
+	}{
+		{"NaN sd", func(r *Reference) { r.SD[0] = math.NaN() }, "sd: value 1 is NaN"},
+		{"infinite eigenvalue", func(r *Reference) { r.Eigenvalues[0] = math.Inf(1) }, "eigenvalues: value 1 is +Inf"},
+		{"NaN in an eigenvector", func(r *Reference) { r.Eigenvectors[2][1] = math.NaN() }, "eigenvectors: row 3, value 2 is NaN"},
+	} {
+		r := load()
+		tc.mutate(&r)
+		if err := r.validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

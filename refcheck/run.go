@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/ptsghmc/ptsghmc/adapt"
@@ -136,11 +137,23 @@ type Result struct {
 	// Compared with the reference, over the kept positions (every step
 	// after burn-in): the sd of each coordinate and of the projection on
 	// each reference eigenvector (largest eigenvalue first) as ratios to
-	// the reference's, and each mean's error in reference sds.
+	// the reference's, and each mean's error in reference sds. These are
+	// 2d directions only: a wrong correlation between coordinates whose
+	// reference eigenvectors do not mix them reads 1 in all of them
+	// (DirectionSD measures every direction).
 	MarginalSD, EigenSD, MeanErr []float64
+	// DirectionSD is the smallest and the largest, over every direction
+	// v, of the kept positions' sd along v as a ratio to the reference's:
+	// the square roots of the extreme eigenvalues of L^-1 S L^-T, S the
+	// kept positions' covariance and L the Cholesky factor of the
+	// reference's. Being the extremes of d whitened directions' ratios,
+	// exact draws read about 1 -+ sqrt(d/ESS), not 1 (NaN when the
+	// reference's covariance cannot be factorised).
+	DirectionSD [2]float64
 	// ESS is the smallest bulk ESS (diagnose.BulkESS) over the coordinates
 	// and the eigen-directions, of every Thin-th position after burn-in;
-	// ESSPer1000 is it per 1,000 gradient evaluations after burn-in.
+	// ESSPer1000 is it per 1,000 steps after burn-in (a minibatch step
+	// costs b/N of a full-batch gradient).
 	ESS, ESSPer1000 float64
 	Thin            int
 	// Health is the rung's health watch at the end (no windows for SGLD).
@@ -168,6 +181,12 @@ func Run(c Case, dir string, ref Reference) (Result, error) {
 	d, model, err := p.Load(dir)
 	if err != nil {
 		return Result{}, err
+	}
+	if ref.Posterior != c.Posterior {
+		return Result{}, fmt.Errorf("case %s: the reference is %s's", c.Posterior, ref.Posterior)
+	}
+	if !slices.Equal(ref.Theta, p.Theta()) {
+		return Result{}, fmt.Errorf("case %s: reference %s's coordinates %q, the posterior's %q", c.Posterior, ref.Posterior, ref.Theta, p.Theta())
 	}
 	if len(ref.Theta) != model.NumParams() {
 		return Result{}, fmt.Errorf("case %s: reference has %d coordinates, model %d", c.Posterior, len(ref.Theta), model.NumParams())
@@ -216,8 +235,8 @@ func newChain(c Case, d Design, model nn.Model) (*chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Steps <= c.burnIn() {
-		return nil, fmt.Errorf("case %s: %d steps, burn-in %d: nothing to keep", c.Posterior, c.Steps, c.burnIn())
+	if c.Steps-c.burnIn() < 2 {
+		return nil, fmt.Errorf("case %s: %d steps, burn-in %d: fewer than two positions to keep, no sd to compare", c.Posterior, c.Steps, c.burnIn())
 	}
 	phases := []driver.Phase{&driver.StepHealth{Window: c.window(), MixCoords: !c.UngradedMix, ExactGradients: batch == n, NoiseTarget: c.NoiseTarget}}
 	if c.Precond != adapt.PrecondNone || c.MassScale != adapt.MassScaleWidest {
@@ -339,7 +358,22 @@ func (ch *chain) dynamics() (float64, float64) {
 }
 
 // compare fills the ratios, mean errors and ESS from the kept positions.
+// With fewer than two positions there is no sd: every figure is NaN (which
+// WorstErrors reads as +Inf, the worst error).
 func (r *Result) compare(kept [][]float64, ref Reference, dim int) {
+	if len(kept) < 2 {
+		nan := math.NaN()
+		for j := 0; j < dim; j++ {
+			r.MarginalSD = append(r.MarginalSD, nan)
+			r.MeanErr = append(r.MeanErr, nan)
+		}
+		for range ref.Eigenvectors {
+			r.EigenSD = append(r.EigenSD, nan)
+		}
+		r.DirectionSD = [2]float64{nan, nan}
+		r.ESS = nan
+		return
+	}
 	col := func(f func(x []float64) float64) ([]float64, float64, float64) {
 		tr := make([]float64, len(kept))
 		mean := 0.0
@@ -373,6 +407,58 @@ func (r *Result) compare(kept [][]float64, ref Reference, dim int) {
 		minESS = math.Min(minESS, diagnose.BulkESS([][]float64{tr}))
 	}
 	r.ESS = minESS
+	r.DirectionSD = directionSD(kept, ref, dim)
+}
+
+// directionSD returns the smallest and the largest ratio, over every
+// direction v, of the kept positions' sd along v to the reference's:
+// sd_kept(v)^2 / sd_ref(v)^2 = v'Sv / v'Cv, whose extremes are the extreme
+// eigenvalues of L^-1 S L^-T (C = LL'). NaN when C is not positive
+// definite.
+func directionSD(kept [][]float64, ref Reference, dim int) [2]float64 {
+	nan := [2]float64{math.NaN(), math.NaN()}
+	if len(ref.Cov) != dim {
+		return nan
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(ref.covMatrix()) {
+		return nan
+	}
+	var l, lInv mat.TriDense
+	chol.LTo(&l)
+	if err := lInv.InverseTri(&l); err != nil {
+		return nan
+	}
+	cols := make([][]float64, dim)
+	for j := range cols {
+		cols[j] = make([]float64, len(kept))
+		for i, x := range kept {
+			cols[j][i] = x[j]
+		}
+	}
+	_, cov := meanCov(cols)
+	s := mat.NewDense(dim, dim, nil)
+	for a := 0; a < dim; a++ {
+		s.SetRow(a, cov[a])
+	}
+	var ls, lslt mat.Dense
+	ls.Mul(&lInv, s)
+	lslt.Mul(&ls, lInv.T())
+	whitened := mat.NewSymDense(dim, nil)
+	for a := 0; a < dim; a++ {
+		for b := a; b < dim; b++ {
+			whitened.SetSym(a, b, 0.5*(lslt.At(a, b)+lslt.At(b, a)))
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(whitened, false) {
+		return nan
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range es.Values(nil) {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	return [2]float64{math.Sqrt(math.Max(lo, 0)), math.Sqrt(math.Max(hi, 0))}
 }
 
 // Diverged reports whether the run ended by diverging.

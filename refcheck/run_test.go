@@ -44,23 +44,33 @@ func gaussianDraws(t *testing.T, ref Reference, n int, rng *rand.Rand) [][]float
 
 // TestCompare checks the harness's figures on exact draws from the
 // reference's Gaussian approximation (20,000 independent draws): every sd
-// ratio within 3% of 1 (the Monte Carlo standard error is 0.5%), every
-// mean error within 0.05 sd, the ESS about the number of draws; and on the
-// same draws widened by 20% along the softest eigen-direction alone, that
-// direction's ratio reads 1.2 and the others stay at 1.
+// ratio within 3% of 1 (the Monte Carlo standard error is 0.5%), the
+// every-direction extremes within sqrt(d/n) + 3% of 1, every mean error
+// within 0.05 sd, the ESS about the number of draws; and on the same draws
+// widened by 20% along the softest eigen-direction alone, that direction's
+// ratio and the every-direction largest read 1.2 and the others stay at 1.
+// Then on earnings, the draws with corr(beta[2], log sigma) = 0.5 (the
+// reference's is about 0) and every marginal unchanged: the 2d measured
+// directions read 1 while the every-direction extremes read about
+// sqrt(1.5) and sqrt(0.5), 22% wide and 29% narrow.
 func TestCompare(t *testing.T) {
+	const n = 20000
 	for _, name := range PosteriorNames() {
 		ref, err := LoadReference(DataDir, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		xs := gaussianDraws(t, ref, 20000, rand.New(rand.NewPCG(1, 2)))
+		xs := gaussianDraws(t, ref, n, rand.New(rand.NewPCG(1, 2)))
 		var r Result
 		r.compare(xs, ref, len(ref.Theta))
 		for j, q := range append(append([]float64(nil), r.MarginalSD...), r.EigenSD...) {
 			if math.Abs(q-1) > 0.03 {
 				t.Errorf("%s: ratio %d is %.3f on exact draws", name, j, q)
 			}
+		}
+		tol := math.Sqrt(float64(len(ref.Theta))/n) + 0.03
+		if lo, hi := r.DirectionSD[0], r.DirectionSD[1]; !(lo <= hi && lo > 1-tol && hi < 1+tol) {
+			t.Errorf("%s: every-direction sd ratios %.3f-%.3f on exact draws, expected within %.3f of 1", name, lo, hi, tol)
 		}
 		for j, m := range r.MeanErr {
 			if math.Abs(m) > 0.05 {
@@ -85,6 +95,98 @@ func TestCompare(t *testing.T) {
 		w.compare(xs, ref, len(ref.Theta))
 		if math.Abs(w.EigenSD[last]-1.2) > 0.03 || math.Abs(w.EigenSD[0]-1) > 0.03 {
 			t.Errorf("%s: widened softest direction reads %.3f (largest %.3f)", name, w.EigenSD[last], w.EigenSD[0])
+		}
+		if math.Abs(w.DirectionSD[1]-1.2) > tol {
+			t.Errorf("%s: widened softest direction: every-direction largest ratio %.3f, expected 1.2", name, w.DirectionSD[1])
+		}
+	}
+
+	// earnings: beta[2] (coordinate 1) and log sigma (coordinate 2)
+	// correlated 0.5, each marginal kept.
+	ref, err := LoadReference(DataDir, "earnings-earn_height")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rho := ref.Cov[1][2] / (ref.SD[1] * ref.SD[2]); math.Abs(rho) > 0.1 {
+		t.Fatalf("earnings: reference corr(beta[2], log sigma) %.3f, expected about 0", rho)
+	}
+	xs := gaussianDraws(t, ref, n, rand.New(rand.NewPCG(3, 4)))
+	for _, x := range xs {
+		u := (x[1] - ref.Mean[1]) / ref.SD[1]
+		w := (x[2] - ref.Mean[2]) / ref.SD[2]
+		x[2] = ref.Mean[2] + ref.SD[2]*(0.5*u+math.Sqrt(0.75)*w)
+	}
+	var r Result
+	r.compare(xs, ref, len(ref.Theta))
+	eig, marg, _ := r.WorstErrors()
+	t.Logf("earnings, corr(beta[2], log sigma) 0.5: marginal sds %.3f, eigen-direction sds %.3f, every direction %.3f-%.3f",
+		r.MarginalSD, r.EigenSD, r.DirectionSD[0], r.DirectionSD[1])
+	if eig > 0.03 || marg > 0.03 {
+		t.Errorf("earnings, correlated: worst eigen-direction sd error %.3f, marginal %.3f: expected both near 0 (the 2d directions do not see it)", eig, marg)
+	}
+	if lo, hi := r.DirectionSD[0], r.DirectionSD[1]; math.Abs(hi-math.Sqrt(1.5)) > 0.04 || math.Abs(lo-math.Sqrt(0.5)) > 0.04 {
+		t.Errorf("earnings, correlated: every-direction sd ratios %.3f-%.3f, expected about %.3f-%.3f", lo, hi, math.Sqrt(0.5), math.Sqrt(1.5))
+	}
+}
+
+// TestCompareFewDraws checks compare on fewer than two kept positions: no
+// sd to compare, so every figure is NaN (not 0/0 read as a ratio), which
+// WorstErrors reads as +Inf, and a verdict of ok on it is a false ok.
+func TestCompareFewDraws(t *testing.T) {
+	ref, err := LoadReference(DataDir, "earnings-earn_height")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kept := range [][][]float64{nil, {append([]float64(nil), ref.Mean...)}} {
+		r := Result{Health: health.Health{Windows: 1}}
+		r.compare(kept, ref, len(ref.Theta))
+		for _, v := range [][]float64{r.MarginalSD, r.EigenSD, r.MeanErr, r.DirectionSD[:], {r.ESS}} {
+			for _, x := range v {
+				if !math.IsNaN(x) {
+					t.Errorf("%d kept: figure %v, expected NaN", len(kept), x)
+				}
+			}
+		}
+		if eig, marg, mean := r.WorstErrors(); !math.IsInf(eig, 1) || !math.IsInf(marg, 1) || !math.IsInf(mean, 1) {
+			t.Errorf("%d kept: worst errors %v %v %v, expected +Inf", len(kept), eig, marg, mean)
+		}
+		if got := r.Classify(); got != ClassFalseOK {
+			t.Errorf("%d kept: ok verdict classified %q, want %q", len(kept), got, ClassFalseOK)
+		}
+	}
+}
+
+// TestRunReferenceMismatch checks that Run refuses a reference that is not
+// its posterior's (another posterior's of as many coordinates, or one whose
+// coordinates are named otherwise), naming both, before running the chain.
+func TestRunReferenceMismatch(t *testing.T) {
+	kidiq, err := LoadReference(DataDir, "kidiq-kidscore_momiq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed, err := LoadReference(DataDir, "earnings-earn_height")
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed.Theta = []string{"beta[1]", "beta[2]", "sigma"}
+	for _, tc := range []struct {
+		name string
+		ref  Reference
+		want []string
+	}{
+		{"another posterior", kidiq, []string{"earnings-earn_height", "kidiq-kidscore_momiq"}},
+		{"other coordinates", renamed, []string{`"sigma"`, `"log_sigma"`}},
+	} {
+		c := Case{Posterior: "earnings-earn_height", Kernel: "sgnht", LR: 1e-9, Steps: 20, BurnIn: 10, HealthWindow: 5}
+		_, err := Run(c, DataDir, tc.ref)
+		if err == nil {
+			t.Errorf("%s: no error", tc.name)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not name %s", tc.name, err, w)
+			}
 		}
 	}
 }
@@ -168,6 +270,29 @@ func TestRowDiverged(t *testing.T) {
 	r := Result{Case: Case{Posterior: "x", Kernel: "sgnht"}, Err: sampler.ErrDiverged}
 	if row := r.Row(); !strings.Contains(row, "diverged") {
 		t.Errorf("row %q", row)
+	}
+}
+
+// TestRowsFitHeaders checks that Row and UserRow, of a diverged run and of
+// one with figures, have their header's columns, the every-direction
+// column among them.
+func TestRowsFitHeaders(t *testing.T) {
+	columns := func(s string) int { return strings.Count(strings.SplitN(s, "\n", 2)[0], "|") }
+	figures := Result{Case: Case{Posterior: "x", Kernel: "sgnht"}, Health: health.Health{Windows: 1},
+		MarginalSD: []float64{1, 1}, EigenSD: []float64{1, 1}, MeanErr: []float64{0, 0}, DirectionSD: [2]float64{0.71, 1.22}, ESS: 100}
+	diverged := Result{Case: Case{Posterior: "x", Kernel: "sgnht"}, Err: sampler.ErrDiverged}
+	for _, r := range []Result{figures, diverged} {
+		for _, tc := range []struct{ header, row string }{{TableHeader, r.Row()}, {UserTableHeader, r.UserRow()}} {
+			if columns(tc.row) != columns(tc.header) {
+				t.Errorf("row %q does not fit its header %q", tc.row, strings.SplitN(tc.header, "\n", 2)[0])
+			}
+		}
+	}
+	if row := figures.Row(); !strings.Contains(row, "| 0.71-1.22 |") {
+		t.Errorf("row %q has no every-direction range 0.71-1.22", row)
+	}
+	if row := figures.UserRow(); !strings.Contains(row, "| 0.71-1.22 |") {
+		t.Errorf("user row %q has no every-direction range 0.71-1.22", row)
 	}
 }
 

@@ -111,12 +111,13 @@ func Recommended(ref Reference, n int) ([]Case, error) {
 }
 
 // TableHeader is the markdown header of Row's table.
-const TableHeader = `| posterior | kernel | mass | batch | lr | steps | marginal sd / ref | eigen-direction sd / ref (largest first) | worst mean error (ref sds) | ESS (per 1,000 gradients) | health (windows failed/warned of after burn-in): cause |
-|---|---|---|---:|---:|---:|---|---|---:|---:|---|`
+const TableHeader = `| posterior | kernel | mass | batch | lr | steps | marginal sd / ref | eigen-direction sd / ref (largest first) | every-direction sd / ref (min-max) | worst mean error (ref sds) | ESS (per 1,000 steps) | health (windows failed/warned of after burn-in): cause |
+|---|---|---|---:|---:|---:|---|---|---|---:|---:|---|`
 
 // Row returns the result as a row of the markdown table of TableHeader.
 // Ratios are given with the Monte Carlo standard error of an sd ratio at
-// the chain's ESS, 1/sqrt(2 ESS).
+// the chain's ESS, 1/sqrt(2 ESS) (the bulk ESS); the every-direction
+// range (DirectionSD) has no such error: its noise is about sqrt(d/ESS).
 func (r Result) Row() string {
 	c := r.Case
 	mass := c.Precond.String()
@@ -136,15 +137,12 @@ func (r Result) Row() string {
 		if r.Diverged() {
 			msg = "diverged: " + firstClause(msg)
 		}
-		return lead + " - | - | - | - | " + msg + " |"
+		return lead + " - | - | - | - | - | " + msg + " |"
 	}
 	se := 1 / math.Sqrt(2*math.Max(r.ESS, 1))
-	worstMean := 0.0
-	for _, m := range r.MeanErr {
-		worstMean = math.Max(worstMean, math.Abs(m))
-	}
-	return fmt.Sprintf("%s %s | %s | %.2f | %.0f (%.3g) | %s |", lead, rangeOf(r.MarginalSD, se), list(r.EigenSD, se),
-		worstMean, r.ESS, r.ESSPer1000, r.HealthText())
+	_, _, worstMean := r.WorstErrors()
+	return fmt.Sprintf("%s %s | %s | %.2f-%.2f | %.2f | %.0f (%.3g) | %s |", lead, rangeOf(r.MarginalSD, se), list(r.EigenSD, se),
+		r.DirectionSD[0], r.DirectionSD[1], worstMean, r.ESS, r.ESSPer1000, r.HealthText())
 }
 
 // HealthText is the health check's verdict in a few words: the worst
