@@ -1,0 +1,100 @@
+package onnx_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/onnx"
+)
+
+// refusal is a graph the import must refuse with an error of one line
+// naming the file (net.onnx) and holding every string of want.
+type refusal struct {
+	name string
+	m    *onnx.Model
+	want []string
+}
+
+// checkRefusals encodes, decodes and imports every case's graph and
+// checks its error.
+func checkRefusals(t *testing.T, cases []refusal) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := onnx.Decode(c.m.Marshal())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = onnx.Import("net.onnx", m)
+			if err == nil {
+				t.Fatal("imported")
+			}
+			msg := err.Error()
+			t.Log(msg)
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error of more than one line")
+			}
+			for _, w := range append(c.want, "onnx net.onnx: ") {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error lacks %q", w)
+				}
+			}
+		})
+	}
+}
+
+// editMLP returns smallMLP edited by edit.
+func editMLP(rng *rand.Rand, edit func(m *onnx.Model)) *onnx.Model {
+	m := smallMLP(rng)
+	edit(m)
+	return m
+}
+
+// TestIntsHugeDims checks that an integer tensor whose dims claim more
+// values than its data hold is an error before anything of the claimed
+// size is allocated: dims [2147483647] and no data, some 20 bytes of
+// protobuf, must not make the import allocate 16 GiB.
+func TestIntsHugeDims(t *testing.T) {
+	huge := []int64{math.MaxInt32}
+	for _, c := range []struct {
+		t    *onnx.Tensor
+		want string
+	}{
+		{&onnx.Tensor{Name: "no data", Dims: huge, DataType: onnx.TypeInt64}, "0 int64 values for dims [2147483647]"},
+		{&onnx.Tensor{Name: "raw", Dims: huge, DataType: onnx.TypeInt64, RawData: make([]byte, 8)}, "8 bytes of raw data"},
+		{&onnx.Tensor{Name: "int32", Dims: huge, DataType: onnx.TypeInt32, Int32Data: []int32{1}}, "1 int32 values"},
+		{&onnx.Tensor{Name: "bool", Dims: []int64{math.MaxInt32 / 2, 2}, DataType: onnx.TypeBool}, "0 bool values"},
+	} {
+		t.Run(c.t.Name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := c.t.Ints()
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `"`+c.t.Name+`"`) {
+				t.Errorf("got %v, want an error naming the tensor with %q", err, c.want)
+			}
+			if d := after.TotalAlloc - before.TotalAlloc; d > 1<<20 {
+				t.Errorf("%d bytes allocated for a tensor of no data", d)
+			}
+		})
+	}
+}
+
+// TestImportHugeIntTensors checks that an integer initialiser or Constant
+// of huge dims and no data is refused (not allocated) at import.
+func TestImportHugeIntTensors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	huge := &onnx.Tensor{Name: "huge", Dims: []int64{math.MaxInt32}, DataType: onnx.TypeInt64}
+	checkRefusals(t, []refusal{
+		{"initialiser", editMLP(rng, func(m *onnx.Model) {
+			m.Graph.Initializers = append(m.Graph.Initializers, huge)
+		}), []string{`initialiser tensor "huge"`, "0 int64 values for dims [2147483647]"}},
+		{"Constant", editMLP(rng, func(m *onnx.Model) {
+			c := node("Constant", "const", nil, []string{"k"}, &onnx.Attribute{Name: "value", Type: onnx.AttrTensor, T: huge})
+			m.Graph.Nodes = append([]*onnx.Node{c}, m.Graph.Nodes...)
+		}), []string{`node "const" (Constant)`, "0 int64 values for dims [2147483647]"}},
+	})
+}
