@@ -967,6 +967,12 @@ func (b *builder) pool(n *Node, a attrs) error {
 	if err != nil {
 		return err
 	}
+	// A pad wider than half the kernel makes windows of padding alone (a
+	// max of none: -MaxFloat, an argmax of -1 that Gorgonia's backward
+	// indexes); PyTorch refuses it too.
+	if 2*p[0] > k[0] || 2*p[1] > k[1] {
+		return b.nodeError(n, "pads %v with kernel_shape %v: a pad wider than half the kernel makes windows of padding alone; expected pads of at most [%d, %d]", []int{p[0], p[1], p[0], p[1]}, k, k[0]/2, k[1]/2)
+	}
 	sh := x.Shape()
 	if sh[2]+2*p[0] < k[0] || sh[3]+2*p[1] < k[1] {
 		return b.nodeError(n, "kernel %v does not fit the %dx%d input (pads %v)", k, sh[2], sh[3], p)

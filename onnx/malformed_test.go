@@ -98,3 +98,37 @@ func TestImportHugeIntTensors(t *testing.T) {
 		}), []string{`node "const" (Constant)`, "0 int64 values for dims [2147483647]"}},
 	})
 }
+
+// poolNet is x [N, 1, 4, 4] -> op of attributes a -> Flatten -> MatMul
+// of a [16, 10] weight.
+func poolNet(rng *rand.Rand, op string, a ...*onnx.Attribute) *onnx.Model {
+	return model([]*onnx.Node{
+		node(op, "pool", []string{"x"}, []string{"p"}, a...),
+		node("Flatten", "flat", []string{"p"}, []string{"f"}),
+		node("MatMul", "fc", []string{"f", "w"}, []string{"z"}),
+	}, []*onnx.Tensor{floatInit("w", []int64{16, 10}, rng, 1)}, []*onnx.ValueInfo{input("x", 0, 1, 4, 4)}, "z")
+}
+
+// TestImportPoolPadding checks that pooling padded by more than half its
+// kernel, which makes windows of padding alone, is refused, and that
+// padding by half the kernel, as PyTorch allows, is imported.
+func TestImportPoolPadding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	checkRefusals(t, []refusal{
+		{"max pooling padded as wide as the kernel", poolNet(rng, "MaxPool", ints("kernel_shape", 2, 2), ints("pads", 2, 2, 2, 2), ints("strides", 2, 2)),
+			[]string{`node "pool" (MaxPool)`, "pads [2 2 2 2] with kernel_shape [2 2]", "at most [1, 1]"}},
+		{"average pooling padded as wide as the kernel", poolNet(rng, "AveragePool", ints("kernel_shape", 2, 2), ints("pads", 2, 2, 2, 2), ints("strides", 2, 2)),
+			[]string{`node "pool" (AveragePool)`, "pads [2 2 2 2] with kernel_shape [2 2]"}},
+		{"a 1x1 window padded by 1", poolNet(rng, "MaxPool", ints("kernel_shape", 1, 1), ints("pads", 1, 1, 1, 1)),
+			[]string{`node "pool" (MaxPool)`, "pads [1 1 1 1] with kernel_shape [1 1]"}},
+	})
+	// 4x4, kernel 2, pads 1, strides 2 -> 3x3
+	m := model([]*onnx.Node{
+		node("MaxPool", "pool", []string{"x"}, []string{"p"}, ints("kernel_shape", 2, 2), ints("pads", 1, 1, 1, 1), ints("strides", 2, 2)),
+		node("Flatten", "flat", []string{"p"}, []string{"f"}),
+		node("MatMul", "fc", []string{"f", "w"}, []string{"z"}),
+	}, []*onnx.Tensor{floatInit("w", []int64{9, 10}, rng, 1)}, []*onnx.ValueInfo{input("x", 0, 1, 4, 4)}, "z")
+	if _, err := onnx.Import("net.onnx", m); err != nil {
+		t.Errorf("pads of half the kernel: %v", err)
+	}
+}
