@@ -196,10 +196,15 @@ func newNetwork(name string, m *Model) (*Network, error) {
 	if in.Shape[0].Param == "" && in.Shape[0].Value > 0 {
 		net.fixedN = in.Shape[0].Value
 	}
+	per := 1 // values per example, checked before each product so it cannot wrap
 	for _, d := range in.Shape[1:] {
 		if d.Value <= 0 {
 			return nil, fmt.Errorf("onnx %s: input %q has shape %s: the dimensions after the batch must be numbers", name, in.Name, dimsString(in.Shape))
 		}
+		if d.Value > int64(math.MaxInt32/per) {
+			return nil, fmt.Errorf("onnx %s: input %q has shape %s: more than %d values per example", name, in.Name, dimsString(in.Shape), math.MaxInt32)
+		}
+		per *= int(d.Value)
 		net.inShape = append(net.inShape, int(d.Value))
 	}
 	// A Softmax or LogSoftmax that makes the output is stripped: the
@@ -1054,10 +1059,15 @@ func (b *builder) reshape(n *Node, a attrs) error {
 		case v == -1 && t[0] != -1 && free < 0:
 			free = i
 			continue
-		case v > 0:
+		case v > 0 && v <= int64(per):
 			rest[i] = int(v)
+		case v > 0:
+			return b.nodeError(n, "target shape %s: dimension %d is larger than the %d values per example of the input %v", intsString(t), v, per, []int(x.Shape()))
 		default:
 			return b.nodeError(n, "target shape %s: expected one -1 at most, and the example's dimensions known", intsString(t))
+		}
+		if rest[i] > 0 && known > per/rest[i] { // known*rest[i] > per, without the product (which can wrap)
+			return b.nodeError(n, "target shape %s holds more than the %d values per example of the input %v", intsString(t), per, []int(x.Shape()))
 		}
 		known *= rest[i]
 	}

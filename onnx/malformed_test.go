@@ -132,3 +132,25 @@ func TestImportPoolPadding(t *testing.T) {
 		t.Errorf("pads of half the kernel: %v", err)
 	}
 }
+
+// TestImportSizeWraps checks that sizes whose products wrap in int64
+// (4611686018427388100 x 4 is 784) are refused: an input of more than
+// MaxInt32 values per example, a Reshape to dimensions larger than the
+// example.
+func TestImportSizeWraps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const wrap = 4611686018427388100
+	checkRefusals(t, []refusal{
+		{"input shape", model([]*onnx.Node{
+			node("Flatten", "flat", []string{"x"}, []string{"f"}),
+			node("MatMul", "fc", []string{"f", "w"}, []string{"z"}),
+		}, []*onnx.Tensor{floatInit("w", []int64{784, 10}, rng, 1)}, []*onnx.ValueInfo{input("x", 0, wrap, 4)}, "z"),
+			[]string{`input "x" has shape [N, 4611686018427388100, 4]`, "more than 2147483647 values per example"}},
+		{"reshape", model([]*onnx.Node{
+			node("Reshape", "view", []string{"x", "target"}, []string{"r"}),
+			node("Flatten", "flat", []string{"r"}, []string{"f"}),
+			node("MatMul", "fc", []string{"f", "w"}, []string{"z"}),
+		}, []*onnx.Tensor{intInit("target", 0, wrap, 4), floatInit("w", []int64{784, 10}, rng, 1)}, []*onnx.ValueInfo{input("x", 0, 784)}, "z"),
+			[]string{`node "view" (Reshape)`, "dimension 4611686018427388100 is larger than the 784 values per example"}},
+	})
+}
