@@ -306,6 +306,7 @@ type value struct {
 	ints    []int64
 	intDims []int64
 	isInts  bool
+	unread  *Tensor // an initialiser of an element type the import does not read (float16, int16, ...)
 }
 
 // builder builds one graph of the network.
@@ -355,6 +356,8 @@ func (net *Network) build(batch int, dt tensor.Dtype, p nn.PriorConfig) (g *nn.G
 				return nil, nil, fmt.Errorf("onnx %s: initialiser %w", net.name, err)
 			}
 			b.vals[name] = value{ints: v, intDims: t.Dims, isInts: true}
+		default: // recorded, so that a node using it says what it is
+			b.vals[name] = value{unread: t}
 		}
 	}
 	var cur *Node
@@ -414,6 +417,9 @@ func (b *builder) in(n *Node, i int) (value, error) {
 	v, ok := b.vals[n.Inputs[i]]
 	if !ok {
 		return value{}, b.nodeError(n, "input %q is made by no earlier node, initialiser or graph input", n.Inputs[i])
+	}
+	if v.unread != nil {
+		return value{}, b.nodeError(n, "initialiser %q is %s: expected float or double (weights), or int64, int32, int8, uint8 or bool (shapes)", n.Inputs[i], typeName(v.unread.DataType))
 	}
 	return v, nil
 }

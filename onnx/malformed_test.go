@@ -154,3 +154,26 @@ func TestImportSizeWraps(t *testing.T) {
 			[]string{`node "view" (Reshape)`, "dimension 4611686018427388100 is larger than the 784 values per example"}},
 	})
 }
+
+// TestImportUnreadTypes checks that a node using an initialiser of an
+// element type the import does not read says so, rather than that no
+// node makes it.
+func TestImportUnreadTypes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	checkRefusals(t, []refusal{
+		{"float16 weights", editMLP(rng, func(m *onnx.Model) {
+			w := m.Graph.Initializers[0]
+			w.DataType, w.FloatData, w.RawData = 10, nil, make([]byte, 2*5*12)
+		}), []string{`node "fc1" (Gemm)`, `initialiser "w1" is float16: expected float or double`}},
+		{"bfloat16 bias", editMLP(rng, func(m *onnx.Model) {
+			b := m.Graph.Initializers[1]
+			b.DataType, b.FloatData, b.RawData = 16, nil, make([]byte, 2*5)
+		}), []string{`node "fc1" (Gemm)`, `initialiser "b1" is bfloat16: expected float or double`}},
+		{"uint64 shape", model([]*onnx.Node{
+			node("Reshape", "view", []string{"x", "target"}, []string{"r"}),
+			node("MatMul", "fc", []string{"r", "w"}, []string{"z"}),
+		}, []*onnx.Tensor{{Name: "target", Dims: []int64{2}, DataType: 13, RawData: make([]byte, 16)}, floatInit("w", []int64{12, 10}, rng, 1)},
+			[]*onnx.ValueInfo{input("x", 0, 12)}, "z"),
+			[]string{`node "view" (Reshape)`, `initialiser "target" is uint64`}},
+	})
+}

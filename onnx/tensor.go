@@ -23,8 +23,22 @@ func typeName(t int32) string {
 		return "bool"
 	case TypeDouble:
 		return "double"
+	case 4:
+		return "uint16"
+	case 5:
+		return "int16"
+	case 8:
+		return "string"
 	case 10:
 		return "float16"
+	case 12:
+		return "uint32"
+	case 13:
+		return "uint64"
+	case 14:
+		return "complex64"
+	case 15:
+		return "complex128"
 	case 16:
 		return "bfloat16"
 	}
