@@ -828,7 +828,8 @@ func (b *builder) add(n *Node) error {
 		return b.nodeError(n, "input %q is not an activation or an initialiser", n.Inputs[bi])
 	}
 	// A bias: [N] (or [1, N]) on [batch, N], or [C, 1, 1] (or [1, C, 1,
-	// 1], or [C]) on [batch, C, H, W] per channel.
+	// 1]) on [batch, C, H, W] per channel. A [C] on [batch, C, H, W] is
+	// refused: ONNX broadcasts it along the last axis (W), not per channel.
 	s := x.Shape()
 	dims := bv.init.Dims
 	for len(dims) > 1 && dims[0] == 1 && len(dims) >= len(s) {
@@ -842,7 +843,14 @@ func (b *builder) add(n *Node) error {
 	case len(s) == 4 && len(dims) == 3 && int(dims[0]) == s[1] && dims[1] == 1 && dims[2] == 1:
 		pattern, size = []byte{0, 2, 3}, s[1]
 	default:
-		return b.nodeError(n, "adds initialiser %q of dims %v to activations of %v per example: expected a bias, [%d] on [N, %d] or [C, 1, 1] per channel on [N, C, H, W]", n.Inputs[bi], bv.init.Dims, []int(s[1:]), s[len(s)-1], s[len(s)-1])
+		want := "[K] on [N, K], or [C, 1, 1] per channel on [N, C, H, W]"
+		switch len(s) {
+		case 2:
+			want = fmt.Sprintf("[%d] on [N, %d]", s[1], s[1])
+		case 4: // the channels are s[1]
+			want = fmt.Sprintf("[%d, 1, 1] per channel on [N, %d, H, W]", s[1], s[1])
+		}
+		return b.nodeError(n, "adds initialiser %q of dims %v to activations of %v per example: expected a bias, %s", n.Inputs[bi], bv.init.Dims, []int(s[1:]), want)
 	}
 	bias, err := b.weight(n, bi, []int{size}, false, true, xv.fanIn)
 	if err != nil {

@@ -177,3 +177,18 @@ func TestImportUnreadTypes(t *testing.T) {
 			[]string{`node "view" (Reshape)`, `initialiser "target" is uint64`}},
 	})
 }
+
+// TestImportBiasPerChannel checks that a [C] bias on [N, C, H, W] (which
+// ONNX adds along W) is refused with the channel count in the message.
+func TestImportBiasPerChannel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	// x [N, 1, 5, 5] -> Conv (2 channels) -> [N, 2, 3, 3]
+	checkRefusals(t, []refusal{{"a [C] bias", model([]*onnx.Node{
+		node("Conv", "conv", []string{"x", "cw"}, []string{"c"}),
+		node("Add", "bias", []string{"c", "cb"}, []string{"cz"}),
+		node("Flatten", "flat", []string{"cz"}, []string{"f"}),
+		node("MatMul", "fc", []string{"f", "w"}, []string{"z"}),
+	}, []*onnx.Tensor{floatInit("cw", []int64{2, 1, 3, 3}, rng, 1), floatInit("cb", []int64{2}, rng, 1), floatInit("w", []int64{18, 10}, rng, 1)},
+		[]*onnx.ValueInfo{input("x", 0, 1, 5, 5)}, "z"),
+		[]string{`node "bias" (Add)`, "of dims [2] to activations of [2 3 3] per example", "expected a bias, [2, 1, 1] per channel on [N, 2, H, W]"}}})
+}
