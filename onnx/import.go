@@ -517,33 +517,66 @@ func (b *builder) set(n *Node, v value) error {
 	return nil
 }
 
-// attrs is a node's attributes by name.
-type attrs map[string]*Attribute
+// attrs is a node's attributes by name, read by the helpers below. Each
+// helper reads an attribute of one type (an int, a float, ints, a
+// string, a tensor) and takes one of another type for absent, recording
+// the first such in err; node reports it.
+type attrs struct {
+	byName map[string]*Attribute
+	err    *error
+}
 
 func attrsOf(n *Node) attrs {
-	a := attrs{}
+	a := attrs{byName: map[string]*Attribute{}, err: new(error)}
 	for _, at := range n.Attributes {
-		a[at.Name] = at
+		a.byName[at.Name] = at
 	}
 	return a
 }
 
+// attrTypeNames are AttributeProto.AttributeType's names.
+var attrTypeNames = map[int32]string{0: "UNDEFINED", AttrFloat: "FLOAT", AttrInt: "INT", AttrString: "STRING", AttrTensor: "TENSOR",
+	AttrGraph: "GRAPH", AttrFloats: "FLOATS", AttrInts: "INTS", AttrStrings: "STRINGS"}
+
+func attrTypeName(t int32) string {
+	if s, ok := attrTypeNames[t]; ok {
+		return s
+	}
+	return fmt.Sprintf("type %d", t)
+}
+
+// get returns the attribute called name when the node has it with type
+// want; one of another type is recorded in a.err.
+func (a attrs) get(name string, want int32) (*Attribute, bool) {
+	at, ok := a.byName[name]
+	if !ok {
+		return nil, false
+	}
+	if at.Type != want {
+		if *a.err == nil {
+			*a.err = fmt.Errorf("attribute %q is of type %s: expected %s", name, attrTypeName(at.Type), attrTypeName(want))
+		}
+		return nil, false
+	}
+	return at, true
+}
+
 func (a attrs) int(name string, def int64) int64 {
-	if at, ok := a[name]; ok {
+	if at, ok := a.get(name, AttrInt); ok {
 		return at.I
 	}
 	return def
 }
 
 func (a attrs) float(name string, def float32) float32 {
-	if at, ok := a[name]; ok {
+	if at, ok := a.get(name, AttrFloat); ok {
 		return at.F
 	}
 	return def
 }
 
 func (a attrs) ints(name string) ([]int64, bool) {
-	at, ok := a[name]
+	at, ok := a.get(name, AttrInts)
 	if !ok {
 		return nil, false
 	}
@@ -551,18 +584,28 @@ func (a attrs) ints(name string) ([]int64, bool) {
 }
 
 func (a attrs) str(name, def string) string {
-	if at, ok := a[name]; ok {
+	if at, ok := a.get(name, AttrString); ok {
 		return string(at.S)
 	}
 	return def
 }
 
-// node builds one ONNX node.
+// node builds one ONNX node. An attribute of another type than the one
+// its operator reads is the node's error, before any other.
 func (b *builder) node(n *Node) error {
 	if n.Domain != "" && n.Domain != "ai.onnx" {
 		return b.nodeError(n, "operator of domain %q: only ONNX's own operators are supported", n.Domain)
 	}
 	a := attrsOf(n)
+	err := b.op(n, a)
+	if *a.err != nil {
+		return b.nodeError(n, "%v", *a.err)
+	}
+	return err
+}
+
+// op builds node n of attributes a by its operator.
+func (b *builder) op(n *Node, a attrs) error {
 	switch n.OpType {
 	case "Gemm":
 		return b.gemm(n, a)
@@ -933,7 +976,7 @@ func (b *builder) conv(n *Node, a attrs) error {
 	s, ok1 := pairs(a, "strides", 1)
 	d, ok2 := pairs(a, "dilations", 1)
 	if !ok1 || !ok2 {
-		return b.nodeError(n, "strides %v, dilations %v: expected two positive values each", a["strides"], a["dilations"])
+		return b.nodeError(n, "strides %v, dilations %v: expected two positive values each", a.byName["strides"], a.byName["dilations"])
 	}
 	p, err := b.pads(n, a, k, s, d)
 	if err != nil {
@@ -977,7 +1020,7 @@ func (b *builder) pool(n *Node, a attrs) error {
 	s, ok1 := pairs(a, "strides", 1)
 	d, ok2 := pairs(a, "dilations", 1)
 	if !ok1 || !ok2 || d[0] != 1 || d[1] != 1 {
-		return b.nodeError(n, "strides %v, dilations %v: expected positive strides and no dilation", a["strides"], a["dilations"])
+		return b.nodeError(n, "strides %v, dilations %v: expected positive strides and no dilation", a.byName["strides"], a.byName["dilations"])
 	}
 	if a.int("ceil_mode", 0) != 0 {
 		return b.nodeError(n, "ceil_mode 1: only floor mode (ceil_mode 0) is supported")
@@ -1001,7 +1044,7 @@ func (b *builder) pool(n *Node, a attrs) error {
 		y, err = G.MaxPool2D(x, tensor.Shape{k[0], k[1]}, p, s)
 	} else {
 		if p[0] != 0 || p[1] != 0 {
-			return b.nodeError(n, "pads %v: only unpadded average pooling is supported", a["pads"])
+			return b.nodeError(n, "pads %v: only unpadded average pooling is supported", a.byName["pads"])
 		}
 		y, err = b.avgPool(x, k, s)
 	}
@@ -1115,7 +1158,7 @@ func intsString(t []int64) string {
 }
 
 func (b *builder) constant(n *Node, a attrs) error {
-	if at, ok := a["value"]; ok && at.T != nil {
+	if at, ok := a.get("value", AttrTensor); ok && at.T != nil {
 		t := at.T
 		switch {
 		case t.isFloat():
@@ -1132,11 +1175,11 @@ func (b *builder) constant(n *Node, a attrs) error {
 		}
 		return b.nodeError(n, "value of element type %s: expected numbers", typeName(t.DataType))
 	}
-	if at, ok := a["value_int"]; ok {
+	if at, ok := a.get("value_int", AttrInt); ok {
 		return b.set(n, value{ints: []int64{at.I}, isInts: true})
 	}
-	if at, ok := a["value_ints"]; ok {
-		return b.set(n, value{ints: at.Ints, intDims: []int64{int64(len(at.Ints))}, isInts: true})
+	if v, ok := a.ints("value_ints"); ok {
+		return b.set(n, value{ints: v, intDims: []int64{int64(len(v))}, isInts: true})
 	}
 	return b.nodeError(n, "no integer or tensor value (value, value_int, value_ints): other constants are not supported")
 }

@@ -192,3 +192,26 @@ func TestImportBiasPerChannel(t *testing.T) {
 		[]*onnx.ValueInfo{input("x", 0, 1, 5, 5)}, "z"),
 		[]string{`node "bias" (Add)`, "of dims [2] to activations of [2 3 3] per example", "expected a bias, [2, 1, 1] per channel on [N, 2, H, W]"}}})
 }
+
+// TestImportAttributeTypes checks that an attribute of another type than
+// its operator's is refused, naming the node and the attribute, rather
+// than read as its default (a float transB read as 0).
+func TestImportAttributeTypes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	checkRefusals(t, []refusal{
+		{"transB as a float", editMLP(rng, func(m *onnx.Model) {
+			m.Graph.Nodes[0].Attributes = []*onnx.Attribute{{Name: "transB", Type: onnx.AttrFloat, F: 1}}
+		}), []string{`node "fc1" (Gemm)`, `attribute "transB" is of type FLOAT: expected INT`}},
+		{"alpha as an int", editMLP(rng, func(m *onnx.Model) {
+			m.Graph.Nodes[0].Attributes = append(m.Graph.Nodes[0].Attributes, intAttr("alpha", 1))
+		}), []string{`node "fc1" (Gemm)`, `attribute "alpha" is of type INT: expected FLOAT`}},
+		{"pads as an int", poolNet(rng, "MaxPool", ints("kernel_shape", 2, 2), intAttr("pads", 0)),
+			[]string{`node "pool" (MaxPool)`, `attribute "pads" is of type INT: expected INTS`}},
+		{"auto_pad as ints", poolNet(rng, "MaxPool", ints("kernel_shape", 2, 2), ints("auto_pad", 1)),
+			[]string{`node "pool" (MaxPool)`, `attribute "auto_pad" is of type INTS: expected STRING`}},
+		{"a Constant's value_ints as an int", editMLP(rng, func(m *onnx.Model) {
+			c := node("Constant", "const", nil, []string{"k"}, intAttr("value_ints", 3))
+			m.Graph.Nodes = append([]*onnx.Node{c}, m.Graph.Nodes...)
+		}), []string{`node "const" (Constant)`, `attribute "value_ints" is of type INT: expected INTS`}},
+	})
+}
