@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/ptsghmc/ptsghmc/onnx"
 )
 
@@ -214,4 +216,30 @@ func TestImportAttributeTypes(t *testing.T) {
 			m.Graph.Nodes = append([]*onnx.Node{c}, m.Graph.Nodes...)
 		}), []string{`node "const" (Constant)`, `attribute "value_ints" is of type INT: expected INTS`}},
 	})
+}
+
+// TestDecodeValueInfoPath checks that an error in a graph's input or
+// output names its place in its own list (output[0] after two inputs).
+func TestDecodeValueInfoPath(t *testing.T) {
+	good := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "v")
+	bad := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 7) // a name of the wrong wire type
+	value := func(g []byte, field protowire.Number, vi []byte) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(g, field, protowire.BytesType), vi)
+	}
+	for _, c := range []struct {
+		name string
+		g    []byte
+		want string
+	}{
+		{"output after two inputs", value(value(value(nil, 11, good), 11, good), 12, bad), "ModelProto.graph.output[0].name"},
+		{"second input after two outputs", value(value(value(value(nil, 12, good), 12, good), 11, good), 11, bad), "ModelProto.graph.input[1].name"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := protowire.AppendBytes(protowire.AppendTag(nil, 7, protowire.BytesType), c.g)
+			_, err := onnx.Decode(b)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error at %s", err, c.want)
+			}
+		})
+	}
 }
