@@ -91,8 +91,9 @@ func IsModelPath(name string) bool { return strings.HasSuffix(strings.ToLower(na
 // name (the path when name is empty): its graph with a categorical
 // likelihood, the prior p on every weight and bias (its precision times
 // the layer's fan-in with p.FanIn), and the file's weights and digest
-// (nn.Model.Weights, SHA256). Every error is one line naming the file and,
-// for a node at fault, the node.
+// (nn.Model.Weights, SHA256). p.Classes is not used: the file fixes the
+// output layer. Every error is one line naming the file and, for a node
+// at fault, the node.
 func Load(path, name string, p nn.PriorConfig) (nn.Model, error) {
 	m, digest, err := ReadFile(path)
 	if err != nil {
