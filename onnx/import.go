@@ -91,8 +91,9 @@ func IsModelPath(name string) bool { return strings.HasSuffix(strings.ToLower(na
 // name (the path when name is empty): its graph with a categorical
 // likelihood, the prior p on every weight and bias (its precision times
 // the layer's fan-in with p.FanIn), and the file's weights and digest
-// (nn.Model.Weights, SHA256). Every error is one line naming the file and,
-// for a node at fault, the node.
+// (nn.Model.Weights, SHA256). p.Classes is not used: the file fixes the
+// output layer. Every error is one line naming the file and, for a node
+// at fault, the node.
 func Load(path, name string, p nn.PriorConfig) (nn.Model, error) {
 	m, digest, err := ReadFile(path)
 	if err != nil {
@@ -196,10 +197,15 @@ func newNetwork(name string, m *Model) (*Network, error) {
 	if in.Shape[0].Param == "" && in.Shape[0].Value > 0 {
 		net.fixedN = in.Shape[0].Value
 	}
+	per := 1 // values per example, checked before each product so it cannot wrap
 	for _, d := range in.Shape[1:] {
 		if d.Value <= 0 {
 			return nil, fmt.Errorf("onnx %s: input %q has shape %s: the dimensions after the batch must be numbers", name, in.Name, dimsString(in.Shape))
 		}
+		if d.Value > int64(math.MaxInt32/per) {
+			return nil, fmt.Errorf("onnx %s: input %q has shape %s: more than %d values per example", name, in.Name, dimsString(in.Shape), math.MaxInt32)
+		}
+		per *= int(d.Value)
 		net.inShape = append(net.inShape, int(d.Value))
 	}
 	// A Softmax or LogSoftmax that makes the output is stripped: the
@@ -301,6 +307,7 @@ type value struct {
 	ints    []int64
 	intDims []int64
 	isInts  bool
+	unread  *Tensor // an initialiser of an element type the import does not read (float16, int16, ...)
 }
 
 // builder builds one graph of the network.
@@ -350,6 +357,8 @@ func (net *Network) build(batch int, dt tensor.Dtype, p nn.PriorConfig) (g *nn.G
 				return nil, nil, fmt.Errorf("onnx %s: initialiser %w", net.name, err)
 			}
 			b.vals[name] = value{ints: v, intDims: t.Dims, isInts: true}
+		default: // recorded, so that a node using it says what it is
+			b.vals[name] = value{unread: t}
 		}
 	}
 	var cur *Node
@@ -409,6 +418,9 @@ func (b *builder) in(n *Node, i int) (value, error) {
 	v, ok := b.vals[n.Inputs[i]]
 	if !ok {
 		return value{}, b.nodeError(n, "input %q is made by no earlier node, initialiser or graph input", n.Inputs[i])
+	}
+	if v.unread != nil {
+		return value{}, b.nodeError(n, "initialiser %q is %s: expected float or double (weights), or int64, int32, int8, uint8 or bool (shapes)", n.Inputs[i], typeName(v.unread.DataType))
 	}
 	return v, nil
 }
@@ -506,33 +518,66 @@ func (b *builder) set(n *Node, v value) error {
 	return nil
 }
 
-// attrs is a node's attributes by name.
-type attrs map[string]*Attribute
+// attrs is a node's attributes by name, read by the helpers below. Each
+// helper reads an attribute of one type (an int, a float, ints, a
+// string, a tensor) and takes one of another type for absent, recording
+// the first such in err; node reports it.
+type attrs struct {
+	byName map[string]*Attribute
+	err    *error
+}
 
 func attrsOf(n *Node) attrs {
-	a := attrs{}
+	a := attrs{byName: map[string]*Attribute{}, err: new(error)}
 	for _, at := range n.Attributes {
-		a[at.Name] = at
+		a.byName[at.Name] = at
 	}
 	return a
 }
 
+// attrTypeNames are AttributeProto.AttributeType's names.
+var attrTypeNames = map[int32]string{0: "UNDEFINED", AttrFloat: "FLOAT", AttrInt: "INT", AttrString: "STRING", AttrTensor: "TENSOR",
+	AttrGraph: "GRAPH", AttrFloats: "FLOATS", AttrInts: "INTS", AttrStrings: "STRINGS"}
+
+func attrTypeName(t int32) string {
+	if s, ok := attrTypeNames[t]; ok {
+		return s
+	}
+	return fmt.Sprintf("type %d", t)
+}
+
+// get returns the attribute called name when the node has it with type
+// want; one of another type is recorded in a.err.
+func (a attrs) get(name string, want int32) (*Attribute, bool) {
+	at, ok := a.byName[name]
+	if !ok {
+		return nil, false
+	}
+	if at.Type != want {
+		if *a.err == nil {
+			*a.err = fmt.Errorf("attribute %q is of type %s: expected %s", name, attrTypeName(at.Type), attrTypeName(want))
+		}
+		return nil, false
+	}
+	return at, true
+}
+
 func (a attrs) int(name string, def int64) int64 {
-	if at, ok := a[name]; ok {
+	if at, ok := a.get(name, AttrInt); ok {
 		return at.I
 	}
 	return def
 }
 
 func (a attrs) float(name string, def float32) float32 {
-	if at, ok := a[name]; ok {
+	if at, ok := a.get(name, AttrFloat); ok {
 		return at.F
 	}
 	return def
 }
 
 func (a attrs) ints(name string) ([]int64, bool) {
-	at, ok := a[name]
+	at, ok := a.get(name, AttrInts)
 	if !ok {
 		return nil, false
 	}
@@ -540,18 +585,28 @@ func (a attrs) ints(name string) ([]int64, bool) {
 }
 
 func (a attrs) str(name, def string) string {
-	if at, ok := a[name]; ok {
+	if at, ok := a.get(name, AttrString); ok {
 		return string(at.S)
 	}
 	return def
 }
 
-// node builds one ONNX node.
+// node builds one ONNX node. An attribute of another type than the one
+// its operator reads is the node's error, before any other.
 func (b *builder) node(n *Node) error {
 	if n.Domain != "" && n.Domain != "ai.onnx" {
 		return b.nodeError(n, "operator of domain %q: only ONNX's own operators are supported", n.Domain)
 	}
 	a := attrsOf(n)
+	err := b.op(n, a)
+	if *a.err != nil {
+		return b.nodeError(n, "%v", *a.err)
+	}
+	return err
+}
+
+// op builds node n of attributes a by its operator.
+func (b *builder) op(n *Node, a attrs) error {
 	switch n.OpType {
 	case "Gemm":
 		return b.gemm(n, a)
@@ -817,7 +872,8 @@ func (b *builder) add(n *Node) error {
 		return b.nodeError(n, "input %q is not an activation or an initialiser", n.Inputs[bi])
 	}
 	// A bias: [N] (or [1, N]) on [batch, N], or [C, 1, 1] (or [1, C, 1,
-	// 1], or [C]) on [batch, C, H, W] per channel.
+	// 1]) on [batch, C, H, W] per channel. A [C] on [batch, C, H, W] is
+	// refused: ONNX broadcasts it along the last axis (W), not per channel.
 	s := x.Shape()
 	dims := bv.init.Dims
 	for len(dims) > 1 && dims[0] == 1 && len(dims) >= len(s) {
@@ -831,7 +887,14 @@ func (b *builder) add(n *Node) error {
 	case len(s) == 4 && len(dims) == 3 && int(dims[0]) == s[1] && dims[1] == 1 && dims[2] == 1:
 		pattern, size = []byte{0, 2, 3}, s[1]
 	default:
-		return b.nodeError(n, "adds initialiser %q of dims %v to activations of %v per example: expected a bias, [%d] on [N, %d] or [C, 1, 1] per channel on [N, C, H, W]", n.Inputs[bi], bv.init.Dims, []int(s[1:]), s[len(s)-1], s[len(s)-1])
+		want := "[K] on [N, K], or [C, 1, 1] per channel on [N, C, H, W]"
+		switch len(s) {
+		case 2:
+			want = fmt.Sprintf("[%d] on [N, %d]", s[1], s[1])
+		case 4: // the channels are s[1]
+			want = fmt.Sprintf("[%d, 1, 1] per channel on [N, %d, H, W]", s[1], s[1])
+		}
+		return b.nodeError(n, "adds initialiser %q of dims %v to activations of %v per example: expected a bias, %s", n.Inputs[bi], bv.init.Dims, []int(s[1:]), want)
 	}
 	bias, err := b.weight(n, bi, []int{size}, false, true, xv.fanIn)
 	if err != nil {
@@ -914,7 +977,7 @@ func (b *builder) conv(n *Node, a attrs) error {
 	s, ok1 := pairs(a, "strides", 1)
 	d, ok2 := pairs(a, "dilations", 1)
 	if !ok1 || !ok2 {
-		return b.nodeError(n, "strides %v, dilations %v: expected two positive values each", a["strides"], a["dilations"])
+		return b.nodeError(n, "strides %v, dilations %v: expected two positive values each", a.byName["strides"], a.byName["dilations"])
 	}
 	p, err := b.pads(n, a, k, s, d)
 	if err != nil {
@@ -958,7 +1021,7 @@ func (b *builder) pool(n *Node, a attrs) error {
 	s, ok1 := pairs(a, "strides", 1)
 	d, ok2 := pairs(a, "dilations", 1)
 	if !ok1 || !ok2 || d[0] != 1 || d[1] != 1 {
-		return b.nodeError(n, "strides %v, dilations %v: expected positive strides and no dilation", a["strides"], a["dilations"])
+		return b.nodeError(n, "strides %v, dilations %v: expected positive strides and no dilation", a.byName["strides"], a.byName["dilations"])
 	}
 	if a.int("ceil_mode", 0) != 0 {
 		return b.nodeError(n, "ceil_mode 1: only floor mode (ceil_mode 0) is supported")
@@ -966,6 +1029,12 @@ func (b *builder) pool(n *Node, a attrs) error {
 	p, err := b.pads(n, a, k, s, []int{1, 1})
 	if err != nil {
 		return err
+	}
+	// A pad wider than half the kernel makes windows of padding alone (a
+	// max of none: -MaxFloat, an argmax of -1 that Gorgonia's backward
+	// indexes); PyTorch refuses it too.
+	if 2*p[0] > k[0] || 2*p[1] > k[1] {
+		return b.nodeError(n, "pads %v with kernel_shape %v: a pad wider than half the kernel makes windows of padding alone; expected pads of at most [%d, %d]", []int{p[0], p[1], p[0], p[1]}, k, k[0]/2, k[1]/2)
 	}
 	sh := x.Shape()
 	if sh[2]+2*p[0] < k[0] || sh[3]+2*p[1] < k[1] {
@@ -976,7 +1045,7 @@ func (b *builder) pool(n *Node, a attrs) error {
 		y, err = G.MaxPool2D(x, tensor.Shape{k[0], k[1]}, p, s)
 	} else {
 		if p[0] != 0 || p[1] != 0 {
-			return b.nodeError(n, "pads %v: only unpadded average pooling is supported", a["pads"])
+			return b.nodeError(n, "pads %v: only unpadded average pooling is supported", a.byName["pads"])
 		}
 		y, err = b.avgPool(x, k, s)
 	}
@@ -1048,10 +1117,15 @@ func (b *builder) reshape(n *Node, a attrs) error {
 		case v == -1 && t[0] != -1 && free < 0:
 			free = i
 			continue
-		case v > 0:
+		case v > 0 && v <= int64(per):
 			rest[i] = int(v)
+		case v > 0:
+			return b.nodeError(n, "target shape %s: dimension %d is larger than the %d values per example of the input %v", intsString(t), v, per, []int(x.Shape()))
 		default:
 			return b.nodeError(n, "target shape %s: expected one -1 at most, and the example's dimensions known", intsString(t))
+		}
+		if rest[i] > 0 && known > per/rest[i] { // known*rest[i] > per, without the product (which can wrap)
+			return b.nodeError(n, "target shape %s holds more than the %d values per example of the input %v", intsString(t), per, []int(x.Shape()))
 		}
 		known *= rest[i]
 	}
@@ -1085,7 +1159,7 @@ func intsString(t []int64) string {
 }
 
 func (b *builder) constant(n *Node, a attrs) error {
-	if at, ok := a["value"]; ok && at.T != nil {
+	if at, ok := a.get("value", AttrTensor); ok && at.T != nil {
 		t := at.T
 		switch {
 		case t.isFloat():
@@ -1102,11 +1176,11 @@ func (b *builder) constant(n *Node, a attrs) error {
 		}
 		return b.nodeError(n, "value of element type %s: expected numbers", typeName(t.DataType))
 	}
-	if at, ok := a["value_int"]; ok {
+	if at, ok := a.get("value_int", AttrInt); ok {
 		return b.set(n, value{ints: []int64{at.I}, isInts: true})
 	}
-	if at, ok := a["value_ints"]; ok {
-		return b.set(n, value{ints: at.Ints, intDims: []int64{int64(len(at.Ints))}, isInts: true})
+	if v, ok := a.ints("value_ints"); ok {
+		return b.set(n, value{ints: v, intDims: []int64{int64(len(v))}, isInts: true})
 	}
 	return b.nodeError(n, "no integer or tensor value (value, value_int, value_ints): other constants are not supported")
 }

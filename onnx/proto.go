@@ -342,11 +342,11 @@ func decodeGraph(m message) (*Graph, error) {
 			}
 			g.Initializers = append(g.Initializers, t)
 		case 11, 12:
-			name := "input"
+			name, i := "input", len(g.Inputs)
 			if num == 12 {
-				name = "output"
+				name, i = "output", len(g.Outputs)
 			}
-			vi, err := decodeValueInfo(m.sub(v, at, fmt.Sprintf("%s[%d]", name, len(g.Inputs)+len(g.Outputs))))
+			vi, err := decodeValueInfo(m.sub(v, at, fmt.Sprintf("%s[%d]", name, i)))
 			if err != nil {
 				return err
 			}

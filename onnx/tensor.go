@@ -23,8 +23,22 @@ func typeName(t int32) string {
 		return "bool"
 	case TypeDouble:
 		return "double"
+	case 4:
+		return "uint16"
+	case 5:
+		return "int16"
+	case 8:
+		return "string"
 	case 10:
 		return "float16"
+	case 12:
+		return "uint32"
+	case 13:
+		return "uint64"
+	case 14:
+		return "complex64"
+	case 15:
+		return "complex128"
 	case 16:
 		return "bfloat16"
 	}
@@ -123,12 +137,26 @@ func (t *Tensor) Ints() ([]int64, error) {
 	if width == 0 {
 		return nil, fmt.Errorf("tensor %q: element type %s: expected integers", t.Name, typeName(t.DataType))
 	}
-	out := make([]int64, n)
+	// The count is checked before anything is allocated: dims claim up to
+	// MaxInt32 values whatever the data hold, and a file of a few bytes
+	// must not make the import allocate gigabytes.
 	switch {
 	case t.RawData != nil:
 		if len(t.RawData) != width*n {
 			return nil, fmt.Errorf("tensor %q: %d bytes of raw data for %v %s values (%d bytes expected)", t.Name, len(t.RawData), t.Dims, typeName(t.DataType), width*n)
 		}
+	case t.DataType == TypeInt64:
+		if len(t.Int64Data) != n {
+			return nil, fmt.Errorf("tensor %q: %d int64 values for dims %v (%d expected)", t.Name, len(t.Int64Data), t.Dims, n)
+		}
+	default: // int32_data holds the narrower types
+		if len(t.Int32Data) != n {
+			return nil, fmt.Errorf("tensor %q: %d %s values for dims %v (%d expected)", t.Name, len(t.Int32Data), typeName(t.DataType), t.Dims, n)
+		}
+	}
+	out := make([]int64, n)
+	switch {
+	case t.RawData != nil:
 		for i := range out {
 			switch t.DataType {
 			case TypeInt64:
@@ -142,14 +170,8 @@ func (t *Tensor) Ints() ([]int64, error) {
 			}
 		}
 	case t.DataType == TypeInt64:
-		if len(t.Int64Data) != n {
-			return nil, fmt.Errorf("tensor %q: %d int64 values for dims %v (%d expected)", t.Name, len(t.Int64Data), t.Dims, n)
-		}
 		copy(out, t.Int64Data)
-	default: // int32_data holds the narrower types
-		if len(t.Int32Data) != n {
-			return nil, fmt.Errorf("tensor %q: %d %s values for dims %v (%d expected)", t.Name, len(t.Int32Data), typeName(t.DataType), t.Dims, n)
-		}
+	default:
 		for i, v := range t.Int32Data {
 			out[i] = int64(v)
 		}

@@ -2,6 +2,7 @@ package runspec
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,6 +51,24 @@ func TestClassesModel(t *testing.T) {
 	c.Classes = []int{3, 3}
 	if err := c.Validate(DefaultSetup()); err == nil {
 		t.Error("classes 3,3 validated")
+	}
+}
+
+// TestClassesONNX checks that --classes with an ONNX model whose output
+// layer has other than that many classes says plainly that --classes does
+// not apply to it, and that the model still fits data of its own classes.
+func TestClassesONNX(t *testing.T) {
+	c := DefaultConfig()
+	c.Model, c.Arch = filepath.Join("..", "onnx", "testdata", "tiny_mlp.onnx"), ""
+	if _, err := c.NNModel(DefaultSetup().Models, 784, 10); err != nil {
+		t.Fatalf("all classes: %v", err)
+	}
+	c.Classes = []int{0, 1}
+	_, err := c.NNModel(DefaultSetup().Models, 784, 2)
+	for _, want := range []string{"has 10 outputs, but --classes 0,1 trains 2 classes", "--classes does not apply to an ONNX model"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--classes 0,1 with a 10-class ONNX model: %v, want an error with %q", err, want)
+		}
 	}
 }
 

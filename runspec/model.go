@@ -92,6 +92,11 @@ func (c Config) ModelFits(m nn.Model, features, classes int) error {
 		sizes[len(sizes)-1] = classes
 		return fmt.Errorf("arch %s has %d outputs, but --classes %s trains %d classes: the last width must be %d (--arch %s)", c.Arch, m.Outputs, FormatClasses(c.Classes), classes, classes, nn.Spec{Sizes: sizes}.Arch())
 	}
+	if len(c.Classes) > 0 && m.Outputs != classes && onnx.IsModelPath(c.Model) {
+		// an ONNX file fixes its output layer: nn.PriorConfig.Classes
+		// resizes a registered model's, not a file's
+		return fmt.Errorf("model %s has %d outputs, but --classes %s trains %d classes: --classes does not apply to an ONNX model, whose output layer the file fixes (export a network of %d outputs, or train on all classes)", m.Name, m.Outputs, FormatClasses(c.Classes), classes, classes)
+	}
 	if !m.OneHot || !m.Logits || m.Outputs != classes {
 		return fmt.Errorf("model %s is not a classifier of the data's %d classes (%d outputs)", m.Name, classes, m.Outputs)
 	}
