@@ -562,6 +562,19 @@ func (a attrs) get(name string, want int32) (*Attribute, bool) {
 	return at, true
 }
 
+// show prints attribute name's integers for an error message ("absent",
+// or its type when it holds none).
+func (a attrs) show(name string) string {
+	at, ok := a.byName[name]
+	switch {
+	case !ok:
+		return "absent"
+	case at.Type == AttrInts:
+		return fmt.Sprint(at.Ints)
+	}
+	return "of type " + attrTypeName(at.Type)
+}
+
 func (a attrs) int(name string, def int64) int64 {
 	if at, ok := a.get(name, AttrInt); ok {
 		return at.I
@@ -977,7 +990,7 @@ func (b *builder) conv(n *Node, a attrs) error {
 	s, ok1 := pairs(a, "strides", 1)
 	d, ok2 := pairs(a, "dilations", 1)
 	if !ok1 || !ok2 {
-		return b.nodeError(n, "strides %v, dilations %v: expected two positive values each", a.byName["strides"], a.byName["dilations"])
+		return b.nodeError(n, "strides %s, dilations %s: expected two positive values each", a.show("strides"), a.show("dilations"))
 	}
 	p, err := b.pads(n, a, k, s, d)
 	if err != nil {
@@ -1021,7 +1034,7 @@ func (b *builder) pool(n *Node, a attrs) error {
 	s, ok1 := pairs(a, "strides", 1)
 	d, ok2 := pairs(a, "dilations", 1)
 	if !ok1 || !ok2 || d[0] != 1 || d[1] != 1 {
-		return b.nodeError(n, "strides %v, dilations %v: expected positive strides and no dilation", a.byName["strides"], a.byName["dilations"])
+		return b.nodeError(n, "strides %s, dilations %s: expected positive strides and no dilation", a.show("strides"), a.show("dilations"))
 	}
 	if a.int("ceil_mode", 0) != 0 {
 		return b.nodeError(n, "ceil_mode 1: only floor mode (ceil_mode 0) is supported")
@@ -1045,7 +1058,7 @@ func (b *builder) pool(n *Node, a attrs) error {
 		y, err = G.MaxPool2D(x, tensor.Shape{k[0], k[1]}, p, s)
 	} else {
 		if p[0] != 0 || p[1] != 0 {
-			return b.nodeError(n, "pads %v: only unpadded average pooling is supported", a.byName["pads"])
+			return b.nodeError(n, "pads %v: only unpadded average pooling is supported", p)
 		}
 		y, err = b.avgPool(x, k, s)
 	}

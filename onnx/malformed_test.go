@@ -243,3 +243,18 @@ func TestDecodeValueInfoPath(t *testing.T) {
 		})
 	}
 }
+
+// TestImportStridesMessage checks that a refused pooling's strides and
+// dilations are printed as the file holds them (the attribute's struct
+// was printed before, "&{...}").
+func TestImportStridesMessage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	checkRefusals(t, []refusal{
+		{"three strides", poolNet(rng, "MaxPool", ints("kernel_shape", 2, 2), ints("strides", 2, 2, 2)),
+			[]string{`node "pool" (MaxPool)`, "strides [2 2 2], dilations absent: expected positive strides and no dilation"}},
+		{"dilated pooling", poolNet(rng, "MaxPool", ints("kernel_shape", 2, 2), ints("dilations", 2, 2)),
+			[]string{"strides absent, dilations [2 2]: expected"}},
+		{"dilations of another type", poolNet(rng, "MaxPool", ints("kernel_shape", 2, 2), intAttr("dilations", 2)),
+			[]string{`attribute "dilations" is of type INT: expected INTS`}},
+	})
+}
