@@ -71,7 +71,10 @@ func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
 // chains with samples at their last checkpoint, and each chain is read up
 // to its last checkpoint's count (a run train still writes, as eval reads
 // it; rundir.ScanChain); a chain with no sample in the window is an error
-// saying which samples it has. The archive holds:
+// saying which samples it has. Runs of different models, sample
+// precisions, temperatures or classes (train --classes, in output order)
+// are refused with an error naming both runs: the test images, their
+// labels and the temperature are the first run's. The archive holds:
 //
 //   - one array per learnable (the Layout of the runs' model), named after
 //     it, of shape [samples, shape...], in the stored precision;
@@ -260,7 +263,8 @@ func (a *npzArrays) write(path string, sum *Summary) error {
 }
 
 // inspectRuns expands runs into the chains to export (rundir.PoolDirs),
-// checks that they hold samples of one model in one precision, counts
+// checks that they hold samples of one model in one precision, sampled at
+// one temperature on the same classes (in the same output order), counts
 // each chain's samples in sum.Window, and records the chains, their
 // statuses, counts and precision in sum; it returns the chains' statuses,
 // the model and the engine its predictions are computed on.
@@ -275,6 +279,7 @@ func inspectRuns(runs []string, sum *Summary) ([]rundir.ChainStatus, nn.Model, a
 		return nil, model, engine, err
 	}
 	sum.Status = all
+	var first runspec.Config // the first chain's configuration
 	for i, s := range chains {
 		dir := s.Dir
 		cfg, err := rundir.ReadRunConfig(dir)
@@ -294,7 +299,12 @@ func inspectRuns(runs []string, sum *Summary) ([]rundir.ChainStatus, nn.Model, a
 			return nil, model, engine, err
 		}
 		if i == 0 {
-			model, sum.DType, engine = m, h.DType, cfg.RunEngine(m)
+			model, sum.DType, engine, first = m, h.DType, cfg.RunEngine(m), cfg
+		} else if err := runspec.CheckSameClasses(chains[0].Dir, first.Classes, dir, cfg.Classes); err != nil {
+			// the labels of the test images and the meaning of each output are the first run's
+			return nil, model, engine, fmt.Errorf("export: %w", err)
+		} else if t, t0 := cfg.PosteriorTemperature(), first.PosteriorTemperature(); t != t0 {
+			return nil, model, engine, fmt.Errorf("export: run %s sampled at temperature %g, run %s at %g: cannot export posteriors of different temperatures together", dir, t, chains[0].Dir, t0)
 		} else if rundir.SamplesModel(m) != rundir.SamplesModel(model) {
 			return nil, model, engine, fmt.Errorf("export: run %s has model %s (%s), run %s has %s (%s): cannot export together", dir, m.Name, m.Layout, chains[0].Dir, model.Name, model.Layout)
 		} else if h.DType != sum.DType {

@@ -81,12 +81,22 @@ func trainRun(t *testing.T, chains, steps int) (string, *datasets.Dataset) {
 // trainRunLogging is trainRun with a metrics line every logEvery steps.
 func trainRunLogging(t *testing.T, chains, steps, logEvery int) (string, *datasets.Dataset) {
 	t.Helper()
+	return trainRunWith(t, chains, steps, logEvery, nil)
+}
+
+// trainRunWith is trainRunLogging with the configuration changed by edit
+// (when not nil) before training.
+func trainRunWith(t *testing.T, chains, steps, logEvery int, edit func(*runspec.Config)) (string, *datasets.Dataset) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	data, _ := datasets.SyntheticImages(300, 16, 3, rng)
 	test, _ := datasets.SyntheticImages(40, 16, 3, rng)
 	cfg := runspec.DefaultConfig()
 	cfg.Arch, cfg.Validation, cfg.Chains = "16-8-3", 0, chains
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.LogEvery = steps, 100, 20, 32, logEvery
+	if edit != nil {
+		edit(&cfg)
+	}
 	dir := filepath.Join(t.TempDir(), "run")
 	run, err := train.NewChains(dir, cfg, true, runspec.DefaultSetup().WithTrain(data))
 	if err != nil {
