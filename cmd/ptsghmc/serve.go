@@ -46,7 +46,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.maxBody, "max-body", 0, "most bytes in one request body (more: 413; 0: room for --max-images images as JSON)")
 	fs.IntVar(&f.batchImages, "batch-images", serve.DefaultBatchImages, "most images of concurrent requests merged into one ensemble pass (1: one pass per request)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "longest time to read a request, body included")
-	fs.DurationVar(&f.writeTimeout, "write-timeout", 2*time.Minute, "longest time from the end of a request's headers to the end of its answer (queue and ensemble pass included)")
+	fs.DurationVar(&f.writeTimeout, "write-timeout", 2*time.Minute, "longest time from the end of a request's headers to the end of its answer (queue and ensemble pass included): a request still waiting for its pass at this less a margin (a tenth, 0.1 to 2 s) is answered 503 (0: no limit)")
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", time.Minute, "on SIGTERM or SIGINT, how long requests in flight may take to finish")
 }
 
@@ -104,7 +104,8 @@ flags:`)
 	// the resident memory is the samples' and the evaluator's.
 	debug.FreeOSMemory()
 	holdMemory()
-	srv, err := serve.New(post, serve.Options{Limits: serve.Limits{MaxImages: f.maxImages, MaxBody: f.maxBody, BatchImages: f.batchImages}})
+	srv, err := serve.New(post, serve.Options{Limits: serve.Limits{MaxImages: f.maxImages, MaxBody: f.maxBody, BatchImages: f.batchImages},
+		WriteTimeout: f.writeTimeout})
 	if err != nil {
 		return err
 	}
