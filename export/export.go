@@ -3,10 +3,10 @@ package export
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 
 	"codeberg.org/sbinet/npyio/npz"
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -323,19 +323,15 @@ func inspectRuns(runs []string, sum *Summary) ([]rundir.ChainStatus, nn.Model, a
 }
 
 // exampleLogLik returns log p(y_i | x_i, theta) for every example of the
-// ensemble's data.
+// ensemble's data: the log-softmax of the label's logit, unclipped (a
+// log-likelihood far below log(1e-300) is kept, as LOO and WAIC need).
 func exampleLogLik(ens *evaluate.Ensemble, theta []float64) ([]float64, error) {
-	// The ensemble computes each sample's probabilities into Last; its
-	// running sums are not used here.
+	// The ensemble computes each sample's log-likelihoods into LastLogLik;
+	// its running sums are not used here.
 	if err := ens.Add(theta); err != nil {
 		return nil, err
 	}
-	d := ens.Data
-	ll := make([]float64, d.N)
-	for i, y := range d.Labels {
-		ll[i] = math.Log(math.Max(ens.Last[i*d.Classes+y], 1e-300))
-	}
-	return ll, nil
+	return slices.Clone(ens.LastLogLik), nil
 }
 
 // withSampleAxis returns flat (n samples of row-major arrays of shape) as
