@@ -88,7 +88,8 @@ func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
 //
 // The samples are held in memory (the size of the samples files; the peak
 // resident memory was about twice that for a 383 MB samples file). The
-// archive is written to a temporary file renamed to path once complete.
+// archive is written in a new private directory next to path (os.MkdirTemp)
+// and renamed to path once complete and flushed to disk.
 func NPZWith(path string, runs []string, data *datasets.Dataset, opt NPZOptions) (*Summary, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("export: no runs")
@@ -214,19 +215,42 @@ func scanDraws(s rundir.ChainStatus, w rundir.Window, n int, keep func(step int,
 	return steps, nil
 }
 
-// write writes the arrays to the archive at path: to a temporary file,
-// renamed to path once complete.
+// write writes the arrays to the archive at path: to a staging directory
+// next to it, renamed to path once complete and flushed to disk.
 func (a *npzArrays) write(path string, sum *Summary) error {
-	tmp := path + ".tmp"
-	w, err := npz.Create(tmp)
+	st, err := newStaging(path)
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		return err
 	}
-	fail := func(err error) error {
-		w.Close()
-		os.Remove(tmp)
+	if err := a.writeFile(st.path, sum); err != nil {
+		st.remove()
 		return fmt.Errorf("export %s: %w", path, err)
 	}
+	if err := st.commit(); err != nil {
+		return fmt.Errorf("export %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeFile writes the archive to a new file name.
+func (a *npzArrays) writeFile(name string, sum *Summary) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	w := npz.NewWriter(f) // Close flushes the archive, not f
+	err = a.writeArrays(w, sum)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeArrays writes the arrays to the archive w.
+func (a *npzArrays) writeArrays(w *npz.Writer, sum *Summary) error {
 	for i, l := range sum.Learnables {
 		var v any
 		if a.f32 {
@@ -235,7 +259,7 @@ func (a *npzArrays) write(path string, sum *Summary) error {
 			v = withSampleAxis(a.bufs64[i], a.total, l.Shape)
 		}
 		if err := w.Write(l.Name+".npy", v); err != nil {
-			return fail(err)
+			return err
 		}
 	}
 	type entry struct {
@@ -248,16 +272,8 @@ func (a *npzArrays) write(path string, sum *Summary) error {
 	}
 	for _, e := range entries {
 		if err := w.Write(e.name+".npy", e.v); err != nil {
-			return fail(err)
+			return err
 		}
-	}
-	if err := w.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("export %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("export: %w", err)
 	}
 	return nil
 }

@@ -143,8 +143,9 @@ type ZarrSummary struct {
 // and the posterior also name the runs and their settings (and the
 // window, from_step and to_step, when one is set). ArviZ needs
 // equal chains: each contributes its first DrawsPerChain draws, the
-// shortest chain's count. The store is written next to path and renamed
-// to it once complete; an existing path is refused.
+// shortest chain's count. The store is written in a new private directory
+// next to path (os.MkdirTemp) and renamed to path once complete and its
+// files flushed to disk; an existing path is refused.
 func Zarr(path string, runs []string, data *datasets.Dataset, opt ZarrOptions) (*ZarrSummary, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("export: no runs")
@@ -176,16 +177,17 @@ func Zarr(path string, runs []string, data *datasets.Dataset, opt ZarrOptions) (
 	if err != nil {
 		return nil, err
 	}
-	tmp := path + ".tmp"
-	os.RemoveAll(tmp)
+	st, err := newStaging(path)
+	if err != nil {
+		return nil, err
+	}
 	w := &idWriter{sum: sum, sel: sel, cfg: cfg, opt: opt, data: data, ens: ens, chains: chains}
-	if err := w.write(tmp); err != nil {
-		os.RemoveAll(tmp)
+	if err := w.write(st.path); err != nil {
+		st.remove()
 		return nil, fmt.Errorf("export %s: %w", path, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("export: %w", err)
+	if err := st.commit(); err != nil {
+		return nil, fmt.Errorf("export %s: %w", path, err)
 	}
 	return sum, nil
 }
