@@ -30,6 +30,10 @@ const (
 	// log-likelihood in log_likelihood, along the dimension Example.
 	Observed = "y"
 	Example  = "example"
+	// WindowThin is the root's and the posterior's attribute of the
+	// thinning the export applied (ZarrOptions.Window.Thin, export
+	// --thin; left out at 0); their attribute thin is the run's.
+	WindowThin = "window_thin"
 )
 
 // ParamSelection is the part of each sample InferenceData's posterior
@@ -141,7 +145,8 @@ type ZarrSummary struct {
 // Every group has chain and draw coordinates and the attributes
 // created_at, inference_library and inference_library_version; the root
 // and the posterior also name the runs and their settings (and the
-// window, from_step and to_step, when one is set). ArviZ needs
+// window, from_step, to_step and WindowThin, each when set; their thin is
+// the run's). ArviZ needs
 // equal chains: each contributes its first DrawsPerChain draws, the
 // shortest chain's count. The store is written in a new private directory
 // next to path (os.MkdirTemp) and renamed to path once complete and its
@@ -242,13 +247,21 @@ func (w *idWriter) runAttrs() (map[string]any, error) {
 	}
 	a["draws_note"] = fmt.Sprintf("each chain's first %d draws%s (the shortest chain's count); draws are kept samples after burn-in, every thin steps", w.sum.DrawsPerChain, window)
 	// the window's own JSON keys (from_step, to_step, each left out at 0),
-	// as eval --json and serve's /v1/model write them
+	// as eval --json and serve's /v1/model write them, but for its thin
+	// (export --thin), window_thin: thin is the run's
 	wj, err := json.Marshal(w.sum.Window)
+	var win map[string]any
 	if err == nil {
-		err = json.Unmarshal(wj, &a)
+		err = json.Unmarshal(wj, &win)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("export: step window: %w", err)
+	}
+	for k, v := range win {
+		if k == "thin" {
+			k = WindowThin
+		}
+		a[k] = v
 	}
 	return a, nil
 }
