@@ -134,8 +134,9 @@ type ZarrSummary struct {
 //     dimensions (chain, draw, NAME_dim_0, ...), flat ranges as Theta
 //     (chain, draw, ThetaIndex), in the samples' stored precision;
 //   - sample_stats (chain, draw): step, and from the metrics line at or
-//     before each draw's step (the first line for a draw taken before it;
-//     the line's step is metrics_step): the minibatch
+//     before each draw's step among those the chain's last checkpoint
+//     vouches for (rundir.ReadMetricsUpTo; the first line for a draw
+//     taken before it; the line's step is metrics_step): the minibatch
 //     potential U~ (potential_energy), p'p/2 (kinetic_energy), their sum
 //     (energy), lp = -U~/T, the thermostat xi and the temperature T;
 //   - with data: log_likelihood, Observed (chain, draw, Example) =
@@ -455,7 +456,9 @@ func (w *idWriter) sampleStats(steps [][]int64) error {
 	lines := make([][]rundir.MetricsLine, c)
 	mstep := make([][]int64, c)
 	for ci, dir := range w.sum.Chains {
-		all, err := rundir.ReadMetrics(dir)
+		// the lines the chain's checkpoint vouches for: a chain still
+		// training may have a half-written last line
+		all, err := rundir.ReadMetricsUpTo(dir, w.chains[ci].MetricsBytes)
 		if err != nil {
 			return err
 		}
