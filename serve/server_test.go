@@ -217,7 +217,7 @@ func TestBadInput(t *testing.T) {
 		{"IDX with trailing bytes", "POST", "/v1/predict", "application/octet-stream", string(idx) + "xyz", 400, "3 more after it"},
 		{"IDX gzip", "POST", "/v1/predict", "application/octet-stream", "\x1f\x8b\x08\x00", 400, "gzip-compressed"},
 		{"IDX of one dimension", "POST", "/v1/predict", "application/octet-stream", string([]byte{0, 0, 8, 1, 0, 0, 0, 2, 1, 2}), 400, "expected images (count, rows[, cols])"},
-		{"IDX of no images", "POST", "/v1/predict", "application/octet-stream", string([]byte{0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 4}), 400, "empty batch"},
+		{"IDX of no images", "POST", "/v1/predict", "application/octet-stream", string([]byte{0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 4}), 400, "empty batch: the IDX of dimensions [0 4 4] declares 0 images"},
 		{"IDX NaN", "POST", "/v1/predict", "application/octet-stream", string(nanIDX), 400, "image 0, value 3: NaN is outside [0, 1]"},
 		{"GET predict", "GET", "/v1/predict", "", "", 405, "method GET: /v1/predict takes POST"},
 		{"POST model", "POST", "/v1/model", "application/json", "{}", 405, "takes GET"},
