@@ -103,6 +103,11 @@ type Ensemble struct {
 	Ent   []float64 // sum over samples of the entropy of p(. | x_i, theta_s)
 	Count int
 	Last  []float64 // the last sample's probabilities
+	// LastLogLik is the last sample's log p(y_i | x_i, theta) of each
+	// example's label y_i: z_y - logsumexp(z) of its logits z, unclipped
+	// (the log of Last's probability can underflow to -Inf); NaN for an
+	// example without a label in [0, Classes).
+	LastLogLik []float64
 
 	pred    *autodiff.Predictor   // an MLP's (or a VM graph's) logits, batch by batch
 	pool    *autodiff.ForwardPool // a compiled graph's logits, all the sets of a pass at once (nil: pred)
@@ -155,7 +160,7 @@ func newModelEnsemble(engine autodiff.Engine, model nn.Model, data *datasets.Dat
 	}
 	k := data.Classes
 	e := &Ensemble{Data: data, Model: model, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
-		Last: make([]float64, data.N*k)}
+		Last: make([]float64, data.N*k), LastLogLik: make([]float64, data.N)}
 	if pooled {
 		pool, err := autodiff.NewForwardPool(engine, model, poolBatch, autodiff.Float32, autodiff.PoolWorkers())
 		if err != nil {
@@ -290,7 +295,8 @@ func (e *Ensemble) addEach(each func(f func(i int, z []float64)) error) error {
 }
 
 // accumulate adds example i's probabilities under one sample, from its
-// logits z, to the sums (and writes them into Last).
+// logits z, to the sums (and writes them into Last, and its label's
+// log-probability into LastLogLik).
 func (e *Ensemble) accumulate(i int, z []float64) {
 	k := e.Data.Classes
 	lse := autodiff.LogSumExp(z)
@@ -304,6 +310,13 @@ func (e *Ensemble) accumulate(i int, z []float64) {
 		}
 	}
 	e.Ent[i] += h
+	ll := math.NaN()
+	if i < len(e.Data.Labels) {
+		if y := e.Data.Labels[i]; y >= 0 && y < k {
+			ll = z[y] - lse
+		}
+	}
+	e.LastLogLik[i] = ll
 }
 
 // forwardMACs returns the multiply-adds of one example's forward pass of

@@ -579,7 +579,7 @@ func (p *pooling) summarise() error {
 func (e *Ensemble) sibling(data *datasets.Dataset) *Ensemble {
 	k := data.Classes
 	return &Ensemble{Data: data, Model: e.Model, Spec: e.Spec, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
-		Last: make([]float64, data.N*k), pred: e.pred, pool: e.pool, threads: e.threads}
+		Last: make([]float64, data.N*k), LastLogLik: make([]float64, data.N), pred: e.pred, pool: e.pool, threads: e.threads}
 }
 
 // scoreBaselines pools the baseline runs (each a run directory or a run of

@@ -3,10 +3,10 @@ package export
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 
 	"codeberg.org/sbinet/npyio/npz"
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -71,7 +71,10 @@ func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
 // chains with samples at their last checkpoint, and each chain is read up
 // to its last checkpoint's count (a run train still writes, as eval reads
 // it; rundir.ScanChain); a chain with no sample in the window is an error
-// saying which samples it has. The archive holds:
+// saying which samples it has. Runs of different models, sample
+// precisions, temperatures or classes (train --classes, in output order)
+// are refused with an error naming both runs: the test images, their
+// labels and the temperature are the first run's. The archive holds:
 //
 //   - one array per learnable (the Layout of the runs' model), named after
 //     it, of shape [samples, shape...], in the stored precision;
@@ -85,7 +88,8 @@ func NPZ(path string, runs []string, data *datasets.Dataset) (*Summary, error) {
 //
 // The samples are held in memory (the size of the samples files; the peak
 // resident memory was about twice that for a 383 MB samples file). The
-// archive is written to a temporary file renamed to path once complete.
+// archive is written in a new private directory next to path (os.MkdirTemp)
+// and renamed to path once complete and flushed to disk.
 func NPZWith(path string, runs []string, data *datasets.Dataset, opt NPZOptions) (*Summary, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("export: no runs")
@@ -211,19 +215,42 @@ func scanDraws(s rundir.ChainStatus, w rundir.Window, n int, keep func(step int,
 	return steps, nil
 }
 
-// write writes the arrays to the archive at path: to a temporary file,
-// renamed to path once complete.
+// write writes the arrays to the archive at path: to a staging directory
+// next to it, renamed to path once complete and flushed to disk.
 func (a *npzArrays) write(path string, sum *Summary) error {
-	tmp := path + ".tmp"
-	w, err := npz.Create(tmp)
+	st, err := newStaging(path)
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		return err
 	}
-	fail := func(err error) error {
-		w.Close()
-		os.Remove(tmp)
+	if err := a.writeFile(st.path, sum); err != nil {
+		st.remove()
 		return fmt.Errorf("export %s: %w", path, err)
 	}
+	if err := st.commit(); err != nil {
+		return fmt.Errorf("export %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeFile writes the archive to a new file name.
+func (a *npzArrays) writeFile(name string, sum *Summary) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	w := npz.NewWriter(f) // Close flushes the archive, not f
+	err = a.writeArrays(w, sum)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeArrays writes the arrays to the archive w.
+func (a *npzArrays) writeArrays(w *npz.Writer, sum *Summary) error {
 	for i, l := range sum.Learnables {
 		var v any
 		if a.f32 {
@@ -232,7 +259,7 @@ func (a *npzArrays) write(path string, sum *Summary) error {
 			v = withSampleAxis(a.bufs64[i], a.total, l.Shape)
 		}
 		if err := w.Write(l.Name+".npy", v); err != nil {
-			return fail(err)
+			return err
 		}
 	}
 	type entry struct {
@@ -245,22 +272,15 @@ func (a *npzArrays) write(path string, sum *Summary) error {
 	}
 	for _, e := range entries {
 		if err := w.Write(e.name+".npy", e.v); err != nil {
-			return fail(err)
+			return err
 		}
-	}
-	if err := w.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("export %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("export: %w", err)
 	}
 	return nil
 }
 
 // inspectRuns expands runs into the chains to export (rundir.PoolDirs),
-// checks that they hold samples of one model in one precision, counts
+// checks that they hold samples of one model in one precision, sampled at
+// one temperature on the same classes (in the same output order), counts
 // each chain's samples in sum.Window, and records the chains, their
 // statuses, counts and precision in sum; it returns the chains' statuses,
 // the model and the engine its predictions are computed on.
@@ -275,6 +295,7 @@ func inspectRuns(runs []string, sum *Summary) ([]rundir.ChainStatus, nn.Model, a
 		return nil, model, engine, err
 	}
 	sum.Status = all
+	var first runspec.Config // the first chain's configuration
 	for i, s := range chains {
 		dir := s.Dir
 		cfg, err := rundir.ReadRunConfig(dir)
@@ -294,7 +315,12 @@ func inspectRuns(runs []string, sum *Summary) ([]rundir.ChainStatus, nn.Model, a
 			return nil, model, engine, err
 		}
 		if i == 0 {
-			model, sum.DType, engine = m, h.DType, cfg.RunEngine(m)
+			model, sum.DType, engine, first = m, h.DType, cfg.RunEngine(m), cfg
+		} else if err := runspec.CheckSameClasses(chains[0].Dir, first.Classes, dir, cfg.Classes); err != nil {
+			// the labels of the test images and the meaning of each output are the first run's
+			return nil, model, engine, fmt.Errorf("export: %w", err)
+		} else if t, t0 := cfg.PosteriorTemperature(), first.PosteriorTemperature(); t != t0 {
+			return nil, model, engine, fmt.Errorf("export: run %s sampled at temperature %g, run %s at %g: cannot export posteriors of different temperatures together", dir, t, chains[0].Dir, t0)
 		} else if rundir.SamplesModel(m) != rundir.SamplesModel(model) {
 			return nil, model, engine, fmt.Errorf("export: run %s has model %s (%s), run %s has %s (%s): cannot export together", dir, m.Name, m.Layout, chains[0].Dir, model.Name, model.Layout)
 		} else if h.DType != sum.DType {
@@ -313,19 +339,15 @@ func inspectRuns(runs []string, sum *Summary) ([]rundir.ChainStatus, nn.Model, a
 }
 
 // exampleLogLik returns log p(y_i | x_i, theta) for every example of the
-// ensemble's data.
+// ensemble's data: the log-softmax of the label's logit, unclipped (a
+// log-likelihood far below log(1e-300) is kept, as LOO and WAIC need).
 func exampleLogLik(ens *evaluate.Ensemble, theta []float64) ([]float64, error) {
-	// The ensemble computes each sample's probabilities into Last; its
-	// running sums are not used here.
+	// The ensemble computes each sample's log-likelihoods into LastLogLik;
+	// its running sums are not used here.
 	if err := ens.Add(theta); err != nil {
 		return nil, err
 	}
-	d := ens.Data
-	ll := make([]float64, d.N)
-	for i, y := range d.Labels {
-		ll[i] = math.Log(math.Max(ens.Last[i*d.Classes+y], 1e-300))
-	}
-	return ll, nil
+	return slices.Clone(ens.LastLogLik), nil
 }
 
 // withSampleAxis returns flat (n samples of row-major arrays of shape) as

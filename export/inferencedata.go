@@ -30,6 +30,10 @@ const (
 	// log-likelihood in log_likelihood, along the dimension Example.
 	Observed = "y"
 	Example  = "example"
+	// WindowThin is the root's and the posterior's attribute of the
+	// thinning the export applied (ZarrOptions.Window.Thin, export
+	// --thin; left out at 0); their attribute thin is the run's.
+	WindowThin = "window_thin"
 )
 
 // ParamSelection is the part of each sample InferenceData's posterior
@@ -130,8 +134,9 @@ type ZarrSummary struct {
 //     dimensions (chain, draw, NAME_dim_0, ...), flat ranges as Theta
 //     (chain, draw, ThetaIndex), in the samples' stored precision;
 //   - sample_stats (chain, draw): step, and from the metrics line at or
-//     before each draw's step (the first line for a draw taken before it;
-//     the line's step is metrics_step): the minibatch
+//     before each draw's step among those the chain's last checkpoint
+//     vouches for (rundir.ReadMetricsUpTo; the first line for a draw
+//     taken before it; the line's step is metrics_step): the minibatch
 //     potential U~ (potential_energy), p'p/2 (kinetic_energy), their sum
 //     (energy), lp = -U~/T, the thermostat xi and the temperature T;
 //   - with data: log_likelihood, Observed (chain, draw, Example) =
@@ -141,10 +146,12 @@ type ZarrSummary struct {
 // Every group has chain and draw coordinates and the attributes
 // created_at, inference_library and inference_library_version; the root
 // and the posterior also name the runs and their settings (and the
-// window, from_step and to_step, when one is set). ArviZ needs
+// window, from_step, to_step and WindowThin, each when set; their thin is
+// the run's). ArviZ needs
 // equal chains: each contributes its first DrawsPerChain draws, the
-// shortest chain's count. The store is written next to path and renamed
-// to it once complete; an existing path is refused.
+// shortest chain's count. The store is written in a new private directory
+// next to path (os.MkdirTemp) and renamed to path once complete and its
+// files flushed to disk; an existing path is refused.
 func Zarr(path string, runs []string, data *datasets.Dataset, opt ZarrOptions) (*ZarrSummary, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("export: no runs")
@@ -176,16 +183,17 @@ func Zarr(path string, runs []string, data *datasets.Dataset, opt ZarrOptions) (
 	if err != nil {
 		return nil, err
 	}
-	tmp := path + ".tmp"
-	os.RemoveAll(tmp)
+	st, err := newStaging(path)
+	if err != nil {
+		return nil, err
+	}
 	w := &idWriter{sum: sum, sel: sel, cfg: cfg, opt: opt, data: data, ens: ens, chains: chains}
-	if err := w.write(tmp); err != nil {
-		os.RemoveAll(tmp)
+	if err := w.write(st.path); err != nil {
+		st.remove()
 		return nil, fmt.Errorf("export %s: %w", path, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("export: %w", err)
+	if err := st.commit(); err != nil {
+		return nil, fmt.Errorf("export %s: %w", path, err)
 	}
 	return sum, nil
 }
@@ -240,13 +248,21 @@ func (w *idWriter) runAttrs() (map[string]any, error) {
 	}
 	a["draws_note"] = fmt.Sprintf("each chain's first %d draws%s (the shortest chain's count); draws are kept samples after burn-in, every thin steps", w.sum.DrawsPerChain, window)
 	// the window's own JSON keys (from_step, to_step, each left out at 0),
-	// as eval --json and serve's /v1/model write them
+	// as eval --json and serve's /v1/model write them, but for its thin
+	// (export --thin), window_thin: thin is the run's
 	wj, err := json.Marshal(w.sum.Window)
+	var win map[string]any
 	if err == nil {
-		err = json.Unmarshal(wj, &a)
+		err = json.Unmarshal(wj, &win)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("export: step window: %w", err)
+	}
+	for k, v := range win {
+		if k == "thin" {
+			k = WindowThin
+		}
+		a[k] = v
 	}
 	return a, nil
 }
@@ -440,7 +456,9 @@ func (w *idWriter) sampleStats(steps [][]int64) error {
 	lines := make([][]rundir.MetricsLine, c)
 	mstep := make([][]int64, c)
 	for ci, dir := range w.sum.Chains {
-		all, err := rundir.ReadMetrics(dir)
+		// the lines the chain's checkpoint vouches for: a chain still
+		// training may have a half-written last line
+		all, err := rundir.ReadMetricsUpTo(dir, w.chains[ci].MetricsBytes)
 		if err != nil {
 			return err
 		}

@@ -385,3 +385,33 @@ func int64sToFloats(v []int64) []float64 {
 	}
 	return out
 }
+
+// TestZarrWindowThin: export --thin keeps every second draw and is the
+// root's and the posterior's attribute window_thin; their thin stays the
+// run's (20). Without a window thinning, window_thin is left out.
+func TestZarrWindowThin(t *testing.T) {
+	run, _ := trainRun(t, 1, 200) // samples at 120, 140, ..., 200
+	for i, tc := range []struct {
+		win   rundir.Window
+		steps []float64
+	}{
+		{rundir.Window{Thin: 2}, []float64{120, 160, 200}},
+		{rundir.Window{}, []float64{120, 140, 160, 180, 200}},
+	} {
+		store := filepath.Join(t.TempDir(), fmt.Sprintf("t%d.zarr", i))
+		if _, err := Zarr(store, []string{run}, nil, ZarrOptions{Window: tc.win}); err != nil {
+			t.Fatal(err)
+		}
+		if s := readZarr(t, store, "sample_stats/step"); !slices.Equal(s, tc.steps) {
+			t.Errorf("window %+v: steps %v, want %v", tc.win, s, tc.steps)
+		}
+		for _, group := range []string{"", "posterior"} {
+			var attrs map[string]any
+			readJSON(t, filepath.Join(store, group, ".zattrs"), &attrs)
+			wt, ok := attrs[WindowThin]
+			if attrs["thin"] != float64(20) || tc.win.Thin > 0 && wt != float64(tc.win.Thin) || tc.win.Thin == 0 && ok {
+				t.Errorf("window %+v, group %q: thin %v, %s %v; want the run's 20 and %d", tc.win, group, attrs["thin"], WindowThin, wt, tc.win.Thin)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -81,12 +82,22 @@ func trainRun(t *testing.T, chains, steps int) (string, *datasets.Dataset) {
 // trainRunLogging is trainRun with a metrics line every logEvery steps.
 func trainRunLogging(t *testing.T, chains, steps, logEvery int) (string, *datasets.Dataset) {
 	t.Helper()
+	return trainRunWith(t, chains, steps, logEvery, nil)
+}
+
+// trainRunWith is trainRunLogging with the configuration changed by edit
+// (when not nil) before training.
+func trainRunWith(t *testing.T, chains, steps, logEvery int, edit func(*runspec.Config)) (string, *datasets.Dataset) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	data, _ := datasets.SyntheticImages(300, 16, 3, rng)
 	test, _ := datasets.SyntheticImages(40, 16, 3, rng)
 	cfg := runspec.DefaultConfig()
 	cfg.Arch, cfg.Validation, cfg.Chains = "16-8-3", 0, chains
 	cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Batch, cfg.LogEvery = steps, 100, 20, 32, logEvery
+	if edit != nil {
+		edit(&cfg)
+	}
 	dir := filepath.Join(t.TempDir(), "run")
 	run, err := train.NewChains(dir, cfg, true, runspec.DefaultSetup().WithTrain(data))
 	if err != nil {
@@ -319,6 +330,38 @@ func TestZarrSamplesBeforeFirstMetrics(t *testing.T) {
 	for i, s := range steps {
 		if w, ok := want[s]; !ok || mstep[i] != w {
 			t.Fatalf("draw %d at step %v: metrics_step %v, want %v (steps %v, metrics steps %v)", i, s, mstep[i], w, steps, mstep)
+		}
+	}
+}
+
+// TestZarrTornMetricsLine: a metrics.jsonl whose last line is half
+// written past the checkpoint (a chain still training) is read up to the
+// checkpoint's bytes: the store's sample_stats are those of the intact
+// file.
+func TestZarrTornMetricsLine(t *testing.T) {
+	run, _ := trainRun(t, 1, 200)
+	dir := t.TempDir()
+	before := filepath.Join(dir, "before.zarr")
+	if _, err := Zarr(before, []string{run}, nil, ZarrOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(run, rundir.MetricsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"step": 210, "U": 12`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := filepath.Join(dir, "after.zarr")
+	if _, err := Zarr(after, []string{run}, nil, ZarrOptions{}); err != nil {
+		t.Fatalf("a torn metrics line past the checkpoint: %v", err)
+	}
+	for _, key := range []string{"sample_stats/metrics_step", "sample_stats/potential_energy", "sample_stats/thermostat"} {
+		if a, b := readZarr(t, after, key), readZarr(t, before, key); !slices.Equal(a, b) {
+			t.Errorf("%s %v, the intact file's %v", key, a, b)
 		}
 	}
 }

@@ -39,8 +39,12 @@ const ScoreMutualInformation = "mutual_information"
 
 // Quantile returns the q quantile of values (q in [0, 1]) by the inverse
 // of the empirical distribution function: the smallest value v with at
-// least a fraction q of values <= v. values is not changed.
+// least a fraction q of values <= v; NaN when values is empty. values is
+// not changed.
 func Quantile(values []float64, q float64) float64 {
+	if len(values) == 0 {
+		return math.NaN()
+	}
 	s := slices.Clone(values)
 	slices.Sort(s)
 	k := int(math.Ceil(q*float64(len(s)))) - 1

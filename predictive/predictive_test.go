@@ -363,4 +363,9 @@ func TestQuantile(t *testing.T) {
 	if v[0] != 5 {
 		t.Error("Quantile sorted its argument")
 	}
+	for _, empty := range [][]float64{nil, {}} {
+		if got := Quantile(empty, 0.9); !math.IsNaN(got) {
+			t.Errorf("Quantile(%v, 0.9) = %v, want NaN", empty, got)
+		}
+	}
 }

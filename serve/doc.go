@@ -16,5 +16,7 @@
 // was wrong: a malformed body, an empty batch, an image of the wrong
 // length or with a value outside [0, 1], a body or a batch over the
 // limits (Limits), an unknown path or method. Concurrent requests share
-// ensemble passes (predictive.Batcher).
+// ensemble passes (predictive.Batcher); a request still waiting for its
+// pass near the server's write timeout (Options.WriteTimeout) is answered
+// with a JSON 503.
 package serve

@@ -149,6 +149,9 @@ func (s *Server) idxImages(body []byte) ([]float32, int, int, error) {
 		return nil, 0, http.StatusBadRequest, fmt.Errorf("IDX of dimensions %v is %d bytes, the body has %d more after it", a.Dims, want, len(body)-want)
 	}
 	n := a.Dims[0]
+	if n == 0 {
+		return nil, 0, http.StatusBadRequest, fmt.Errorf("empty batch: the IDX of dimensions %v declares 0 images", a.Dims)
+	}
 	if err := s.checkCount(n, false); err != nil {
 		return nil, 0, statusOf(err), err
 	}

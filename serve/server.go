@@ -44,7 +44,8 @@ type Server struct {
 	batcher *predictive.Batcher
 	metrics *metrics
 	mux     *http.ServeMux
-	info    []byte // /v1/model's answer, fixed at New
+	info    []byte        // /v1/model's answer, fixed at New
+	within  time.Duration // AnswerWithin(Options.WriteTimeout): a predict request's deadline (0: none)
 }
 
 // Options are New's settings besides the limits.
@@ -53,6 +54,24 @@ type Options struct {
 	// BeforePass, when not nil, is called before each ensemble pass
 	// (predictive.BatcherOptions.BeforePass).
 	BeforePass func()
+	// WriteTimeout is the WriteTimeout of the http.Server that serves the
+	// handler (0: none). net/http does not cancel a request's context when
+	// it passes, so a /v1/predict request still queued or in its ensemble
+	// pass at AnswerWithin(WriteTimeout) is answered 503 by the handler
+	// itself, before the connection's write deadline cuts the answer off.
+	WriteTimeout time.Duration
+}
+
+// AnswerWithin returns how long a /v1/predict request may wait for its
+// pass under an http.Server's write timeout wt before it is answered 503:
+// wt less a margin for writing the answer (a tenth of wt, from 100 ms to
+// 2 s), and at least half of wt; 0 (no bound) when wt <= 0.
+func AnswerWithin(wt time.Duration) time.Duration {
+	if wt <= 0 {
+		return 0
+	}
+	margin := min(max(wt/10, 100*time.Millisecond), 2*time.Second)
+	return max(wt-margin, wt/2)
 }
 
 // New returns the handler of post's predictions. The posterior's
@@ -75,7 +94,7 @@ func New(post *predictive.Posterior, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: /v1/model: %w", err)
 	}
-	s := &Server{post: post, limits: l, metrics: newMetrics(), mux: http.NewServeMux(), info: info}
+	s := &Server{post: post, limits: l, metrics: newMetrics(), mux: http.NewServeMux(), info: info, within: AnswerWithin(opt.WriteTimeout)}
 	s.batcher = predictive.NewBatcher(post, predictive.BatcherOptions{MaxImages: l.BatchImages, BeforePass: opt.BeforePass,
 		OnPass: func(_, images int, d time.Duration, err error) {
 			if err == nil {
@@ -139,16 +158,30 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	s.metrics.inFlight.Add(1)
 	defer s.metrics.inFlight.Add(-1)
+	// the connection's write deadline runs from the end of the request's
+	// headers, about now; net/http does not cancel r.Context() when it
+	// passes, so the request's own deadline comes a little before it
+	ctx := r.Context()
+	if s.within > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.within)
+		defer cancel()
+	}
 	x, n, status, err := s.readImages(w, r)
 	if err != nil {
 		s.fail(w, r, status, err.Error())
 		return
 	}
-	preds, err := s.batcher.Predict(r.Context(), x, n)
+	preds, err := s.batcher.Predict(ctx, x, n)
 	var ie *predictive.InputError
 	switch {
 	case errors.As(err, &ie):
 		s.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
+		// the server's deadline: the passes are busy (the client still waits)
+		w.Header().Set("Retry-After", "1")
+		s.fail(w, r, http.StatusServiceUnavailable, fmt.Sprintf("no answer within %s (the server's write timeout less a margin): the ensemble passes are busy, retry later", s.within))
 		return
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		// the client went away (or the server's deadline passed): nobody reads an answer

@@ -217,7 +217,7 @@ func TestBadInput(t *testing.T) {
 		{"IDX with trailing bytes", "POST", "/v1/predict", "application/octet-stream", string(idx) + "xyz", 400, "3 more after it"},
 		{"IDX gzip", "POST", "/v1/predict", "application/octet-stream", "\x1f\x8b\x08\x00", 400, "gzip-compressed"},
 		{"IDX of one dimension", "POST", "/v1/predict", "application/octet-stream", string([]byte{0, 0, 8, 1, 0, 0, 0, 2, 1, 2}), 400, "expected images (count, rows[, cols])"},
-		{"IDX of no images", "POST", "/v1/predict", "application/octet-stream", string([]byte{0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 4}), 400, "empty batch"},
+		{"IDX of no images", "POST", "/v1/predict", "application/octet-stream", string([]byte{0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 4}), 400, "empty batch: the IDX of dimensions [0 4 4] declares 0 images"},
 		{"IDX NaN", "POST", "/v1/predict", "application/octet-stream", string(nanIDX), 400, "image 0, value 3: NaN is outside [0, 1]"},
 		{"GET predict", "GET", "/v1/predict", "", "", 405, "method GET: /v1/predict takes POST"},
 		{"POST model", "POST", "/v1/model", "application/json", "{}", 405, "takes GET"},
@@ -422,5 +422,88 @@ func TestShutdownInFlight(t *testing.T) {
 	}
 	if _, err := http.Get(ts.URL + "/healthz"); err == nil {
 		t.Fatal("a new request was taken after Shutdown")
+	}
+}
+
+// TestWriteTimeout503: under an http.Server's write timeout, a request
+// whose pass is held and one queued behind it are both answered with a
+// JSON 503 before the connection's write deadline (net/http does not
+// cancel a request's context at its write timeout: the handler's own
+// deadline, AnswerWithin, does); the server answers again once the pass
+// ends.
+func TestWriteTimeout503(t *testing.T) {
+	p, test := tinyPosterior(t)
+	h := newHolder()
+	const wt = time.Second
+	srv, err := New(p, Options{BeforePass: h.beforePass, WriteTimeout: wt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config.WriteTimeout = wt
+	ts.Start()
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(h.release)
+		}
+	}
+	defer func() { release(); ts.Close(); srv.Close() }()
+	type answer struct {
+		code    int
+		ct, raw string
+		err     error
+		took    time.Duration
+	}
+	client := &http.Client{Timeout: 5 * wt} // without the handler's deadline, the test ends here
+	send := func(got chan<- answer) {
+		start := time.Now()
+		resp, err := client.Post(ts.URL+"/v1/predict", "application/json", bytes.NewReader(jsonBody(t, [][]float32{test.Row(0)})))
+		if err != nil {
+			got <- answer{err: err, took: time.Since(start)}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		got <- answer{code: resp.StatusCode, ct: resp.Header.Get("Content-Type"), raw: string(b), err: err, took: time.Since(start)}
+	}
+	running, queued := make(chan answer, 1), make(chan answer, 1)
+	go send(running)
+	<-h.entered // the first request's pass is held
+	go send(queued)
+	for name, ch := range map[string]chan answer{"in its pass": running, "queued": queued} {
+		a := <-ch
+		var e struct {
+			Error string `json:"error"`
+		}
+		if a.err != nil {
+			t.Errorf("the request %s: %v after %s; want a 503 before the write timeout %s", name, a.err, a.took, wt)
+			continue
+		}
+		if jerr := json.Unmarshal([]byte(a.raw), &e); jerr != nil || a.ct != "application/json" || a.code != http.StatusServiceUnavailable ||
+			!strings.Contains(e.Error, "no answer within 900ms") || a.took >= wt {
+			t.Errorf("the request %s: %d %s %q after %s; want a JSON 503 saying \"no answer within 900ms\" before %s", name, a.code, a.ct, a.raw, a.took, wt)
+		}
+	}
+	release()
+	if code, got, raw := post(t, ts.URL, "application/json", jsonBody(t, rows(test)[:2])); code != 200 || len(got.Predictions) != 2 {
+		t.Fatalf("a request after the held pass: %d %s", code, raw)
+	}
+}
+
+// TestAnswerWithin: the deadline is the write timeout less a tenth (0.1
+// to 2 s), at least half of it; none without a write timeout.
+func TestAnswerWithin(t *testing.T) {
+	for _, c := range []struct{ wt, want time.Duration }{
+		{0, 0}, {-time.Second, 0},
+		{2 * time.Minute, 118 * time.Second},
+		{10 * time.Second, 9 * time.Second},
+		{time.Second, 900 * time.Millisecond},
+		{150 * time.Millisecond, 75 * time.Millisecond},
+	} {
+		if got := AnswerWithin(c.wt); got != c.want {
+			t.Errorf("AnswerWithin(%s) = %s, want %s", c.wt, got, c.want)
+		}
 	}
 }

@@ -45,8 +45,8 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxImages, "max-images", serve.DefaultMaxImages, "most images in one request (more: 413)")
 	fs.Int64Var(&f.maxBody, "max-body", 0, "most bytes in one request body (more: 413; 0: room for --max-images images as JSON)")
 	fs.IntVar(&f.batchImages, "batch-images", serve.DefaultBatchImages, "most images of concurrent requests merged into one ensemble pass (1: one pass per request)")
-	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "longest time to read a request, body included")
-	fs.DurationVar(&f.writeTimeout, "write-timeout", 2*time.Minute, "longest time from the end of a request's headers to the end of its answer (queue and ensemble pass included)")
+	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "longest time to read a request, body included (0: no limit; the headers still have at most 10 s)")
+	fs.DurationVar(&f.writeTimeout, "write-timeout", 2*time.Minute, "longest time from the end of a request's headers to the end of its answer (queue and ensemble pass included): a request still waiting for its pass at this less a margin (a tenth, 0.1 to 2 s) is answered 503 (0: no limit)")
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", time.Minute, "on SIGTERM or SIGINT, how long requests in flight may take to finish")
 }
 
@@ -104,7 +104,8 @@ flags:`)
 	// the resident memory is the samples' and the evaluator's.
 	debug.FreeOSMemory()
 	holdMemory()
-	srv, err := serve.New(post, serve.Options{Limits: serve.Limits{MaxImages: f.maxImages, MaxBody: f.maxBody, BatchImages: f.batchImages}})
+	srv, err := serve.New(post, serve.Options{Limits: serve.Limits{MaxImages: f.maxImages, MaxBody: f.maxBody, BatchImages: f.batchImages},
+		WriteTimeout: f.writeTimeout})
 	if err != nil {
 		return err
 	}
@@ -149,11 +150,27 @@ func fixAbstention(post *predictive.Posterior, f serveFlags) error {
 	return err
 }
 
+// headerTimeout is the longest time to read a request's headers: at most
+// --read-timeout, when it is set.
+const headerTimeout = 10 * time.Second
+
+// httpServer returns the http.Server of h under serve's flags. Its header
+// timeout is headerTimeout, or --read-timeout when shorter and not 0 (0
+// there is no limit on the whole request, which does not lift the header
+// timeout: net/http would take ReadHeaderTimeout 0 as ReadTimeout's).
+func httpServer(h http.Handler, f serveFlags) *http.Server {
+	header := headerTimeout
+	if f.readTimeout > 0 {
+		header = min(f.readTimeout, header)
+	}
+	return &http.Server{Handler: h, ReadTimeout: f.readTimeout, ReadHeaderTimeout: header,
+		WriteTimeout: f.writeTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+}
+
 // serveUntilSignal serves on ln until SIGTERM or SIGINT, then shuts down:
 // no new connections, requests in flight finish (up to --shutdown-timeout).
 func serveUntilSignal(ln net.Listener, srv *serve.Server, f serveFlags, stdout io.Writer) error {
-	hs := &http.Server{Handler: srv, ReadTimeout: f.readTimeout, ReadHeaderTimeout: min(f.readTimeout, 10*time.Second),
-		WriteTimeout: f.writeTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	hs := httpServer(srv, f)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	served := make(chan error, 1)

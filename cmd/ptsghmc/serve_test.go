@@ -294,3 +294,19 @@ func TestServeRefuses(t *testing.T) {
 		t.Fatalf("a run being written: code %d, %s", code, stderr)
 	}
 }
+
+// TestServeHTTPServerTimeouts: the header timeout is 10 s, or a shorter
+// --read-timeout; --read-timeout 0 (no limit on the whole request) keeps
+// the 10 s header timeout.
+func TestServeHTTPServerTimeouts(t *testing.T) {
+	for _, c := range []struct{ read, header time.Duration }{
+		{30 * time.Second, 10 * time.Second},
+		{5 * time.Second, 5 * time.Second},
+		{0, 10 * time.Second},
+	} {
+		hs := httpServer(http.NotFoundHandler(), serveFlags{readTimeout: c.read, writeTimeout: time.Minute})
+		if hs.ReadTimeout != c.read || hs.ReadHeaderTimeout != c.header || hs.WriteTimeout != time.Minute {
+			t.Errorf("--read-timeout %s: read %s, header %s, write %s; want %s, %s and 1m0s", c.read, hs.ReadTimeout, hs.ReadHeaderTimeout, hs.WriteTimeout, c.read, c.header)
+		}
+	}
+}
