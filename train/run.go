@@ -437,8 +437,13 @@ func Resume(dir string, steps int, s runspec.Setup) (*Run, error) {
 }
 
 // checkpointConfigValid validates the config of the checkpoint in dir,
-// naming the checkpoint and wrapping ErrCheckpoint.
+// naming the checkpoint and wrapping ErrCheckpoint. A run that Finish
+// ended inside its burn-in (a --time-limit, or a resume's --steps short of
+// it) recorded no more steps than its burn-in, which a new run's settings
+// refuse: it is validated as the run a resume with more --steps continues
+// (steps past the burn-in).
 func checkpointConfigValid(dir string, cfg runspec.Config, s runspec.Setup) error {
+	cfg.Steps = max(cfg.Steps, cfg.BurnIn+1)
 	if err := cfg.Validate(s); err != nil {
 		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, rundir.ErrCheckpoint)
 	}

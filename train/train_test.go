@@ -549,3 +549,67 @@ func TestLadderLength(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeAfterFinishInBurnIn checks that a run Finish ended inside its
+// burn-in (a --time-limit at step 0 or 20 of a burn-in of 40) resumes
+// with more --steps and ends where an uninterrupted run does, one chain
+// and two: its recorded steps, no more than the burn-in, made its
+// checkpoint "unusable" to the resume's check of the settings.
+func TestResumeAfterFinishInBurnIn(t *testing.T) {
+	t.Parallel()
+	data := smallData(t)
+	for _, tc := range []struct {
+		name   string
+		chains int
+		stop   int
+	}{{"one chain, step 20", 1, 20}, {"one chain, step 0", 1, 0}, {"two chains, step 20", 2, 20}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := smallConfig()
+			cfg.Sampler, cfg.Chains = "sgnht", tc.chains
+			ref := filepath.Join(t.TempDir(), "ref")
+			c, err := NewChains(ref, cfg, true, setupOf(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Train(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+
+			dir := filepath.Join(t.TempDir(), "limited")
+			if c, err = NewChains(dir, cfg, true, setupOf(data)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.stop > 0 {
+				ctx, cancel := context.WithCancel(context.Background())
+				err := c.Train(ctx, func(_ int, s Status) {
+					if s.Step == tc.stop {
+						cancel()
+					}
+				})
+				cancel()
+				if !errors.Is(err, ErrInterrupted) {
+					t.Fatalf("stop at %d: %v", tc.stop, err)
+				}
+			}
+			if err := c.Finish(); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			if c, err = ResumeChains(dir, cfg.Steps, setupOf(data)); err != nil {
+				t.Fatalf("resume with --steps %d of a run ended at step %d (burn-in %d): %v", cfg.Steps, tc.stop, cfg.BurnIn, err)
+			}
+			if err := c.Train(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			for i := 1; i <= tc.chains; i++ {
+				want, _ := readAll(t, rundir.ChainDir(ref, tc.chains, i))
+				got, _ := readAll(t, rundir.ChainDir(dir, tc.chains, i))
+				if !bytes.Equal(got, want) {
+					t.Errorf("chain %d: its samples file after the resume (%d bytes) differs from the uninterrupted run's (%d bytes)", i, len(got), len(want))
+				}
+			}
+		})
+	}
+}
