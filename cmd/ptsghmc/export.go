@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/evaluate"
 	"github.com/ptsghmc/ptsghmc/export"
 	"github.com/ptsghmc/ptsghmc/rundir"
 	"github.com/ptsghmc/ptsghmc/runspec"
@@ -23,11 +24,12 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "output file (npz) or new directory (zarr)")
 	params := fs.String("params", "", "zarr: the weights of the posterior group, comma-separated: learnable names (W0,b1,...) and flat index ranges lo:hi (default: every learnable)")
 	compress := fs.String("compress", "zlib", "zarr: chunk compression, zlib or none")
-	data := fs.String("data", "", "data directory: add the per-example test log-likelihood matrix [chains, draws, examples] (for ArviZ LOO/WAIC)")
+	data := fs.String("data", "", "data directory: add the per-example test log-likelihood matrix [chains, draws, examples] (for ArviZ LOO/WAIC); its training set must be the runs' (see --other-data)")
+	otherData := fs.Bool("other-data", false, "score --data's test images even when its training set is not the one the runs were trained on (default: refuse)")
 	var steps windowFlags
 	steps.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: ptsghmc export --run RUNDIR [--run RUNDIR2 ...] [--format npz|zarr] --out FILE.npz|DIR.zarr [--data DIR] [--from-step S] [--to-step S] [--thin K] [--params W0,b1,0:100] [--compress zlib|none]
+		fmt.Fprintln(stderr, `usage: ptsghmc export --run RUNDIR [--run RUNDIR2 ...] [--format npz|zarr] --out FILE.npz|DIR.zarr [--data DIR [--other-data]] [--from-step S] [--to-step S] [--thin K] [--params W0,b1,0:100] [--compress zlib|none]
 
 Exports each chain's samples taken from --from-step to --to-step (default:
 all; with --thin K, every K-th of them; step, and zarr's sample_stats step, hold each draw's step) up to its
@@ -75,7 +77,7 @@ flags:`)
 	if err != nil {
 		return err
 	}
-	test, err := exportTestData(*data, runs[0])
+	test, err := exportTestData(*data, runs, *otherData)
 	if err != nil {
 		return err
 	}
@@ -88,15 +90,23 @@ flags:`)
 // exportTestData returns the test images of the data directory dir for
 // the runs (nil when dir is ""): a run on a subset of classes, as the
 // first run's config.json records, is scored on the test images of those.
-func exportTestData(dir, run string) (*datasets.Dataset, error) {
+// Unless otherData, dir's training set must be the one every run recorded
+// (evaluate.CheckRunsData, as eval checks): a test set belongs with its
+// training set.
+func exportTestData(dir string, runs []string, otherData bool) (*datasets.Dataset, error) {
 	if dir == "" {
 		return nil, nil
 	}
-	_, test, err := datasets.LoadMNIST(dir)
+	full, test, err := datasets.LoadMNIST(dir)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := rundir.ReadRunConfig(run)
+	if !otherData {
+		if err := evaluate.CheckRunsData(runs, dir, full); err != nil {
+			return nil, fmt.Errorf("export --data: %w (--other-data exports anyway)", err)
+		}
+	}
+	cfg, err := rundir.ReadRunConfig(runs[0])
 	if err != nil {
 		return nil, err
 	}
