@@ -75,6 +75,15 @@ func SelectClasses(d *datasets.Dataset, classes []int) (in, heldOut *datasets.Da
 	if len(inIdx) == 0 {
 		return nil, nil, fmt.Errorf("classes %s: no example of these classes in the data", FormatClasses(classes))
 	}
+	count := make([]int, len(classes))
+	for _, i := range inIdx {
+		count[pos[d.Labels[i]]]++
+	}
+	for j, n := range count {
+		if n == 0 { // a model of an output no example trains
+			return nil, nil, fmt.Errorf("classes %s: class %d has no example in the data (%d examples of the others)", FormatClasses(classes), classes[j], len(inIdx))
+		}
+	}
 	in = d.Subset(inIdx)
 	in.Classes = len(classes)
 	for i, y := range in.Labels {

@@ -24,6 +24,10 @@ func TestSelectClasses(t *testing.T) {
 	if _, _, err := SelectClasses(d, []int{0, 7}); err == nil {
 		t.Error("class 7 of 4 accepted")
 	}
+	d.Labels[3] = 2 // no example of class 3 left
+	if _, _, err := SelectClasses(d, []int{2, 3}); err == nil || !strings.Contains(err.Error(), "class 3 has no example") {
+		t.Errorf("class 3 without an example: %v, want it named", err)
+	}
 	for _, bad := range []string{"1", "1,1", "a,2", "-1,2"} {
 		if _, err := ParseClasses(bad); err == nil {
 			t.Errorf("ParseClasses(%q) accepted", bad)
