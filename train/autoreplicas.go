@@ -64,6 +64,7 @@ func chooseReplicas(ctx context.Context, cfg runspec.Config, s runspec.Setup) (r
 		pilot.SwapTarget = 0
 	}
 	pilot.Steps = max(cfg.BurnIn, 1) + 1
+	pilot.Thin, pilot.CycleKeep = 1, 1 // its one step after burn-in keeps a sample (a new run must keep one); what it keeps is not read
 	pilot.CkptEvery = pilot.Steps
 	scratch, err := os.MkdirTemp("", "ptsghmc-pilot-")
 	if err != nil {

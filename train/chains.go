@@ -39,7 +39,7 @@ type Chains struct {
 // directory and of every chain directory until Close (see rundir): a run
 // another process writes is refused, and never overwritten.
 func NewChains(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Chains, error) {
-	if err := cfg.Validate(s); err != nil {
+	if err := validateNew(cfg, s); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {

@@ -68,7 +68,7 @@ type Run struct {
 // holds the directory's lock (rundir.Acquire) until Close: a run that
 // another process writes is refused, and never overwritten.
 func New(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Run, error) {
-	if err := cfg.Validate(s); err != nil {
+	if err := validateNew(cfg, s); err != nil {
 		return nil, err
 	}
 	if err := checkFree(dir, overwrite); err != nil {

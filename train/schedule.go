@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
@@ -46,6 +47,31 @@ func keepSample(c runspec.Config, k int, optimiser bool) bool {
 	}
 	window := max(1, int(math.Round(c.CycleKeep*float64(c.Cycle))))
 	return (k-1)%c.Cycle >= c.Cycle-window
+}
+
+// validateNew validates the settings of a new run (runspec.Config.Validate)
+// and that some step keeps a sample: a burn-in, thinning or cycle that
+// leaves none would train the whole run for nothing (eval then finds no
+// sample). A resumed run is not held to it: a --time-limit may end it
+// before its first sample.
+func validateNew(c runspec.Config, s runspec.Setup) error {
+	if err := c.Validate(s); err != nil {
+		return err
+	}
+	opt := c.Optimiser(s.Kernels)
+	if keepSample(c, c.Steps, opt) { // an optimiser's (or an SGD warm-up's to the end) last step, or a sampler's
+		return nil
+	}
+	for k := c.BurnIn + 1; k < c.Steps; k++ {
+		if keepSample(c, k, opt) {
+			return nil
+		}
+	}
+	cycle := ""
+	if c.Cycle > 0 {
+		cycle = fmt.Sprintf(", the last %.3g of each --cycle %d", c.CycleKeep, c.Cycle)
+	}
+	return fmt.Errorf("config: no step keeps a sample: every --thin %d-th step after --burnin %d%s, to --steps %d, is none", c.Thin, c.BurnIn, cycle, c.Steps)
 }
 
 // runSchedule is a run's driver.Schedule: each step's step size (the

@@ -49,7 +49,7 @@ func OpenChain(dir string, cfg runspec.Config, i int, s runspec.Setup) (*Chains,
 		return nil, fmt.Errorf("chain %d: not a chain of this run, whose chains are 1..%d", i, cfg.Chains)
 	}
 	cfg.Chain = 0
-	if err := cfg.Validate(s); err != nil {
+	if err := validateNew(cfg, s); err != nil {
 		return nil, err
 	}
 	p, err := prepare(s, cfg)

@@ -613,3 +613,48 @@ func TestResumeAfterFinishInBurnIn(t *testing.T) {
 		})
 	}
 }
+
+// TestNewRefusesNoSample checks that settings under which no step keeps a
+// sample are refused before anything trains, naming the flags, and that
+// the boundary cases keep one.
+func TestNewRefusesNoSample(t *testing.T) {
+	t.Parallel()
+	data := smallData(t)
+	for _, tc := range []struct {
+		name string
+		mod  func(*runspec.Config)
+		ok   bool
+	}{
+		{"thin past the steps", func(c *runspec.Config) { c.Steps, c.BurnIn, c.Thin = 100, 90, 20 }, false},
+		{"thin to the last step", func(c *runspec.Config) { c.Steps, c.BurnIn, c.Thin = 100, 90, 10 }, true},
+		// cycles of 100 keeping their last 20 steps: steps 101-150 keep none, 181-200 do
+		{"cycle keeps none", func(c *runspec.Config) { c.Steps, c.BurnIn, c.Thin, c.Cycle = 150, 100, 1, 100 }, false},
+		{"cycle keeps its end", func(c *runspec.Config) { c.Steps, c.BurnIn, c.Thin, c.Cycle = 200, 100, 1, 100 }, true},
+		{"sgd keeps its last step", func(c *runspec.Config) { c.Sampler, c.Steps, c.BurnIn, c.Thin = "sgd", 100, 90, 20 }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := smallConfig()
+			cfg.Sampler = "sgnht"
+			tc.mod(&cfg)
+			dir := filepath.Join(t.TempDir(), "run")
+			c, err := NewChains(dir, cfg, false, setupOf(data))
+			if tc.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Close()
+				return
+			}
+			if err == nil {
+				c.Close()
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), "no step keeps a sample") || !strings.Contains(err.Error(), fmt.Sprintf("--thin %d", cfg.Thin)) {
+				t.Errorf("error %q, want it to say no step keeps a sample and name --thin", err)
+			}
+			if _, serr := os.Stat(dir); serr == nil {
+				t.Error("a refused run left its directory behind")
+			}
+		})
+	}
+}

@@ -122,7 +122,7 @@ func TestStartModel(t *testing.T) {
 	}
 	for _, start := range []string{runspec.StartModel, ""} {
 		cfg := runspec.DefaultConfig()
-		cfg.Data, cfg.Model, cfg.Arch, cfg.Start, cfg.Validation, cfg.Steps, cfg.BurnIn, cfg.Chains = data, path, "", start, 0, 10, 5, 2
+		cfg.Data, cfg.Model, cfg.Arch, cfg.Start, cfg.Validation, cfg.Steps, cfg.BurnIn, cfg.Thin, cfg.Chains = data, path, "", start, 0, 10, 5, 1, 2
 		ch, err := train.NewChains(filepath.Join(t.TempDir(), "run"), cfg, false, runspec.DefaultSetup())
 		if err != nil {
 			t.Fatal(err)
@@ -210,7 +210,7 @@ func TestONNXBadInput(t *testing.T) {
 	}
 	// a run that --overwrite must leave as it is
 	existing := filepath.Join(t.TempDir(), "existing")
-	if _, stderr, code := run(t, "train", "--out", existing, "--data", data, "--arch", "784-4-10", "--validation", "0", "--steps", "10", "--burnin", "5", "--quiet"); code != 0 {
+	if _, stderr, code := run(t, "train", "--out", existing, "--data", data, "--arch", "784-4-10", "--validation", "0", "--steps", "10", "--burnin", "5", "--thin", "1", "--quiet"); code != 0 {
 		t.Fatalf("train: %s", stderr)
 	}
 	before := map[string][]byte{}
@@ -222,7 +222,7 @@ func TestONNXBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "new")
 			for _, target := range [][]string{{"--out", out}, {"--out", existing, "--overwrite"}} {
-				args := append(append([]string{"train", "--data", data, "--model", c.file, "--steps", "10", "--burnin", "5", "--validation", "0", "--quiet"}, target...), c.extra...)
+				args := append(append([]string{"train", "--data", data, "--model", c.file, "--steps", "10", "--burnin", "5", "--thin", "1", "--validation", "0", "--quiet"}, target...), c.extra...)
 				_, stderr, code := run(t, args...)
 				t.Logf("%s", strings.TrimSpace(stderr))
 				if code == 0 {
