@@ -30,8 +30,7 @@ func checkRefusals(t *testing.T, cases []refusal) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = onnx.Import("net.onnx", m)
-			if err == nil {
+			if _, err = onnx.Import("net.onnx", m); err == nil {
 				t.Fatal("imported")
 			}
 			msg := err.Error()

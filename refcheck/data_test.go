@@ -71,20 +71,27 @@ func TestLoadDataValidation(t *testing.T) {
 			_, _, err = p.Load(dir)
 			return err
 		}()
-		if tc.want == nil {
-			if err != nil {
-				t.Errorf("%s: %v", tc.name, err)
-			}
-			continue
+		checkLoadError(t, tc.name, err, tc.want, dataFile(dir, p.Data))
+	}
+}
+
+// checkLoadError checks a load's error: none when want is nil, else one
+// that says every string of want and names the file.
+func checkLoadError(t *testing.T, name string, err error, want []string, file string) {
+	t.Helper()
+	if want == nil {
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
-		if err == nil {
-			t.Errorf("%s: no error", tc.name)
-			continue
-		}
-		for _, w := range append(tc.want, dataFile(dir, p.Data)) {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not say %s", tc.name, err, w)
-			}
+		return
+	}
+	if err == nil {
+		t.Errorf("%s: no error", name)
+		return
+	}
+	for _, w := range append(want, file) {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: error %q does not say %q", name, err, w)
 		}
 	}
 }

@@ -170,21 +170,7 @@ func TestLoadReferenceValidation(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := LoadReference(dir, name)
-		if tc.want == nil {
-			if err != nil {
-				t.Errorf("%s: %v", tc.name, err)
-			}
-			continue
-		}
-		if err == nil {
-			t.Errorf("%s: no error", tc.name)
-			continue
-		}
-		for _, w := range append(tc.want, ReferenceFile(dir, name)) {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not say %q", tc.name, err, w)
-			}
-		}
+		checkLoadError(t, tc.name, err, tc.want, ReferenceFile(dir, name))
 	}
 	for _, tc := range []struct {
 		name   string
