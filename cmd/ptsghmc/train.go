@@ -23,15 +23,52 @@ import (
 	"github.com/ptsghmc/ptsghmc/train"
 )
 
-// configArg returns the value of --config in args, if any.
+// ownBoolFlags are the boolean flags that train and slurm define beyond the
+// config's: configArg must not take the argument after them as their value.
+var ownBoolFlags = map[string]bool{"overwrite": true, "quiet": true, "allow-arithmetic-change": true}
+
+// configArg returns the value of --config in args, if any, read before the
+// flags are parsed (the file sets the other flags' defaults). It scans args
+// as package flag does: a flag is an argument starting with '-', a flag
+// that is not boolean takes the next argument as its value unless it is
+// written name=value, and "--" or the first argument that is not a flag
+// ends the flags. So "--out config --steps 100" gives no config file.
 func configArg(args []string) string {
-	for i, a := range args {
-		a = strings.TrimLeft(a, "-")
-		if a == "config" && i+1 < len(args) {
-			return args[i+1]
+	probe := flag.NewFlagSet("", flag.ContinueOnError)
+	probe.SetOutput(io.Discard)
+	cfg := runspec.DefaultConfig()
+	if err := cfg.BindFlags(probe); err != nil {
+		return ""
+	}
+	isBool := func(name string) bool {
+		if ownBoolFlags[name] {
+			return true
 		}
-		if v, ok := strings.CutPrefix(a, "config="); ok {
-			return v
+		f := probe.Lookup(name)
+		if f == nil {
+			return false
+		}
+		b, ok := f.Value.(interface{ IsBoolFlag() bool })
+		return ok && b.IsBoolFlag()
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' || a == "--" {
+			return ""
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		name, value, hasValue := strings.Cut(name, "=")
+		if name == "config" {
+			if hasValue {
+				return value
+			}
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+			return ""
+		}
+		if !hasValue && !isBool(name) {
+			i++ // the flag's value
 		}
 	}
 	return ""
