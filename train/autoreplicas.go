@@ -36,6 +36,9 @@ func ChooseReplicas(ctx context.Context, cfg runspec.Config, s runspec.Setup) (r
 	if cfg.Replicas != 0 || cfg.Sampler != runspec.PTSGHMC {
 		return resolveSingle(cfg), nil
 	}
+	if err := checkAutoConfig(cfg, s); err != nil { // before the data and the pilot
+		return cfg, err
+	}
 	if s.Train == nil {
 		tr, _, err := datasets.LoadMNIST(cfg.Data)
 		if err != nil {
@@ -53,11 +56,48 @@ func resolveSingle(cfg runspec.Config) runspec.Config {
 	return cfg
 }
 
-func chooseReplicas(ctx context.Context, cfg runspec.Config, s runspec.Setup) (runspec.Config, error) {
-	maxR := cfg.MaxReplicas
-	if maxR == 0 {
-		maxR = DefaultMaxReplicas
+// CheckAutoReplicas checks, before ChooseReplicas runs its pilot, what
+// would refuse the run of cfg (Replicas 0, --replicas auto) in dir once the
+// pilot is done, so that no pilot is trained for nothing: the config of the
+// final run, that of the pilot (checkAutoConfig) and, as NewChains checks
+// it, that dir holds no run (with overwrite false) or holds one or nothing
+// (with overwrite true). Configs without a pilot (a sampler other than
+// ptsghmc, or Replicas given) are left to NewChains.
+func CheckAutoReplicas(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) error {
+	if cfg.Replicas != 0 || cfg.Sampler != runspec.PTSGHMC {
+		return nil
 	}
+	if err := checkAutoConfig(cfg, s); err != nil {
+		return err
+	}
+	return checkFree(dir, overwrite)
+}
+
+// checkAutoConfig validates a config of --replicas auto before its pilot:
+// the final run's (with PilotReplicas standing for the rungs to be chosen,
+// at least tempering.MinAutoRungs: no check depends on how many) and the
+// pilot's, whose adaptive ladder the user did not ask for, so that its
+// needs are said in terms of --replicas auto.
+func checkAutoConfig(cfg runspec.Config, s runspec.Setup) error {
+	final := cfg
+	final.Replicas = PilotReplicas
+	if err := final.Validate(s); err != nil {
+		return err
+	}
+	pilot := pilotConfig(cfg)
+	if pilot.Scheme != "alternate" || pilot.Exchange <= 0 {
+		return fmt.Errorf("--replicas auto runs an adaptive-ladder pilot, which needs --scheme alternate and --exchange > 0 (got --scheme %s, --exchange %d): give --replicas N instead", pilot.Scheme, pilot.Exchange)
+	}
+	if err := pilot.Validate(s); err != nil {
+		return fmt.Errorf("--replicas auto runs a pilot of %d rungs on an adaptive ladder over the --burnin %d steps, which this config does not allow (give --replicas N instead): %w", PilotReplicas, cfg.BurnIn, err)
+	}
+	return nil
+}
+
+// pilotConfig returns the config of the pilot run of cfg (--replicas auto):
+// PilotReplicas rungs of one chain on an adaptive ladder, over cfg's
+// burn-in and one step more.
+func pilotConfig(cfg runspec.Config) runspec.Config {
 	pilot := cfg
 	pilot.Replicas, pilot.Ladder, pilot.Chains, pilot.Chain = PilotReplicas, "adaptive", 1, 0
 	if cfg.Ladder != "adaptive" {
@@ -66,6 +106,15 @@ func chooseReplicas(ctx context.Context, cfg runspec.Config, s runspec.Setup) (r
 	pilot.Steps = max(cfg.BurnIn, 1) + 1
 	pilot.Thin, pilot.CycleKeep = 1, 1 // its one step after burn-in keeps a sample (a new run must keep one); what it keeps is not read
 	pilot.CkptEvery = pilot.Steps
+	return pilot
+}
+
+func chooseReplicas(ctx context.Context, cfg runspec.Config, s runspec.Setup) (runspec.Config, error) {
+	maxR := cfg.MaxReplicas
+	if maxR == 0 {
+		maxR = DefaultMaxReplicas
+	}
+	pilot := pilotConfig(cfg)
 	scratch, err := os.MkdirTemp("", "ptsghmc-pilot-")
 	if err != nil {
 		return cfg, fmt.Errorf("replicas auto: pilot run directory: %w", err)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/runspec"
 )
 
 // TestChooseReplicas resolves --replicas auto on the small synthetic task:
@@ -76,5 +78,37 @@ func TestSwapsOffLadder(t *testing.T) {
 	}
 	if st.Rungs[1].Theta[0] == st.Rungs[0].Theta[0] {
 		t.Error("rungs 1 and 2 did not move apart")
+	}
+}
+
+// TestAutoReplicasRefusedBeforePilot gives ChooseReplicas configs that the
+// final run, or the pilot's adaptive ladder, refuses: each is refused
+// before the pilot starts (the context is cancelled, so a pilot that ran
+// would end "interrupted"), in words about --replicas auto for the
+// pilot's own needs.
+func TestAutoReplicasRefusedBeforePilot(t *testing.T) {
+	t.Parallel()
+	data := smallData(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	base := smallConfig()
+	base.Replicas = 0
+	for _, c := range []struct {
+		name string
+		edit func(*runspec.Config)
+		want string
+	}{
+		{"steps <= burnin", func(c *runspec.Config) { c.Steps = c.BurnIn }, "burnin must be in [0, steps)"},
+		{"swap target without adaptive", func(c *runspec.Config) { c.SwapTarget = 0.3 }, "swap_target needs ladder adaptive"},
+		{"scheme first", func(c *runspec.Config) { c.Scheme = "first" }, "--replicas auto runs an adaptive-ladder pilot, which needs --scheme alternate and --exchange > 0 (got --scheme first, --exchange 5)"},
+		{"exchange 0", func(c *runspec.Config) { c.Exchange = 0 }, "--replicas auto runs an adaptive-ladder pilot, which needs --scheme alternate and --exchange > 0 (got --scheme alternate, --exchange 0)"},
+		{"burnin below 2 exchanges", func(c *runspec.Config) { c.Exchange = 30 }, "--replicas auto runs a pilot of 4 rungs on an adaptive ladder over the --burnin 40 steps"},
+	} {
+		cfg := base
+		c.edit(&cfg)
+		_, err := ChooseReplicas(ctx, cfg, setupOf(data))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "pilot run") {
+			t.Errorf("%s: got %v, want %q before any pilot run", c.name, err, c.want)
+		}
 	}
 }

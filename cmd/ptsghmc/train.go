@@ -243,6 +243,12 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	return tf, nil
 }
 
+// chooseReplicas resolves --replicas auto (a variable for the tests, which
+// check that no pilot runs when the run would be refused).
+var chooseReplicas = defaultChooseReplicas
+
+var defaultChooseReplicas = train.ChooseReplicas
+
 // openChains opens the chains the flags name: one chain of a job array
 // (--chain), a resumed run (--resume) or a new run in --out.
 func (tf *trainFlags) openChains(ctx context.Context, stderr io.Writer) (*train.Chains, error) {
@@ -278,8 +284,12 @@ func (tf *trainFlags) openChains(ctx context.Context, stderr io.Writer) (*train.
 		return train.ResumeChains(tf.resume, tf.steps, setup)
 	}
 	if cfg.Replicas == 0 {
+		// what would refuse the run after the pilot refuses it before
+		if err := train.CheckAutoReplicas(tf.out, cfg, tf.overwrite, setup); err != nil {
+			return nil, err
+		}
 		var err error
-		if cfg, err = train.ChooseReplicas(ctx, cfg, setup); err != nil {
+		if cfg, err = chooseReplicas(ctx, cfg, setup); err != nil {
 			return nil, err
 		}
 		if cfg.ReplicasChoice != "" {

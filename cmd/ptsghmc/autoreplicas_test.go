@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptsghmc/ptsghmc/rundir"
+	"github.com/ptsghmc/ptsghmc/runspec"
+)
+
+// TestAutoReplicasRefusedBeforePilot runs train --replicas auto with
+// settings or an --out that the run refuses: each is refused with the
+// message about them, and no pilot runs (chooseReplicas is replaced by
+// one that fails the test).
+func TestAutoReplicasRefusedBeforePilot(t *testing.T) {
+	chooseReplicas = func(context.Context, runspec.Config, runspec.Setup) (runspec.Config, error) {
+		t.Error("the pilot ran")
+		return runspec.Config{}, context.Canceled
+	}
+	defer func() { chooseReplicas = defaultChooseReplicas }()
+	existing := t.TempDir()
+	if err := os.WriteFile(filepath.Join(existing, rundir.CheckpointFile), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"train", "--sampler", "ptsghmc", "--replicas", "auto", "--data", filepath.Join(t.TempDir(), "none"), "--arch", "16-8-10",
+		"--steps", "100", "--burnin", "40", "--exchange", "5", "--quiet"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"existing run", []string{"--out", existing}, "already holds a run"},
+		{"steps <= burnin", []string{"--out", t.TempDir(), "--steps", "40"}, "burnin must be in [0, steps)"},
+		{"swap target without adaptive", []string{"--out", t.TempDir(), "--swap-target", "0.3"}, "swap_target needs ladder adaptive"},
+		{"scheme first", []string{"--out", t.TempDir(), "--scheme", "first"}, "--replicas auto runs an adaptive-ladder pilot, which needs --scheme alternate and --exchange > 0"},
+		{"exchange 0", []string{"--out", t.TempDir(), "--exchange", "0"}, "--replicas auto runs an adaptive-ladder pilot, which needs --scheme alternate and --exchange > 0"},
+	} {
+		_, stderr, code := run(t, append(append([]string{}, base...), c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q, want %q", c.name, code, stderr, c.want)
+		}
+	}
+}
