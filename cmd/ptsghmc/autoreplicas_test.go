@@ -44,3 +44,20 @@ func TestAutoReplicasRefusedBeforePilot(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoReplicasArray refuses --replicas auto for array tasks, saying so
+// (it said "replicas must be at least 1 (auto is resolved by ChooseReplicas
+// ...)").
+func TestAutoReplicasArray(t *testing.T) {
+	out := t.TempDir()
+	auto := []string{"--sampler", "ptsghmc", "--replicas", "auto", "--chains", "2", "--arch", "16-8-10", "--steps", "100", "--burnin", "40"}
+	for _, args := range [][]string{
+		append([]string{"train", "--out", out, "--chain", "1", "--quiet"}, auto...),
+		append([]string{"slurm", "--out", out, "--script", "-"}, auto...),
+	} {
+		_, stderr, code := run(t, args...)
+		if want := "--replicas auto is not available for array tasks (--chain, slurm): give --replicas N"; code == 0 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q, want %q", args[0], code, stderr, want)
+		}
+	}
+}

@@ -42,6 +42,9 @@ func runSlurm(args []string, stdout, stderr io.Writer) error {
 	if cfg.Chains < 2 {
 		return fmt.Errorf("--chains %d: an array job needs at least 2 chains", cfg.Chains)
 	}
+	if cfg.Replicas == 0 {
+		return errAutoArray
+	}
 	if err := cfg.Validate(runspec.DefaultSetup()); err != nil {
 		return err
 	}

@@ -243,6 +243,10 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	return tf, nil
 }
 
+// errAutoArray refuses --replicas auto for a run of array tasks, whose
+// chains would each run a pilot and might choose different rungs.
+var errAutoArray = errors.New("--replicas auto is not available for array tasks (--chain, slurm): give --replicas N")
+
 // chooseReplicas resolves --replicas auto (a variable for the tests, which
 // check that no pilot runs when the run would be refused).
 var chooseReplicas = defaultChooseReplicas
@@ -259,6 +263,9 @@ func (tf *trainFlags) openChains(ctx context.Context, stderr io.Writer) (*train.
 	case tf.chain != "":
 		if tf.resume != "" || tf.overwrite {
 			return nil, fmt.Errorf("--chain resumes its chain when it has a checkpoint: drop --resume and --overwrite (remove the run directory to start again)")
+		}
+		if cfg.Replicas == 0 {
+			return nil, errAutoArray
 		}
 		if tf.timeLimit > 0 {
 			return nil, fmt.Errorf("--time-limit ends a run for good; with --chain let the scheduler's time limit send SIGTERM (sbatch --signal, docs/cluster.md) and requeue the task")
