@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -95,10 +96,11 @@ func New(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Run,
 }
 
 // checkFree reports an error when dir already holds a run (of one chain or
-// several) and overwrite is false.
+// several) and overwrite is false, and, with overwrite true, when dir holds
+// files but no run (checkOverwritable).
 func checkFree(dir string, overwrite bool) error {
 	if overwrite {
-		return nil
+		return checkOverwritable(dir)
 	}
 	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*", rundir.CheckpointFile)) // any chain, as array tasks start in any order
 	for _, f := range append([]string{filepath.Join(dir, rundir.CheckpointFile)}, chains...) {
@@ -107,6 +109,48 @@ func checkFree(dir string, overwrite bool) error {
 		}
 	}
 	return nil
+}
+
+// checkOverwritable refuses to overwrite dir when it holds no run (no
+// config file or checkpoint of its own or in a chain directory) but holds
+// something: clearRun would remove its chain-* directories, whatever they
+// hold. A directory that is absent or empty, lock files aside (those of a
+// run's creation, lockForCreate), may be written.
+func checkOverwritable(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // absent (or not a directory: creating the run says so)
+	}
+	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*"))
+	for _, d := range append([]string{dir}, chains...) {
+		for _, f := range []string{rundir.ConfigFile, rundir.CheckpointFile} {
+			if _, err := os.Stat(filepath.Join(d, f)); err == nil {
+				return nil // a run: --overwrite replaces it
+			}
+		}
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if e.Name() == rundir.LockFile || e.IsDir() && strings.HasPrefix(e.Name(), "chain-") && onlyLock(p) {
+			continue
+		}
+		return fmt.Errorf("--overwrite %s: the directory holds no run (no %s or %s) but %s: refusing to remove what it holds; give a new or empty --out", dir, rundir.ConfigFile, rundir.CheckpointFile, p)
+	}
+	return nil
+}
+
+// onlyLock reports whether the directory dir holds nothing but a lock file.
+func onlyLock(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.Name() != rundir.LockFile {
+			return false
+		}
+	}
+	return true
 }
 
 // clearRun removes the files and chain directories of a run in dir before
