@@ -308,6 +308,7 @@ func (c Config) rangeChecks(opt bool) []rangeCheck {
 		{c.XBatch >= 2, "xbatch must be at least 2"},
 		{c.XMargin >= 0, "xmargin must be non-negative"},
 		{c.XTolerance >= 0 && c.XTolerance < 1, "xtolerance must be in [0, 1)"},
+		{c.Workers >= 0, fmt.Sprintf("workers must be 0 (one per core) or more, got %d", c.Workers)},
 		{c.CkptEvery > 0, "checkpoint_every must be positive"},
 		{c.LogEvery > 0, "log_every must be positive"},
 		{c.Validation >= 0, "validation must be non-negative"},

@@ -71,3 +71,13 @@ func TestOverwriteRefusesNonRun(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeNegativeWorkers: a run recorded with negative workers (which
+// ran on every core before they were refused) still validates for a resume.
+func TestResumeNegativeWorkers(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Workers = -1
+	if err := checkpointConfigValid("run", cfg, setupOf(smallData(t))); err != nil {
+		t.Errorf("a run of workers -1 is refused on resume: %v", err)
+	}
+}

@@ -488,6 +488,9 @@ func Resume(dir string, steps int, s runspec.Setup) (*Run, error) {
 // (steps past the burn-in).
 func checkpointConfigValid(dir string, cfg runspec.Config, s runspec.Setup) error {
 	cfg.Steps = max(cfg.Steps, cfg.BurnIn+1)
+	// runs made before negative workers were refused ran them on every
+	// core, as they resume (driver.Driver.Workers)
+	cfg.Workers = max(cfg.Workers, 0)
 	if err := cfg.Validate(s); err != nil {
 		return fmt.Errorf("checkpoint in %s: %w: %w", dir, err, rundir.ErrCheckpoint)
 	}

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNegativeFlagsRefused gives negative values to flags whose 0 means
+// "none" or "all": each is refused, naming the flag and the value (they
+// were taken as 0: all cores, no limit, the run's own steps).
+func TestNegativeFlagsRefused(t *testing.T) {
+	none := filepath.Join(t.TempDir(), "none")
+	newRun := []string{"train", "--out", filepath.Join(t.TempDir(), "run"), "--data", none, "--sampler", "ptsghmc", "--replicas", "3",
+		"--arch", "16-8-10", "--steps", "100", "--burnin", "40", "--quiet"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(newRun, "--workers", "-1"), "workers must be 0 (one per core) or more, got -1"},
+	} {
+		_, stderr, code := run(t, c.args...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q, want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
