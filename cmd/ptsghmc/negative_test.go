@@ -18,6 +18,9 @@ func TestNegativeFlagsRefused(t *testing.T) {
 		want string
 	}{
 		{append(newRun, "--workers", "-1"), "workers must be 0 (one per core) or more, got -1"},
+		{append(newRun, "--time-limit", "-1m"), "--time-limit -1m0s: expected a positive duration, or 0 for none"},
+		{[]string{"train", "--resume", none, "--steps", "-1"}, "--steps -1 with --resume " + none + ": expected the run's new total of steps, at least 1"},
+		{[]string{"train", "--resume", none, "--steps", "0"}, "--steps 0 with --resume " + none + ": expected the run's new total of steps, at least 1"},
 	} {
 		_, stderr, code := run(t, c.args...)
 		if code == 0 || !strings.Contains(stderr, c.want) {

@@ -212,15 +212,21 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	}
 	tf := &trainFlags{fs: fs, args: args, cfg: *cfgp, out: *out, resume: *resume, overwrite: *overwrite, quiet: *quiet,
 		timeLimit: *timeLimit, allowArith: *allowArith, chain: *chainArg}
-	archSet := false
+	archSet, stepsSet := false, false
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "steps":
-			tf.steps = tf.cfg.Steps
+			tf.steps, stepsSet = tf.cfg.Steps, true
 		case "arch":
 			archSet = true
 		}
 	})
+	if tf.timeLimit < 0 {
+		return nil, fmt.Errorf("train: --time-limit %s: expected a positive duration, or 0 for none", tf.timeLimit)
+	}
+	if tf.resume != "" && stepsSet && tf.steps < 1 {
+		return nil, fmt.Errorf("train: --steps %d with --resume %s: expected the run's new total of steps, at least 1 (leave --steps out to keep the run's)", tf.steps, tf.resume)
+	}
 	if tf.cfg.Model != "" {
 		if archSet {
 			return nil, fmt.Errorf("train: --model %s and --arch %s: give one (--arch describes an MLP)", tf.cfg.Model, tf.cfg.Arch)
