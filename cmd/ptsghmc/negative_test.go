@@ -20,6 +20,9 @@ func TestNegativeFlagsRefused(t *testing.T) {
 		{append(newRun, "--workers", "-1"), "workers must be 0 (one per core) or more, got -1"},
 		{append(newRun, "--time-limit", "-1m"), "--time-limit -1m0s: expected a positive duration, or 0 for none"},
 		{[]string{"train", "--resume", none, "--steps", "-1"}, "--steps -1 with --resume " + none + ": expected the run's new total of steps, at least 1"},
+		{[]string{"serve", "--run", none, "--read-timeout", "-1s"}, "--read-timeout -1s: expected a duration of 0 or more"},
+		{[]string{"serve", "--run", none, "--write-timeout", "-2s"}, "--write-timeout -2s: expected a duration of 0 or more"},
+		{[]string{"serve", "--run", none, "--shutdown-timeout", "-3s"}, "--shutdown-timeout -3s: expected a duration of 0 or more"},
 		{[]string{"train", "--resume", none, "--steps", "0"}, "--steps 0 with --resume " + none + ": expected the run's new total of steps, at least 1"},
 	} {
 		_, stderr, code := run(t, c.args...)

@@ -89,6 +89,14 @@ flags:`)
 	if !(f.abstainRate >= 0 && f.abstainRate < 1) || f.maxImages < 1 || f.maxBody < 0 || f.batchImages < 1 {
 		return fmt.Errorf("serve: want 0 <= --abstain-rate < 1, --max-images and --batch-images >= 1, --max-body >= 0 (got %g, %d, %d, %d)", f.abstainRate, f.maxImages, f.batchImages, f.maxBody)
 	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"read-timeout", f.readTimeout}, {"write-timeout", f.writeTimeout}, {"shutdown-timeout", f.shutdown}} {
+		if d.v < 0 {
+			return fmt.Errorf("serve: --%s %s: expected a duration of 0 or more", d.flag, d.v)
+		}
+	}
 	start := time.Now()
 	post, err := predictive.LoadWith(runspec.DefaultSetup(), predictive.Options{Window: win}, f.runs...)
 	if err != nil {
