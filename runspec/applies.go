@@ -77,6 +77,17 @@ func kernelName(c Config) string {
 var applicabilities = []applicability{
 	{setting: "replicas", applies: func(c Config) bool { return c.Sampler == PTSGHMC },
 		why: func(c Config) string { return whyOneChain(c) }},
+	// max_replicas is reported as ignored, not refused, where it does not
+	// apply: it changes nothing but the rungs auto chooses, and the
+	// config.json of a run of --replicas auto, used as --config, records
+	// it beside the replicas chosen.
+	{setting: "max_replicas", passive: true, applies: func(c Config) bool { return c.Sampler == PTSGHMC && c.Replicas == 0 },
+		why: func(c Config) string {
+			if c.Sampler != PTSGHMC {
+				return whyOneChain(c)
+			}
+			return fmt.Sprintf("replicas %d: max_replicas caps replicas auto", c.Replicas)
+		}},
 	{setting: "ladder", applies: Config.tempered, why: whyOneChain},
 	{setting: "tmax", applies: func(c Config) bool { return c.tempered() && !isLadderList(c.Ladder) },
 		why: func(c Config) string {

@@ -43,6 +43,9 @@ func TestCheckSettings(t *testing.T) {
 		{"a registered model", func(c *Config) { c.Model, c.Arch = "lenet", "" }, []string{"model", "activation", "engine", "grad_shards"}, []string{"activation"}, []string{"engine"}},
 		{"speed settings of one MLP chain", func(c *Config) {}, []string{"workers", "grad_shards", "engine"}, nil, []string{"workers", "grad_shards"}},
 		{"noise correction's settings without it", func(c *Config) {}, []string{"noise_ceiling", "noise_track"}, []string{"noise_ceiling", "noise_track"}, nil},
+		{"max_replicas without replicas auto", func(c *Config) { pt(c); c.MaxReplicas = 8 }, []string{"replicas", "max_replicas"}, nil, []string{"max_replicas"}},
+		{"max_replicas with replicas auto", func(c *Config) { pt(c); c.Replicas, c.MaxReplicas = 0, 8 }, []string{"replicas", "max_replicas"}, nil, nil},
+		{"max_replicas of one chain", func(c *Config) { c.MaxReplicas = 8 }, []string{"max_replicas"}, nil, []string{"max_replicas"}},
 		{"noise correction's settings with it", func(c *Config) { c.NoiseCorrection = true }, []string{"noise_correction", "noise_ceiling", "noise_track"}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,6 +95,7 @@ func TestCheckSettingsCoversTable(t *testing.T) {
 		"exchange_test": true, "correction": true, "xmargin": true, "xtolerance": true, "resghmc_f": true, "thermostat_inertia": true,
 		"friction": true, "noise_target": true, "burnin": true, "thin": true, "cycle_keep": true, "activation": true,
 		"workers": true, "grad_shards": true, "engine": true, "tempering": true, "noise_ceiling": true, "noise_track": true,
+		"max_replicas": true,
 	}
 	var missing []string
 	for _, s := range settingNames() {
