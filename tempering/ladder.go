@@ -3,6 +3,7 @@ package tempering
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -76,10 +77,11 @@ func Ladder(kind string, r int, tmax float64) ([]float64, error) {
 		return LinearLadder(r, tmax)
 	}
 	var t []float64
-	for _, f := range strings.Split(kind, ",") {
-		var v float64
-		if _, err := fmt.Sscanf(strings.TrimSpace(f), "%g", &v); err != nil {
-			return nil, fmt.Errorf("ladder %q: expected geometric, linear or a list of temperatures like 1,2,4: %q is not a number", kind, f)
+	for i, f := range strings.Split(kind, ",") {
+		f = strings.TrimSpace(f)
+		v, err := strconv.ParseFloat(f, 64) // the whole entry: "1.5x" is not 1.5
+		if err != nil {
+			return nil, fmt.Errorf("ladder %q: expected geometric, linear or a list of temperatures like 1,2,4: entry %d, %q, is not a number", kind, i+1, f)
 		}
 		t = append(t, v)
 	}
