@@ -5,9 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/ptsghmc/ptsghmc/tempering"
 )
+
+// maxCorrectionRows is the most rows correction prints: a --step finer
+// than the table's span over it would print for ever, in effect.
+const maxCorrectionRows = 1_000_000
 
 func runCorrection(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("correction", flag.ContinueOnError)
@@ -24,16 +29,19 @@ func runCorrection(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if !(*step > 0) {
-		return fmt.Errorf("--step must be positive")
+	if !(*step > 0) || math.IsInf(*step, 0) {
+		return fmt.Errorf("correction: --step %g: expected a positive, finite spacing", *step)
 	}
 	c, err := tempering.NewCorrection(*sigma, tempering.CorrectionOptions{Method: tempering.CorrectionMethod(*method), Gamma: *gamma, Terms: *terms})
 	if err != nil {
 		return err
 	}
+	lo, hi := c.X[0], c.X[len(c.X)-1]
+	if rows := (hi - lo) / *step; rows > maxCorrectionRows {
+		return fmt.Errorf("correction: --step %g: expected at least %.3g, the table's span [%.4g, %.4g] in at most %d rows (this step makes %.3g)", *step, (hi-lo)/maxCorrectionRows, lo, hi, maxCorrectionRows, rows+1)
+	}
 	w := bufio.NewWriter(stdout)
 	fmt.Fprintln(w, "x,cdf")
-	lo, hi := c.X[0], c.X[len(c.X)-1]
 	for i := 0; ; i++ {
 		x := lo + float64(i)**step
 		if x > hi+1e-9 {

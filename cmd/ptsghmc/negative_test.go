@@ -31,3 +31,23 @@ func TestNegativeFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCorrectionStep refuses a --step that is not finite (Inf printed a
+// NaN row) or that would print more than maxCorrectionRows rows (1e-300
+// looped for ever, in effect), naming it.
+func TestCorrectionStep(t *testing.T) {
+	for _, c := range []struct {
+		step, want string
+	}{
+		{"0", "--step 0: expected a positive, finite spacing"},
+		{"-1", "--step -1: expected a positive, finite spacing"},
+		{"Inf", "--step +Inf: expected a positive, finite spacing"},
+		{"NaN", "--step NaN: expected a positive, finite spacing"},
+		{"1e-300", "--step 1e-300: expected at least"},
+	} {
+		out, stderr, code := run(t, "correction", "--step", c.step)
+		if code == 0 || !strings.Contains(stderr, c.want) || out != "" {
+			t.Errorf("--step %s: exit %d, %d bytes out, stderr %q; want %q", c.step, code, len(out), stderr, c.want)
+		}
+	}
+}
