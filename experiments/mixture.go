@@ -107,8 +107,11 @@ func RunMixture(o MixtureSettings) (*MixtureRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Steps <= o.BurnIn || o.Thin <= 0 {
-		return nil, fmt.Errorf("need steps > burnin and thin > 0")
+	if o.Steps <= o.BurnIn {
+		return nil, fmt.Errorf("--steps %d must be more than --burnin %d (samples are kept after the burn-in)", o.Steps, o.BurnIn)
+	}
+	if o.Thin <= 0 {
+		return nil, fmt.Errorf("--thin %d: expected 1 or more (keep a sample every this many steps)", o.Thin)
 	}
 	info, ok := runspec.KernelOf(o.Sampler)
 	if !ok || !info.Sampler {

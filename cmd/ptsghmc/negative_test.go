@@ -51,3 +51,20 @@ func TestCorrectionStep(t *testing.T) {
 		}
 	}
 }
+
+// TestMixtureSteps names the flags and values mixture refuses (it said
+// "need steps > burnin and thin > 0").
+func TestMixtureSteps(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--steps", "100", "--burnin", "100"}, "--steps 100 must be more than --burnin 100"},
+		{[]string{"--steps", "100", "--burnin", "10", "--thin", "0"}, "--thin 0: expected 1 or more"},
+	} {
+		_, stderr, code := run(t, append([]string{"mixture"}, c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("mixture %q: exit %d, stderr %q, want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
