@@ -31,7 +31,9 @@ const DefaultMaxReplicas = 16
 // for single-chain samplers).
 //
 // The pilot runs with the registries and training data of s (the data
-// loaded from cfg.Data when s has none).
+// loaded from cfg.Data when s has none). Before it, the final run's config
+// and the pilot's are validated (checkAutoConfig); CheckAutoReplicas also
+// checks the run directory.
 func ChooseReplicas(ctx context.Context, cfg runspec.Config, s runspec.Setup) (runspec.Config, error) {
 	if cfg.Replicas != 0 || cfg.Sampler != runspec.PTSGHMC {
 		return resolveSingle(cfg), nil
