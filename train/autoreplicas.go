@@ -83,7 +83,7 @@ func CheckAutoReplicas(dir string, cfg runspec.Config, overwrite bool, s runspec
 func checkAutoConfig(cfg runspec.Config, s runspec.Setup) error {
 	final := cfg
 	final.Replicas = PilotReplicas
-	if err := final.Validate(s); err != nil {
+	if err := validateNew(final, s); err != nil { // as NewChains validates it
 		return err
 	}
 	pilot := pilotConfig(cfg)

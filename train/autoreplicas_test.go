@@ -99,6 +99,7 @@ func TestAutoReplicasRefusedBeforePilot(t *testing.T) {
 		want string
 	}{
 		{"steps <= burnin", func(c *runspec.Config) { c.Steps = c.BurnIn }, "burnin must be in [0, steps)"},
+		{"no sample kept", func(c *runspec.Config) { c.Thin = 1000 }, "no step keeps a sample"},
 		{"swap target without adaptive", func(c *runspec.Config) { c.SwapTarget = 0.3 }, "swap_target needs ladder adaptive"},
 		{"scheme first", func(c *runspec.Config) { c.Scheme = "first" }, "--replicas auto runs an adaptive-ladder pilot, which needs --scheme alternate and --exchange > 0 (got --scheme first, --exchange 5)"},
 		{"exchange 0", func(c *runspec.Config) { c.Exchange = 0 }, "--replicas auto runs an adaptive-ladder pilot, which needs --scheme alternate and --exchange > 0 (got --scheme alternate, --exchange 0)"},

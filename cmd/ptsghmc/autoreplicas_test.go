@@ -26,7 +26,7 @@ func TestAutoReplicasRefusedBeforePilot(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := []string{"train", "--sampler", "ptsghmc", "--replicas", "auto", "--data", filepath.Join(t.TempDir(), "none"), "--arch", "16-8-10",
-		"--steps", "100", "--burnin", "40", "--exchange", "5", "--quiet"}
+		"--steps", "100", "--burnin", "40", "--thin", "10", "--exchange", "5", "--quiet"}
 	for _, c := range []struct {
 		name string
 		args []string
