@@ -196,17 +196,27 @@ func WriteImages(d *Dataset, rows, cols int, imagePath, labelPath string, gz boo
 }
 
 // Unlabelled returns the images of img (rank at least 2: count, rows[,
-// cols]; at least one image) as a data set without labels, the pixels
-// divided by 255 as LoadImages scales them: images to predict or score as
-// out-of-distribution.
+// cols]; at least one image) as a data set without labels: images to
+// predict or score as out-of-distribution. Unsigned bytes are divided by
+// 255 as LoadImages scales them; floats (IDXFloat32, IDXFloat64) are
+// pixels already, kept as they are, as serve keeps them; other element
+// types are refused.
 func Unlabelled(img *IDX) (*Dataset, error) {
 	if len(img.Dims) < 2 || img.Dims[0] == 0 {
 		return nil, formatErr("image file has dimensions %v, expected count, rows[, cols]", img.Dims)
 	}
+	div := 1.0 // v/255 exactly as LoadImages divides, not v times 1/255 (which rounds otherwise)
+	switch img.Type {
+	case IDXUint8:
+		div = 255
+	case IDXFloat32, IDXFloat64:
+	default:
+		return nil, formatErr("image element type 0x%02x, expected unsigned bytes (0x08, scaled by 1/255) or floats in [0, 1] (0x0D, 0x0E)", img.Type)
+	}
 	n := img.Dims[0]
 	d := &Dataset{N: n, D: len(img.Data) / n, X: make([]float32, len(img.Data))}
 	for i, v := range img.Data {
-		d.X[i] = float32(v / 255)
+		d.X[i] = float32(v / div)
 	}
 	return d, nil
 }

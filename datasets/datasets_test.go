@@ -75,6 +75,9 @@ func TestIDXBadInput(t *testing.T) {
 		{"truncated data", img[:len(img)-1], "truncated data"},
 		{"gzip truncated", gzBytes[:len(gzBytes)/2], "gzip"},
 		{"gzip bad header", []byte{0x1f, 0x8b, 0, 0, 0}, "gzip"},
+		{"trailing data", append(append([]byte(nil), img...), 0), "trailing data after the"},
+		{"gzip trailing data", gzipped(append(append([]byte(nil), img...), 0)), "trailing data after the"},
+		{"gzip checksum", corruptCRC(gzBytes), "checksum"},
 		{"huge dims", []byte{0, 0, 8, 3, 0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff}, "more than"},
 	}
 	for _, c := range cases {
@@ -260,6 +263,16 @@ func TestUnlabelled(t *testing.T) {
 			t.Errorf("dims %v: %v, want ErrFormat", dims, err)
 		}
 	}
+	// floats are pixels already (as serve reads them): kept, not divided by 255
+	for _, typ := range []byte{IDXFloat32, IDXFloat64} {
+		d, err := Unlabelled(&IDX{Type: typ, Dims: []int{1, 2}, Data: []float64{0.5, 1}})
+		if err != nil || d.X[0] != 0.5 || d.X[1] != 1 {
+			t.Errorf("type 0x%02x: %v, %v, want the pixels 0.5 and 1 kept", typ, d, err)
+		}
+	}
+	if _, err := Unlabelled(&IDX{Type: IDXInt16, Dims: []int{1, 2}, Data: []float64{1, 2}}); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "0x0b") {
+		t.Errorf("int16 images: %v, want ErrFormat naming the type", err)
+	}
 	dir := t.TempDir()
 	if _, err := TestImagesIn(dir); err == nil || !strings.Contains(err.Error(), TestImages+".gz") {
 		t.Errorf("empty directory: %v", err)
@@ -270,4 +283,21 @@ func TestUnlabelled(t *testing.T) {
 	if f, err := TestImagesIn(dir); err != nil || f != filepath.Join(dir, TestImages+".gz") {
 		t.Errorf("gzipped test images: %q, %v", f, err)
 	}
+}
+
+// gzipped returns b gzip-compressed.
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
+}
+
+// corruptCRC returns the gzip stream z with its CRC-32 trailer changed: the
+// data decode, only the check at the stream's end fails.
+func corruptCRC(z []byte) []byte {
+	c := append([]byte(nil), z...)
+	c[len(c)-8] ^= 0xff
+	return c
 }

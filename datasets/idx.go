@@ -80,6 +80,9 @@ func ReadIDX(r io.Reader) (*IDX, error) {
 		}
 		defer zr.Close()
 		a, err := decodeIDX(zr)
+		if err == nil {
+			err = atEnd(zr, a) // reading to the end checks the stream's CRC-32 and length
+		}
 		if err != nil {
 			var fe formatError
 			if !errors.As(err, &fe) {
@@ -88,7 +91,26 @@ func ReadIDX(r io.Reader) (*IDX, error) {
 		}
 		return a, err
 	}
-	return decodeIDX(br)
+	a, err := decodeIDX(br)
+	if err == nil {
+		err = atEnd(br, a)
+	}
+	return a, err
+}
+
+// atEnd returns nil when r holds nothing after the array a (a file of more
+// images than its header declares, or two arrays, would otherwise be read
+// short without a word), or r's error.
+func atEnd(r io.Reader, a *IDX) error {
+	var one [1]byte
+	switch n, err := io.ReadFull(r, one[:]); {
+	case n > 0:
+		return formatErr("trailing data after the %d elements of dimensions %v", len(a.Data), a.Dims)
+	case errors.Is(err, io.EOF):
+		return nil
+	default:
+		return err
+	}
 }
 
 // formatError marks errors about the IDX content itself, as opposed to
