@@ -145,9 +145,6 @@ func (s *Server) idxImages(body []byte) ([]float32, int, int, error) {
 	if len(a.Dims) < 2 {
 		return nil, 0, http.StatusBadRequest, fmt.Errorf("IDX of dimensions %v: expected images (count, rows[, cols])", a.Dims)
 	}
-	if want := 4 + 4*len(a.Dims) + len(a.Data)*size; len(body) != want {
-		return nil, 0, http.StatusBadRequest, fmt.Errorf("IDX of dimensions %v is %d bytes, the body has %d more after it", a.Dims, want, len(body)-want)
-	}
 	n := a.Dims[0]
 	if n == 0 {
 		return nil, 0, http.StatusBadRequest, fmt.Errorf("empty batch: the IDX of dimensions %v declares 0 images", a.Dims)

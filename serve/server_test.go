@@ -214,7 +214,7 @@ func TestBadInput(t *testing.T) {
 		{"IDX of another size", "POST", "/v1/predict", "application/octet-stream", string(wrongSize), 400, "hold 25 values each, the model 16-8-3 takes 16"},
 		{"IDX of ints", "POST", "/v1/predict", "application/octet-stream", string(ints), 400, "IDX elements of type 0x0c"},
 		{"IDX truncated", "POST", "/v1/predict", "application/octet-stream", string(idx[:len(idx)-3]), 400, "malformed IDX image file: truncated data"},
-		{"IDX with trailing bytes", "POST", "/v1/predict", "application/octet-stream", string(idx) + "xyz", 400, "3 more after it"},
+		{"IDX with trailing bytes", "POST", "/v1/predict", "application/octet-stream", string(idx) + "xyz", 400, "trailing data after the 32 elements"},
 		{"IDX gzip", "POST", "/v1/predict", "application/octet-stream", "\x1f\x8b\x08\x00", 400, "gzip-compressed"},
 		{"IDX of one dimension", "POST", "/v1/predict", "application/octet-stream", string([]byte{0, 0, 8, 1, 0, 0, 0, 2, 1, 2}), 400, "expected images (count, rows[, cols])"},
 		{"IDX of no images", "POST", "/v1/predict", "application/octet-stream", string([]byte{0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 4}), 400, "empty batch: the IDX of dimensions [0 4 4] declares 0 images"},
