@@ -94,10 +94,10 @@ func rhat(chains [][]float64) float64 {
 
 // SplitRHat returns the rank-normalised split R-hat of Vehtari et al. (2021)
 // (the larger of the bulk and the folded values), NaN when the chains are too
-// short.
+// short or hold a value that is not finite (no rank).
 func SplitRHat(chains [][]float64) float64 {
 	sp := splitChains(chains)
-	if sp == nil {
+	if sp == nil || !allFinite(sp) {
 		return math.NaN()
 	}
 	bulk := rhat(rankNormalize(sp))
@@ -119,13 +119,27 @@ func SplitRHat(chains [][]float64) float64 {
 
 // BulkESS returns the bulk effective sample size (Vehtari et al. 2021): the
 // ESS of the rank-normalised split chains with Geyer's initial monotone
-// sequence estimator of the autocorrelation sum.
+// sequence estimator of the autocorrelation sum; NaN when the chains are
+// too short or hold a value that is not finite.
 func BulkESS(chains [][]float64) float64 {
 	sp := splitChains(chains)
-	if sp == nil {
+	if sp == nil || !allFinite(sp) {
 		return math.NaN()
 	}
 	return ess(rankNormalize(sp))
+}
+
+// allFinite reports whether every draw of chains is a finite number (a NaN
+// has no rank: rankNormalize's tie groups never end on one).
+func allFinite(chains [][]float64) bool {
+	for _, c := range chains {
+		for _, v := range c {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func ess(chains [][]float64) float64 {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 func TestRHatESS(t *testing.T) {
@@ -37,5 +38,31 @@ func TestRHatESS(t *testing.T) {
 	}
 	if e := BulkESS(ar); e < 40 || e > 170 {
 		t.Errorf("AR(1) chains: ESS %v, expected about 84", e)
+	}
+}
+
+// TestNotFinite checks that a NaN or infinite draw gives NaN R-hat and ESS
+// at once (a NaN's tie group in the rank normalisation never ended: the
+// call hung).
+func TestNotFinite(t *testing.T) {
+	for _, bad := range []float64{math.NaN(), math.Inf(1)} {
+		rng := rand.New(rand.NewPCG(2, 2))
+		chains := make([][]float64, 2)
+		for c := range chains {
+			for range 200 {
+				chains[c] = append(chains[c], rng.NormFloat64())
+			}
+		}
+		chains[1][50] = bad
+		done := make(chan [2]float64, 1)
+		go func() { done <- [2]float64{SplitRHat(chains), BulkESS(chains)} }()
+		select {
+		case got := <-done:
+			if !math.IsNaN(got[0]) || !math.IsNaN(got[1]) {
+				t.Errorf("draw %v: R-hat %v, ESS %v, want NaN", bad, got[0], got[1])
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("draw %v: R-hat and ESS did not return in 10 s", bad)
+		}
 	}
 }
