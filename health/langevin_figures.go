@@ -1,6 +1,7 @@
 package health
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -152,17 +153,57 @@ func intFactor(a float64) float64 {
 	return 1 / (1 - a/2)
 }
 
-// grade returns the unit's status: fail when SDLow exceeds FailIntSD, warn
-// above WarnIntSD (the sd tolerances of the frictional watch's integration
-// error: 10% and 5%).
+// severity is the unit's SDLow, or +Inf when its step is unstable (a
+// contraction of 2 or more: the discretisation diverges along it, whatever
+// the tolerance, which grows with the diverging chain and leaves SDLow
+// near 0) or SDLow is NaN (a sum that is not finite).
+func (u LangevinUnit) severity() float64 {
+	if u.Contraction >= 2 || math.IsNaN(u.SDLow) {
+		return math.Inf(1)
+	}
+	return u.SDLow
+}
+
+// grade returns the unit's status: fail when its severity exceeds
+// FailIntSD, warn above WarnIntSD (the sd tolerances of the frictional
+// watch's integration error: 10% and 5%).
 func (u LangevinUnit) grade() HealthStatus {
-	switch {
-	case u.SDLow > FailIntSD:
+	switch sev := u.severity(); {
+	case sev > FailIntSD:
 		return HealthFail
-	case u.SDLow > WarnIntSD:
+	case sev > WarnIntSD:
 		return HealthWarn
 	}
 	return HealthOK
+}
+
+// MarshalJSON writes the unit with its figures that are not finite (an
+// unstable step's widening, +Inf) as null: JSON has no infinities, and
+// eval --json failed on the report of the chain it most needed to flag.
+func (u LangevinUnit) MarshalJSON() ([]byte, error) {
+	f := func(x float64) *float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(struct {
+		Coord          int       `json:"coord"`
+		Direction      []float64 `json:"direction,omitempty"`
+		Contraction    *float64  `json:"contraction"`
+		ContractionTol *float64  `json:"contraction_tol"`
+		Noise          *float64  `json:"noise"`
+		NoiseTol       *float64  `json:"noise_tol"`
+		Injected       *float64  `json:"injected"`
+		Share          *float64  `json:"share"`
+		IntSD          *float64  `json:"int_sd"`
+		NoiseSD        *float64  `json:"noise_sd"`
+		SD             *float64  `json:"sd"`
+		SDLow          *float64  `json:"sd_low"`
+		IntLow         *float64  `json:"int_low"`
+		NoiseLow       *float64  `json:"noise_low"`
+	}{u.Coord, u.Direction, f(u.Contraction), f(u.ContractionTol), f(u.Noise), f(u.NoiseTol), f(u.Injected), f(u.Share),
+		f(u.IntSD), f(u.NoiseSD), f(u.SD), f(u.SDLow), f(u.IntLow), f(u.NoiseLow)})
 }
 
 // Figures returns the watch's figures, graded: every coordinate and, for
@@ -190,7 +231,7 @@ func (w *LangevinWatch) Figures(exact bool) LangevinFigures {
 			uu := u
 			out.Unsure = &uu
 		}
-		if first || u.SDLow > out.Worst.SDLow {
+		if first || u.severity() > out.Worst.severity() {
 			out.Worst = u
 		}
 		if first || u.Share > out.Noisiest.Share {
@@ -325,6 +366,9 @@ func (w *LangevinWatch) curvature(n float64) *mat.SymDense {
 // (ScaleSums.noise) by the curvature hs, or by each coordinate's own
 // curvature when hs is nil (large chains).
 func (w *LangevinWatch) longRunNoise(hs *mat.SymDense, n float64) [][2][]float64 {
+	if len(w.Scales) == 0 { // a watch of a checkpoint before the long-run sums: the per-step noise alone
+		return nil
+	}
 	st := max(w.Stride, 1)
 	hd := make([]float64, len(w.Scales[0].BG))
 	for j := range hd {
@@ -379,6 +423,8 @@ func (f LangevinFigures) Cause() HealthCause {
 		return CauseNone
 	case f.Worst.grade() == HealthOK:
 		return CauseUnchecked
+	case f.Worst.Contraction >= 2: // the step itself is unstable
+		return CauseIntegration
 	case !f.Exact && f.Worst.NoiseLow > f.Worst.IntLow:
 		return CauseNoise
 	}

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -237,5 +238,40 @@ func TestLangevinStride(t *testing.T) {
 	}
 	if st != HealthFail || lf.Worst.Coord != 7 || lf.Stiffest.Coord != 7 {
 		t.Errorf("verdict %v, worst coordinate %d, stiffest %d: want fail at 7: %v", st, lf.Worst.Coord, lf.Stiffest.Coord, lf)
+	}
+}
+
+// TestLangevinUnstableStep checks that an SGLD step past the stability
+// limit (contraction c H = 2.01 along the stiff coordinate: the chain
+// diverges geometrically) fails, and that its figures, holding an infinite
+// widening, still marshal to JSON. The tolerance grows with the diverging
+// chain, so the widening's lower bound read about 0: it warned. (Further
+// past the limit, at 2.05, the chain reaches 1e150 and the estimates
+// themselves break down: it still only warns; not fixed.)
+func TestLangevinUnstableStep(t *testing.T) {
+	for _, a := range []float64{2.01} {
+		c := langevinCase{name: "unstable", curv: []float64{1, a / 0.05}, eps: 0.1, steps: 3000}
+		st, fig, _, w := runLangevin(t, c)
+		if st != HealthFail {
+			t.Errorf("contraction %.2f: %v (%v), want fail", a, st, fig)
+		}
+		f := w.Figures(false)
+		if f.Cause() != CauseIntegration {
+			t.Errorf("contraction %.2f: cause %v, want integration error", a, f.Cause())
+		}
+		if _, err := json.Marshal(f); err != nil {
+			t.Errorf("contraction %.2f: figures to JSON: %v", a, err)
+		}
+	}
+}
+
+// TestLangevinOldCheckpoint checks that a watch decoded from a checkpoint
+// written before the long-run sums (Scales nil) gives its figures from the
+// per-step noise alone, without a panic.
+func TestLangevinOldCheckpoint(t *testing.T) {
+	_, _, _, w := runLangevin(t, langevinCase{name: "old", curv: []float64{1, 2}, eps: 0.1, steps: 3000})
+	w.Scales = nil
+	if f := w.Figures(false); f.Steps == 0 {
+		t.Errorf("no figures: %+v", f)
 	}
 }
