@@ -245,6 +245,8 @@ func (h *HealthReport) String() string {
 		fmt.Fprintf(&b, "NOT A POSTERIOR (%s): the dynamics left their regime (%s); the kept samples are not samples of the posterior.\n  what to change: %s", h.Cause, h.Reason, h.Advice)
 	case h.Warn:
 		fmt.Fprintf(&b, "WARNING: %s; the posterior's spread may be biased by a few percent.\n  what to change: %s", h.Reason, h.Advice)
+	case h.unjudged():
+		b.WriteString("posterior check: not judged (no health window ended after burn-in: run past the burn-in by at least a window's steps, --steps)")
 	default:
 		if h.Langevin {
 			fmt.Fprintf(&b, "posterior check: ok (SGLD: the gradient noise and the step's discretisation widen no coordinate's or direction's sd by more than %.0f%% beyond chance", 100*health.WarnIntSD)
@@ -259,7 +261,19 @@ func (h *HealthReport) String() string {
 	return b.String()
 }
 
-// mixGraded reports whether every watched rung graded its coordinates'
+// unjudged reports whether a watched rung had no window end after
+// burn-in: its verdict reads the burn-in's windows alone (an SGLD watch
+// observes nothing before), so "ok" would say nothing of the samples.
+func (h *HealthReport) unjudged() bool {
+	for _, r := range h.Rungs {
+		if r.After == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// mixGraded reports whether every watched rung graded its coordinates''
 // mixing.
 func (h *HealthReport) mixGraded() bool {
 	for _, r := range h.Rungs {

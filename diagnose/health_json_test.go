@@ -3,6 +3,7 @@ package diagnose
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/health"
@@ -66,4 +67,18 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TestHealthReportUnjudged checks that a run none of whose windows ended
+// after burn-in is not called ok: its verdict read the burn-in alone.
+func TestHealthReportUnjudged(t *testing.T) {
+	for _, tc := range []struct {
+		after int
+		want  string
+	}{{0, "posterior check: not judged"}, {3, "posterior check: ok"}} {
+		rep := HealthReport{Watched: true, Posterior: true, Rungs: []RungHealth{{Windows: 3, After: tc.after}}}
+		if s := rep.String(); !strings.Contains(s, tc.want) {
+			t.Errorf("%d windows after burn-in: %q, want %q", tc.after, s, tc.want)
+		}
+	}
 }
