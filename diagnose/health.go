@@ -273,7 +273,7 @@ func (h *HealthReport) unjudged() bool {
 	return false
 }
 
-// mixGraded reports whether every watched rung graded its coordinates”
+// mixGraded reports whether every watched rung graded its coordinates'
 // mixing.
 func (h *HealthReport) mixGraded() bool {
 	for _, r := range h.Rungs {
