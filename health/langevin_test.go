@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/sampler"
@@ -273,5 +275,33 @@ func TestLangevinOldCheckpoint(t *testing.T) {
 	w.Scales = nil
 	if f := w.Figures(false); f.Steps == 0 {
 		t.Errorf("no figures: %+v", f)
+	}
+}
+
+// TestLangevinUnitJSONFields checks that MarshalJSON, which restates the
+// unit's fields to write infinities as null, writes every field of
+// LangevinUnit under its json tag: a field added to the type alone would
+// be left out of eval's JSON without a word.
+func TestLangevinUnitJSONFields(t *testing.T) {
+	b, err := json.Marshal(LangevinUnit{Direction: []float64{1}, IntSD: math.Inf(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	typ := reflect.TypeFor[LangevinUnit]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if _, ok := got[name]; !ok {
+			t.Errorf("field %s (json %q) not written", typ.Field(i).Name, name)
+		}
+	}
+	if len(got) != typ.NumField() {
+		t.Errorf("%d keys written, the type has %d fields", len(got), typ.NumField())
+	}
+	if got["int_sd"] != nil {
+		t.Errorf("int_sd of +Inf written as %v, want null", got["int_sd"])
 	}
 }
