@@ -73,7 +73,7 @@ func TestIDXBadInput(t *testing.T) {
 		{"rank 0", []byte{0, 0, 8, 0}, "rank 0"},
 		{"truncated dims", img[:9], "truncated header"},
 		{"truncated data", img[:len(img)-1], "truncated data"},
-		{"gzip truncated", gzBytes[:len(gzBytes)/2], "gzip"},
+		{"gzip truncated", gzBytes[:len(gzBytes)/2], "gzip stream: truncated"},
 		{"gzip bad header", []byte{0x1f, 0x8b, 0, 0, 0}, "gzip"},
 		{"trailing data", append(append([]byte(nil), img...), 0), "trailing data after the"},
 		{"gzip trailing data", gzipped(append(append([]byte(nil), img...), 0)), "trailing data after the"},

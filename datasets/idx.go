@@ -88,8 +88,9 @@ func ReadIDX(r io.Reader) (*IDX, error) {
 			if !errors.As(err, &fe) {
 				return nil, fmt.Errorf("unreadable gzip stream: %w", err)
 			}
+			return nil, fmt.Errorf("gzip stream: %w", err)
 		}
-		return a, err
+		return a, nil
 	}
 	a, err := decodeIDX(br)
 	if err == nil {
@@ -166,7 +167,7 @@ func decodeIDX(r io.Reader) (*IDX, error) {
 	got, err := io.CopyN(&buf, r, int64(n*size))
 	raw := buf.Bytes()
 	if err != nil {
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) { // a plain file's end, or a gzip stream's
 			return nil, formatErr("truncated data: dimensions %v need %d bytes, found %d", dims, n*size, got)
 		}
 		return nil, err
