@@ -935,6 +935,16 @@ func pairs(a attrs, name string, def int64) ([]int, bool) {
 
 // pads returns symmetric 2-D padding from ONNX's pads [top, left, bottom,
 // right] or auto_pad, for kernel k, stride s and dilation d.
+// maxPad bounds a pad, so that a padded size cannot wrap and a
+// convolution's output stays of the sizes the import allows
+// (maxConvOutput).
+const maxPad = 1 << 16
+
+// maxConvOutput bounds the values one example's convolution writes, as
+// newNetwork bounds its input's (math.MaxInt32): a huge pad would
+// otherwise make a huge output.
+const maxConvOutput = math.MaxInt32
+
 func (b *builder) pads(n *Node, a attrs, k, s, d []int) ([]int, error) {
 	switch ap := a.str("auto_pad", "NOTSET"); ap {
 	case "NOTSET", "":
@@ -959,6 +969,9 @@ func (b *builder) pads(n *Node, a attrs, k, s, d []int) ([]int, error) {
 	}
 	if len(v) != 4 || v[0] != v[2] || v[1] != v[3] || v[0] < 0 || v[1] < 0 {
 		return nil, b.nodeError(n, "pads %v: only the same padding on both sides of each axis ([t, l, t, l]) is supported", v)
+	}
+	if v[0] > maxPad || v[1] > maxPad {
+		return nil, b.nodeError(n, "pads %v: more than %d on an axis", v, maxPad)
 	}
 	return []int{int(v[0]), int(v[1])}, nil
 }
@@ -1004,6 +1017,11 @@ func (b *builder) conv(n *Node, a attrs) error {
 	h, wd3 := x.Shape()[2], x.Shape()[3]
 	if h+2*p[0] < d[0]*(k[0]-1)+1 || wd3+2*p[1] < d[1]*(k[1]-1)+1 {
 		return b.nodeError(n, "kernel %v does not fit the %dx%d input (pads %v)", k, h, wd3, p)
+	}
+	oh := int64((h+2*p[0]-d[0]*(k[0]-1)-1)/s[0] + 1)
+	ow := int64((wd3+2*p[1]-d[1]*(k[1]-1)-1)/s[1] + 1)
+	if wd[0] > 0 && oh*ow > maxConvOutput/wd[0] { // oh*ow stays below 2^36 (the input's and the pads' bounds): no wrap
+		return b.nodeError(n, "output of %d x %d x %d values per example (pads %v): more than %d", wd[0], oh, ow, p, maxConvOutput)
 	}
 	y, err := G.Conv2d(x, w, tensor.Shape{k[0], k[1]}, p, s, d)
 	if err != nil {

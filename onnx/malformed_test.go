@@ -257,3 +257,21 @@ func TestImportStridesMessage(t *testing.T) {
 			[]string{`attribute "dilations" is of type INT: expected INTS`}},
 	})
 }
+
+// TestImportConvPadding checks that a convolution's pads are bounded: a
+// pad beyond maxPad, and one within it whose output would hold more than
+// MaxInt32 values per example (a few bytes of file asking for gigabytes),
+// are refused, naming the node.
+func TestImportConvPadding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	conv := func(pad int64, outCh int64) *onnx.Model {
+		return model([]*onnx.Node{
+			node("Conv", "conv", []string{"x", "w"}, []string{"c"}, ints("pads", pad, pad, pad, pad)),
+			node("Flatten", "flat", []string{"c"}, []string{"z"}),
+		}, []*onnx.Tensor{floatInit("w", []int64{outCh, 1, 1, 1}, rng, 1)}, []*onnx.ValueInfo{input("x", 0, 1, 5, 5)}, "z")
+	}
+	checkRefusals(t, []refusal{
+		{"a pad of 2^40", conv(1<<40, 1), []string{`node "conv" (Conv)`, "more than 65536 on an axis"}},
+		{"an output of 8 x 131077^2 values", conv(1<<16, 8), []string{`node "conv" (Conv)`, "output of 8 x 131077 x 131077 values per example"}},
+	})
+}
