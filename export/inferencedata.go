@@ -47,8 +47,15 @@ type ParamSelection struct {
 // SelectParams parses a selection: a comma-separated list of learnable
 // names (W0, b1, ... as the model's Layout names them) and flat index
 // ranges lo:hi (hi excluded); "" selects every learnable.
-func SelectParams(spec string, layout nn.Layout) (ParamSelection, error) {
-	var sel ParamSelection
+// A learnable whose name holds '/' (an ONNX initialiser's may) or is one
+// of the posterior group's own names (chain, draw, theta, theta_index)
+// cannot be a variable of the store: it is refused when selected.
+func SelectParams(spec string, layout nn.Layout) (sel ParamSelection, err error) {
+	defer func() {
+		if err == nil {
+			err = checkVariableNames(sel.Learnables)
+		}
+	}()
 	if strings.TrimSpace(spec) == "" {
 		sel.Learnables = layout
 		return sel, nil
@@ -81,6 +88,21 @@ func SelectParams(spec string, layout nn.Layout) (ParamSelection, error) {
 		}
 	}
 	return sel, nil
+}
+
+// checkVariableNames refuses learnables whose names cannot name a variable
+// of the posterior group: a '/' would nest it in a group of its own (which
+// xarray does not read), and the group's own names would collide.
+func checkVariableNames(ls nn.Layout) error {
+	for _, l := range ls {
+		switch {
+		case strings.Contains(l.Name, "/"):
+			return fmt.Errorf("learnable %q: a name holding '/' cannot be a Zarr variable (it would nest a group): select it by its flat range lo:hi in --params, or export --format npz", l.Name)
+		case l.Name == "chain" || l.Name == "draw" || l.Name == Theta || l.Name == ThetaIndex:
+			return fmt.Errorf("learnable %q: the posterior group's own name (chain, draw, %s, %s): select it by its flat range lo:hi in --params, or export --format npz", l.Name, Theta, ThetaIndex)
+		}
+	}
+	return nil
 }
 
 // rangeIndices returns the flat indices of the ranges, in order.

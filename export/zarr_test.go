@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -297,6 +298,20 @@ func TestSelectParams(t *testing.T) {
 	}
 	if all, _ := SelectParams("", layout); len(all.Learnables) != 4 {
 		t.Errorf("empty selection: %v", all)
+	}
+	// names that cannot be variables of the store: refused when selected,
+	// naming the learnable; a range of them is fine
+	for _, name := range []string{"/fc/Transpose_output_0", "draw", Theta} {
+		odd := append(nn.Layout(nil), layout...)
+		odd[1].Name = name
+		for _, spec := range []string{"", name} {
+			if _, err := SelectParams(spec, odd); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("learnable %q", name)) {
+				t.Errorf("learnable %q, --params %q: %v, want it refused by name", name, spec, err)
+			}
+		}
+		if sel, err := SelectParams("W0,0:3", odd); err != nil || len(sel.Learnables) != 1 {
+			t.Errorf("learnable %q left out: %+v, %v", name, sel, err)
+		}
 	}
 }
 
