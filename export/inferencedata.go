@@ -50,12 +50,17 @@ type ParamSelection struct {
 // A learnable whose name holds '/' (an ONNX initialiser's may) or is one
 // of the posterior group's own names (chain, draw, theta, theta_index)
 // cannot be a variable of the store: it is refused when selected.
-func SelectParams(spec string, layout nn.Layout) (sel ParamSelection, err error) {
-	defer func() {
-		if err == nil {
-			err = checkVariableNames(sel.Learnables)
-		}
-	}()
+func SelectParams(spec string, layout nn.Layout) (ParamSelection, error) {
+	sel, err := parseParams(spec, layout)
+	if err == nil {
+		err = checkVariableNames(sel.Learnables)
+	}
+	return sel, err
+}
+
+// parseParams parses SelectParams' spec against layout.
+func parseParams(spec string, layout nn.Layout) (ParamSelection, error) {
+	var sel ParamSelection
 	if strings.TrimSpace(spec) == "" {
 		sel.Learnables = layout
 		return sel, nil

@@ -102,13 +102,24 @@ func checkFree(dir string, overwrite bool) error {
 	if overwrite {
 		return checkOverwritable(dir)
 	}
-	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*", rundir.CheckpointFile)) // any chain, as array tasks start in any order
-	for _, f := range append([]string{filepath.Join(dir, rundir.CheckpointFile)}, chains...) {
-		if _, err := os.Stat(f); err == nil {
-			return fmt.Errorf("run directory %s already holds a run: resume it with --resume, or pass --overwrite", dir)
-		}
+	if holdsRun(dir, rundir.CheckpointFile) { // any chain's, as array tasks start in any order
+		return fmt.Errorf("run directory %s already holds a run: resume it with --resume, or pass --overwrite", dir)
 	}
 	return nil
+}
+
+// holdsRun reports whether dir, or one of its chain-* directories, holds
+// one of the files.
+func holdsRun(dir string, files ...string) bool {
+	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*"))
+	for _, d := range append([]string{dir}, chains...) {
+		for _, f := range files {
+			if _, err := os.Stat(filepath.Join(d, f)); err == nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkOverwritable refuses to overwrite dir when it holds no run (no
@@ -121,13 +132,8 @@ func checkOverwritable(dir string) error {
 	if err != nil {
 		return nil // absent (or not a directory: creating the run says so)
 	}
-	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*"))
-	for _, d := range append([]string{dir}, chains...) {
-		for _, f := range []string{rundir.ConfigFile, rundir.CheckpointFile} {
-			if _, err := os.Stat(filepath.Join(d, f)); err == nil {
-				return nil // a run: --overwrite replaces it
-			}
-		}
+	if holdsRun(dir, rundir.ConfigFile, rundir.CheckpointFile) {
+		return nil // a run: --overwrite replaces it
 	}
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())

@@ -59,10 +59,8 @@ func validateNew(c runspec.Config, s runspec.Setup) error {
 		return err
 	}
 	opt := c.Optimiser(s.Kernels)
-	if keepSample(c, c.Steps, opt) { // an optimiser's (or an SGD warm-up's to the end) last step, or a sampler's
-		return nil
-	}
-	for k := c.BurnIn + 1; k < c.Steps; k++ {
+	// from the first step after burn-in, or the last (an optimiser's burn-in may pass it: it keeps its last)
+	for k := min(c.BurnIn+1, c.Steps); k <= c.Steps; k++ {
 		if keepSample(c, k, opt) {
 			return nil
 		}
