@@ -30,3 +30,12 @@ func newBar(w io.Writer, total int, unit string) *progressbar.ProgressBar {
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionSetWidth(30))
 }
+
+// setBar moves bar to done and describes it. The count is set first: the
+// bar redraws at most every 200 ms, so of two calls made together only
+// the first draws, and a count a step behind (the bar ending on the
+// last-but-one sample) misleads more than a description a step behind.
+func setBar(bar *progressbar.ProgressBar, done int, description string) {
+	bar.Set(done)
+	bar.Describe(description)
+}

@@ -26,6 +26,7 @@ type Eval struct {
 	quiet    bool
 	terminal bool
 	bar      *progressbar.ProgressBar
+	spinner  bool // bar has no estimate: a spinner, redrawn by its own ticker
 	start    time.Time
 	lastLine time.Time
 	last     evaluate.EvalProgress
@@ -116,15 +117,16 @@ func (p *Eval) Update(s evaluate.EvalProgress) {
 		if p.bar == nil {
 			total := max(s.Total, s.Done)
 			if total <= 0 { // no estimate: a spinner (a bar of 0 takes no update)
-				total = -1
+				total, p.spinner = -1, true
 			}
 			p.bar = newBar(p.w, total, "samples")
 		}
-		if m := p.bar.GetMax(); m > 0 && s.Done > m { // more than estimated (a run still writing)
+		// More than estimated (a run still writing) raises the bar's end; a
+		// spinner's GetMax is its width, not an estimate, and stays one.
+		if m := p.bar.GetMax(); !p.spinner && s.Done > m {
 			p.bar.ChangeMax(s.Done)
 		}
-		p.bar.Describe(p.describe(s, now))
-		p.bar.Set(s.Done)
+		setBar(p.bar, s.Done, p.describe(s, now))
 		return
 	}
 	if now.Sub(p.lastLine) < evalLineEvery {
@@ -141,11 +143,16 @@ func (p *Eval) Update(s evaluate.EvalProgress) {
 	p.lastLine = now
 }
 
-// Abort ends the bar's line after an error.
+// Abort ends the bar's line after an error; a spinner's ticker stops
+// (it went on redrawing over the lines printed after it).
 func (p *Eval) Abort() {
-	if p.bar != nil {
-		fmt.Fprintln(p.w)
+	if p.bar == nil {
+		return
 	}
+	if p.spinner {
+		p.bar.Finish()
+	}
+	fmt.Fprintln(p.w)
 }
 
 // Finish closes the bar and prints the closing line.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,21 +46,63 @@ func TestEvalLines(t *testing.T) {
 	}
 }
 
+// lockedBuffer is a bytes.Buffer safe to write from a spinner's ticker
+// while a test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // TestEvalBar checks the terminal bar: with no estimate it is a spinner
 // that still shows progress (a bar of 0 samples refused every update and
-// printed nothing), and a count past the estimate raises its end.
+// printed nothing), stays a spinner past its width's count of samples (it
+// turned into a bar ending at the 31st), and its ticker stops on Abort
+// (it went on drawing over the error); a count past the estimate raises a
+// bar's end. The output is read after Finish or Abort, which draw at
+// once: read while the ticker draws, it ended a sample behind.
 func TestEvalBar(t *testing.T) {
-	var buf bytes.Buffer
+	for _, tc := range []struct {
+		name    string
+		samples int
+	}{{"few", 3}, {"past the spinner's width", 40}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf lockedBuffer
+			p := newEval(&buf, false, true, time.Now)
+			for done := 0; done <= tc.samples; done++ {
+				p.Update(evaluate.EvalProgress{Done: done, Images: 10})
+			}
+			p.Finish()
+			out := buf.String()
+			if want := fmt.Sprintf("(%d/-", tc.samples); !strings.Contains(out, want) {
+				t.Errorf("no-estimate bar printed %q, want the count %s", out, want)
+			}
+		})
+	}
+
+	var buf lockedBuffer
 	p := newEval(&buf, false, true, time.Now)
-	for done := 0; done <= 3; done++ {
-		p.Update(evaluate.EvalProgress{Done: done, Images: 10})
-		time.Sleep(250 * time.Millisecond) // past the bar's throttle
+	p.Update(evaluate.EvalProgress{Done: 0, Images: 10, PassImages: 5})
+	p.Abort()
+	after := buf.String()
+	time.Sleep(500 * time.Millisecond) // the ticker draws every 100-200 ms
+	if got := buf.String(); got != after {
+		t.Errorf("the spinner drew %q after Abort", strings.TrimPrefix(got, after))
 	}
-	if !strings.Contains(buf.String(), "(3/-") {
-		t.Errorf("no-estimate bar printed %q, want the count (3/-", buf.String())
-	}
-	buf.Reset()
-	q := newEval(&buf, false, true, time.Now)
+
+	var qbuf lockedBuffer
+	q := newEval(&qbuf, false, true, time.Now)
 	q.Update(evaluate.EvalProgress{Done: 1, Total: 2, Images: 10})
 	q.Update(evaluate.EvalProgress{Done: 3, Total: 2, Images: 10})
 	if m := q.bar.GetMax(); m != 3 {

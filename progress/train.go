@@ -71,8 +71,7 @@ func (p *Train) Update(s train.Status) {
 		return
 	}
 	if p.bar != nil {
-		p.bar.Describe(p.describe(s))
-		p.bar.Set(s.Step)
+		setBar(p.bar, s.Step, p.describe(s))
 		return
 	}
 	every := max(1, p.target/20)
