@@ -80,6 +80,10 @@ func TemperingOf(st *tempering.PTState, cfg runspec.Config) *Tempering {
 		t.TuningOver, t.TuningConverged, t.TuningRestarts, t.NeededBurnIn = true, tu.Converged, tu.Restarts, tu.NeededBurnIn
 		t.Predicted = append([]float64(nil), tu.Predicted...)
 	}
+	if !t.Complete && cfg.Exchange <= 0 {
+		t.Advice = "exchange 0: the rungs never exchange (the swaps-off ablation): no barrier estimate, and rung 1 is a plain chain at T = 1; --exchange N > 0 exchanges every N steps"
+		return t
+	}
 	if !t.Complete {
 		t.Advice = "not every pair has been tried since the window began (the end of burn-in or of a tuning round): no barrier estimate yet"
 		return t

@@ -13,7 +13,7 @@ import (
 // a barrier that needs more rungs than the ladder has, and round trips far
 // below what the barrier allows each get a warning with what to do; a window
 // in which a pair was not yet tried gives no barrier; the first-rung scheme
-// gives no figures.
+// gives no figures; exchange 0 says that the rungs never exchange.
 func TestTemperingOf(t *testing.T) {
 	cfg := runspec.DefaultConfig()
 	cfg.Exchange, cfg.BurnIn = 10, 1000
@@ -63,6 +63,14 @@ func TestTemperingOf(t *testing.T) {
 				}
 			}
 		})
+	}
+	// --exchange 0: no pair is ever tried, and the advice says why rather
+	// than that the window is young
+	off := cfg
+	off.Exchange = 0
+	tp := TemperingOf(state([]int{0, 0, 0}, []int{0, 0, 0}, []float64{0, 0, 0}, 0), off)
+	if tp == nil || tp.Complete || !strings.Contains(tp.Advice, "exchange 0: the rungs never exchange") {
+		t.Errorf("exchange 0: figures %+v", tp)
 	}
 	cfg.Scheme = "first"
 	if tp := TemperingOf(cases[0].st, cfg); tp != nil {

@@ -293,3 +293,57 @@ func TestDenseMassCorrelated(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveKickEveryMass: the kick per coordinate SaveKick asks for is
+// written under every mass (the health watch's per-direction energy error,
+// health.DirWatch, reads it on small models, where dense masses are used),
+// and is the diagonal mass's kick for a dense or low-rank mass that equals
+// it. The factored update ignored it: the kicks stayed 0 under a dense or
+// low-rank mass, and the watch saw no integration error there.
+func TestSaveKickEveryMass(t *testing.T) {
+	m := []float64{4, 0.5, 100, 1}
+	inv := make([]float64, 16)
+	scale := make([]float64, 4)
+	for i, v := range m {
+		inv[i*4+i] = 1 / v
+		scale[i] = 1 / math.Sqrt(v)
+	}
+	dense, err := NewDenseMass(inv, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pot := &Gaussian{Mean: []float64{1, -1, 0, 2}, Var: []float64{0.3, 2, 0.01, 1}, NoiseVar: 0.5}
+	for _, k := range []Kernel{SGNHT{StepSize: 0.05, Diffusion: 2}, SGHMC{StepSize: 0.05, Friction: 2}} {
+		run := func(set func(s *State) error) []float64 {
+			s := NewState([]float64{0.5, 0.5, 0.5, 0.5})
+			if err := set(s); err != nil {
+				t.Fatal(err)
+			}
+			kick := make([]float64, 4)
+			s.SaveKick(kick)
+			rng := rand.New(rand.NewPCG(3, 4))
+			k.Init(s, rng)
+			for i := 0; i < 20; i++ {
+				if err := k.Step(s, pot, Minibatch{}, Hyper{Temp: 1.5}, rng); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if kk := dot(kick, kick); math.Abs(kk-s.Work.Kick) > 1e-12*s.Work.Kick || kk == 0 {
+				t.Errorf("%s: saved kicks' squares sum to %v, the step's Kick is %v", k.Name(), kk, s.Work.Kick)
+			}
+			return kick
+		}
+		want := run(func(s *State) error { return s.SetMass(m) })
+		for _, c := range []struct {
+			name string
+			mm   MassMatrix
+		}{{"dense", dense}, {"low-rank", &LowRankMass{Scale: scale}}} {
+			got := run(func(s *State) error { return s.SetMassMatrix(c.mm) })
+			for i := range want {
+				if math.Abs(got[i]-want[i]) > 1e-9 {
+					t.Errorf("%s, %s mass: kick %d is %v, the diagonal mass's %v", k.Name(), c.name, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -504,8 +504,9 @@ func (u *sgnhtStepper) general(tc, pc, gc, z []float64, lo, hi int, sums *[5]flo
 // grad U~ c_g + M^1/2 N(0, inj I) and theta' = theta + h M^-1 p' c_p. The
 // momentum's update is general's with unit mass on the kick C' grad U~
 // (so the kick terms of StepWork, the kinetic temperatures, the
-// per-coordinate noise estimate of q's coordinates and the injected sd
-// scaled by State.InjScale are summed as a diagonal mass's are); only the
+// per-coordinate noise estimate of q's coordinates, the kick per
+// coordinate State.SaveKick asks for and the injected sd scaled by
+// State.InjScale are summed as a diagonal mass's are); only the
 // position's move differs: h C q' c_p instead of h r q' c_p. The normal
 // draws come from the stream as chunk's do, 256 at a time.
 func (u *sgnhtStepper) factored(s *State, m MassMatrix) {
@@ -514,7 +515,9 @@ func (u *sgnhtStepper) factored(s *State, m MassMatrix) {
 	}
 	kick, vel := s.factorScratch()
 	m.Kick(kick, s.Grad)
-	u.r, u.off, u.nsc, u.nacc, u.kick = nil, 0, s.InjScale, s.noiseAcc, nil
+	// the kick per coordinate (State.SaveKick) is general's k_i, of q's
+	// coordinates as the kinetic terms are
+	u.r, u.off, u.nsc, u.nacc, u.kick = nil, 0, s.InjScale, s.noiseAcc, s.kickOut
 	sums := [5]float64{u.kin, u.pp, u.wb, u.wa, u.wk}
 	p := s.P
 	for lo := 0; lo < len(p); lo += normalChunk {
@@ -525,7 +528,7 @@ func (u *sgnhtStepper) factored(s *State, m MassMatrix) {
 		// be overwritten by the velocity C q' below
 		u.general(vel[lo:hi], p[lo:hi], kick[lo:hi], z, lo, hi, &sums)
 	}
-	u.nsc, u.nacc = nil, nil
+	u.nsc, u.nacc, u.kick = nil, nil, nil
 	u.kin, u.pp, u.wb, u.wa, u.wk = sums[0], sums[1], sums[2], sums[3], sums[4]
 	if s.gradSq != nil {
 		for i, g := range s.Grad {

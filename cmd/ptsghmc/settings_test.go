@@ -30,6 +30,7 @@ func TestSettingsNotApplied(t *testing.T) {
 		{"sgld with a friction", []string{"--sampler", "sgld", "--friction", "0.2"}, 1, "friction 0.2 (kernel sgld has no momentum)"},
 		{"sgnht with workers: ignored", []string{"--sampler", "sgnht", "--workers", "2"}, 0, "ignored: workers 2"},
 		{"ptsghmc defaults: nothing said", []string{"--sampler", "ptsghmc", "--replicas", "1"}, 0, ""},
+		{"ptsghmc, exchange 0: said", []string{"--sampler", "ptsghmc", "--replicas", "3", "--exchange", "0"}, 0, "exchange 0: the 3 rungs never exchange"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")

@@ -96,7 +96,8 @@ func configFlags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *
 // checkSettings refuses the settings given (flags, or fields of the
 // --config file other than the defaults) that do not apply to the run cfg
 // describes and would change what it samples, and reports on stderr those
-// that only change its speed, ignored (runspec.Config.CheckSettings).
+// that only change its speed, ignored (runspec.Config.CheckSettings). A
+// tempered run without exchanges (--exchange 0) is said to be one.
 func checkSettings(fs *flag.FlagSet, args []string, cfg runspec.Config, stderr io.Writer) error {
 	set := map[string]bool{}
 	if path := configArg(args); path != "" {
@@ -112,6 +113,11 @@ func checkSettings(fs *flag.FlagSet, args []string, cfg runspec.Config, stderr i
 	}
 	for _, n := range ignored {
 		fmt.Fprintf(stderr, "ptsghmc %s: ignored: %s\n", fs.Name(), n)
+	}
+	if cfg.Sampler == runspec.PTSGHMC && cfg.Replicas > 1 && cfg.Exchange == 0 {
+		// the swaps-off ablation: allowed, but never silent
+		fmt.Fprintf(stderr, "ptsghmc %s: exchange 0: the %d rungs never exchange (the swaps-off ablation): each is an independent tempered chain, and rung 1 a plain chain at T = 1 that costs %d times the gradients; --exchange N > 0 exchanges every N steps\n",
+			fs.Name(), cfg.Replicas, cfg.Replicas)
 	}
 	return nil
 }
