@@ -142,7 +142,7 @@ func RunModel(s runspec.Setup, dir string, data *datasets.Dataset) (runspec.Conf
 	if err != nil {
 		return cfg, nn.Model{}, err
 	}
-	m, err := cfg.NNModel(s.Models, data.D, data.Classes)
+	m, err := cfg.NNModel(s.Models, data)
 	if err != nil {
 		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
 	}
