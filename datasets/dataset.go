@@ -23,6 +23,11 @@ type Dataset struct {
 	Labels  []int     // N labels in [0, Classes) for classification
 	Outputs int       // number of regression targets per example
 	Targets []float32 // N*Outputs regression targets
+	// Image is the dimensions of one example's image as its file gives
+	// them (rows, cols[, ...]: an IDX image file's dimensions after the
+	// count), so that a model of images can check their shape, not only
+	// their D pixels; nil when not known (data not read from a file).
+	Image []int
 }
 
 // Row returns example i's features (a view into X).
@@ -55,7 +60,7 @@ func (d *Dataset) Validate() error {
 
 // Subset returns the examples idx as a new data set (features are copied).
 func (d *Dataset) Subset(idx []int) *Dataset {
-	s := &Dataset{N: len(idx), D: d.D, Classes: d.Classes, Outputs: d.Outputs}
+	s := &Dataset{N: len(idx), D: d.D, Classes: d.Classes, Outputs: d.Outputs, Image: d.Image}
 	s.X = make([]float32, 0, len(idx)*d.D)
 	for _, i := range idx {
 		s.X = append(s.X, d.Row(i)...)
@@ -156,7 +161,7 @@ func LoadImages(imagePath, labelPath string, classes int) (*Dataset, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("read %s: %w", imagePath, formatErr("no images"))
 	}
-	d := &Dataset{N: n, D: len(img.Data) / n, Classes: classes}
+	d := &Dataset{N: n, D: len(img.Data) / n, Classes: classes, Image: append([]int(nil), img.Dims[1:]...)}
 	d.X = make([]float32, len(img.Data))
 	for i, v := range img.Data {
 		d.X[i] = float32(v / 255)
@@ -214,7 +219,7 @@ func Unlabelled(img *IDX) (*Dataset, error) {
 		return nil, formatErr("image element type 0x%02x, expected unsigned bytes (0x08, scaled by 1/255) or floats in [0, 1] (0x0D, 0x0E)", img.Type)
 	}
 	n := img.Dims[0]
-	d := &Dataset{N: n, D: len(img.Data) / n, X: make([]float32, len(img.Data))}
+	d := &Dataset{N: n, D: len(img.Data) / n, X: make([]float32, len(img.Data)), Image: append([]int(nil), img.Dims[1:]...)}
 	for i, v := range img.Data {
 		d.X[i] = float32(v / div)
 	}

@@ -41,9 +41,23 @@ func Names() []string { return []string{NameFashionMNIST, NameMNIST} }
 
 // Resolve returns the directory of the data set dir: dir itself when it is
 // not one of Names, else the named set's directory (for mnist: $PTSGHMC_MNIST_DIR,
-// or the module cache's copy of MNISTModule). An error names where it
-// looked and the command that installs the set.
+// or the module cache's copy of MNISTModule), which must hold the four
+// standard IDX files. An error names where it looked and the command that
+// installs the set.
 func Resolve(dir string) (string, error) {
+	return resolve(dir, TrainImages, TrainLabels, TestImages, TestLabels)
+}
+
+// ResolveTestImages is Resolve for a reader of the test images alone (eval
+// --ood): a named set's directory need hold only TestImages (optionally
+// gzipped).
+func ResolveTestImages(dir string) (string, error) {
+	return resolve(dir, TestImages)
+}
+
+// resolve is Resolve of a named set whose directory must hold the IDX
+// files need.
+func resolve(dir string, need ...string) (string, error) {
 	switch dir {
 	case NameFashionMNIST:
 		if _, err := os.Stat(DefaultDir); err != nil {
@@ -51,17 +65,17 @@ func Resolve(dir string) (string, error) {
 		}
 		return DefaultDir, nil
 	case NameMNIST:
-		return mnistDir()
+		return mnistDir(need)
 	}
 	return dir, nil
 }
 
-// mnistDir finds MNIST's IDX files: $PTSGHMC_MNIST_DIR, else the data folder
-// of MNISTModule in the Go module cache ($GOMODCACHE, $GOPATH/pkg/mod,
+// mnistDir finds MNIST's IDX files need: $PTSGHMC_MNIST_DIR, else the data
+// folder of MNISTModule in the Go module cache ($GOMODCACHE, $GOPATH/pkg/mod,
 // ~/go/pkg/mod, then `go env GOMODCACHE`, in that order).
-func mnistDir() (string, error) {
+func mnistDir(need []string) (string, error) {
 	if d := os.Getenv(MNISTDirEnv); d != "" {
-		if err := hasIDX(d); err != nil {
+		if err := hasIDX(d, need); err != nil {
 			return "", fmt.Errorf("data set %s: $%s=%s: %w", NameMNIST, MNISTDirEnv, d, err)
 		}
 		return d, nil
@@ -71,7 +85,7 @@ func mnistDir() (string, error) {
 	try := func(caches []string) string {
 		for _, c := range caches {
 			d := filepath.Join(c, rel)
-			if hasIDX(d) == nil {
+			if hasIDX(d, need) == nil {
 				return d
 			}
 			looked = append(looked, d)
@@ -141,10 +155,10 @@ func appendNew(list []string, d string) []string {
 	return append(list, d)
 }
 
-// hasIDX returns nil when dir holds the four standard IDX files (each
-// optionally gzipped), else an error naming the first one missing.
-func hasIDX(dir string) error {
-	for _, n := range []string{TrainImages, TrainLabels, TestImages, TestLabels} {
+// hasIDX returns nil when dir holds the IDX files names (each optionally
+// gzipped), else an error naming the first one missing.
+func hasIDX(dir string, names []string) error {
+	for _, n := range names {
 		if _, err := findIDX(dir, n); err != nil {
 			return err
 		}

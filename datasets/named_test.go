@@ -26,19 +26,32 @@ func TestResolve(t *testing.T) {
 		}
 	}
 	empty := t.TempDir()
+	testOnly := t.TempDir() // what eval --ood reads, alone
+	if err := os.WriteFile(filepath.Join(testOnly, TestImages), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, arg, env string
+		testImages     bool   // ResolveTestImages, not Resolve
 		want           string // the directory, or "" for an error
 		errHas         string
 	}{
-		{"path unchanged", "some/dir", "", "some/dir", ""},
-		{"local dir named like a set", "./mnist", "", "./mnist", ""},
-		{"mnist from the environment", "mnist", dir, dir, ""},
-		{"mnist env without the files", "mnist", empty, "", "neither " + TrainImages},
+		{"path unchanged", "some/dir", "", false, "some/dir", ""},
+		{"local dir named like a set", "./mnist", "", false, "./mnist", ""},
+		{"mnist from the environment", "mnist", dir, false, dir, ""},
+		{"mnist env without the files", "mnist", empty, false, "", "neither " + TrainImages},
+		{"mnist env of test images alone", "mnist", testOnly, false, "", testOnly + ": neither " + TrainImages},
+		{"test images from the environment", "mnist", dir, true, dir, ""},
+		{"test images alone from the environment", "mnist", testOnly, true, testOnly, ""},
+		{"test images: env without them", "mnist", empty, true, "", empty + ": neither " + TestImages},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(MNISTDirEnv, tc.env)
-			got, err := Resolve(tc.arg)
+			resolve := Resolve
+			if tc.testImages {
+				resolve = ResolveTestImages
+			}
+			got, err := resolve(tc.arg)
 			if tc.want == "" {
 				if err == nil || !strings.Contains(err.Error(), tc.errHas) || !strings.Contains(err.Error(), MNISTDirEnv) {
 					t.Fatalf("Resolve(%q) = %q, %v; want an error naming %q and $%s", tc.arg, got, err, tc.errHas, MNISTDirEnv)

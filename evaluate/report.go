@@ -142,7 +142,7 @@ func RunModel(s runspec.Setup, dir string, data *datasets.Dataset) (runspec.Conf
 	if err != nil {
 		return cfg, nn.Model{}, err
 	}
-	m, err := cfg.NNModel(s.Models, data.D, data.Classes)
+	m, err := cfg.NNModel(s.Models, data)
 	if err != nil {
 		return cfg, m, fmt.Errorf("run %s: %w", dir, err)
 	}
@@ -224,8 +224,8 @@ type EvalProgress struct {
 	// Baseline is set while the baselines' samples are scored.
 	Baseline bool
 	// Done counts the samples scored so far, the runs' and then the
-	// baselines'; Total is how many there will be, estimated before the
-	// pass from the samples files' step fields (rundir.CountInWindow; 0
+	// baselines'; Total is how many there will be, counted before the
+	// pass from the samples files' intact records (rundir.CountInWindow; 0
 	// when it could not be).
 	Done, Total int
 	// Images is the number of images each sample is scored on: the test
@@ -404,11 +404,11 @@ func expectedSamples(pool []rundir.ChainStatus, baselines []string, opt EvalOpti
 			total++
 			continue
 		}
-		steps, err := rundir.SampleSteps(filepath.Join(dir, rundir.SamplesFile), -1)
+		n, err := rundir.CountInWindow(rundir.ChainStatus{Dir: dir, Samples: -1}, rundir.Window{})
 		if err != nil {
 			return 0
 		}
-		total += len(steps)
+		total += n
 	}
 	return total
 }

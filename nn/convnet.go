@@ -3,6 +3,9 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -134,6 +137,31 @@ func (c ConvNet) validateSkip() error {
 		return fmt.Errorf("convnet: skip scale %v must be positive and finite", c.SkipScale)
 	}
 	return nil
+}
+
+// CheckImages returns an error naming both shapes when images of
+// dimensions dims (one example's, as its file gives them: rows, cols, or
+// channels, rows, cols) are not the Channels x Height x Width images the
+// network takes: a convolution over images of another shape, even of as
+// many values, computes nothing meaningful. Dimensions of fewer than two
+// entries (flat rows, or not known) are not checked here.
+func (c ConvNet) CheckImages(dims []int) error {
+	if len(dims) < 2 {
+		return nil
+	}
+	want := []int{c.Channels, c.Height, c.Width}
+	if slices.Equal(dims, want) || (c.Channels == 1 && slices.Equal(dims, want[1:])) {
+		return nil
+	}
+	takes := fmt.Sprintf("%dx%d", c.Height, c.Width)
+	if c.Channels != 1 {
+		takes = fmt.Sprintf("%dx%dx%d (channels, rows, cols)", c.Channels, c.Height, c.Width)
+	}
+	s := make([]string, len(dims))
+	for i, d := range dims {
+		s[i] = strconv.Itoa(d)
+	}
+	return fmt.Errorf("the data's images are %s, the network takes %s images (%d values each)", strings.Join(s, "x"), takes, c.Channels*c.Height*c.Width)
 }
 
 // firstKernel returns the kernel the first convolution applies, w' A as a

@@ -71,6 +71,36 @@ func TestLeNet(t *testing.T) {
 }
 
 // TestCNN3 checks the registered CNN3's size and layout.
+// TestCheckImages checks which image shapes a CNN takes: its own (with or
+// without a single channel), flat or unknown ones (left to the pixel
+// count), and no other, even of as many values.
+func TestCheckImages(t *testing.T) {
+	grey := LeNet(PriorConfig{Precision: 1})
+	rgb := ConvNet{Height: 8, Width: 8, Channels: 3}
+	for _, tc := range []struct {
+		name   string
+		net    ConvNet
+		dims   []int
+		errHas string // "" for none
+	}{
+		{"rows, cols", grey, []int{28, 28}, ""},
+		{"one channel", grey, []int{1, 28, 28}, ""},
+		{"flat", grey, []int{784}, ""},
+		{"unknown", grey, nil, ""},
+		{"as many pixels", grey, []int{14, 56}, "the data's images are 14x56, the network takes 28x28 images (784 values each)"},
+		{"larger", grey, []int{32, 32}, "images are 32x32"},
+		{"channels", rgb, []int{3, 8, 8}, ""},
+		{"channels missing", rgb, []int{8, 8}, "images are 8x8, the network takes 3x8x8 (channels, rows, cols) images"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.net.CheckImages(tc.dims)
+			if tc.errHas == "" && err != nil || tc.errHas != "" && (err == nil || !strings.Contains(err.Error(), tc.errHas)) {
+				t.Fatalf("CheckImages(%v): %v; want an error saying %q", tc.dims, err, tc.errHas)
+			}
+		})
+	}
+}
+
 func TestCNN3(t *testing.T) {
 	m, err := Models["cnn3"](PriorConfig{Precision: 1, FanIn: true})
 	if err != nil {

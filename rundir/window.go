@@ -186,22 +186,29 @@ func SampleSteps(path string, limit int) ([]int, error) {
 	return steps, nil
 }
 
-// CountInWindow estimates how many samples ScanChain will keep of chain s
-// in w: the records its last checkpoint counted whose step is in w, read
-// by SampleSteps, thinned as w says.
+// CountInWindow returns how many samples ScanChain will keep of chain s
+// in w when it skips corrupt records: the intact records its last
+// checkpoint counted whose step is in w, up to the first past w's end,
+// thinned as w says. It reads the records whole to verify their
+// checksums (a corrupt record's step field is not to be trusted, and a
+// skipped one shifts the thinning), so it costs a pass over the file.
 func CountInWindow(s ChainStatus, w Window) (int, error) {
-	steps, err := SampleSteps(filepath.Join(s.Dir, SamplesFile), s.Samples)
-	if err != nil {
-		return 0, err
-	}
 	in, n := 0, 0
-	for _, step := range steps {
-		if step >= w.From && (w.To <= 0 || step <= w.To) {
-			if w.keeps(in) {
-				n++
-			}
-			in++
+	_, err := scanSamplesUpTo(filepath.Join(s.Dir, SamplesFile), true, s.Samples, func(step int, _ []float64) error {
+		if w.To > 0 && step > w.To {
+			return errStop
 		}
+		if step < w.From {
+			return nil
+		}
+		if w.keeps(in) {
+			n++
+		}
+		in++
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return 0, err
 	}
 	return n, nil
 }

@@ -158,6 +158,47 @@ func TestScanChainCorruptWithinTheCount(t *testing.T) {
 	}
 }
 
+// TestCountInWindowSkipsCorrupt checks CountInWindow counts what a scan
+// with skipCorrupt keeps of a file with corrupt records: not the corrupt
+// records, whatever their step fields say, nor in the thinning's phase.
+func TestCountInWindowSkipsCorrupt(t *testing.T) {
+	dir := writeChain(t, 6) // steps 10..60, records of 8 + 8 + 4 bytes
+	path := filepath.Join(dir, SamplesFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hlen := len(b) - 6*20
+	b[hlen+20+10] ^= 0xff // record #2 (step 20): its weight
+	b[hlen+60] = 45       // record #4 (step 40): its step field, now 45
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		samples int
+		win     Window
+		want    int
+	}{
+		{"all", -1, Window{}, 4},
+		{"from", -1, Window{From: 15}, 3},
+		{"to", -1, Window{To: 45}, 2},
+		{"thin 2", -1, Window{Thin: 2}, 2},
+		{"thin 3 from", -1, Window{From: 15, Thin: 3}, 1},
+		{"checkpointed count", 4, Window{}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, err := ScanChain(ChainStatus{Dir: dir, Samples: tc.samples}, tc.win, true, func(int, []float64) error { return nil })
+			if err != nil || cs.Kept != tc.want {
+				t.Fatalf("ScanChain kept %d (%+v), %v; want %d", cs.Kept, cs, err, tc.want)
+			}
+			if n, err := CountInWindow(ChainStatus{Dir: dir, Samples: tc.samples}, tc.win); err != nil || n != tc.want {
+				t.Fatalf("CountInWindow: %d, %v; the scan kept %d", n, err, tc.want)
+			}
+		})
+	}
+}
+
 // TestWindowPhrase checks Phrase for each kind of window.
 func TestWindowPhrase(t *testing.T) {
 	for _, tc := range []struct {

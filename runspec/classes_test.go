@@ -41,11 +41,11 @@ func TestSelectClasses(t *testing.T) {
 func TestClassesModel(t *testing.T) {
 	c := DefaultConfig()
 	c.Classes = []int{0, 4, 7}
-	if _, err := c.NNModel(DefaultSetup().Models, 784, 3); err == nil || !strings.Contains(err.Error(), "--arch 784-400-400-3") {
+	if _, err := c.NNModel(DefaultSetup().Models, &datasets.Dataset{D: 784, Classes: 3}); err == nil || !strings.Contains(err.Error(), "--arch 784-400-400-3") {
 		t.Errorf("arch 784-400-400-10 with 3 classes: %v, want the arch it needs", err)
 	}
 	c.Model, c.Arch = "lenet", ""
-	m, err := c.NNModel(DefaultSetup().Models, 784, 3)
+	m, err := c.NNModel(DefaultSetup().Models, &datasets.Dataset{D: 784, Classes: 3})
 	if err != nil || m.Outputs != 3 {
 		t.Errorf("lenet on 3 classes: %v outputs, %v", m.Outputs, err)
 	}
@@ -64,11 +64,11 @@ func TestClassesModel(t *testing.T) {
 func TestClassesONNX(t *testing.T) {
 	c := DefaultConfig()
 	c.Model, c.Arch = filepath.Join("..", "onnx", "testdata", "tiny_mlp.onnx"), ""
-	if _, err := c.NNModel(DefaultSetup().Models, 784, 10); err != nil {
+	if _, err := c.NNModel(DefaultSetup().Models, &datasets.Dataset{D: 784, Classes: 10}); err != nil {
 		t.Fatalf("all classes: %v", err)
 	}
 	c.Classes = []int{0, 1}
-	_, err := c.NNModel(DefaultSetup().Models, 784, 2)
+	_, err := c.NNModel(DefaultSetup().Models, &datasets.Dataset{D: 784, Classes: 2})
 	for _, want := range []string{"has 10 outputs, but --classes 0,1 trains 2 classes", "--classes does not apply to an ONNX model"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--classes 0,1 with a 10-class ONNX model: %v, want an error with %q", err, want)

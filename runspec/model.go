@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
+	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/onnx"
 )
@@ -66,23 +67,29 @@ func LookupModel(reg ModelRegistry, name string) (func(nn.PriorConfig) (nn.Model
 }
 
 // NNModel returns the model the config describes, checked against data
-// with the given number of features and classes: the MLP of Arch (with
-// Activation and the prior), or the model of the registry reg named Model
-// with the config's prior (see BuildModel).
-func (c Config) NNModel(reg ModelRegistry, features, classes int) (nn.Model, error) {
+// (ModelFits): the MLP of Arch (with Activation and the prior), or the
+// model of the registry reg named Model with the config's prior (see
+// BuildModel).
+func (c Config) NNModel(reg ModelRegistry, data *datasets.Dataset) (nn.Model, error) {
 	m, err := c.BuildModel(reg)
 	if err != nil {
 		return m, err
 	}
-	return m, c.ModelFits(m, features, classes)
+	return m, c.ModelFits(m, data)
 }
 
 // ModelFits reports an error when model m, built from the config, does
-// not fit data of the given number of features and classes, or cannot
+// not fit data's features, classes and (a CNN) image shape, or cannot
 // start where the config says.
-func (c Config) ModelFits(m nn.Model, features, classes int) error {
+func (c Config) ModelFits(m nn.Model, data *datasets.Dataset) error {
+	features, classes := data.D, data.Classes
 	if c.Start == StartModel && len(m.Weights) != m.NumParams() {
 		return fmt.Errorf("start model: model %s comes with no weights to start from (--start model needs --model FILE.onnx)", m.Name)
+	}
+	if m.Conv != nil {
+		if err := m.Conv.CheckImages(data.Image); err != nil {
+			return fmt.Errorf("model %s: %w", m.Name, err)
+		}
 	}
 	if m.Inputs != features {
 		return fmt.Errorf("model %s takes %d inputs, data has %d features", m.Name, m.Inputs, features)

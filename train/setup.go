@@ -53,7 +53,7 @@ func prepare(s runspec.Setup, cfg runspec.Config) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.ModelFits(model, tr.D, tr.Classes); err != nil {
+	if err := cfg.ModelFits(model, tr); err != nil {
 		return nil, fmt.Errorf("data %s: %w", cfg.Data, err)
 	}
 	k, err := kernelFrom(cfg, s.Kernels, tr.N)
@@ -212,7 +212,7 @@ func (p *prepared) mapped(m nn.Model) (nn.Model, error) {
 // whose checkpoint describes another model than the run's config).
 func (p *prepared) modelFor(cfg runspec.Config) (nn.Model, error) {
 	if runspec.ModelKey(cfg) != p.key {
-		m, err := cfg.NNModel(p.reg, p.tr.D, p.tr.Classes)
+		m, err := cfg.NNModel(p.reg, p.tr)
 		if err != nil {
 			return m, err
 		}

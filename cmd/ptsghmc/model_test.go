@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,5 +54,56 @@ func TestTrainModelFlag(t *testing.T) {
 	}
 	if _, stderr, code = run(t, "train", "--out", t.TempDir(), "--model", "no-such-model", "--data", data, "--quiet"); code == 0 || !strings.Contains(stderr, "lenet") {
 		t.Fatalf("unknown model: code %d, %s", code, stderr)
+	}
+}
+
+// TestCNNImageShape checks a CNN is neither trained nor evaluated on
+// images of another shape than it takes, even of as many pixels: the error,
+// before any step, names the data's image shape and the model's.
+func TestCNNImageShape(t *testing.T) {
+	data := writeData(t) // 4x4 images, the shape cmd-test-cnn takes
+	shaped := func(rows, cols int) string {
+		all, _ := datasets.SyntheticImages(200, rows*cols, 10, rand.New(rand.NewPCG(1, 2)))
+		dir := t.TempDir()
+		idx := make([]int, all.N)
+		for i := range idx {
+			idx[i] = i
+		}
+		for _, f := range []struct {
+			d        *datasets.Dataset
+			img, lab string
+		}{{all.Subset(idx[:150]), datasets.TrainImages, datasets.TrainLabels}, {all.Subset(idx[150:]), datasets.TestImages, datasets.TestLabels}} {
+			if err := datasets.WriteImages(f.d, rows, cols, filepath.Join(dir, f.img), filepath.Join(dir, f.lab), false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	rd := filepath.Join(t.TempDir(), "cnn")
+	common := []string{"--model", "cmd-test-cnn", "--validation", "50", "--batch", "32", "--burnin", "2", "--thin", "1", "--steps", "4", "--log-every", "2", "--quiet"}
+	if _, stderr, code := run(t, append([]string{"train", "--out", rd, "--data", data}, common...)...); code != 0 {
+		t.Fatalf("train on 4x4 images: %s", stderr)
+	}
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		rows, cols int
+	}{
+		{"train on as many pixels", []string{"train", "--out", filepath.Join(t.TempDir(), "r")}, 2, 8},
+		{"train on more pixels", []string{"train", "--out", filepath.Join(t.TempDir(), "r")}, 8, 8},
+		{"eval on as many pixels", []string{"eval", "--run", rd, "--other-data"}, 2, 8},
+		{"eval on more pixels", []string{"eval", "--run", rd, "--other-data"}, 8, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(tc.args, "--data", shaped(tc.rows, tc.cols))
+			if tc.args[0] == "train" {
+				args = append(args, common...)
+			}
+			_, stderr, code := run(t, args...)
+			want := fmt.Sprintf("images are %dx%d", tc.rows, tc.cols)
+			if code == 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "takes 4x4 images") {
+				t.Fatalf("%s: code %d, %q; want an error saying %q and %q", tc.name, code, stderr, want, "takes 4x4 images")
+			}
+		})
 	}
 }

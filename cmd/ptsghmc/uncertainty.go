@@ -13,10 +13,11 @@ import (
 
 // loadOODImages reads the images of eval --ood: a data directory's test
 // images (t10k-images-idx3-ubyte, optionally .gz), a data set's by name
-// (mnist, fashion-mnist: datasets.Resolve) or an IDX image file of unsigned
-// bytes, scaled to [0, 1]. Labels are not read.
+// (mnist, fashion-mnist: datasets.ResolveTestImages, which needs no other
+// file) or an IDX image file of unsigned bytes, scaled to [0, 1]. Labels
+// are not read.
 func loadOODImages(path string) (*datasets.Dataset, error) {
-	dir, err := datasets.Resolve(path)
+	dir, err := datasets.ResolveTestImages(path)
 	if err != nil {
 		return nil, fmt.Errorf("--ood %s: %w", path, err)
 	}

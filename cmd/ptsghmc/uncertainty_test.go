@@ -255,3 +255,43 @@ func checkPaired(t *testing.T, rep evalJSON) {
 		}
 	}
 }
+
+// TestLoadOODImagesMNISTDir checks eval --ood mnist reads $PTSGHMC_MNIST_DIR
+// holding only MNIST's test images (it needs no other file), and that a
+// directory without them is an error naming the directory, the file and
+// the variable.
+func TestLoadOODImagesMNISTDir(t *testing.T) {
+	testOnly := t.TempDir()
+	img := &datasets.IDX{Type: datasets.IDXUint8, Dims: []int{3, 2, 2}, Data: make([]float64, 12)}
+	if err := datasets.WriteIDXFile(filepath.Join(testOnly, datasets.TestImages+".gz"), img, true); err != nil {
+		t.Fatal(err)
+	}
+	trainOnly := t.TempDir()
+	if err := datasets.WriteIDXFile(filepath.Join(trainOnly, datasets.TrainImages), img, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, dir string
+		images    int      // images read, or 0 for an error
+		errHas    []string // what the error names
+	}{
+		{"test images alone", testOnly, 3, nil},
+		{"no test images", trainOnly, 0, []string{trainOnly, datasets.TestImages, "$" + datasets.MNISTDirEnv}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(datasets.MNISTDirEnv, tc.dir)
+			d, err := loadOODImages(datasets.NameMNIST)
+			if tc.images == 0 {
+				for _, s := range tc.errHas {
+					if err == nil || !strings.Contains(err.Error(), s) {
+						t.Fatalf("error %v, want one naming %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil || d.N != tc.images || d.D != 4 {
+				t.Fatalf("--ood mnist: %v, %v; want %d images of 4 pixels", d, err, tc.images)
+			}
+		})
+	}
+}
