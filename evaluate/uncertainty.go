@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -251,10 +252,11 @@ type RiskCoverage struct {
 
 // NewRiskCoverage returns the risk-coverage curve of uncertainty scores
 // (higher: more uncertain) and whether each prediction is correct
-// (equal-length slices; an empty curve otherwise).
+// (equal-length slices; an empty curve otherwise, or when a score is NaN:
+// a prediction that is not a number ranks nowhere).
 func NewRiskCoverage(uncertainty []float64, correct []bool) RiskCoverage {
 	n := len(uncertainty)
-	if n == 0 || len(correct) != n {
+	if n == 0 || len(correct) != n || slices.ContainsFunc(uncertainty, math.IsNaN) {
 		return RiskCoverage{}
 	}
 	idx := make([]int, n)

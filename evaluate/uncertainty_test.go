@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 )
@@ -379,6 +380,34 @@ func TestRankingRefusesNaN(t *testing.T) {
 				if !math.IsNaN(got) {
 					t.Errorf("%s = %v, want NaN", name, got)
 				}
+			}
+		})
+	}
+}
+
+// TestRiskCoverageRefusesNaN checks that a NaN uncertainty score (a
+// diverged prediction) gives an empty curve, whose AURC and accuracies are
+// NaN, at once: a NaN's run of ties never ended (NaN != NaN), so the
+// curve's loop never moved on.
+func TestRiskCoverageRefusesNaN(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name string
+		u    []float64
+	}{
+		{"one score", []float64{0.1, nan, 0.3}},
+		{"every score", []float64{nan, nan}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan RiskCoverage, 1)
+			go func() { done <- NewRiskCoverage(tc.u, make([]bool, len(tc.u))) }()
+			select {
+			case rc := <-done:
+				if len(rc.Risk) != 0 || !math.IsNaN(rc.AURC()) || !math.IsNaN(rc.AccuracyAt(0.9)) {
+					t.Errorf("curve %v, AURC %v, accuracy at 90%% %v; want an empty curve, NaN", rc.Risk, rc.AURC(), rc.AccuracyAt(0.9))
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("NewRiskCoverage did not return in 5 s")
 			}
 		})
 	}
