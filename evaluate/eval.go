@@ -305,7 +305,7 @@ func (e *Ensemble) accumulate(i int, z []float64) {
 		p := math.Exp(v - lse)
 		e.Last[i*k+c] = p
 		e.Sum[i*k+c] += p
-		if p > 0 {
+		if p != 0 { // 0 log 0 = 0; a NaN (logits not a number) stays NaN
 			h -= p * (v - lse)
 		}
 	}
@@ -361,14 +361,14 @@ func (e *Ensemble) Metrics() Metrics {
 
 // Uncertainty returns example i's predictive entropy H[mean_s p_s] and the
 // mutual information between its label and the weights,
-// H[mean_s p_s] - mean_s H[p_s] (the epistemic part).
+// H[mean_s p_s] - mean_s H[p_s] (the epistemic part); both NaN for a
+// prediction that is not a number.
 func (e *Ensemble) Uncertainty(i int) (entropy, mutualInfo float64) {
 	k := e.Data.Classes
-	for c := 0; c < k; c++ {
-		p := e.Sum[i*k+c] / float64(e.Count)
-		if p > 0 {
-			entropy -= p * math.Log(p)
-		}
+	p := make([]float64, k)
+	for c := range p {
+		p[c] = e.Sum[i*k+c] / float64(e.Count)
 	}
+	entropy = entropyOf(p)
 	return entropy, math.Max(0, entropy-e.Ent[i]/float64(e.Count))
 }

@@ -48,11 +48,12 @@ func (u UncertaintyScores) Get(name string) []float64 {
 	return nil
 }
 
-// entropyOf returns H[p] = -sum_c p_c log p_c (0 log 0 = 0).
+// entropyOf returns H[p] = -sum_c p_c log p_c (0 log 0 = 0; NaN when a
+// p_c is NaN, a prediction that is not a number, or negative).
 func entropyOf(p []float64) float64 {
 	h := 0.0
 	for _, v := range p {
-		if v > 0 {
+		if v != 0 {
 			h -= v * math.Log(v)
 		}
 	}
