@@ -532,11 +532,7 @@ func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 				x.single = append(x.single[:0], x.ens.Last...)
 			}
 		}
-		ll := 0.0
-		for i, y := range test.Labels {
-			ll += math.Log(math.Max(ens.Last[i*test.Classes+y], 1e-300))
-		}
-		trace = append(trace, ll/float64(test.N))
+		trace = append(trace, ens.lastMeanLogLik())
 		if ri == 0 {
 			p.single = append(p.single[:0], ens.Last...)
 		}
@@ -551,6 +547,17 @@ func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 		return nil, err
 	}
 	return trace, nil
+}
+
+// lastMeanLogLik returns the mean over e's examples of the last sample's
+// log-likelihood of their labels, from its log-softmax (LastLogLik): not
+// floored where a label's probability underflows.
+func (e *Ensemble) lastMeanLogLik() float64 {
+	ll := 0.0
+	for i := range e.Data.Labels {
+		ll += e.LastLogLik[i]
+	}
+	return ll / float64(e.Data.N)
 }
 
 // summarise fills the report's figures of the pooled ensemble: its

@@ -3,6 +3,8 @@ package evaluate
 import (
 	"math"
 	"testing"
+
+	"github.com/ptsghmc/ptsghmc/datasets"
 )
 
 // TestScoreByHand checks the metrics on three examples computed by hand.
@@ -26,5 +28,33 @@ func TestScoreByHand(t *testing.T) {
 		if math.Abs(c.got-c.want) > 1e-12 {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// TestLastMeanLogLik checks the held-out log-likelihood of a sample (the
+// trace R-hat and ESS are computed from) against the log-softmax of its
+// logits, where a label's probability underflows too: it was floored at
+// log(1e-300) = -690.8, a confidently wrong sample's -1000 read as
+// -690.8.
+func TestLastMeanLogLik(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		logits [][]float64 // per example; labels 0
+		want   float64
+	}{
+		{"ordinary", [][]float64{{0, 0}, {math.Log(3), 0}}, (math.Log(0.5) + math.Log(0.75)) / 2},
+		{"underflow", [][]float64{{0, 1000}, {0, 0}}, (-1000 + math.Log(0.5)) / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := len(tc.logits)
+			e := &Ensemble{Data: &datasets.Dataset{N: n, Classes: 2, Labels: make([]int, n)}, Sum: make([]float64, 2*n), Ent: make([]float64, n),
+				Last: make([]float64, 2*n), LastLogLik: make([]float64, n)}
+			for i, z := range tc.logits {
+				e.accumulate(i, z)
+			}
+			if got := e.lastMeanLogLik(); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("mean log-likelihood %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
