@@ -424,7 +424,7 @@ func TestScoresPropagateNaN(t *testing.T) {
 	s2 := []float64{0.8, 0.2, nan, nan}
 	from := ScoresFromSamples([][]float64{s1, s2}, 2)
 	e := &Ensemble{Data: &datasets.Dataset{N: 2, Classes: 2, Labels: []int{0, 1}}, Sum: make([]float64, 4), Ent: make([]float64, 2),
-		Last: make([]float64, 4), LastLogLik: make([]float64, 2)}
+		Last: make([]float64, 4), LastLogLik: make([]float64, 2), LogLik: make([]float64, 2)}
 	for _, z := range [][]float64{{2, 0, nan, 1}, {1, 0, 1, nan}} {
 		e.accumulate(0, z[:2])
 		e.accumulate(1, z[2:])
