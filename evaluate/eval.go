@@ -19,6 +19,10 @@ type Metrics struct {
 	Samples  int     `json:"samples"`  // weight samples averaged
 }
 
+// probFloor is the least probability of a label Score takes the log of
+// (-log of it, 690.8, the most an example adds to its NLL).
+const probFloor = 1e-300
+
 // ECEBins is the number of confidence bins of Metrics.ECE.
 const ECEBins = 15
 
@@ -43,7 +47,7 @@ func Score(probs []float64, labels []int, k int) Metrics {
 			correct = 1
 		}
 		m.Accuracy += correct
-		m.NLL -= math.Log(math.Max(p[y], 1e-300))
+		m.NLL -= math.Log(math.Max(p[y], probFloor))
 		for c, v := range p {
 			t := 0.0
 			if c == y {
@@ -108,6 +112,11 @@ type Ensemble struct {
 	// (the log of Last's probability can underflow to -Inf); NaN for an
 	// example without a label in [0, Classes).
 	LastLogLik []float64
+	// LogLik is log sum_s p(y_i | x_i, theta_s) of each example's label, a
+	// running log-sum-exp of the samples' log-probabilities (meaningful
+	// once Count > 0): the predictive NLL of an example whose mean
+	// probability underflows (Metrics).
+	LogLik []float64
 
 	pred    *autodiff.Predictor   // an MLP's (or a VM graph's) logits, batch by batch
 	pool    *autodiff.ForwardPool // a compiled graph's logits, all the sets of a pass at once (nil: pred)
@@ -160,7 +169,7 @@ func newModelEnsemble(engine autodiff.Engine, model nn.Model, data *datasets.Dat
 	}
 	k := data.Classes
 	e := &Ensemble{Data: data, Model: model, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
-		Last: make([]float64, data.N*k), LastLogLik: make([]float64, data.N)}
+		Last: make([]float64, data.N*k), LastLogLik: make([]float64, data.N), LogLik: make([]float64, data.N)}
 	if pooled {
 		pool, err := autodiff.NewForwardPool(engine, model, poolBatch, autodiff.Float32, autodiff.PoolWorkers())
 		if err != nil {
@@ -305,7 +314,7 @@ func (e *Ensemble) accumulate(i int, z []float64) {
 		p := math.Exp(v - lse)
 		e.Last[i*k+c] = p
 		e.Sum[i*k+c] += p
-		if p > 0 {
+		if p != 0 { // 0 log 0 = 0; a NaN (logits not a number) stays NaN
 			h -= p * (v - lse)
 		}
 	}
@@ -317,6 +326,11 @@ func (e *Ensemble) accumulate(i int, z []float64) {
 		}
 	}
 	e.LastLogLik[i] = ll
+	if e.Count == 0 { // the first sample (Count counts those added)
+		e.LogLik[i] = ll
+	} else if a, b := math.Max(e.LogLik[i], ll), math.Min(e.LogLik[i], ll); !math.IsInf(a, -1) {
+		e.LogLik[i] = a + math.Log1p(math.Exp(b-a))
+	}
 }
 
 // forwardMACs returns the multiply-adds of one example's forward pass of
@@ -352,23 +366,39 @@ func (e *Ensemble) Probs() []float64 {
 	return p
 }
 
-// Metrics scores the ensemble.
+// Metrics scores the ensemble. An example whose mean probability of its
+// label is below Score's floor (probFloor: every sample's underflowed, or
+// nearly) adds -log of it from the samples' log-probabilities (LogLik),
+// not -log of the floor.
 func (e *Ensemble) Metrics() Metrics {
-	m := Score(e.Probs(), e.Data.Labels, e.Data.Classes)
+	probs := e.Probs()
+	m := Score(probs, e.Data.Labels, e.Data.Classes)
 	m.Samples = e.Count
+	k, n := e.Data.Classes, float64(len(e.Data.Labels))
+	for i, y := range e.Data.Labels {
+		if probs[i*k+y] < probFloor {
+			m.NLL += (math.Log(probFloor) + e.exampleNLL(i)) / n
+		}
+	}
 	return m
+}
+
+// exampleNLL returns example i's -log of the mean over samples of its
+// label's probability, from the samples' log-probabilities (LogLik).
+func (e *Ensemble) exampleNLL(i int) float64 {
+	return math.Log(float64(e.Count)) - e.LogLik[i]
 }
 
 // Uncertainty returns example i's predictive entropy H[mean_s p_s] and the
 // mutual information between its label and the weights,
-// H[mean_s p_s] - mean_s H[p_s] (the epistemic part).
+// H[mean_s p_s] - mean_s H[p_s] (the epistemic part); both NaN for a
+// prediction that is not a number.
 func (e *Ensemble) Uncertainty(i int) (entropy, mutualInfo float64) {
 	k := e.Data.Classes
-	for c := 0; c < k; c++ {
-		p := e.Sum[i*k+c] / float64(e.Count)
-		if p > 0 {
-			entropy -= p * math.Log(p)
-		}
+	p := make([]float64, k)
+	for c := range p {
+		p[c] = e.Sum[i*k+c] / float64(e.Count)
 	}
+	entropy = entropyOf(p)
 	return entropy, math.Max(0, entropy-e.Ent[i]/float64(e.Count))
 }

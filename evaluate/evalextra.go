@@ -134,8 +134,12 @@ func ptr(v float64) *float64 {
 // its probabilities and scores on the test set and its scores on each
 // out-of-distribution set.
 type predictorScores struct {
-	Name   string
-	Probs  []float64 // on the test set
+	Name  string
+	Probs []float64 // on the test set
+	// Ens, when not nil, is the ensemble Probs are the mean of: the NLL
+	// of an example whose label's probability underflows comes from it
+	// (Ensemble.Metrics).
+	Ens    *Ensemble
 	Test   UncertaintyScores
 	Others []UncertaintyScores // per OOD set
 }

@@ -56,8 +56,8 @@ func TestAddFloat32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &Ensemble{Data: data, Model: model, Sum: make([]float64, len(ref.Sum)), Ent: make([]float64, data.N), Last: make([]float64, len(ref.Sum)), LastLogLik: make([]float64, data.N), pred: &autodiff.Predictor{Eval: ev64}}
-	b := &Ensemble{Data: data, Model: model, Sum: make([]float64, len(ref.Sum)), Ent: make([]float64, data.N), Last: make([]float64, len(ref.Sum)), LastLogLik: make([]float64, data.N), pred: &autodiff.Predictor{Eval: ev64}}
+	a := &Ensemble{Data: data, Model: model, Sum: make([]float64, len(ref.Sum)), Ent: make([]float64, data.N), Last: make([]float64, len(ref.Sum)), LastLogLik: make([]float64, data.N), LogLik: make([]float64, data.N), pred: &autodiff.Predictor{Eval: ev64}}
+	b := &Ensemble{Data: data, Model: model, Sum: make([]float64, len(ref.Sum)), Ent: make([]float64, data.N), Last: make([]float64, len(ref.Sum)), LastLogLik: make([]float64, data.N), LogLik: make([]float64, data.N), pred: &autodiff.Predictor{Eval: ev64}}
 	if err := a.Add(wide); err != nil {
 		t.Fatal(err)
 	}

@@ -128,7 +128,7 @@ func newExampleFigures(probs []float64, labels []int, k int) exampleFigures {
 		if best == y {
 			f.correct[i] = 1
 		}
-		f.nll[i] = -math.Log(math.Max(p[y], 1e-300))
+		f.nll[i] = -math.Log(math.Max(p[y], probFloor))
 		for c, v := range p {
 			t := 0.0
 			if c == y {
@@ -140,6 +140,20 @@ func newExampleFigures(probs []float64, labels []int, k int) exampleFigures {
 		f.bin[i] = confidenceBin(p[best])
 	}
 	return f
+}
+
+// unfloor replaces the NLL term of an example whose label's probability
+// is below Score's floor by p's ensemble's (as Ensemble.Metrics does),
+// when p has its ensemble.
+func (f exampleFigures) unfloor(p predictorScores, labels []int, k int) {
+	if p.Ens == nil {
+		return
+	}
+	for i, y := range labels {
+		if p.Probs[i*k+y] < probFloor {
+			f.nll[i] = p.Ens.exampleNLL(i)
+		}
+	}
 }
 
 // weighted returns accuracy, NLL, ECE and Brier (Score's figures, in
@@ -275,6 +289,8 @@ func pairedDiffs(ens, base predictorScores, me, mb Metrics, labels []int, k int,
 		return nil
 	}
 	fe, fb := newExampleFigures(ens.Probs, labels, k), newExampleFigures(base.Probs, labels, k)
+	fe.unfloor(ens, labels, k)
+	fb.unfloor(base, labels, k)
 	var ps []*pairedSet
 	for s, name := range sets {
 		p := &pairedSet{name: name}

@@ -513,7 +513,7 @@ func (p *pooling) pool(ri int, dir string, cfg runspec.Config, model nn.Model) e
 // the ensembles and the report's curve, and returns the run's
 // held-out trace: the mean log-likelihood on test of each kept sample.
 func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
-	rep, ens, test, opt := p.rep, p.ens, p.test, p.opt
+	rep, ens, opt := p.rep, p.ens, p.opt
 	var trace []float64
 	spath := filepath.Join(s.Dir, rundir.SamplesFile)
 	all := []*Ensemble{ens}
@@ -532,15 +532,11 @@ func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 				x.single = append(x.single[:0], x.ens.Last...)
 			}
 		}
-		ll := 0.0
-		for i, y := range test.Labels {
-			ll += math.Log(math.Max(ens.Last[i*test.Classes+y], 1e-300))
-		}
-		trace = append(trace, ll/float64(test.N))
+		trace = append(trace, ens.lastMeanLogLik())
 		if ri == 0 {
 			p.single = append(p.single[:0], ens.Last...)
 		}
-		m := Score(ens.Probs(), test.Labels, test.Classes)
+		m := ens.Metrics()
 		rep.Curve = append(rep.Curve, CurvePt{Samples: ens.Count, Accuracy: m.Accuracy, NLL: m.NLL})
 		p.progress.report(opt, ens, false)
 		return nil
@@ -551,6 +547,17 @@ func (p *pooling) scan(ri int, s rundir.ChainStatus) ([]float64, error) {
 		return nil, err
 	}
 	return trace, nil
+}
+
+// lastMeanLogLik returns the mean over e's examples of the last sample's
+// log-likelihood of their labels, from its log-softmax (LastLogLik): not
+// floored where a label's probability underflows.
+func (e *Ensemble) lastMeanLogLik() float64 {
+	ll := 0.0
+	for i := range e.Data.Labels {
+		ll += e.LastLogLik[i]
+	}
+	return ll / float64(e.Data.N)
 }
 
 // summarise fills the report's figures of the pooled ensemble: its
@@ -579,7 +586,7 @@ func (p *pooling) summarise() error {
 func (e *Ensemble) sibling(data *datasets.Dataset) *Ensemble {
 	k := data.Classes
 	return &Ensemble{Data: data, Model: e.Model, Spec: e.Spec, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
-		Last: make([]float64, data.N*k), LastLogLik: make([]float64, data.N), pred: e.pred, pool: e.pool, threads: e.threads}
+		Last: make([]float64, data.N*k), LastLogLik: make([]float64, data.N), LogLik: make([]float64, data.N), pred: e.pred, pool: e.pool, threads: e.threads}
 }
 
 // scoreBaselines pools the baseline runs (each a run directory or a run of
@@ -663,11 +670,11 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 func uncertaintyTables(rep *Report, test *datasets.Dataset, ens *Ensemble, single []float64, base *Ensemble, extras []*evalSet, seed uint64) {
 	k := test.Classes
 	preds := []predictorScores{
-		{Name: PredEnsemble, Probs: ens.Probs(), Test: ens.Scores()},
+		{Name: PredEnsemble, Probs: ens.Probs(), Ens: ens, Test: ens.Scores()},
 		{Name: PredSingle, Probs: single, Test: scoresOf(single, nil, k)},
 	}
 	if base != nil {
-		preds = append(preds, predictorScores{Name: PredBaseline, Probs: base.Probs(), Test: base.Scores()})
+		preds = append(preds, predictorScores{Name: PredBaseline, Probs: base.Probs(), Ens: base, Test: base.Scores()})
 	}
 	var oodNames []string
 	for _, x := range extras {

@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
@@ -47,11 +48,12 @@ func (u UncertaintyScores) Get(name string) []float64 {
 	return nil
 }
 
-// entropyOf returns H[p] = -sum_c p_c log p_c (0 log 0 = 0).
+// entropyOf returns H[p] = -sum_c p_c log p_c (0 log 0 = 0; NaN when a
+// p_c is NaN, a prediction that is not a number, or negative).
 func entropyOf(p []float64) float64 {
 	h := 0.0
 	for _, v := range p {
-		if v > 0 {
+		if v != 0 {
 			h -= v * math.Log(v)
 		}
 	}
@@ -251,10 +253,11 @@ type RiskCoverage struct {
 
 // NewRiskCoverage returns the risk-coverage curve of uncertainty scores
 // (higher: more uncertain) and whether each prediction is correct
-// (equal-length slices; an empty curve otherwise).
+// (equal-length slices; an empty curve otherwise, or when a score is NaN:
+// a prediction that is not a number ranks nowhere).
 func NewRiskCoverage(uncertainty []float64, correct []bool) RiskCoverage {
 	n := len(uncertainty)
-	if n == 0 || len(correct) != n {
+	if n == 0 || len(correct) != n || slices.ContainsFunc(uncertainty, math.IsNaN) {
 		return RiskCoverage{}
 	}
 	idx := make([]int, n)

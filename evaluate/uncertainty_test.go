@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 )
@@ -381,5 +382,66 @@ func TestRankingRefusesNaN(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRiskCoverageRefusesNaN checks that a NaN uncertainty score (a
+// diverged prediction) gives an empty curve, whose AURC and accuracies are
+// NaN, at once: a NaN's run of ties never ended (NaN != NaN), so the
+// curve's loop never moved on.
+func TestRiskCoverageRefusesNaN(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name string
+		u    []float64
+	}{
+		{"one score", []float64{0.1, nan, 0.3}},
+		{"every score", []float64{nan, nan}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan RiskCoverage, 1)
+			go func() { done <- NewRiskCoverage(tc.u, make([]bool, len(tc.u))) }()
+			select {
+			case rc := <-done:
+				if len(rc.Risk) != 0 || !math.IsNaN(rc.AURC()) || !math.IsNaN(rc.AccuracyAt(0.9)) {
+					t.Errorf("curve %v, AURC %v, accuracy at 90%% %v; want an empty curve, NaN", rc.Risk, rc.AURC(), rc.AccuracyAt(0.9))
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("NewRiskCoverage did not return in 5 s")
+			}
+		})
+	}
+}
+
+// TestScoresPropagateNaN checks that a prediction that is not a number (a
+// diverged sample's logits, NaN probabilities) has NaN scores, which the
+// OOD and selective tables refuse, not an entropy of 0: the entropy sums
+// skipped NaN terms (NaN > 0 is false), so the diverged example read as
+// the most certain one, and its set's AUROC as a figure.
+func TestScoresPropagateNaN(t *testing.T) {
+	nan := math.NaN()
+	s1 := []float64{0.9, 0.1, nan, nan}
+	s2 := []float64{0.8, 0.2, nan, nan}
+	from := ScoresFromSamples([][]float64{s1, s2}, 2)
+	e := &Ensemble{Data: &datasets.Dataset{N: 2, Classes: 2, Labels: []int{0, 1}}, Sum: make([]float64, 4), Ent: make([]float64, 2),
+		Last: make([]float64, 4), LastLogLik: make([]float64, 2), LogLik: make([]float64, 2)}
+	for _, z := range [][]float64{{2, 0, nan, 1}, {1, 0, 1, nan}} {
+		e.accumulate(0, z[:2])
+		e.accumulate(1, z[2:])
+		e.Count++
+	}
+	for pred, u := range map[string]UncertaintyScores{"ScoresFromSamples": from, "Ensemble.Scores": e.Scores()} {
+		for _, name := range ScoreNames {
+			s := u.Get(name)
+			if math.IsNaN(s[0]) || !math.IsNaN(s[1]) {
+				t.Errorf("%s %s = %v, want a figure then NaN", pred, name, s)
+			}
+			if a := AUROC([]float64{0.1, 0.2}, s); !math.IsNaN(a) {
+				t.Errorf("%s %s: AUROC %v of an OOD set with a NaN prediction, want NaN", pred, name, a)
+			}
+		}
+	}
+	if h, mi := e.Uncertainty(1); !math.IsNaN(h) || !math.IsNaN(mi) {
+		t.Errorf("Ensemble.Uncertainty: entropy %v, mutual information %v, want NaN", h, mi)
 	}
 }
