@@ -3,6 +3,7 @@ package rundir
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,16 +39,24 @@ func ReadMetrics(dir string) ([]MetricsLine, error) {
 // scanMetrics reads metrics lines from r (the file at path).
 func scanMetrics(path string, r io.Reader) ([]MetricsLine, error) {
 	var out []MetricsLine
+	const maxLine = 1 << 20
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for line := 1; sc.Scan(); line++ {
+	sc.Buffer(make([]byte, maxLine), maxLine)
+	line := 1
+	for ; sc.Scan(); line++ {
 		var m MetricsLine
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		out = append(out, m)
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: %w (metrics lines are at most %d bytes)", path, line, err, maxLine)
+		}
+		return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+	}
+	return out, nil
 }
 
 // File names inside a run directory.

@@ -67,3 +67,31 @@ func TestOpenMetricsAt(t *testing.T) {
 		})
 	}
 }
+
+// TestReadMetricsErrors reads metrics files that are not metrics: each
+// error names the file and the line.
+func TestReadMetricsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		content string
+		want    string
+	}{
+		{"not JSON", "{\"step\":10}\n{\"step\":\n", ":2: unexpected end of JSON input"},
+		{"NUL padding", "{\"step\":10}\n\x00\x00\x00\n", ":2: invalid character"},
+		{"a line longer than any metrics line", "{\"step\":10}\n" + strings.Repeat("x", 2<<20) + "\n", ":2: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, MetricsFile)
+			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []int64{-1, int64(len(tc.content))} {
+				_, err := ReadMetricsUpTo(dir, n)
+				if err == nil || !strings.Contains(err.Error(), path+tc.want) {
+					t.Errorf("read up to %d: %v, want an error with %q", n, err, path+tc.want)
+				}
+			}
+		})
+	}
+}
