@@ -112,10 +112,7 @@ func WriteCheckpoint(dir string, c *Checkpoint) error {
 		os.Remove(tmp)
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	syncDir(dir)
 	return nil
 }
 
