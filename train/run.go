@@ -550,7 +550,11 @@ func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir
 		return nil, err
 	}
 	r.mbytes = c.Metrics
-	if r.Cfg.Steps != c.Config.Steps || r.Cfg.Arithmetic != c.Config.Arithmetic {
+	// config.json records the run's target as the checkpoint does: a new
+	// --steps, or the checkpoint's own when config.json holds another (a
+	// Finish killed after saving config.json and before its checkpoint)
+	saved, rerr := rundir.ReadRunConfig(dir)
+	if rerr != nil || saved.Steps != r.Cfg.Steps || r.Cfg.Arithmetic != c.Config.Arithmetic {
 		if err := rundir.WriteConfig(dir, r.Cfg); err != nil {
 			r.Close()
 			return nil, err
