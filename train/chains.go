@@ -72,7 +72,7 @@ func newChains(dir string, cfg runspec.Config, p *prepared, overwrite bool) (*Ch
 	if err := checkFree(dir, overwrite); err != nil {
 		return fail(err)
 	}
-	if err := clearRun(dir, cfg.Chains); err != nil {
+	if err := clearRun(dir, cfg.Chains, locks); err != nil {
 		return fail(err)
 	}
 	keep := []string{dir}
