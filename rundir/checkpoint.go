@@ -112,10 +112,7 @@ func WriteCheckpoint(dir string, c *Checkpoint) error {
 		os.Remove(tmp)
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	syncDir(dir)
 	return nil
 }
 
@@ -175,9 +172,11 @@ func DecodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
 	if v < 1 || v > CheckpointVersion {
 		return nil, fail("format version %d, this build reads versions 1 to %d", v, CheckpointVersion)
 	}
+	// the payload length the file has room for, compared before adding to
+	// the declared one (a corrupt length near 2^64 wraps around the sum)
 	n := binary.LittleEndian.Uint64(b[12:])
-	if uint64(len(b)) != head+n+sha256.Size {
-		return nil, fail("truncated or padded: %d bytes, header declares %d", len(b), head+n+sha256.Size)
+	if len(b) < head+sha256.Size || n != uint64(len(b)-head-sha256.Size) {
+		return nil, fail("truncated or padded: %d bytes, header declares a payload of %d bytes (a file of %d header, payload and %d checksum bytes)", len(b), n, head, sha256.Size)
 	}
 	payload := b[head : head+n]
 	sum := sha256.Sum256(payload)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -106,5 +107,41 @@ func TestDecodeCheckpointVersions(t *testing.T) {
 	}
 	if _, err := DecodeCheckpoint("v3", checkpointBytes(t, CheckpointVersion+1, c)); err == nil || !strings.Contains(err.Error(), "format version 3") {
 		t.Errorf("version 3: %v, want a refusal naming it", err)
+	}
+}
+
+// TestDecodeCheckpointBadLength decodes files whose header declares a
+// payload length that does not fit them, among them lengths that wrap
+// around when the header and checksum are added: each is refused with an
+// error wrapping ErrCheckpoint that names the file and the sizes, never a
+// panic.
+func TestDecodeCheckpointBadLength(t *testing.T) {
+	file := func(size int, declared uint64) []byte {
+		b := make([]byte, size)
+		copy(b, CheckpointMagic)
+		binary.LittleEndian.PutUint32(b[8:], CheckpointVersion)
+		binary.LittleEndian.PutUint64(b[12:], declared)
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{
+		{"wraps to the file's size", file(40, ^uint64(0)-11)}, // 20+n+32 = 40 mod 2^64: payload [20:8]
+		{"wraps inside the header", file(20, ^uint64(0)-31)},  // 20+n+32 = 20 mod 2^64
+		{"wraps past the header", file(51, ^uint64(0))},       // 20+n+32 = 51 mod 2^64
+		{"longer than the file", file(60, 100)},
+		{"header alone, no checksum", file(20, 0)},
+		{"maximum length", file(52, ^uint64(0))},
+		{"checksum cut short", file(50, 0)},
+		{"one byte of payload too many", file(53, 0)},
+		{"declares 2^63", file(100, 1<<63)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeCheckpoint("ckpt", tc.b)
+			if err == nil || !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), "checkpoint ckpt:") {
+				t.Fatalf("error %v, want one naming the file and wrapping ErrCheckpoint", err)
+			}
+		})
 	}
 }

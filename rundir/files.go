@@ -3,6 +3,7 @@ package rundir
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,16 +39,24 @@ func ReadMetrics(dir string) ([]MetricsLine, error) {
 // scanMetrics reads metrics lines from r (the file at path).
 func scanMetrics(path string, r io.Reader) ([]MetricsLine, error) {
 	var out []MetricsLine
+	const maxLine = 1 << 20
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for line := 1; sc.Scan(); line++ {
+	sc.Buffer(make([]byte, maxLine), maxLine)
+	line := 1
+	for ; sc.Scan(); line++ {
 		var m MetricsLine
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		out = append(out, m)
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: %w (metrics lines are at most %d bytes)", path, line, err, maxLine)
+		}
+		return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+	}
+	return out, nil
 }
 
 // File names inside a run directory.
@@ -77,15 +86,38 @@ func WriteConfig(dir string, cfg runspec.Config) error {
 		return fmt.Errorf("save config: %w", err)
 	}
 	// temporary file and rename: a crash mid-write leaves the old config
-	path := filepath.Join(dir, ConfigFile)
-	if err := writeSynced(path+".tmp", append(b, '\n')); err != nil {
-		os.Remove(path + ".tmp")
-		return fmt.Errorf("save config: %w", err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
+	if err := replaceFile(filepath.Join(dir, ConfigFile), append(b, '\n')); err != nil {
 		return fmt.Errorf("save config: %w", err)
 	}
 	return nil
+}
+
+// replaceFile replaces the file at path with one holding b, atomically: b
+// is written to path.tmp and synced, renamed over path, and the directory
+// synced, so a crash at any moment leaves the old file or the new one,
+// whole. A failed write removes path.tmp.
+func replaceFile(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := writeSynced(tmp, b); err != nil {
+		os.Remove(tmp) // a partial file (disk full) frees its space
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// syncDir syncs the directory dir, committing the names created and
+// renamed in it; file systems that cannot sync a directory are left as
+// they are.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 }
 
 // WriteTemp writes b to a new temporary file in dir, synced to stable

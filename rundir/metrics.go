@@ -47,11 +47,26 @@ func CreateMetrics(path string) (*os.File, error) {
 
 // OpenMetricsAt opens the metrics file at path for appending after its
 // first n bytes (the length a checkpoint recorded), dropping any later
-// ones, so a resumed run continues it as if never interrupted.
+// ones, so a resumed run continues it as if never interrupted. A file
+// shorter than n (or missing, with n > 0) lost lines the checkpoint
+// counted: it is refused, as it is, rather than padded to n.
 func OpenMetricsAt(path string, n int64) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	flag := os.O_RDWR
+	if n == 0 {
+		flag |= os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	if st.Size() < n {
+		f.Close()
+		return nil, fmt.Errorf("metrics %s holds %d bytes, the checkpoint counts %d: the file lost lines the checkpoint vouches for", path, st.Size(), n)
 	}
 	if err := f.Truncate(n); err != nil {
 		f.Close()

@@ -112,7 +112,7 @@ func ReopenSamples(path string, count, params int) (*SampleWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("samples: %w", err)
 	}
-	hlen, sc, err := scanRecords(path, bufio.NewReaderSize(f, 1<<16), false, count, -1, nil)
+	hlen, sc, err := scanRecords(path, bufio.NewReaderSize(f, 1<<16), fileSize(f), false, count, -1, nil)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -309,16 +309,28 @@ func scanSamplesUpTo(path string, skipCorrupt bool, records int, fn func(step in
 		return sc, fmt.Errorf("samples: %w", err)
 	}
 	defer f.Close()
-	_, sc, err = scanRecords(path, bufio.NewReaderSize(f, 1<<16), skipCorrupt, -1, records, fn)
+	_, sc, err = scanRecords(path, bufio.NewReaderSize(f, 1<<16), fileSize(f), skipCorrupt, -1, records, fn)
 	return sc, err
+}
+
+// fileSize returns the size of f, or -1 when it cannot be read.
+func fileSize(f *os.File) int64 {
+	st, err := f.Stat()
+	if err != nil {
+		return -1
+	}
+	return st.Size()
 }
 
 // scanRecords reads a samples file from r (at its start). With stopAt >= 0
 // it stops after that many intact records, and reports the first bad record
 // (if any, before stopAt intact ones) through the scan's Corrupt list
 // without looking further. With records >= 0 it reads that many records,
-// intact or not, at most (scanSamplesUpTo). It returns the header length.
-func scanRecords(path string, r io.Reader, skipCorrupt bool, stopAt, records int, fn func(int, []float64) error) (int, SampleScan, error) {
+// intact or not, at most (scanSamplesUpTo). size is the bytes of the file
+// (-1: unknown): a file too short for one record is read without a buffer
+// of the size its header declares (up to 32 GiB in a corrupt header). It
+// returns the header length.
+func scanRecords(path string, r io.Reader, size int64, skipCorrupt bool, stopAt, records int, fn func(int, []float64) error) (int, SampleScan, error) {
 	var sc SampleScan
 	h, hlen, err := ReadSampleHeader(r)
 	if err != nil {
@@ -326,8 +338,8 @@ func scanRecords(path string, r io.Reader, skipCorrupt bool, stopAt, records int
 	}
 	sc.Header = h
 	rs := h.recordSize()
-	buf := make([]byte, rs)
-	theta := make([]float64, h.Params)
+	var buf []byte
+	var theta []float64
 	var pending []BadRecord // bad records not yet known to be corrupt or torn
 	lastStep := -1          // step of the last intact record (-1: none yet)
 	for index := 0; ; index++ {
@@ -342,6 +354,13 @@ func scanRecords(path string, r io.Reader, skipCorrupt bool, stopAt, records int
 				sc.Corrupt = append(sc.Corrupt, pending...)
 			}
 			return hlen, sc, nil
+		}
+		if buf == nil {
+			if size >= 0 && size-int64(hlen) < int64(rs) { // not one whole record: as a read of the first would end
+				sc.TornBytes = int(max(size-int64(hlen), 0))
+				return hlen, sc, nil
+			}
+			buf, theta = make([]byte, rs), make([]float64, h.Params)
 		}
 		k, err := io.ReadFull(r, buf)
 		if err == io.EOF || err == io.ErrUnexpectedEOF {

@@ -41,7 +41,8 @@ func ReadTiming(dir string) (t Timing, ok bool, err error) {
 }
 
 // RecordTiming adds one train session of wall-clock elapsed, ending at
-// step steps, to dir's TimingFile (written to a temporary file and renamed).
+// step steps, to dir's TimingFile (written to a temporary file, synced and
+// renamed).
 func RecordTiming(dir string, elapsed time.Duration, steps int) error {
 	t, _, err := ReadTiming(dir)
 	if err != nil {
@@ -54,11 +55,7 @@ func RecordTiming(dir string, elapsed time.Duration, steps int) error {
 	if err != nil {
 		return fmt.Errorf("timing: %w", err)
 	}
-	path := filepath.Join(dir, TimingFile)
-	if err := os.WriteFile(path+".tmp", append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("timing: %w", err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
+	if err := replaceFile(filepath.Join(dir, TimingFile), append(b, '\n')); err != nil {
 		return fmt.Errorf("timing: %w", err)
 	}
 	return nil

@@ -72,7 +72,7 @@ func newChains(dir string, cfg runspec.Config, p *prepared, overwrite bool) (*Ch
 	if err := checkFree(dir, overwrite); err != nil {
 		return fail(err)
 	}
-	if err := clearRun(dir, cfg.Chains); err != nil {
+	if err := clearRun(dir, cfg.Chains, locks); err != nil {
 		return fail(err)
 	}
 	keep := []string{dir}
@@ -172,8 +172,14 @@ func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *r
 		}
 		c.Runs = append(c.Runs, r)
 	}
-	c.Cfg.Steps = c.Runs[0].Cfg.Steps
-	if steps > 0 && steps != cfg.Steps {
+	// the furthest chain's target, as Finish records it: a new --steps, or
+	// the chains' checkpoints' when config.json holds another (a Finish
+	// killed before its chains' checkpoints)
+	c.Cfg.Steps = 0
+	for _, r := range c.Runs {
+		c.Cfg.Steps = max(c.Cfg.Steps, r.Cfg.Steps)
+	}
+	if c.Cfg.Steps != cfg.Steps {
 		if err := rundir.WriteConfig(dir, c.Cfg); err != nil {
 			c.Close()
 			return nil, err

@@ -213,3 +213,38 @@ func TestOverwriteKeepsChainLocks(t *testing.T) {
 		}
 	}
 }
+
+// TestClearRunSparesChainLockedMeanwhile clears a run directory after a
+// chain directory appeared in it and was locked by another writer since
+// lockForCreate listed them (a chain task starting in that moment): the
+// clear is refused, naming the holder, and leaves that chain's files.
+func TestClearRunSparesChainLockedMeanwhile(t *testing.T) {
+	t.Parallel()
+	for _, k := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d chains", k), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			locks, err := lockForCreate(dir, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer locks.release()
+			late := filepath.Join(dir, "chain-3") // not a chain of the new run
+			task, err := lockDir(late)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer task.Release()
+			samples := filepath.Join(late, rundir.SamplesFile)
+			if err := os.WriteFile(samples, []byte("being written"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err = clearRun(dir, k, locks)
+			if !errors.Is(err, rundir.ErrLocked) {
+				t.Errorf("clear over a chain locked since: %v, want ErrLocked", err)
+			}
+			if _, err := os.Stat(samples); err != nil {
+				t.Errorf("the held chain's files were removed: %v", err)
+			}
+		})
+	}
+}

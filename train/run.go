@@ -88,7 +88,7 @@ func New(dir string, cfg runspec.Config, overwrite bool, s runspec.Setup) (*Run,
 		locks.release()
 		return nil, err
 	}
-	if err := clearRun(dir, 1); err != nil {
+	if err := clearRun(dir, 1, locks); err != nil {
 		locks.release()
 		return nil, err
 	}
@@ -161,10 +161,23 @@ func onlyLock(dir string) bool {
 
 // clearRun removes the files and chain directories of a run in dir before
 // a run of k chains is written there; the caller holds the locks of dir and
-// of every chain directory (lockForCreate). The directories chain-1..k of
-// the new run are emptied but kept, with their lock files; other chain
-// directories are removed.
-func clearRun(dir string, k int) error {
+// of every chain directory it listed (lockForCreate). The directories
+// chain-1..k of the new run are emptied but kept, with their lock files;
+// other chain directories are removed. A chain directory made since the
+// locks were taken (a chain task starting) is locked first, into locks: one
+// another writer holds stops the clear before anything is removed.
+func clearRun(dir string, k int, locks dirLocks) error {
+	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*"))
+	for _, c := range chains {
+		if st, err := os.Stat(c); err != nil || !st.IsDir() || locks[c] != nil {
+			continue
+		}
+		l, err := rundir.Acquire(c)
+		if err != nil {
+			return fmt.Errorf("overwrite %s: %w", dir, err)
+		}
+		locks[c] = l
+	}
 	for _, f := range []string{rundir.CheckpointFile, rundir.CheckpointFile + ".prev", rundir.CheckpointFile + ".tmp", rundir.SamplesFile, rundir.MetricsFile, rundir.TimingFile} {
 		os.Remove(filepath.Join(dir, f))
 	}
@@ -172,7 +185,6 @@ func clearRun(dir string, k int) error {
 	for i := 1; i <= k; i++ {
 		keep[rundir.ChainDir(dir, k, i)] = true
 	}
-	chains, _ := filepath.Glob(filepath.Join(dir, "chain-*"))
 	for _, c := range chains {
 		var err error
 		if keep[c] {
@@ -550,7 +562,11 @@ func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir
 		return nil, err
 	}
 	r.mbytes = c.Metrics
-	if r.Cfg.Steps != c.Config.Steps || r.Cfg.Arithmetic != c.Config.Arithmetic {
+	// config.json records the run's target as the checkpoint does: a new
+	// --steps, or the checkpoint's own when config.json holds another (a
+	// Finish killed after saving config.json and before its checkpoint)
+	saved, rerr := rundir.ReadRunConfig(dir)
+	if rerr != nil || saved.Steps != r.Cfg.Steps || r.Cfg.Arithmetic != c.Config.Arithmetic {
 		if err := rundir.WriteConfig(dir, r.Cfg); err != nil {
 			r.Close()
 			return nil, err

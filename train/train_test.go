@@ -614,6 +614,80 @@ func TestResumeAfterFinishInBurnIn(t *testing.T) {
 	}
 }
 
+// TestResumeAfterCrashInFinish kills a run inside Finish (a --time-limit's
+// end) after it saved config.json with the steps done and before its
+// checkpoint: the run resumes from its last checkpoint to the steps that
+// checkpoint records, and its config.json, samples and metrics end as an
+// uninterrupted run's (config.json kept the target Finish never committed).
+func TestResumeAfterCrashInFinish(t *testing.T) {
+	t.Parallel()
+	data := smallData(t)
+	for _, chains := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d chains", chains), func(t *testing.T) {
+			cfg := smallConfig()
+			cfg.Sampler, cfg.Chains = "sgnht", chains
+			ref := trainChainsRef(t, cfg, setupOf(data))
+
+			dir := filepath.Join(t.TempDir(), "crashed")
+			c, err := NewChains(dir, cfg, true, setupOf(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			err = c.Train(ctx, func(_ int, s Status) {
+				if s.Step == 33 {
+					cancel()
+				}
+			})
+			cancel()
+			if !errors.Is(err, ErrInterrupted) {
+				t.Fatalf("stop at 33: %v", err)
+			}
+			// Finish's first write, then the kill: every config.json says
+			// the run ends at step 33; no checkpoint says so
+			for i, r := range c.Runs {
+				cc := r.Cfg
+				cc.Steps = 33
+				if err := rundir.WriteConfig(rundir.ChainDir(dir, chains, i+1), cc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if chains > 1 {
+				top := c.Cfg
+				top.Steps = 33
+				if err := rundir.WriteConfig(dir, top); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.Close()
+			if c, err = ResumeChains(dir, 0, setupOf(data)); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Train(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			dirs := []string{""}
+			for i := 1; i <= chains && chains > 1; i++ {
+				dirs = append(dirs, fmt.Sprintf("chain-%d", i))
+			}
+			for _, d := range dirs {
+				files := []string{rundir.ConfigFile}
+				if d != "" || chains == 1 {
+					files = append(files, rundir.SamplesFile, rundir.MetricsFile)
+				}
+				for _, f := range files {
+					want, _ := os.ReadFile(filepath.Join(ref, d, f))
+					got, err := os.ReadFile(filepath.Join(dir, d, f))
+					if err != nil || !bytes.Equal(got, want) {
+						t.Errorf("%s differs from the uninterrupted run's (%v):\n%s\nvs\n%s", filepath.Join(d, f), err, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestNewRefusesNoSample checks that settings under which no step keeps a
 // sample are refused before anything trains, naming the flags, and that
 // the boundary cases keep one.
