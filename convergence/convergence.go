@@ -101,13 +101,10 @@ func SplitRHat(chains [][]float64) float64 {
 		return math.NaN()
 	}
 	bulk := rhat(rankNormalize(sp))
-	// folded: |x - median| for the tails
-	var all []float64
-	for _, c := range sp {
-		all = append(all, c...)
-	}
-	sort.Float64s(all)
-	med := all[len(all)/2]
+	// folded: |x - median| for the tails, the median of all the draws (the
+	// middle one of an odd length too; the mean of the middle two of an
+	// even number), as Stan and ArviZ fold them before splitting
+	med := median(truncated(chains))
 	folded := make([][]float64, len(sp))
 	for c, ch := range sp {
 		for _, v := range ch {
@@ -115,6 +112,35 @@ func SplitRHat(chains [][]float64) float64 {
 		}
 	}
 	return math.Max(bulk, rhat(rankNormalize(folded)))
+}
+
+// truncated returns every chain's last draws, as many as the shortest
+// chain has (those splitChains halves).
+func truncated(chains [][]float64) [][]float64 {
+	n := math.MaxInt
+	for _, c := range chains {
+		n = min(n, len(c))
+	}
+	out := make([][]float64, len(chains))
+	for i, c := range chains {
+		out[i] = c[len(c)-n:]
+	}
+	return out
+}
+
+// median returns the median of all the draws of chains (not empty), the
+// mean of the middle two of an even number.
+func median(chains [][]float64) float64 {
+	var all []float64
+	for _, c := range chains {
+		all = append(all, c...)
+	}
+	sort.Float64s(all)
+	k := len(all)
+	if k%2 == 1 {
+		return all[k/2]
+	}
+	return (all[k/2-1] + all[k/2]) / 2
 }
 
 // BulkESS returns the bulk effective sample size (Vehtari et al. 2021): the
@@ -142,6 +168,10 @@ func allFinite(chains [][]float64) bool {
 	return true
 }
 
+// ess returns the effective sample size of equal-length chains, as Stan and
+// ArviZ compute it (Vehtari et al. 2021, eqs. 10-11): rho_t = 1 - (W -
+// mean_c acov_c(t)) / var+, acov_c the biased (1/n) autocovariance of chain
+// c, summed by Geyer's initial positive and monotone sequences.
 func ess(chains [][]float64) float64 {
 	m := len(chains)
 	n := len(chains[0])
@@ -155,15 +185,14 @@ func ess(chains [][]float64) float64 {
 	for _, v := range vars {
 		w += v / float64(m)
 	}
-	_, b := meanVar(means)
-	varPlus := float64(n-1)/float64(n)*w + b
-	if m == 1 {
-		varPlus = w
+	varPlus := float64(n-1) / float64(n) * w
+	if m > 1 {
+		_, b := meanVar(means)
+		varPlus += b
 	}
 	if !(varPlus > 0) {
 		return math.NaN()
 	}
-	// rho_t = 1 - (W - mean_c autocov_c(t)) / var+
 	rho := func(t int) float64 {
 		ac := 0.0
 		for c, ch := range chains {
@@ -173,21 +202,25 @@ func ess(chains [][]float64) float64 {
 			}
 			ac += s / float64(n) / float64(m)
 		}
-		// autocovariance at lag 0 uses the biased estimate; rescale W to match
-		return 1 - (w*float64(n-1)/float64(n)-ac)/varPlus
+		return 1 - (w-ac)/varPlus
 	}
-	sum := 0.0
-	prev := math.Inf(1)
-	for t := 0; t+1 < n; t += 2 {
-		p := rho(t) + rho(t+1)
-		if p < 0 {
-			break
-		}
-		p = math.Min(p, prev) // initial monotone sequence
-		prev = p
+	// The pairs P_k = rho_2k + rho_2k+1 (rho_0 = 1) are computed while the
+	// last was positive, up to lag n-2. Those before the last computed are
+	// summed, made non-increasing (Geyer's initial monotone sequence); of
+	// the last, rho_2k alone is added, when positive or when P_k is not
+	// negative.
+	even, odd := 1.0, rho(1)
+	sum, bound := 0.0, math.Inf(1)
+	for t := 2; even+odd > 0 && t+1 <= n-2; t += 2 {
+		p := math.Min(even+odd, bound)
 		sum += p
+		bound = p
+		even, odd = rho(t), rho(t+1)
 	}
 	tau := -1 + 2*sum
+	if even > 0 || even+odd >= 0 {
+		tau += even
+	}
 	tau = math.Max(tau, 1/math.Log10(float64(m*n)))
 	return float64(m*n) / tau
 }
