@@ -28,6 +28,8 @@ import (
 // Version 1 held the snapshot's fields flat in the checkpoint
 // (checkpointV1); DecodeCheckpoint reads both, and brings the state of
 // any older run up to date in one place (tempering.Snapshot.Upgrade).
+// The checksum covers the payload alone: a corrupt version is caught as a
+// payload of another version than the header declares.
 const (
 	CheckpointMagic   = "PTSGCKP1"
 	CheckpointVersion = 2
@@ -155,6 +157,23 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	return DecodeCheckpoint(path, b)
 }
 
+// decodePayload decodes the gob payload of a checkpoint of format version
+// v (1 to CheckpointVersion).
+func decodePayload(v uint32, payload []byte) (*Checkpoint, error) {
+	if v == 1 {
+		var c1 checkpointV1
+		if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&c1); err != nil {
+			return nil, err
+		}
+		return c1.checkpoint(), nil
+	}
+	c := &Checkpoint{}
+	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 // DecodeCheckpoint verifies and decodes the bytes b of the checkpoint file
 // at path (named in errors).
 func DecodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
@@ -170,7 +189,7 @@ func DecodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
 	}
 	v := binary.LittleEndian.Uint32(b[8:])
 	if v < 1 || v > CheckpointVersion {
-		return nil, fail("format version %d, this build reads versions 1 to %d", v, CheckpointVersion)
+		return nil, fail("format version %d, this build reads versions 1 to %d (a newer build's checkpoint, or a corrupt header)", v, CheckpointVersion)
 	}
 	// the payload length the file has room for, compared before adding to
 	// the declared one (a corrupt length near 2^64 wraps around the sum)
@@ -183,17 +202,24 @@ func DecodeCheckpoint(path string, b []byte) (*Checkpoint, error) {
 	if !bytes.Equal(sum[:], b[head+n:]) {
 		return nil, fail("checksum mismatch: the file is corrupt")
 	}
-	c := &Checkpoint{}
-	var err error
-	if v == 1 {
-		var c1 checkpointV1
-		err = gob.NewDecoder(bytes.NewReader(payload)).Decode(&c1)
-		c = c1.checkpoint()
-	} else {
-		err = gob.NewDecoder(bytes.NewReader(payload)).Decode(c)
-	}
+	c, err := decodePayload(v, payload)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: decode: %w: %w", path, err, ErrCheckpoint)
+	}
+	// The checksum covers the payload, not the header: a version 2 payload
+	// under a corrupt version 1 decodes without error into a checkpoint of
+	// no rungs (gob skips the fields it does not know). A checkpoint always
+	// has rungs, so a payload that has them only under another version has
+	// a corrupt header. (A version 1 payload under version 2 decodes
+	// into the same checkpoint: gob fills the embedded Snapshot's fields
+	// from the flat ones, by name.)
+	for w := uint32(1); w <= CheckpointVersion && len(c.Rungs) == 0; w++ {
+		if w == v {
+			continue
+		}
+		if o, err := decodePayload(w, payload); err == nil && len(o.Rungs) > 0 {
+			return nil, fail("header declares format version %d, the payload (its checksum intact) is of version %d: the header is corrupt", v, w)
+		}
 	}
 	ladder, _ := c.Config.Temps() // a bad config leaves Temps nil for the resume to refuse
 	c.Upgrade(ladder)

@@ -145,3 +145,43 @@ func TestDecodeCheckpointBadLength(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeCheckpointVersionCorrupt flips the format version in the
+// header of a version 2 checkpoint to 1 (the checksum covers the payload
+// alone): the file is refused as corrupt, with an error wrapping
+// ErrCheckpoint that names the file and both versions, instead of the
+// payload decoding under version 1 into a checkpoint of no rungs that the
+// resume refused as "0 rungs" for the run. A version 1 file flipped to 2
+// decodes into the same checkpoint as under its own version (gob fills the
+// embedded snapshot's fields from the flat ones), so it is read.
+func TestDecodeCheckpointVersionCorrupt(t *testing.T) {
+	cfg := runspec.DefaultConfig()
+	rungs := []tempering.RungSnapshot{{Theta: []float64{1}, P: []float64{2}}}
+	v2 := checkpointBytes(t, CheckpointVersion, &Checkpoint{Config: cfg, Snapshot: tempering.Snapshot{Steps: 30, Rungs: rungs, Streams: [][]byte{{1}, {2}}}})
+	b := append([]byte(nil), v2...)
+	binary.LittleEndian.PutUint32(b[8:], 1)
+	c, err := DecodeCheckpoint("ckpt", b)
+	if err == nil || !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), "checkpoint ckpt:") ||
+		!strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), "version 1") || !strings.Contains(err.Error(), "version 2") {
+		var rungs int
+		if c != nil {
+			rungs = len(c.Rungs)
+		}
+		t.Fatalf("error %v (decoded %d rungs), want one naming the file and the corrupt version, wrapping ErrCheckpoint", err, rungs)
+	}
+	t.Log(err)
+	if c, err := DecodeCheckpoint("ckpt", v2); err != nil || c.Steps != 30 || len(c.Rungs) != 1 {
+		t.Fatalf("the intact file: %v", err)
+	}
+
+	v1 := checkpointBytes(t, 1, checkpointV1{Config: cfg, Steps: 30, Rungs: rungs, Streams: [][]byte{{1}, {2}}})
+	want, err := DecodeCheckpoint("ckpt", v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append([]byte(nil), v1...)
+	binary.LittleEndian.PutUint32(b[8:], 2)
+	if got, err := DecodeCheckpoint("ckpt", b); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("version 1 file under version 2: %v, %+v, want %+v", err, got, want)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -111,7 +113,9 @@ func newChains(dir string, cfg runspec.Config, p *prepared, overwrite bool) (*Ch
 // ResumeChains reopens the run in dir, every chain from its checkpoint,
 // with the registries and training data of s (those the run was made
 // with). steps > 0 replaces the run's target step count. The run's model
-// is built once, from its config, and shared by its chains.
+// is built once, from its config, and shared by its chains. A chain of
+// several that never wrote a checkpoint (NewChains was killed before it)
+// starts from scratch, as NewChains starts it.
 func ResumeChains(dir string, steps int, s runspec.Setup) (*Chains, error) {
 	cfg, err := rundir.ReadRunConfig(dir)
 	if err != nil {
@@ -143,12 +147,24 @@ func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *r
 	c := &Chains{Dir: dir, Cfg: cfg, lock: top}
 	for i := 1; i <= cfg.Chains; i++ {
 		cd := rundir.ChainDir(dir, cfg.Chains, i)
-		lk, err := rundir.Acquire(cd)
+		lk, err := lockDir(cd)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("chain %d: %w", i, err)
 		}
-		ck, err := rundir.ReadCheckpoint(filepath.Join(cd, rundir.CheckpointFile))
+		ckPath := filepath.Join(cd, rundir.CheckpointFile)
+		if neverCheckpointed(ckPath) {
+			// NewChains was killed before this chain's first checkpoint:
+			// the chain starts as NewChains starts it
+			r, err := startChain(cd, cfg, i, p, steps, lk)
+			if err != nil {
+				c.Close()
+				return nil, fmt.Errorf("chain %d: %w", i, err)
+			}
+			c.Runs = append(c.Runs, r)
+			continue
+		}
+		ck, err := rundir.ReadCheckpoint(ckPath)
 		if err != nil {
 			lk.Release()
 			c.Close()
@@ -186,6 +202,43 @@ func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *r
 		}
 	}
 	return c, nil
+}
+
+// neverCheckpointed reports whether the chain whose checkpoint is ckPath
+// has never written one: neither it nor the previous one (checkpoint.prev)
+// exists. Its samples then hold no sample: the first is appended after the
+// first checkpoint.
+func neverCheckpointed(ckPath string) bool {
+	for _, p := range []string{ckPath, ckPath + ".prev"} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
+}
+
+// startChain starts chain i of the run of cfg (its config.json's) in its
+// directory cd from scratch, as newChains starts it (the same seed stream
+// and config, so its files equal those of the run NewChains would have
+// written), with the target steps when steps > 0. The caller holds cd's
+// lock lk, which the run keeps (or startChain releases on error). The
+// arithmetic of this process must be the run's, unless the setup allows a
+// change (then the chain's config records its own, as a chain task's).
+func startChain(cd string, cfg runspec.Config, i int, p *prepared, steps int, lk *rundir.Lock) (*Run, error) {
+	cc := cfg
+	cc.Chain = i
+	if steps > 0 {
+		cc.Steps = steps
+	}
+	now, err := recordIdentity(cc, p)
+	if err == nil {
+		_, err = taskArithmetic(cd, cfg, now, p.setup.AllowArithmeticChange)
+	}
+	if err != nil {
+		lk.Release()
+		return nil, err
+	}
+	return newRun(cd, cc, p, lk) // truncates the files of the killed start
 }
 
 // Train runs every chain to the configured number of steps, in parallel

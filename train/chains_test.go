@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -141,5 +142,75 @@ func TestChainsRHat(t *testing.T) {
 	}
 	if !(bad.RHat > 1.1) {
 		t.Errorf("R-hat with a displaced chain is %.3f, want > 1.1", bad.RHat)
+	}
+}
+
+// TestResumeChainsBeforeFirstCheckpoint kills a run of three chains while
+// NewChains writes it: chain 1 has its first checkpoint, chain 2 its
+// config, samples and metrics files but no checkpoint yet (or no files at
+// all, its directory holding only its lock), and chain 3 nothing. A resume
+// starts chains 2 and 3 as NewChains would have (the run's seed stream and
+// config), and every chain's samples, metrics and config, and the run's
+// config, end as an uninterrupted run's, byte for byte; a resume with
+// --steps starts them with that target.
+func TestResumeChainsBeforeFirstCheckpoint(t *testing.T) {
+	t.Parallel()
+	data := smallData(t)
+	for _, tc := range []struct {
+		name  string
+		empty bool // chain 2's directory holds nothing but its lock
+		steps int  // the resume's --steps
+	}{{"files without checkpoint", false, 0}, {"empty directory", true, 0}, {"with --steps", false, 90}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := smallConfig()
+			cfg.Sampler, cfg.Chains = "sgnht", 3
+			refCfg := cfg
+			if tc.steps > 0 {
+				refCfg.Steps = tc.steps
+			}
+			ref := trainChainsRef(t, refCfg, setupOf(data))
+
+			dir := filepath.Join(t.TempDir(), "crashed")
+			c, err := NewChains(dir, cfg, true, setupOf(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			// the kill: chain 2 before its first checkpoint, chain 3 before
+			// anything of its own
+			two := rundir.ChainDir(dir, 3, 2)
+			os.Remove(filepath.Join(two, rundir.CheckpointFile))
+			if tc.empty {
+				if err := clearChainDir(two); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := clearChainDir(rundir.ChainDir(dir, 3, 3)); err != nil {
+				t.Fatal(err)
+			}
+			if c, err = ResumeChains(dir, tc.steps, setupOf(data)); err != nil {
+				t.Fatalf("resume of a run killed before chain 2's first checkpoint: %v", err)
+			}
+			if err := c.Train(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			for _, f := range []string{rundir.ConfigFile, "chain-1/" + rundir.ConfigFile} {
+				want, _ := os.ReadFile(filepath.Join(ref, f))
+				got, err := os.ReadFile(filepath.Join(dir, f))
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s differs from the uninterrupted run's (%v):\n%s\nvs\n%s", f, err, got, want)
+				}
+			}
+			for i := 1; i <= 3; i++ {
+				for _, f := range []string{rundir.ConfigFile, rundir.SamplesFile, rundir.MetricsFile} {
+					want, _ := os.ReadFile(filepath.Join(rundir.ChainDir(ref, 3, i), f))
+					got, err := os.ReadFile(filepath.Join(rundir.ChainDir(dir, 3, i), f))
+					if err != nil || !bytes.Equal(got, want) {
+						t.Errorf("chain %d: %s differs from the uninterrupted run's (%v): %d bytes vs %d", i, f, err, len(got), len(want))
+					}
+				}
+			}
+		})
 	}
 }

@@ -562,6 +562,17 @@ func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir
 		return nil, err
 	}
 	r.mbytes = c.Metrics
+	// A new target (--steps) or arithmetic is committed to the checkpoint
+	// before config.json records it: killed in between, the next resume
+	// would take the checkpoint's (below), dropping what the user asked
+	// for, and a --steps of the steps done, with no step left to
+	// checkpoint, would never reach it.
+	if r.Cfg.Steps != c.Config.Steps || r.Cfg.Arithmetic != c.Config.Arithmetic {
+		if err := r.checkpoint(); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
 	// config.json records the run's target as the checkpoint does: a new
 	// --steps, or the checkpoint's own when config.json holds another (a
 	// Finish killed after saving config.json and before its checkpoint)

@@ -688,6 +688,86 @@ func TestResumeAfterCrashInFinish(t *testing.T) {
 	}
 }
 
+// TestResumeStepsKilledBeforeCheckpoint resumes a run stopped at step 33
+// of 120 with --steps 90 and kills it before its next checkpoint (closed
+// without a step): a resume without --steps continues to the 90 steps the
+// user asked for, which config.json records, and its config.json, samples
+// and metrics end as those of an uninterrupted run of 90 steps. The resume
+// commits the new target to the checkpoint before config.json records it
+// (the checkpoint kept 120, and the next resume trained to 120); a --steps
+// of the steps done, with no step after it, is kept too.
+func TestResumeStepsKilledBeforeCheckpoint(t *testing.T) {
+	t.Parallel()
+	data := smallData(t)
+	for _, chains := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d chains", chains), func(t *testing.T) {
+			cfg := smallConfig()
+			cfg.Sampler, cfg.Chains = "sgnht", chains
+			want := cfg
+			want.Steps = 90
+			ref := trainChainsRef(t, want, setupOf(data))
+
+			dir := filepath.Join(t.TempDir(), "killed")
+			c, err := NewChains(dir, cfg, true, setupOf(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			interruptAll(t, c, 33)
+			c.Close()
+			if c, err = ResumeChains(dir, 90, setupOf(data)); err != nil {
+				t.Fatal(err)
+			}
+			c.Close() // the kill, before the next checkpoint
+			if c, err = ResumeChains(dir, 0, setupOf(data)); err != nil {
+				t.Fatal(err)
+			}
+			if c.Cfg.Steps != 90 {
+				t.Errorf("resumed without --steps to %d steps, want the 90 of the killed resume's --steps", c.Cfg.Steps)
+			}
+			if err := c.Train(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			dirs := []string{""}
+			for i := 1; i <= chains && chains > 1; i++ {
+				dirs = append(dirs, fmt.Sprintf("chain-%d", i))
+			}
+			for _, d := range dirs {
+				files := []string{rundir.ConfigFile}
+				if d != "" || chains == 1 {
+					files = append(files, rundir.SamplesFile, rundir.MetricsFile)
+				}
+				for _, f := range files {
+					want, _ := os.ReadFile(filepath.Join(ref, d, f))
+					got, err := os.ReadFile(filepath.Join(dir, d, f))
+					if err != nil || !bytes.Equal(got, want) {
+						t.Errorf("%s differs from the uninterrupted run's (%v): %d bytes vs %d", filepath.Join(d, f), err, len(got), len(want))
+					}
+				}
+			}
+		})
+	}
+	// --steps of the steps done leaves no step to checkpoint: the resume's
+	// own checkpoint records the target, and the next resume keeps it
+	dir := filepath.Join(t.TempDir(), "ended")
+	r, err := New(dir, smallConfig(), true, setupOf(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	interruptAt(t, r, 33)
+	if r, err = Resume(dir, 33, setupOf(data)); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if r, err = Resume(dir, 0, setupOf(data)); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if r.Cfg.Steps != 33 {
+		t.Errorf("resumed --steps 33 at step 33, then without --steps: target %d, want 33", r.Cfg.Steps)
+	}
+}
+
 // TestNewRefusesNoSample checks that settings under which no step keeps a
 // sample are refused before anything trains, naming the flags, and that
 // the boundary cases keep one.
