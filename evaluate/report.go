@@ -306,8 +306,11 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		}
 		m := base.Metrics()
 		rep.Baseline = &m
-		rep.BaselineReliab = &Reliab{}
-		rep.BaselineReliab.Count, rep.BaselineReliab.Conf, rep.BaselineReliab.Acc = Reliability(base.Probs(), test.Labels, test.Classes)
+		r, err := Reliability(base.Probs(), test.Labels, test.Classes)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		rep.BaselineReliab = &r
 	}
 	uncertaintyTables(rep, test, ens, p.single, base, extras, opt.Seed)
 	return rep, nil
@@ -566,17 +569,20 @@ func (e *Ensemble) lastMeanLogLik() float64 {
 func (p *pooling) summarise() error {
 	rep, ens, test := p.rep, p.ens, p.test
 	rep.Ensemble = ens.Metrics()
-	rep.Single = Score(p.single, test.Labels, test.Classes)
+	var err error
+	if rep.Single, err = Score(p.single, test.Labels, test.Classes); err != nil {
+		return fmt.Errorf("single sample: %w", err)
+	}
 	rep.Single.Samples = 1
-	probs := ens.Probs()
-	rep.Reliab.Count, rep.Reliab.Conf, rep.Reliab.Acc = Reliability(probs, test.Labels, test.Classes)
+	if rep.Reliab, err = Reliability(ens.Probs(), test.Labels, test.Classes); err != nil {
+		return err
+	}
 	if len(rep.Runs) > 1 {
 		rep.RHat, rep.ESS = diagnose.SplitRHat(rep.HeldOut), diagnose.BulkESS(rep.HeldOut)
 		if math.IsNaN(rep.RHat) {
 			rep.RHat, rep.ESS = 0, 0 // chains too short
 		}
 	}
-	var err error
 	rep.EnsembleInfo, err = predictorInfo(rep.Runs, ens.Count)
 	return err
 }

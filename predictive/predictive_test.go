@@ -163,7 +163,10 @@ func TestPredictIsEvalEnsemble(t *testing.T) {
 			for _, p := range all {
 				probs = append(probs, p.Probabilities...)
 			}
-			m := evaluate.Score(probs, test.Labels, k)
+			m, err := evaluate.Score(probs, test.Labels, k)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if m.Accuracy != rep.Ensemble.Accuracy || m.NLL != rep.Ensemble.NLL {
 				t.Fatalf("accuracy %v NLL %v, eval's %v %v", m.Accuracy, m.NLL, rep.Ensemble.Accuracy, rep.Ensemble.NLL)
 			}
