@@ -161,3 +161,64 @@ func TestEnsembleRefusesBadData(t *testing.T) {
 		checkErr(t, "On: "+tc.name, err, append([]string{"ensemble: "}, tc.want...))
 	}
 }
+
+// TestExtraImagesShape checks that the sets scored beside the test set
+// keep their images' dimensions (asOOD, BuiltinOOD, the shifts) and that a
+// CNN refuses one of another shape than it takes, even of as many pixels,
+// naming the set; an MLP, which takes flat rows, does not.
+func TestExtraImagesShape(t *testing.T) {
+	test := &datasets.Dataset{N: 2, D: 784, X: make([]float32, 2*784), Classes: 10, Labels: []int{0, 1}, Image: []int{28, 28}}
+	ood := func(dims ...int) OODSet {
+		return OODSet{Name: "ood.idx", Data: &datasets.Dataset{N: 1, D: 784, X: make([]float32, 784), Image: dims}}
+	}
+	cnn := nn.Model{Name: "lenet", Conv: &nn.ConvNet{Height: 28, Width: 28, Channels: 1}}
+	mlp := nn.Model{Name: "mlp"}
+	for _, tc := range []struct {
+		name  string
+		set   OODSet
+		model nn.Model
+		want  string // "": no error
+	}{
+		{"cnn, 14x56", ood(14, 56), cnn, "out-of-distribution set ood.idx: model lenet: the data's images are 14x56, the network takes 28x28 images"},
+		{"cnn, 1x784", ood(1, 784), cnn, "images are 1x784"},
+		{"cnn, 3x28x28", ood(3, 28, 28), cnn, "images are 3x28x28"},
+		{"cnn, 28x28", ood(28, 28), cnn, ""},
+		{"cnn, 1x28x28", ood(1, 28, 28), cnn, ""},
+		{"cnn, shape not known", ood(), cnn, ""},
+		{"mlp, 14x56", ood(14, 56), mlp, ""},
+	} {
+		d, err := asOOD(tc.set, test.D, test.Classes)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		extras := []*evalSet{{name: tc.set.Name, data: d}}
+		err = checkExtraImages(tc.model, extras)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		checkErr(t, tc.name, err, []string{tc.want})
+	}
+	// The sets made from the test images are of its shape, and pass.
+	var extras []*evalSet
+	for _, s := range BuiltinOOD(test, 1) {
+		extras = append(extras, &evalSet{name: s.Name, data: s.Data})
+	}
+	levels, err := shiftLevels([]string{ShiftRotate, ShiftNoise}, test, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range levels {
+		extras = append(extras, &evalSet{name: levels[i].name(), data: levels[i].data, shift: &levels[i]})
+	}
+	for _, x := range extras {
+		if len(x.data.Image) != 2 || x.data.Image[0] != 28 || x.data.Image[1] != 28 {
+			t.Errorf("%s: image dimensions %v, want the test images' 28x28", x.name, x.data.Image)
+		}
+	}
+	if err := checkExtraImages(cnn, extras); err != nil {
+		t.Error(err)
+	}
+}

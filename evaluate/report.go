@@ -197,7 +197,8 @@ type EvalOptions struct {
 	Window rundir.Window
 
 	// OOD are sets of images scored as out-of-distribution against the
-	// test set (Report.OOD), each of the test images' shape. A run trained
+	// test set (Report.OOD), each of the test images' pixel count (and a
+	// CNN's image shape, when Data.Image gives it). A run trained
 	// on a subset of classes (Config.Classes) adds the test images of the
 	// other classes as OODHeldOut by itself.
 	OOD []OODSet
@@ -452,6 +453,9 @@ func (p *pooling) addRun(ri int, s rundir.ChainStatus) error {
 	if err != nil {
 		return err
 	}
+	if err := checkExtraImages(model, p.extras); err != nil {
+		return fmt.Errorf("run %s: %w", dir, err)
+	}
 	if err := p.pool(ri, dir, cfg, model); err != nil {
 		return err
 	}
@@ -610,6 +614,9 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 		cfg, model, err := RunModel(opt.Setup, dir, test)
 		if err != nil {
 			return nil, err
+		}
+		if err := checkExtraImages(model, extras); err != nil {
+			return nil, fmt.Errorf("baseline %s: %w", dir, err)
 		}
 		if bi == 0 {
 			first = model
