@@ -130,6 +130,11 @@ func TestCNNImageShape(t *testing.T) {
 			}
 		})
 	}
+	// predict refuses such images too, naming the file.
+	wide := filepath.Join(shaped(2, 8), datasets.TestImages)
+	if _, stderr, code := run(t, "predict", "--run", rd, "--images", wide); code == 0 || !strings.Contains(stderr, wide) || !strings.Contains(stderr, "images are 2x8") {
+		t.Fatalf("predict on 2x8 images: code %d, %q", code, stderr)
+	}
 	// The same images of the shape the network takes are scored.
 	if _, stderr, code := run(t, "eval", "--run", rd, "--data", data, "--ood", shaped(4, 4), "--ood", "builtin", "--shift", "rotate"); code != 0 {
 		t.Fatalf("eval --ood of 4x4 images: %s", stderr)
