@@ -33,8 +33,38 @@ func confidenceBin(conf float64) int {
 }
 
 // Score computes Metrics for predictive probabilities probs (n rows of k
-// classes, row-major) against labels.
-func Score(probs []float64, labels []int, k int) Metrics {
+// classes, row-major) against n labels in [0, k). Probabilities of another
+// number of rows than labels, no labels, or a label outside [0, k) are an
+// error naming what was expected and what was found.
+func Score(probs []float64, labels []int, k int) (Metrics, error) {
+	if err := checkScored(probs, labels, k); err != nil {
+		return Metrics{}, fmt.Errorf("score: %w", err)
+	}
+	return score(probs, labels, k), nil
+}
+
+// checkScored returns an error unless probs holds len(labels) > 0 rows of
+// k > 0 probabilities and every label is in [0, k).
+func checkScored(probs []float64, labels []int, k int) error {
+	if k <= 0 {
+		return fmt.Errorf("%d classes: want at least 1", k)
+	}
+	if len(labels) == 0 {
+		return fmt.Errorf("no labels: want at least one example")
+	}
+	if len(probs) != len(labels)*k {
+		return fmt.Errorf("%d labels of %d classes need %d probabilities, have %d", len(labels), k, len(labels)*k, len(probs))
+	}
+	for i, y := range labels {
+		if y < 0 || y >= k {
+			return fmt.Errorf("label %d of example %d outside [0, %d)", y, i, k)
+		}
+	}
+	return nil
+}
+
+// score is Score of probabilities and labels known to fit (checkScored).
+func score(probs []float64, labels []int, k int) Metrics {
 	n := len(labels)
 	var m Metrics
 	var binN [ECEBins]int
@@ -73,11 +103,16 @@ func Score(probs []float64, labels []int, k int) Metrics {
 }
 
 // Reliability returns, per confidence bin, the number of examples, their
-// mean confidence and their accuracy: the data of a reliability diagram.
-func Reliability(probs []float64, labels []int, k int) (count []int, conf, acc []float64) {
-	count = make([]int, ECEBins)
-	conf = make([]float64, ECEBins)
-	acc = make([]float64, ECEBins)
+// mean confidence and their accuracy: the data of a reliability diagram of
+// probabilities probs (n rows of k classes, row-major) against n labels in
+// [0, k). Input that does not fit is an error, as for Score.
+func Reliability(probs []float64, labels []int, k int) (Reliab, error) {
+	if err := checkScored(probs, labels, k); err != nil {
+		return Reliab{}, fmt.Errorf("reliability: %w", err)
+	}
+	count := make([]int, ECEBins)
+	conf := make([]float64, ECEBins)
+	acc := make([]float64, ECEBins)
 	for i, y := range labels {
 		p := probs[i*k : (i+1)*k]
 		best := autodiff.ArgMax(p)
@@ -94,7 +129,7 @@ func Reliability(probs []float64, labels []int, k int) (count []int, conf, acc [
 			acc[b] /= float64(count[b])
 		}
 	}
-	return count, conf, acc
+	return Reliab{Count: count, Conf: conf, Acc: acc}, nil
 }
 
 // Ensemble accumulates the posterior-predictive distribution of weight
@@ -126,6 +161,9 @@ type Ensemble struct {
 
 // NewEnsemble returns an empty ensemble of an MLP spec on data.
 func NewEnsemble(spec nn.Spec, data *datasets.Dataset) (*Ensemble, error) {
+	if len(spec.Sizes) < 2 {
+		return nil, fmt.Errorf("ensemble: spec of %d layer widths %v: want at least 2 (inputs and outputs)", len(spec.Sizes), spec.Sizes)
+	}
 	if data.Classes != spec.Sizes[len(spec.Sizes)-1] || data.D != spec.Sizes[0] {
 		return nil, fmt.Errorf("ensemble: model %s does not fit data of %d features and %d classes", spec.Arch(), data.D, data.Classes)
 	}
@@ -167,6 +205,9 @@ func newModelEnsemble(engine autodiff.Engine, model nn.Model, data *datasets.Dat
 	if data.Classes != model.Outputs || data.D != model.Inputs || !model.Logits {
 		return nil, fmt.Errorf("ensemble: model %s (%d inputs, %d outputs, logits %v) does not fit data of %d features and %d classes", model.Name, model.Inputs, model.Outputs, model.Logits, data.D, data.Classes)
 	}
+	if err := checkEnsembleData(data); err != nil {
+		return nil, err
+	}
 	k := data.Classes
 	e := &Ensemble{Data: data, Model: model, Sum: make([]float64, data.N*k), Ent: make([]float64, data.N),
 		Last: make([]float64, data.N*k), LastLogLik: make([]float64, data.N), LogLik: make([]float64, data.N)}
@@ -190,6 +231,25 @@ func newModelEnsemble(engine autodiff.Engine, model nn.Model, data *datasets.Dat
 		e.Spec = *model.MLP
 	}
 	return e, nil
+}
+
+// checkEnsembleData returns an error unless data holds N > 0 examples of
+// D values and N labels in [0, Classes) (an evaluator loads a batch's
+// labels with its images; data scored for its uncertainty alone, an
+// out-of-distribution set, has labels of 0).
+func checkEnsembleData(data *datasets.Dataset) error {
+	if data.N <= 0 || len(data.X) != data.N*data.D {
+		return fmt.Errorf("ensemble: %d examples of %d features need %d values, have %d", data.N, data.D, data.N*data.D, len(data.X))
+	}
+	if len(data.Labels) != data.N {
+		return fmt.Errorf("ensemble: %d examples, %d labels", data.N, len(data.Labels))
+	}
+	for i, y := range data.Labels {
+		if y < 0 || y >= data.Classes {
+			return fmt.Errorf("ensemble: label %d of example %d outside [0, %d)", y, i, data.Classes)
+		}
+	}
+	return nil
 }
 
 // Add adds one weight sample.
@@ -372,7 +432,7 @@ func (e *Ensemble) Probs() []float64 {
 // not -log of the floor.
 func (e *Ensemble) Metrics() Metrics {
 	probs := e.Probs()
-	m := Score(probs, e.Data.Labels, e.Data.Classes)
+	m := score(probs, e.Data.Labels, e.Data.Classes) // fits: checkEnsembleData
 	m.Samples = e.Count
 	k, n := e.Data.Classes, float64(len(e.Data.Labels))
 	for i, y := range e.Data.Labels {

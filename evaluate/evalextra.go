@@ -3,9 +3,11 @@ package evaluate
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
+	"github.com/ptsghmc/ptsghmc/nn"
 	"github.com/ptsghmc/ptsghmc/sampler"
 )
 
@@ -100,14 +102,17 @@ func pixelMoments(x []float32) (mean, sd float64) {
 	return mean, math.Sqrt(sd / float64(len(x)))
 }
 
-// blankLike returns a data set of d's shape, classes and labels with
-// zero features.
+// blankLike returns a data set of d's shape (its image dimensions too),
+// classes and labels with zero features.
 func blankLike(d *datasets.Dataset) *datasets.Dataset {
-	return &datasets.Dataset{N: d.N, D: d.D, Classes: d.Classes, X: make([]float32, len(d.X)), Labels: append([]int(nil), d.Labels...)}
+	return &datasets.Dataset{N: d.N, D: d.D, Classes: d.Classes, X: make([]float32, len(d.X)), Labels: append([]int(nil), d.Labels...),
+		Image: slices.Clone(d.Image)}
 }
 
 // asOOD returns set's data ready to be scored by a model of classes
-// outputs: of the test set's shape, with zero labels (unused).
+// outputs: of the test set's number of pixels, with zero labels (unused),
+// and its image dimensions, which checkExtraImages compares with those a
+// model takes.
 func asOOD(set OODSet, d, classes int) (*datasets.Dataset, error) {
 	x := set.Data
 	if x == nil || x.N == 0 {
@@ -119,7 +124,28 @@ func asOOD(set OODSet, d, classes int) (*datasets.Dataset, error) {
 	if len(x.X) != x.N*x.D {
 		return nil, fmt.Errorf("out-of-distribution set %s: %d images of %d pixels need %d values, have %d", set.Name, x.N, x.D, x.N*x.D, len(x.X))
 	}
-	return &datasets.Dataset{N: x.N, D: x.D, X: x.X, Classes: classes, Labels: make([]int, x.N)}, nil
+	return &datasets.Dataset{N: x.N, D: x.D, X: x.X, Classes: classes, Labels: make([]int, x.N), Image: x.Image}, nil
+}
+
+// checkExtraImages refuses, naming the set, a set scored beside the test
+// set whose images model does not take: a CNN's images of another shape
+// than its own (nn.ConvNet.CheckImages), even of as many pixels, as
+// runspec.Config.ModelFits refuses the test images. A set's pixel count
+// is checked against the test images' before (asOOD).
+func checkExtraImages(model nn.Model, extras []*evalSet) error {
+	if model.Conv == nil {
+		return nil
+	}
+	for _, x := range extras {
+		if err := model.Conv.CheckImages(x.data.Image); err != nil {
+			kind := "out-of-distribution set"
+			if x.shift != nil {
+				kind = "shifted set"
+			}
+			return fmt.Errorf("%s %s: model %s: %w", kind, x.name, model.Name, err)
+		}
+	}
+	return nil
 }
 
 // ptr returns a pointer to v, nil when v is NaN (JSON null).

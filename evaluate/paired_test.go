@@ -66,7 +66,7 @@ func TestWeightedIsScoreOfTheResample(t *testing.T) {
 				el = append(el, labels[i])
 			}
 		}
-		want, got := Score(ep, el, k), f.weighted(w)
+		want, got := mustScore(t, ep, el, k), f.weighted(w)
 		for j, v := range []float64{want.Accuracy, want.NLL, want.ECE, want.Brier} {
 			if math.Abs(got[j]-v) > 1e-12 {
 				t.Errorf("%s: figure %d = %.15g, Score of the expanded set %.15g", tc.name, j, got[j], v)
@@ -127,7 +127,7 @@ func TestWeightedAUROC(t *testing.T) {
 func pairedOf(a, b []float64, labels []int, k int, seed uint64) []PairedDiff {
 	pa := predictorScores{Name: PredEnsemble, Probs: a}
 	pb := predictorScores{Name: PredBaseline, Probs: b}
-	return pairedDiffs(pa, pb, Score(a, labels, k), Score(b, labels, k), labels, k, nil, seed)
+	return pairedDiffs(pa, pb, score(a, labels, k), score(b, labels, k), labels, k, nil, seed)
 }
 
 // TestPairedDiffs checks the paired comparison's verdicts: a predictor
@@ -247,7 +247,7 @@ func BenchmarkPairedDiffs(b *testing.B) {
 		ea.Others = append(ea.Others, scores())
 		eb.Others = append(eb.Others, scores())
 	}
-	ma, mb := Score(pa, labels, k), Score(pb, labels, k)
+	ma, mb := mustScore(b, pa, labels, k), mustScore(b, pb, labels, k)
 	b.ResetTimer()
 	for range b.N {
 		pairedDiffs(ea, eb, ma, mb, labels, k, names, 1)

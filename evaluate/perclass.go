@@ -33,7 +33,7 @@ func perClass(pred string, probs []float64, labels []int, k int, classes []int) 
 			p = append(p, probs[i*k:(i+1)*k]...)
 			l[j] = labels[i]
 		}
-		m := Score(p, l, k)
+		m := score(p, l, k) // rows of the class's examples, labels in [0, k)
 		r.Accuracy, r.ECE = m.Accuracy, m.ECE
 		out = append(out, r)
 	}

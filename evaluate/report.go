@@ -197,7 +197,8 @@ type EvalOptions struct {
 	Window rundir.Window
 
 	// OOD are sets of images scored as out-of-distribution against the
-	// test set (Report.OOD), each of the test images' shape. A run trained
+	// test set (Report.OOD), each of the test images' pixel count (and a
+	// CNN's image shape, when Data.Image gives it). A run trained
 	// on a subset of classes (Config.Classes) adds the test images of the
 	// other classes as OODHeldOut by itself.
 	OOD []OODSet
@@ -306,8 +307,11 @@ func EvaluateWith(runs []string, baseline string, test *datasets.Dataset, opt Ev
 		}
 		m := base.Metrics()
 		rep.Baseline = &m
-		rep.BaselineReliab = &Reliab{}
-		rep.BaselineReliab.Count, rep.BaselineReliab.Conf, rep.BaselineReliab.Acc = Reliability(base.Probs(), test.Labels, test.Classes)
+		r, err := Reliability(base.Probs(), test.Labels, test.Classes)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		rep.BaselineReliab = &r
 	}
 	uncertaintyTables(rep, test, ens, p.single, base, extras, opt.Seed)
 	return rep, nil
@@ -449,6 +453,9 @@ func (p *pooling) addRun(ri int, s rundir.ChainStatus) error {
 	if err != nil {
 		return err
 	}
+	if err := checkExtraImages(model, p.extras); err != nil {
+		return fmt.Errorf("run %s: %w", dir, err)
+	}
 	if err := p.pool(ri, dir, cfg, model); err != nil {
 		return err
 	}
@@ -566,17 +573,20 @@ func (e *Ensemble) lastMeanLogLik() float64 {
 func (p *pooling) summarise() error {
 	rep, ens, test := p.rep, p.ens, p.test
 	rep.Ensemble = ens.Metrics()
-	rep.Single = Score(p.single, test.Labels, test.Classes)
+	var err error
+	if rep.Single, err = Score(p.single, test.Labels, test.Classes); err != nil {
+		return fmt.Errorf("single sample: %w", err)
+	}
 	rep.Single.Samples = 1
-	probs := ens.Probs()
-	rep.Reliab.Count, rep.Reliab.Conf, rep.Reliab.Acc = Reliability(probs, test.Labels, test.Classes)
+	if rep.Reliab, err = Reliability(ens.Probs(), test.Labels, test.Classes); err != nil {
+		return err
+	}
 	if len(rep.Runs) > 1 {
 		rep.RHat, rep.ESS = diagnose.SplitRHat(rep.HeldOut), diagnose.BulkESS(rep.HeldOut)
 		if math.IsNaN(rep.RHat) {
 			rep.RHat, rep.ESS = 0, 0 // chains too short
 		}
 	}
-	var err error
 	rep.EnsembleInfo, err = predictorInfo(rep.Runs, ens.Count)
 	return err
 }
@@ -604,6 +614,9 @@ func scoreBaselines(rep *Report, baselines []string, test *datasets.Dataset, ext
 		cfg, model, err := RunModel(opt.Setup, dir, test)
 		if err != nil {
 			return nil, err
+		}
+		if err := checkExtraImages(model, extras); err != nil {
+			return nil, fmt.Errorf("baseline %s: %w", dir, err)
 		}
 		if bi == 0 {
 			first = model

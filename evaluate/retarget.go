@@ -15,8 +15,8 @@ func (e *Ensemble) On(data *datasets.Dataset) (*Ensemble, error) {
 	if data.D != e.Data.D || data.Classes != e.Data.Classes {
 		return nil, fmt.Errorf("ensemble: model %s takes %d features and %d classes, data has %d features and %d classes", e.Model.Name, e.Data.D, e.Data.Classes, data.D, data.Classes)
 	}
-	if data.N <= 0 || len(data.X) != data.N*data.D {
-		return nil, fmt.Errorf("ensemble: %d examples of %d features need %d values, have %d", data.N, data.D, data.N*data.D, len(data.X))
+	if err := checkEnsembleData(data); err != nil {
+		return nil, err
 	}
 	return e.sibling(data), nil
 }

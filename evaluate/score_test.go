@@ -14,7 +14,7 @@ func TestScoreByHand(t *testing.T) {
 		0.1, 0.3, 0.6, // label 1: wrong, confidence 0.6
 		0.05, 0.05, 0.9, // label 2: correct, confidence 0.9
 	}
-	m := Score(probs, []int{0, 1, 2}, 3)
+	m := mustScore(t, probs, []int{0, 1, 2}, 3)
 	acc := 2.0 / 3
 	nll := -(math.Log(0.7) + math.Log(0.3) + math.Log(0.9)) / 3
 	brier := ((0.09 + 0.04 + 0.01) + (0.01 + 0.49 + 0.36) + (0.0025 + 0.0025 + 0.01)) / 3
@@ -85,7 +85,7 @@ func TestEnsembleNLLUnderflow(t *testing.T) {
 	}
 	// Without an underflow, Metrics' NLL is Score's, bit for bit.
 	e.Data.Labels = []int{1, 0}
-	if got, want := e.Metrics().NLL, Score(e.Probs(), e.Data.Labels, 2).NLL; got != want {
+	if got, want := e.Metrics().NLL, mustScore(t, e.Probs(), e.Data.Labels, 2).NLL; got != want {
 		t.Errorf("NLL %v, Score's %v", got, want)
 	}
 }

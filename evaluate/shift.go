@@ -69,7 +69,11 @@ func shiftLevels(kinds []string, test *datasets.Dataset, seed uint64) ([]shiftLe
 				return nil, fmt.Errorf("shift rotate: %w", err)
 			}
 			for _, deg := range RotateLevels {
-				out = append(out, shiftLevel{k, deg, RotateImages(test, side, deg)})
+				r, err := RotateImages(test, side, deg)
+				if err != nil {
+					return nil, fmt.Errorf("shift rotate: %w", err)
+				}
+				out = append(out, shiftLevel{k, deg, r})
 			}
 		case ShiftNoise:
 			for i, sd := range NoiseLevels {
@@ -115,8 +119,15 @@ func sinCosDeg(deg float64) (sin, cos float64) {
 // input at (y, x) with dx = c - m, dy = r - m, m = (side-1)/2,
 // x = cos dx + sin dy + m and y = -sin dx + cos dy + m. Labels
 // are kept. Rotation by 0 returns the images unchanged, and by 90 the exact
-// permutation out(r, c) = in(side-1-c, r).
-func RotateImages(d *datasets.Dataset, side int, deg float64) *datasets.Dataset {
+// permutation out(r, c) = in(side-1-c, r). Images of other than side x side
+// pixels, or d.X not of d.N of them, are an error.
+func RotateImages(d *datasets.Dataset, side int, deg float64) (*datasets.Dataset, error) {
+	if side <= 0 || d.D != side*side {
+		return nil, fmt.Errorf("rotate: images of %d pixels, want %dx%d = %d", d.D, side, side, side*side)
+	}
+	if len(d.X) != d.N*d.D {
+		return nil, fmt.Errorf("rotate: %d images of %d pixels need %d values, have %d", d.N, d.D, d.N*d.D, len(d.X))
+	}
 	out := blankLike(d)
 	sin, cos := sinCosDeg(deg)
 	m := float64(side-1) / 2
@@ -141,7 +152,7 @@ func RotateImages(d *datasets.Dataset, side int, deg float64) *datasets.Dataset 
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // NoisyImages returns d's images with independent Gaussian noise of

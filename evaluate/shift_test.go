@@ -18,14 +18,14 @@ func images(n, side int, seed uint64) *datasets.Dataset {
 func TestRotateImages(t *testing.T) {
 	for _, side := range []int{5, 6} { // odd and even: the centre on a pixel or between four
 		d := images(4, side, uint64(side))
-		r0 := RotateImages(d, side, 0)
+		r0 := mustRotate(t, d, side, 0)
 		for i, v := range d.X {
 			if r0.X[i] != v {
 				t.Fatalf("side %d: rotation by 0 changed pixel %d: %v -> %v", side, i, v, r0.X[i])
 			}
 		}
-		r90 := RotateImages(d, side, 90)
-		r180 := RotateImages(d, side, 180)
+		r90 := mustRotate(t, d, side, 90)
+		r180 := mustRotate(t, d, side, 180)
 		for i := 0; i < d.N; i++ {
 			in, o90, o180 := d.Row(i), r90.Row(i), r180.Row(i)
 			for r := 0; r < side; r++ {
@@ -40,7 +40,7 @@ func TestRotateImages(t *testing.T) {
 			}
 		}
 		// 45 degrees: interpolated, inside [0, 1], the centre pixel kept (odd side)
-		r45 := RotateImages(d, side, 45)
+		r45 := mustRotate(t, d, side, 45)
 		for _, v := range r45.X {
 			if v < 0 || v > 1 {
 				t.Fatalf("rotation by 45: pixel %v outside [0, 1]", v)
@@ -168,6 +168,11 @@ func ExampleRotateImages() {
 	// One 3x3 image with a bright top-left corner, rotated a quarter turn
 	// (clockwise as displayed, row 0 at the top): the corner moves to the top right.
 	d := &datasets.Dataset{N: 1, D: 9, Classes: 2, Labels: []int{0}, X: []float32{1, 0, 0, 0, 0, 0, 0, 0, 0}}
-	fmt.Println(RotateImages(d, 3, 90).X)
+	r, err := RotateImages(d, 3, 90)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.X)
 	// Output: [0 0 1 0 0 0 0 0 0]
 }

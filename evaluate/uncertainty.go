@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -64,10 +65,23 @@ func entropyOf(p []float64) float64 {
 // per-sample probabilities: samples[s] holds network s's probabilities
 // p_s(c | x_i), n rows of k classes, row-major. The predictive distribution
 // is p = (1/S) sum_s p_s; the scores are H[p], H[p] - (1/S) sum_s H[p_s] and
-// 1 - max_c p(c). With one sample MutualInfo is nil.
-func ScoresFromSamples(samples [][]float64, k int) UncertaintyScores {
-	if len(samples) == 0 || k <= 0 {
-		return UncertaintyScores{}
+// 1 - max_c p(c). With one sample MutualInfo is nil. No samples, k < 1, or
+// samples that are not all of n > 0 rows of k are an error naming the
+// lengths expected and found.
+func ScoresFromSamples(samples [][]float64, k int) (UncertaintyScores, error) {
+	if len(samples) == 0 {
+		return UncertaintyScores{}, fmt.Errorf("uncertainty scores: no samples")
+	}
+	if k <= 0 {
+		return UncertaintyScores{}, fmt.Errorf("uncertainty scores: %d classes: want at least 1", k)
+	}
+	if l := len(samples[0]); l == 0 || l%k != 0 {
+		return UncertaintyScores{}, fmt.Errorf("uncertainty scores: sample 0 has %d probabilities, want rows of %d classes (a positive multiple of %d)", l, k, k)
+	}
+	for s, p := range samples[1:] {
+		if len(p) != len(samples[0]) {
+			return UncertaintyScores{}, fmt.Errorf("uncertainty scores: sample %d has %d probabilities, sample 0 has %d (%d rows of %d classes)", s+1, len(p), len(samples[0]), len(samples[0])/k, k)
+		}
 	}
 	n := len(samples[0]) / k
 	mean := make([]float64, n*k)
@@ -91,7 +105,7 @@ func ScoresFromSamples(samples [][]float64, k int) UncertaintyScores {
 	if len(samples) == 1 {
 		meanEnt = nil
 	}
-	return scoresOf(mean, meanEnt, k)
+	return scoresOf(mean, meanEnt, k), nil
 }
 
 // scoresOf computes the scores from the mean probabilities (n rows of k)

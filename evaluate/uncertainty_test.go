@@ -131,7 +131,7 @@ func TestScoresFromSamples(t *testing.T) {
 	// agreeing confident ones.
 	s1 := []float64{1, 0, 0.5, 0.5, 0.9, 0.1}
 	s2 := []float64{0, 1, 0.5, 0.5, 0.9, 0.1}
-	u := ScoresFromSamples([][]float64{s1, s2}, 2)
+	u := mustScoresFromSamples(t, [][]float64{s1, s2}, 2)
 	h9 := -(0.9*math.Log(0.9) + 0.1*math.Log(0.1))
 	want := UncertaintyScores{
 		Entropy:    []float64{ln2, ln2, h9},
@@ -146,7 +146,7 @@ func TestScoresFromSamples(t *testing.T) {
 			}
 		}
 	}
-	if one := ScoresFromSamples([][]float64{s1}, 2); one.MutualInfo != nil {
+	if one := mustScoresFromSamples(t, [][]float64{s1}, 2); one.MutualInfo != nil {
 		t.Errorf("one network: mutual information %v, want nil", one.MutualInfo)
 	}
 	// The ensemble's running sums give the same scores.
@@ -264,7 +264,11 @@ func ExampleScoresFromSamples() {
 	// Two networks that disagree with confidence on one image.
 	net1 := []float64{0.99, 0.01}
 	net2 := []float64{0.01, 0.99}
-	u := ScoresFromSamples([][]float64{net1, net2}, 2)
+	u, err := ScoresFromSamples([][]float64{net1, net2}, 2)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Printf("entropy %.3f, mutual information %.3f, 1-max %.2f\n", u.Entropy[0], u.MutualInfo[0], u.MaxProb[0])
 	// Output: entropy 0.693, mutual information 0.637, 1-max 0.50
 }
@@ -422,7 +426,7 @@ func TestScoresPropagateNaN(t *testing.T) {
 	nan := math.NaN()
 	s1 := []float64{0.9, 0.1, nan, nan}
 	s2 := []float64{0.8, 0.2, nan, nan}
-	from := ScoresFromSamples([][]float64{s1, s2}, 2)
+	from := mustScoresFromSamples(t, [][]float64{s1, s2}, 2)
 	e := &Ensemble{Data: &datasets.Dataset{N: 2, Classes: 2, Labels: []int{0, 1}}, Sum: make([]float64, 4), Ent: make([]float64, 2),
 		Last: make([]float64, 4), LastLogLik: make([]float64, 2), LogLik: make([]float64, 2)}
 	for _, z := range [][]float64{{2, 0, nan, 1}, {1, 0, 1, nan}} {

@@ -63,6 +63,11 @@ func (p *Posterior) FixAbstention(data *datasets.Dataset, rate float64, source s
 	if data.Classes != p.Model.Outputs || len(data.Labels) != data.N {
 		return nil, nil, fmt.Errorf("abstention: %s: %d labels of %d classes for %d images, the model has %d outputs", source, len(data.Labels), data.Classes, data.N, p.Model.Outputs)
 	}
+	for i, y := range data.Labels { // before the pass, which evaluate.Score would refuse after
+		if y < 0 || y >= data.Classes {
+			return nil, nil, fmt.Errorf("abstention: %s: label %d of example %d outside [0, %d)", source, y, i, data.Classes)
+		}
+	}
 	preds, err := p.PredictData(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("abstention: %s: %w", source, err)
@@ -75,7 +80,10 @@ func (p *Posterior) FixAbstention(data *datasets.Dataset, rate float64, source s
 		probs = append(probs, pr.Probabilities...)
 	}
 	a := &Abstention{Score: ScoreMutualInformation, Threshold: Quantile(mi, 1-rate), Rate: rate, Images: data.N, Source: source}
-	m := evaluate.Score(probs, data.Labels, k)
+	m, err := evaluate.Score(probs, data.Labels, k)
+	if err != nil {
+		return nil, nil, fmt.Errorf("abstention: %s: %w", source, err)
+	}
 	a.Accuracy, a.NLL, a.ECE, a.Brier = m.Accuracy, m.NLL, m.ECE, m.Brier
 	kept, right := 0, 0
 	for i := range preds {

@@ -73,10 +73,16 @@ func (p *Posterior) Predict(images [][]float32) ([]Prediction, error) {
 }
 
 // PredictData returns the predictions of the examples of data (its
-// labels, if any, are not read).
+// labels, if any, are not read). A CNN refuses images whose dimensions
+// (data.Image, when known) are not those it takes, even of as many pixels.
 func (p *Posterior) PredictData(data *datasets.Dataset) ([]Prediction, error) {
 	if data.D != p.Model.Inputs {
 		return nil, inputErr("images of %d features, the model %s takes %d inputs", data.D, p.Model.Name, p.Model.Inputs)
+	}
+	if p.Model.Conv != nil {
+		if err := p.Model.Conv.CheckImages(data.Image); err != nil {
+			return nil, inputErr("model %s: %v", p.Model.Name, err)
+		}
 	}
 	return p.PredictFlat(data.X, data.N)
 }

@@ -163,7 +163,10 @@ func TestPredictIsEvalEnsemble(t *testing.T) {
 			for _, p := range all {
 				probs = append(probs, p.Probabilities...)
 			}
-			m := evaluate.Score(probs, test.Labels, k)
+			m, err := evaluate.Score(probs, test.Labels, k)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if m.Accuracy != rep.Ensemble.Accuracy || m.NLL != rep.Ensemble.NLL {
 				t.Fatalf("accuracy %v NLL %v, eval's %v %v", m.Accuracy, m.NLL, rep.Ensemble.Accuracy, rep.Ensemble.NLL)
 			}
@@ -189,6 +192,21 @@ func TestPredictGraphModel(t *testing.T) {
 	all, err := post.PredictData(unlabelled)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Images of another shape, of as many pixels, are refused (an
+	// *InputError naming both shapes); of the network's shape, taken.
+	for _, tc := range []struct {
+		dims []int
+		want string
+	}{{[]int{2, 8}, "images are 2x8"}, {[]int{1, 16}, "images are 1x16"}, {[]int{4, 4}, ""}, {[]int{1, 4, 4}, ""}} {
+		shaped := &datasets.Dataset{N: test.N, D: test.D, X: test.X, Image: tc.dims}
+		_, err := post.PredictData(shaped)
+		var ie *InputError
+		if tc.want == "" && err != nil {
+			t.Errorf("images %v: %v", tc.dims, err)
+		} else if tc.want != "" && (!errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "takes 4x4 images")) {
+			t.Errorf("images %v: error %v, want an *InputError saying %q and the network's 4x4", tc.dims, err, tc.want)
+		}
 	}
 	b := NewBatcher(post, BatcherOptions{MaxImages: 7})
 	defer b.Close()

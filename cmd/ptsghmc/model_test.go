@@ -106,4 +106,37 @@ func TestCNNImageShape(t *testing.T) {
 			}
 		})
 	}
+	// eval --ood: an out-of-distribution set of as many pixels in another
+	// shape, given as a data directory or its image file, is refused
+	// too, the error naming the set.
+	for _, tc := range []struct {
+		name       string
+		rows, cols int
+		file       bool
+	}{
+		{"ood directory of as many pixels", 2, 8, false},
+		{"ood file of as many pixels", 8, 2, true},
+		{"ood file of one row", 1, 16, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ood := shaped(tc.rows, tc.cols)
+			if tc.file {
+				ood = filepath.Join(ood, datasets.TestImages)
+			}
+			_, stderr, code := run(t, "eval", "--run", rd, "--data", data, "--ood", ood)
+			want := fmt.Sprintf("images are %dx%d", tc.rows, tc.cols)
+			if code == 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "takes 4x4 images") || !strings.Contains(stderr, "set "+ood) {
+				t.Fatalf("%s: code %d, %q; want an error naming the set %s, %q and %q", tc.name, code, stderr, ood, want, "takes 4x4 images")
+			}
+		})
+	}
+	// predict refuses such images too, naming the file.
+	wide := filepath.Join(shaped(2, 8), datasets.TestImages)
+	if _, stderr, code := run(t, "predict", "--run", rd, "--images", wide); code == 0 || !strings.Contains(stderr, wide) || !strings.Contains(stderr, "images are 2x8") {
+		t.Fatalf("predict on 2x8 images: code %d, %q", code, stderr)
+	}
+	// The same images of the shape the network takes are scored.
+	if _, stderr, code := run(t, "eval", "--run", rd, "--data", data, "--ood", shaped(4, 4), "--ood", "builtin", "--shift", "rotate"); code != 0 {
+		t.Fatalf("eval --ood of 4x4 images: %s", stderr)
+	}
 }

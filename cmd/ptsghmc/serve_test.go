@@ -154,7 +154,9 @@ func TestServeCommand(t *testing.T) {
 		}
 		probs = append(probs, p.Probabilities...)
 	}
-	if m := evaluate.Score(probs, test.Labels, test.Classes); m.Accuracy != rep.Ensemble.Accuracy || m.NLL != rep.Ensemble.NLL {
+	if m, err := evaluate.Score(probs, test.Labels, test.Classes); err != nil {
+		t.Fatal(err)
+	} else if m.Accuracy != rep.Ensemble.Accuracy || m.NLL != rep.Ensemble.NLL {
 		t.Fatalf("served accuracy %v NLL %v, eval's %v %v", m.Accuracy, m.NLL, rep.Ensemble.Accuracy, rep.Ensemble.NLL)
 	}
 	var info struct {
