@@ -310,7 +310,7 @@ func logLiks[T float](e *Evaluator, p *program[T], theta []float64, data *datase
 }
 
 // load writes theta and the examples idx into the program's buffers: rows
-// past len(idx) are zero padding (an MLP's kernels do not read them). With
+// past len(idx) are padding (loadExamples). With
 // gaussPrior (every learnable's prior Gaussian) it returns the priors'
 // -log p(theta), summed learnable by learnable (an MLP's layer by layer).
 func load[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
@@ -326,14 +326,25 @@ func load[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.
 }
 
 // loadExamples writes the examples idx into the program's input and target
-// buffers.
+// buffers. The input rows past len(idx) pad the batch: zero for an MLP,
+// whose kernels do not read them; for any other graph, whose kernels run
+// on the whole batch, copies of the first example, so that a graph finite
+// on the examples is finite on the padding (a zero row can give 0/0, and
+// the backward pass's products would carry its NaN, times the padding's
+// zero adjoints, into every weight's gradient).
 func loadExamples[T float](e *Evaluator, p *program[T], data *datasets.Dataset, idx []int) {
 	p.rows = len(idx)
 	d, k := data.D, e.model.Outputs
 	for r, i := range idx {
 		convert.Features(p.x[r*d:(r+1)*d], data.Row(i))
 	}
-	clear(p.x[len(idx)*d:])
+	if e.mlp != nil {
+		clear(p.x[len(idx)*d:])
+	} else {
+		for lo := len(idx) * d; lo < len(p.x); lo += d {
+			copy(p.x[lo:lo+d], p.x[:d])
+		}
+	}
 	if p.labels != nil { // an MLP's likelihood reads the classes, not the one-hot target
 		for r, i := range idx {
 			p.labels[r] = data.Labels[i]
