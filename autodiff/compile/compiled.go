@@ -468,14 +468,15 @@ func (e *Evaluator) LogitsFloat32(w []float32, data *datasets.Dataset, idx []int
 	if len(w) != e.Dim() {
 		return fmt.Errorf("logits: %d weights, model %s has %d parameters", len(w), e.model.Name, e.Dim())
 	}
-	switch {
-	case !e.model.Logits:
+	if !e.model.Logits {
 		return fmt.Errorf("logits: model %s reports no logits", e.model.Name)
-	case len(idx) == 0 || len(idx) > e.batch:
-		return fmt.Errorf("logits: %d examples, expected 1 to %d", len(idx), e.batch)
-	case data.D != e.model.Inputs:
-		return fmt.Errorf("logits: data has %d features, model %s takes %d", data.D, e.model.Name, e.model.Inputs)
-	case len(out) < len(idx)*e.k:
+	}
+	// the examples as Logits checks them: the forward pass reads their
+	// labels
+	if err := evalargs.CheckExamples(e.model, e.batch, data, idx); err != nil {
+		return err
+	}
+	if len(out) < len(idx)*e.k {
 		return fmt.Errorf("logits: output has room for %d values, need %d", len(out), len(idx)*e.k)
 	}
 	p := e.f32
