@@ -301,3 +301,33 @@ func toyPotential(t *testing.T, seed uint64, act nn.Activation, n int) (*Potenti
 	}
 	return pot, spec, rng
 }
+
+// TestTermsBufferErrors checks that Terms and LogLik refuse output buffers
+// too short for their configurations or examples with an error, not a
+// panic, on an evaluator that evaluates batch by batch (the VM) and on
+// one that takes any number of examples (the compiled graph).
+func TestTermsBufferErrors(t *testing.T) {
+	for _, engine := range []Engine{EngineGraph, EngineCompiled} {
+		t.Run(string(engine), func(t *testing.T) {
+			pot, spec, rng := toyPotential(t, 3, nn.Tanh, 30)
+			ev, err := New(engine, spec, 8, Float64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pot.Eval = ev
+			theta := make([]float64, spec.NumParams())
+			spec.Init(theta, rng)
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("panic: %v", r)
+				}
+			}()
+			if err := pot.Terms([][]float64{theta, theta}, 0, 10, rng, [][]float64{make([]float64, 10)}); err == nil {
+				t.Error("Terms of two configurations into one output: no error")
+			}
+			if err := pot.LogLik(theta, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, make([]float64, 9)); err == nil {
+				t.Error("LogLik of 10 examples into 9 values: no error")
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/autodiff/autodifftest"
 	"github.com/ptsghmc/ptsghmc/autodiff/compile"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
@@ -185,5 +186,42 @@ func compareMLP(t *testing.T, what string, want, got mlpEval) {
 	}
 	if !slices.Equal(want.chunks, got.chunks) || want.streamErr != nil || got.streamErr != nil {
 		t.Errorf("%s: streamed chunks at %v (%v), compiled at %v (%v)", what, want.chunks, want.streamErr, got.chunks, got.streamErr)
+	}
+}
+
+// TestCompiledMLPBatchOne checks that an MLP compiles at batch 1 (train
+// --batch 1, a sharded gradient of one example a shard), where Gorgonia's
+// bias add has one row, and computes its BLAS plan's values bit for bit.
+func TestCompiledMLPBatchOne(t *testing.T) {
+	for _, act := range []nn.Activation{nn.ReLU, nn.Tanh} {
+		for _, dt := range []DType{Float32, Float64} {
+			t.Run(fmt.Sprintf("%s/%s", act, dt), func(t *testing.T) {
+				spec := nn.Spec{Sizes: []int{20, 13, 7}, Activation: act, Likelihood: nn.Categorical, PriorPrecision: []float64{0.7, 1.3}}
+				model, err := spec.Model()
+				if err != nil {
+					t.Fatal(err)
+				}
+				plan, err := autodifftest.NewPlan(spec, 1, dt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				comp, err := NewFor(EngineCompiled, model, 1, dt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sharded, err := NewShardedFor(EngineCompiled, model, 2, dt, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(1, uint64(act)))
+				data := toyData(nn.Categorical, 50, 20, 7, rng)
+				theta := mlpTheta(spec, rng, false)
+				idx := []int{17}
+				compareMLP(t, "batch 1", evalMLP(t, plan, spec, theta, data, idx, 50), evalMLP(t, comp, spec, theta, data, idx, 50))
+				if _, err := sharded.Eval(theta, data, []int{17, 3}, 25, make([]float64, len(theta)), nil); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 	}
 }

@@ -190,7 +190,10 @@ func getFloats(dst []float64, v G.Value) error {
 }
 
 // load writes the examples idx of data into the input, target and mask
-// tensors: rows past len(idx) are padding with mask 0 and zero targets.
+// tensors: rows past len(idx) are padding with mask 0, zero targets and
+// the first example's features (finite wherever the graph is on the
+// examples: a NaN there, times the padding's zero adjoints, would reach
+// every weight's gradient).
 func (e *GraphEvaluator) load(data *datasets.Dataset, idx []int) {
 	d, k := data.D, e.graph.Outputs()
 	switch x := e.x.Data().(type) {
@@ -198,12 +201,18 @@ func (e *GraphEvaluator) load(data *datasets.Dataset, idx []int) {
 		for r, i := range idx {
 			copy(x[r*d:(r+1)*d], data.Row(i))
 		}
+		for lo := len(idx) * d; lo < len(x); lo += d {
+			copy(x[lo:lo+d], x[:d])
+		}
 	case []float64:
 		for r, i := range idx {
 			dst := x[r*d : (r+1)*d]
 			for j, v := range data.Row(i) {
 				dst[j] = float64(v)
 			}
+		}
+		for lo := len(idx) * d; lo < len(x); lo += d {
+			copy(x[lo:lo+d], x[:d])
 		}
 	}
 	set := func(t *tensor.Dense, i int, v float64) {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // fdWorst returns the largest relative error of ev's gradient against
@@ -157,5 +159,90 @@ func TestModelEvaluatorErrors(t *testing.T) {
 	}
 	if _, err := ev.Eval(theta[1:], toyData(nn.Categorical, 5, 36, 3, rng), []int{0}, 1, nil, nil); err == nil {
 		t.Error("short theta: no error")
+	}
+}
+
+// rowNormModel is a classifier of its inputs scaled to unit length,
+// x / |x| W: finite on every non-zero example, 0/0 on a zero one.
+func rowNormModel(batch int, dt tensor.Dtype) (*nn.Graph, error) {
+	eg := G.NewGraph()
+	g := &nn.Graph{G: eg, Batch: batch, DType: dt, OneHot: true,
+		Input:  G.NewMatrix(eg, dt, G.WithShape(batch, 4), G.WithName("x")),
+		Target: G.NewMatrix(eg, dt, G.WithShape(batch, 3), G.WithName("y")),
+	}
+	w := G.NewMatrix(eg, dt, G.WithShape(4, 3), G.WithName("w"))
+	g.Learnables, g.Priors, g.InitSD = G.Nodes{w}, []nn.Prior{{Precision: 1}}, []float64{0.5}
+	ones := make([]float64, 16) // x^2 ones: each row's squared length in every column
+	for i := range ones {
+		ones[i] = 1
+	}
+	var backing any = ones
+	if dt == tensor.Float32 {
+		backing = []float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+	}
+	sq, err := G.Square(g.Input)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := G.Mul(sq, G.NewConstant(tensor.New(tensor.WithShape(4, 4), tensor.WithBacking(backing))))
+	if err != nil {
+		return nil, err
+	}
+	norm, err := G.Sqrt(ss)
+	if err != nil {
+		return nil, err
+	}
+	xn, err := G.HadamardDiv(g.Input, norm)
+	if err != nil {
+		return nil, err
+	}
+	if g.Logits, err = G.Mul(xn, w); err != nil {
+		return nil, err
+	}
+	g.LogLik, err = nn.CategoricalLogLik(g.Logits, g.Target)
+	return g, err
+}
+
+// TestShortBatchPadding checks that the rows padding a short batch do not
+// reach its gradient: a model finite on every example (rowNormModel, 0/0
+// on a zero row) gets on a short batch the gradient an evaluator of just
+// that batch size computes, finite, on every engine and dtype.
+func TestShortBatchPadding(t *testing.T) {
+	model, err := nn.NewModel("row-norm", rowNormModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, engine := range []Engine{EngineCompiled, EngineGraph} {
+		for _, dt := range []DType{Float64, Float32} {
+			t.Run(fmt.Sprintf("%s/%s", engine, dt), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(3, 5))
+				data := toyData(nn.Categorical, 9, 4, 3, rng)
+				theta := make([]float64, model.NumParams())
+				model.Layout.Init(theta, rng)
+				idx := []int{4, 1}
+				padded, err := NewFor(engine, model, 5, dt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exact, err := NewFor(engine, model, len(idx), dt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, want := make([]float64, len(theta)), make([]float64, len(theta))
+				ug, err1 := padded.Eval(theta, data, idx, 4.5, got, nil)
+				uw, err2 := exact.Eval(theta, data, idx, 4.5, want, nil)
+				if err1 != nil || err2 != nil {
+					t.Fatal(err1, err2)
+				}
+				if ug != uw {
+					t.Errorf("U~ %v on a padded batch, %v on an exact one", ug, uw)
+				}
+				for i := range want {
+					if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) || math.IsNaN(got[i]) {
+						t.Fatalf("gradient %d: %v on a padded batch, %v on an exact one", i, got[i], want[i])
+					}
+				}
+			})
+		}
 	}
 }

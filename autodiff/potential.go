@@ -125,6 +125,9 @@ func (p *Potential) LogLik(theta []float64, idx []int, out []float64) error {
 }
 
 func logLik(ev Evaluator, data *datasets.Dataset, theta []float64, idx []int, out []float64) error {
+	if len(out) < len(idx) {
+		return fmt.Errorf("log-likelihoods: output has room for %d values, need %d", len(out), len(idx))
+	}
 	if b, ok := ev.(BatchLogLiker); ok {
 		return b.LogLiks(theta, data, idx, out)
 	}
@@ -170,6 +173,9 @@ func (p *Potential) Terms(thetas [][]float64, from, to int, rng *rand.Rand, out 
 	N := p.Data.N
 	if from < 0 || from > to {
 		return fmt.Errorf("terms: bad range %d..%d", from, to)
+	}
+	if len(out) < len(thetas) {
+		return fmt.Errorf("terms: %d outputs for %d configurations", len(out), len(thetas))
 	}
 	if from > 0 && len(p.perm) != N {
 		return fmt.Errorf("terms: range %d..%d continues no earlier order", from, to)

@@ -3,6 +3,7 @@ package compile
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -272,5 +273,44 @@ func TestLogLiksMatchEval(t *testing.T) {
 				t.Errorf("%s: a short buffer: %v", model.Name, err)
 			}
 		}
+	}
+}
+
+// TestLogitsFloat32Errors checks that a float32 MLP's LogitsFloat32 refuses
+// data that does not fit the model, as Logits does, with an error rather
+// than a panic: regression targets, or more classes than the model has.
+func TestLogitsFloat32Errors(t *testing.T) {
+	spec := nn.Spec{Sizes: []int{6, 5, 3}, Activation: nn.ReLU, Likelihood: nn.Categorical, PriorPrecision: []float64{1}}
+	model, err := spec.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := NewForward(model, 4, tensor.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	w := make([]float32, model.NumParams())
+	for name, data := range map[string]*datasets.Dataset{
+		"regression":   testmodel.ToyData(nn.Gaussian, 5, 6, 3, rng),
+		"more classes": testmodel.ToyData(nn.Categorical, 40, 6, 7, rng),
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("panic: %v", r)
+				}
+			}()
+			idx := make([]int, 4)
+			for i := range idx {
+				idx[i] = slices.Index(data.Labels, 6-i) // the largest labels, where there are labels
+				if idx[i] < 0 {
+					idx[i] = i
+				}
+			}
+			if err := ev.LogitsFloat32(w, data, idx, make([]float64, 4*3)); err == nil {
+				t.Error("no error")
+			}
+		})
 	}
 }

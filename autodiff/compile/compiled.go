@@ -310,7 +310,7 @@ func logLiks[T float](e *Evaluator, p *program[T], theta []float64, data *datase
 }
 
 // load writes theta and the examples idx into the program's buffers: rows
-// past len(idx) are zero padding (an MLP's kernels do not read them). With
+// past len(idx) are padding (loadExamples). With
 // gaussPrior (every learnable's prior Gaussian) it returns the priors'
 // -log p(theta), summed learnable by learnable (an MLP's layer by layer).
 func load[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.Dataset, idx []int, gaussPrior bool) float64 {
@@ -326,14 +326,25 @@ func load[T float](e *Evaluator, p *program[T], theta []float64, data *datasets.
 }
 
 // loadExamples writes the examples idx into the program's input and target
-// buffers.
+// buffers. The input rows past len(idx) pad the batch: zero for an MLP,
+// whose kernels do not read them; for any other graph, whose kernels run
+// on the whole batch, copies of the first example, so that a graph finite
+// on the examples is finite on the padding (a zero row can give 0/0, and
+// the backward pass's products would carry its NaN, times the padding's
+// zero adjoints, into every weight's gradient).
 func loadExamples[T float](e *Evaluator, p *program[T], data *datasets.Dataset, idx []int) {
 	p.rows = len(idx)
 	d, k := data.D, e.model.Outputs
 	for r, i := range idx {
 		convert.Features(p.x[r*d:(r+1)*d], data.Row(i))
 	}
-	clear(p.x[len(idx)*d:])
+	if e.mlp != nil {
+		clear(p.x[len(idx)*d:])
+	} else {
+		for lo := len(idx) * d; lo < len(p.x); lo += d {
+			copy(p.x[lo:lo+d], p.x[:d])
+		}
+	}
 	if p.labels != nil { // an MLP's likelihood reads the classes, not the one-hot target
 		for r, i := range idx {
 			p.labels[r] = data.Labels[i]
@@ -457,14 +468,15 @@ func (e *Evaluator) LogitsFloat32(w []float32, data *datasets.Dataset, idx []int
 	if len(w) != e.Dim() {
 		return fmt.Errorf("logits: %d weights, model %s has %d parameters", len(w), e.model.Name, e.Dim())
 	}
-	switch {
-	case !e.model.Logits:
+	if !e.model.Logits {
 		return fmt.Errorf("logits: model %s reports no logits", e.model.Name)
-	case len(idx) == 0 || len(idx) > e.batch:
-		return fmt.Errorf("logits: %d examples, expected 1 to %d", len(idx), e.batch)
-	case data.D != e.model.Inputs:
-		return fmt.Errorf("logits: data has %d features, model %s takes %d", data.D, e.model.Name, e.model.Inputs)
-	case len(out) < len(idx)*e.k:
+	}
+	// the examples as Logits checks them: the forward pass reads their
+	// labels
+	if err := evalargs.CheckExamples(e.model, e.batch, data, idx); err != nil {
+		return err
+	}
+	if len(out) < len(idx)*e.k {
 		return fmt.Errorf("logits: output has room for %d values, need %d", len(out), len(idx)*e.k)
 	}
 	p := e.f32

@@ -89,7 +89,9 @@ func (c *compiler[T]) fuseMLP() error {
 		for err == nil && bias.kind == "reshapeOp" && bias.uses == 1 {
 			bias = c.kids(bias.n)[0] // BroadcastAdd reshapes the vector to a row
 		}
-		if err != nil || !learn[bias.n.ID()] || fmt.Sprint(bias.shape) != fmt.Sprint([]int{ly.Out}) || bias.uses != 1 || v.strides[0] != 0 {
+		// (at batch 1 the bias's one row is the output's: its row stride
+		// is never used)
+		if err != nil || !learn[bias.n.ID()] || fmt.Sprint(bias.shape) != fmt.Sprint([]int{ly.Out}) || bias.uses != 1 || (v.strides[0] != 0 && add.shape[0] != 1) {
 			return fmt.Errorf("MLP %s: layer %d: node %s does not add a bias vector to every row", s.Arch(), l, add.n.Name())
 		}
 		last := add
