@@ -155,7 +155,13 @@ func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *r
 		ckPath := filepath.Join(cd, rundir.CheckpointFile)
 		if neverCheckpointed(ckPath) {
 			// NewChains was killed before this chain's first checkpoint:
-			// the chain starts as NewChains starts it
+			// the chain starts as NewChains starts it, unless it holds
+			// samples (its checkpoints removed since: not a killed start)
+			if err := holdsNoSample(filepath.Join(cd, rundir.SamplesFile)); err != nil {
+				lk.Release()
+				c.Close()
+				return nil, fmt.Errorf("chain %d: %w", i, err)
+			}
 			r, err := startChain(cd, cfg, i, p, steps, lk)
 			if err != nil {
 				c.Close()
@@ -215,6 +221,34 @@ func neverCheckpointed(ckPath string) bool {
 		}
 	}
 	return true
+}
+
+// holdsNoSample returns an error when the samples file at path, of a
+// chain without a checkpoint, holds more than its header: a chain's first
+// checkpoint is written before its first step, so such samples mean its
+// checkpoints were removed, and starting it afresh would truncate them.
+// A missing file, or one whose header a killed start left torn, holds none.
+func holdsNoSample(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("samples: %w", err)
+	}
+	defer f.Close()
+	_, n, err := rundir.ReadSampleHeader(f)
+	if err != nil {
+		return nil // torn by the killed start: nothing after it
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("samples %s: %w", path, err)
+	}
+	if st.Size() > int64(n) {
+		return fmt.Errorf("%s holds %d bytes of samples but the chain has no checkpoint (neither %s nor %s.prev): its checkpoints were removed; restore them to resume, or start again with --overwrite", path, st.Size()-int64(n), rundir.CheckpointFile, rundir.CheckpointFile)
+	}
+	return nil
 }
 
 // startChain starts chain i of the run of cfg (its config.json's) in its

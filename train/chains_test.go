@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ptsghmc/ptsghmc/datasets"
@@ -212,5 +213,46 @@ func TestResumeChainsBeforeFirstCheckpoint(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestResumeRefusesChainWithSamplesButNoCheckpoint checks that a chain
+// that has kept samples and whose checkpoints were removed since is not
+// taken for a killed start: the resume refuses, naming the samples file,
+// and leaves its samples as they were (starting the chain afresh
+// truncated them).
+func TestResumeRefusesChainWithSamplesButNoCheckpoint(t *testing.T) {
+	t.Parallel()
+	data := smallData(t)
+	cfg := smallConfig()
+	cfg.Sampler, cfg.Chains = "sgnht", 2
+	dir := filepath.Join(t.TempDir(), "run")
+	c, err := NewChains(dir, cfg, true, setupOf(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Train(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	two := rundir.ChainDir(dir, 2, 2)
+	samples := filepath.Join(two, rundir.SamplesFile)
+	before, err := os.ReadFile(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{rundir.CheckpointFile, rundir.CheckpointFile + ".prev"} {
+		os.Remove(filepath.Join(two, f))
+	}
+	c, err = ResumeChains(dir, 2*cfg.Steps, setupOf(data))
+	if err == nil {
+		c.Close()
+		t.Fatal("resumed a chain whose checkpoints were removed, its samples kept")
+	}
+	if !strings.Contains(err.Error(), samples) || !strings.Contains(err.Error(), "checkpoints were removed") {
+		t.Errorf("error %q, want it to name %s and the removed checkpoints", err, samples)
+	}
+	if after, _ := os.ReadFile(samples); !bytes.Equal(after, before) {
+		t.Errorf("samples changed: %d bytes, were %d", len(after), len(before))
 	}
 }
