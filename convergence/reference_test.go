@@ -5,6 +5,7 @@ import (
 	"sort"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -48,29 +49,16 @@ func refZ(x [][]float64) [][]float64 {
 	return out
 }
 
-func refMeanVar(x []float64) (float64, float64) {
-	m := 0.0
-	for _, v := range x {
-		m += v
-	}
-	m /= float64(len(x))
-	s := 0.0
-	for _, v := range x {
-		s += (v - m) * (v - m)
-	}
-	return m, s / float64(len(x)-1)
-}
-
 // refWVar returns W, the mean within-chain variance, and var+ = (N-1)/N W +
 // B/N (eqs. 3-4).
 func refWVar(x [][]float64) (w, varPlus float64, means []float64) {
 	n := float64(len(x[0]))
 	for _, c := range x {
-		mu, v := refMeanVar(c)
+		mu, v := stat.MeanVariance(c, nil)
 		means = append(means, mu)
 		w += v / float64(len(x))
 	}
-	_, bn := refMeanVar(means)
+	_, bn := stat.MeanVariance(means, nil)
 	return w, (n-1)/n*w + bn, means
 }
 
