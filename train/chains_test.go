@@ -196,22 +196,7 @@ func TestResumeChainsBeforeFirstCheckpoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Close()
-			for _, f := range []string{rundir.ConfigFile, "chain-1/" + rundir.ConfigFile} {
-				want, _ := os.ReadFile(filepath.Join(ref, f))
-				got, err := os.ReadFile(filepath.Join(dir, f))
-				if err != nil || !bytes.Equal(got, want) {
-					t.Errorf("%s differs from the uninterrupted run's (%v):\n%s\nvs\n%s", f, err, got, want)
-				}
-			}
-			for i := 1; i <= 3; i++ {
-				for _, f := range []string{rundir.ConfigFile, rundir.SamplesFile, rundir.MetricsFile} {
-					want, _ := os.ReadFile(filepath.Join(rundir.ChainDir(ref, 3, i), f))
-					got, err := os.ReadFile(filepath.Join(rundir.ChainDir(dir, 3, i), f))
-					if err != nil || !bytes.Equal(got, want) {
-						t.Errorf("chain %d: %s differs from the uninterrupted run's (%v): %d bytes vs %d", i, f, err, len(got), len(want))
-					}
-				}
-			}
+			sameRunFiles(t, ref, dir, 3)
 		})
 	}
 }

@@ -667,23 +667,7 @@ func TestResumeAfterCrashInFinish(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Close()
-			dirs := []string{""}
-			for i := 1; i <= chains && chains > 1; i++ {
-				dirs = append(dirs, fmt.Sprintf("chain-%d", i))
-			}
-			for _, d := range dirs {
-				files := []string{rundir.ConfigFile}
-				if d != "" || chains == 1 {
-					files = append(files, rundir.SamplesFile, rundir.MetricsFile)
-				}
-				for _, f := range files {
-					want, _ := os.ReadFile(filepath.Join(ref, d, f))
-					got, err := os.ReadFile(filepath.Join(dir, d, f))
-					if err != nil || !bytes.Equal(got, want) {
-						t.Errorf("%s differs from the uninterrupted run's (%v):\n%s\nvs\n%s", filepath.Join(d, f), err, got, want)
-					}
-				}
-			}
+			sameRunFiles(t, ref, dir, chains)
 		})
 	}
 }
@@ -728,23 +712,7 @@ func TestResumeStepsKilledBeforeCheckpoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Close()
-			dirs := []string{""}
-			for i := 1; i <= chains && chains > 1; i++ {
-				dirs = append(dirs, fmt.Sprintf("chain-%d", i))
-			}
-			for _, d := range dirs {
-				files := []string{rundir.ConfigFile}
-				if d != "" || chains == 1 {
-					files = append(files, rundir.SamplesFile, rundir.MetricsFile)
-				}
-				for _, f := range files {
-					want, _ := os.ReadFile(filepath.Join(ref, d, f))
-					got, err := os.ReadFile(filepath.Join(dir, d, f))
-					if err != nil || !bytes.Equal(got, want) {
-						t.Errorf("%s differs from the uninterrupted run's (%v): %d bytes vs %d", filepath.Join(d, f), err, len(got), len(want))
-					}
-				}
-			}
+			sameRunFiles(t, ref, dir, chains)
 		})
 	}
 	// --steps of the steps done leaves no step to checkpoint: the resume's
@@ -810,5 +778,29 @@ func TestNewRefusesNoSample(t *testing.T) {
 				t.Error("a refused run left its directory behind")
 			}
 		})
+	}
+}
+
+// sameRunFiles checks that the run of the given chains in dir wrote the
+// files of the uninterrupted run in ref, byte for byte: config.json, and
+// each chain's config, samples and metrics (a run of one chain's own).
+func sameRunFiles(t *testing.T, ref, dir string, chains int) {
+	t.Helper()
+	dirs := []string{""}
+	for i := 1; i <= chains && chains > 1; i++ {
+		dirs = append(dirs, fmt.Sprintf("chain-%d", i))
+	}
+	for _, d := range dirs {
+		files := []string{rundir.ConfigFile}
+		if d != "" || chains == 1 {
+			files = append(files, rundir.SamplesFile, rundir.MetricsFile)
+		}
+		for _, f := range files {
+			want, _ := os.ReadFile(filepath.Join(ref, d, f))
+			got, err := os.ReadFile(filepath.Join(dir, d, f))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s differs from the uninterrupted run's (%v): %d bytes vs %d", filepath.Join(d, f), err, len(got), len(want))
+			}
+		}
 	}
 }
