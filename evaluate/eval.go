@@ -238,16 +238,11 @@ func newModelEnsemble(engine autodiff.Engine, model nn.Model, data *datasets.Dat
 // labels with its images; data scored for its uncertainty alone, an
 // out-of-distribution set, has labels of 0).
 func checkEnsembleData(data *datasets.Dataset) error {
-	if data.N <= 0 || len(data.X) != data.N*data.D {
-		return fmt.Errorf("ensemble: %d examples of %d features need %d values, have %d", data.N, data.D, data.N*data.D, len(data.X))
+	if data.Classes <= 0 {
+		return fmt.Errorf("ensemble: data of %d classes: an ensemble scores a classifier's", data.Classes)
 	}
-	if len(data.Labels) != data.N {
-		return fmt.Errorf("ensemble: %d examples, %d labels", data.N, len(data.Labels))
-	}
-	for i, y := range data.Labels {
-		if y < 0 || y >= data.Classes {
-			return fmt.Errorf("ensemble: label %d of example %d outside [0, %d)", y, i, data.Classes)
-		}
+	if err := data.Validate(); err != nil {
+		return fmt.Errorf("ensemble: %w", err)
 	}
 	return nil
 }

@@ -151,7 +151,7 @@ func TestEnsembleRefusesBadData(t *testing.T) {
 	}{
 		{"values short", &datasets.Dataset{N: 2, D: 2, X: make([]float32, 3), Classes: 2, Labels: []int{0, 1}}, []string{"2 examples of 2 features need 4 values, have 3"}},
 		{"no examples", &datasets.Dataset{D: 2, Classes: 2}, []string{"0 examples of 2 features"}},
-		{"label outside", &datasets.Dataset{N: 2, D: 2, X: make([]float32, 4), Classes: 2, Labels: []int{0, 5}}, []string{"label 5 of example 1 outside [0, 2)"}},
+		{"label outside", &datasets.Dataset{N: 2, D: 2, X: make([]float32, 4), Classes: 2, Labels: []int{0, 5}}, []string{"label 5 of example 1 outside [0,2)"}},
 		{"labels long", &datasets.Dataset{N: 2, D: 2, X: make([]float32, 4), Classes: 2, Labels: []int{0, 1, 1}}, []string{"2 examples, 3 labels"}},
 		{"no labels", &datasets.Dataset{N: 2, D: 2, X: make([]float32, 4), Classes: 2}, []string{"2 examples, 0 labels"}},
 	} {
