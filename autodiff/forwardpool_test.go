@@ -103,7 +103,7 @@ func TestForwardPoolMatchesPredictor(t *testing.T) {
 		{"short sample", pool.Each(theta[1:], sets, noop), "parameters"},
 		{"short float32 sample", pool.EachFloat32(w32[1:], sets, noop), "parameters"},
 		{"images of another size", pool.Each(theta, []*datasets.Dataset{wide}, noop), "features"},
-		{"a label beyond the outputs", pool.Each(theta, []*datasets.Dataset{badLabel}, noop), "label 3 of example 1 outside [0,3)"},
+		{"a label beyond the outputs", pool.Each(theta, []*datasets.Dataset{badLabel}, noop), "label 3 of example 1 outside [0, 3)"},
 		{"more classes than outputs", pool.Each(theta, []*datasets.Dataset{moreClasses}, noop), "4 classes and 0 targets, model small-cnn has 3 outputs"},
 		{"fewer values than images", pool.Each(theta, []*datasets.Dataset{short}, noop), "need 108 values, have 107"},
 	} {

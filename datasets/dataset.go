@@ -47,7 +47,7 @@ func (d *Dataset) Validate() error {
 		}
 		for i, l := range d.Labels {
 			if l < 0 || l >= d.Classes {
-				return fmt.Errorf("dataset: label %d of example %d outside [0,%d)", l, i, d.Classes)
+				return fmt.Errorf("dataset: label %d of example %d outside [0, %d)", l, i, d.Classes)
 			}
 		}
 		return nil
@@ -77,7 +77,7 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 // the training set and the last val as the validation set.
 func (d *Dataset) Split(val int, rng *rand.Rand) (train, valid *Dataset, err error) {
 	if val < 0 || val >= d.N {
-		return nil, nil, fmt.Errorf("split: validation size %d outside [0,%d)", val, d.N)
+		return nil, nil, fmt.Errorf("split: validation size %d outside [0, %d)", val, d.N)
 	}
 	perm := rng.Perm(d.N)
 	return d.Subset(perm[:d.N-val]), d.Subset(perm[d.N-val:]), nil
@@ -169,7 +169,7 @@ func LoadImages(imagePath, labelPath string, classes int) (*Dataset, error) {
 	d.Labels = make([]int, n)
 	for i, v := range lab.Data {
 		if v < 0 || v >= float64(classes) || v != math.Trunc(v) {
-			return nil, fmt.Errorf("read %s: %w", labelPath, formatErr("label %v of example %d outside [0,%d)", v, i, classes))
+			return nil, fmt.Errorf("read %s: %w", labelPath, formatErr("label %v of example %d outside [0, %d)", v, i, classes))
 		}
 		d.Labels[i] = int(v)
 	}

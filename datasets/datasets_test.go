@@ -110,7 +110,7 @@ func TestLoadImagesBadInput(t *testing.T) {
 	must(WriteIDXFile(p("imgf"), &IDX{Type: IDXFloat32, Dims: []int{3, 4}, Data: make([]float64, 12)}, false))
 	cases := []struct{ img, lab, want string }{
 		{"img", "lab2", "image count 3, label count 2"},
-		{"img", "labbig", "label 10 of example 2 outside [0,10)"},
+		{"img", "labbig", "label 10 of example 2 outside [0, 10)"},
 		{"imgf", "lab3", "expected unsigned byte"},
 		{"lab3", "lab3", "rank 1, expected at least 2"},
 		{"img", "missing", "no such file"},

@@ -144,8 +144,8 @@ type Ensemble struct {
 	Last  []float64 // the last sample's probabilities
 	// LastLogLik is the last sample's log p(y_i | x_i, theta) of each
 	// example's label y_i: z_y - logsumexp(z) of its logits z, unclipped
-	// (the log of Last's probability can underflow to -Inf); NaN for an
-	// example without a label in [0, Classes).
+	// (the log of Last's probability can underflow to -Inf). Every label
+	// is in [0, Classes): an ensemble refuses data with another.
 	LastLogLik []float64
 	// LogLik is log sum_s p(y_i | x_i, theta_s) of each example's label, a
 	// running log-sum-exp of the samples' log-probabilities (meaningful
@@ -205,7 +205,7 @@ func newModelEnsemble(engine autodiff.Engine, model nn.Model, data *datasets.Dat
 	if data.Classes != model.Outputs || data.D != model.Inputs || !model.Logits {
 		return nil, fmt.Errorf("ensemble: model %s (%d inputs, %d outputs, logits %v) does not fit data of %d features and %d classes", model.Name, model.Inputs, model.Outputs, model.Logits, data.D, data.Classes)
 	}
-	if err := checkEnsembleData(data); err != nil {
+	if err := checkEnsembleData(data, model); err != nil {
 		return nil, err
 	}
 	k := data.Classes
@@ -236,13 +236,20 @@ func newModelEnsemble(engine autodiff.Engine, model nn.Model, data *datasets.Dat
 // checkEnsembleData returns an error unless data holds N > 0 examples of
 // D values and N labels in [0, Classes) (an evaluator loads a batch's
 // labels with its images; data scored for its uncertainty alone, an
-// out-of-distribution set, has labels of 0).
-func checkEnsembleData(data *datasets.Dataset) error {
+// out-of-distribution set, has labels of 0), and, for a CNN, images of
+// the shape it takes (nn.ConvNet.CheckImages; data of unknown shape
+// passes).
+func checkEnsembleData(data *datasets.Dataset, model nn.Model) error {
 	if data.Classes <= 0 {
 		return fmt.Errorf("ensemble: data of %d classes: an ensemble scores a classifier's", data.Classes)
 	}
 	if err := data.Validate(); err != nil {
 		return fmt.Errorf("ensemble: %w", err)
+	}
+	if model.Conv != nil {
+		if err := model.Conv.CheckImages(data.Image); err != nil {
+			return fmt.Errorf("ensemble: model %s: %w", model.Name, err)
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptsghmc/ptsghmc/autodiff"
 	"github.com/ptsghmc/ptsghmc/datasets"
 	"github.com/ptsghmc/ptsghmc/nn"
 )
@@ -151,7 +152,7 @@ func TestEnsembleRefusesBadData(t *testing.T) {
 	}{
 		{"values short", &datasets.Dataset{N: 2, D: 2, X: make([]float32, 3), Classes: 2, Labels: []int{0, 1}}, []string{"2 examples of 2 features need 4 values, have 3"}},
 		{"no examples", &datasets.Dataset{D: 2, Classes: 2}, []string{"0 examples of 2 features"}},
-		{"label outside", &datasets.Dataset{N: 2, D: 2, X: make([]float32, 4), Classes: 2, Labels: []int{0, 5}}, []string{"label 5 of example 1 outside [0,2)"}},
+		{"label outside", &datasets.Dataset{N: 2, D: 2, X: make([]float32, 4), Classes: 2, Labels: []int{0, 5}}, []string{"label 5 of example 1 outside [0, 2)"}},
 		{"labels long", &datasets.Dataset{N: 2, D: 2, X: make([]float32, 4), Classes: 2, Labels: []int{0, 1, 1}}, []string{"2 examples, 3 labels"}},
 		{"no labels", &datasets.Dataset{N: 2, D: 2, X: make([]float32, 4), Classes: 2}, []string{"2 examples, 0 labels"}},
 	} {
@@ -220,5 +221,41 @@ func TestExtraImagesShape(t *testing.T) {
 	}
 	if err := checkExtraImages(cnn, extras); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestEnsembleRefusesImageShape checks that a CNN's ensemble, and one
+// retargeted with On, refuse images of another shape than the network's,
+// as many values or not (export and eval's every set make their
+// ensembles so), and take them with dimensions of 1 anywhere.
+func TestEnsembleRefusesImageShape(t *testing.T) {
+	model, err := nn.LeNet(nn.PriorConfig{Precision: 1, FanIn: true}).Model("lenet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := func(dims ...int) *datasets.Dataset {
+		return &datasets.Dataset{N: 1, D: 784, X: make([]float32, 784), Classes: 10, Labels: []int{0}, Image: dims}
+	}
+	base, err := NewModelEnsembleOn(autodiff.EnginePlan, model, images(28, 28))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		d    *datasets.Dataset
+		want string // "" for none
+	}{
+		{"28x28", images(28, 28), ""},
+		{"28x28x1", images(28, 28, 1), ""},
+		{"unknown", images(), ""},
+		{"14x56", images(14, 56), "the data's images are 14x56, the network takes 28x28"},
+	} {
+		_, err := NewModelEnsembleOn(autodiff.EnginePlan, model, tc.d)
+		_, onErr := base.On(tc.d)
+		for name, e := range map[string]error{"NewModelEnsembleOn": err, "On": onErr} {
+			if tc.want == "" && e != nil || tc.want != "" && (e == nil || !strings.Contains(e.Error(), tc.want)) {
+				t.Errorf("%s, %s: %v; want an error saying %q", name, tc.name, e, tc.want)
+			}
+		}
 	}
 }

@@ -15,7 +15,7 @@ func (e *Ensemble) On(data *datasets.Dataset) (*Ensemble, error) {
 	if data.D != e.Data.D || data.Classes != e.Data.Classes {
 		return nil, fmt.Errorf("ensemble: model %s takes %d features and %d classes, data has %d features and %d classes", e.Model.Name, e.Data.D, e.Data.Classes, data.D, data.Classes)
 	}
-	if err := checkEnsembleData(data); err != nil {
+	if err := checkEnsembleData(data, e.Model); err != nil {
 		return nil, err
 	}
 	return e.sibling(data), nil

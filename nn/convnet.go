@@ -141,7 +141,8 @@ func (c ConvNet) validateSkip() error {
 
 // CheckImages returns an error naming both shapes when images of
 // dimensions dims (one example's, as its file gives them: rows, cols, or
-// channels, rows, cols) are not the Channels x Height x Width images the
+// channels, rows, cols; dimensions of 1 anywhere, such as a single
+// channel's, aside) are not the Channels x Height x Width images the
 // network takes: a convolution over images of another shape, even of as
 // many values, computes nothing meaningful. Dimensions of fewer than two
 // entries (flat rows, or not known) are not checked here.
@@ -149,8 +150,10 @@ func (c ConvNet) CheckImages(dims []int) error {
 	if len(dims) < 2 {
 		return nil
 	}
+	// dimensions of 1 do not change a row-major layout: 28x28x1 and
+	// 1x28x28 hold a 28x28 image as 28x28 does (3x28x28 and 28x28x3 differ)
 	want := []int{c.Channels, c.Height, c.Width}
-	if slices.Equal(dims, want) || (c.Channels == 1 && slices.Equal(dims, want[1:])) {
+	if slices.Equal(squeeze(dims), squeeze(want)) {
 		return nil
 	}
 	takes := fmt.Sprintf("%dx%d", c.Height, c.Width)
@@ -162,6 +165,11 @@ func (c ConvNet) CheckImages(dims []int) error {
 		s[i] = strconv.Itoa(d)
 	}
 	return fmt.Errorf("the data's images are %s, the network takes %s images (%d values each)", strings.Join(s, "x"), takes, c.Channels*c.Height*c.Width)
+}
+
+// squeeze returns dims without its dimensions of 1.
+func squeeze(dims []int) []int {
+	return slices.DeleteFunc(slices.Clone(dims), func(d int) bool { return d == 1 })
 }
 
 // firstKernel returns the kernel the first convolution applies, w' A as a

@@ -91,6 +91,8 @@ func TestCheckImages(t *testing.T) {
 		{"larger", grey, []int{32, 32}, "images are 32x32"},
 		{"channels", rgb, []int{3, 8, 8}, ""},
 		{"channels missing", rgb, []int{8, 8}, "images are 8x8, the network takes 3x8x8 (channels, rows, cols) images"},
+		{"one channel last", grey, []int{28, 28, 1}, ""},
+		{"channels last", rgb, []int{8, 8, 3}, "images are 8x8x3, the network takes 3x8x8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.net.CheckImages(tc.dims)

@@ -241,10 +241,14 @@ func ReadSampleHeader(r io.Reader) (SampleHeader, int, error) {
 // headerReadErr tells a file that ends inside its header from a failed read.
 func headerReadErr(err error, got, want int) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("truncated header: %d bytes of at least %d", got, want)
+		return fmt.Errorf("%w: %d bytes of at least %d", ErrTruncatedHeader, got, want)
 	}
 	return fmt.Errorf("read header: %w", err)
 }
+
+// ErrTruncatedHeader is wrapped by the error about a samples file that
+// ends inside its header (a write cut short as the file was created).
+var ErrTruncatedHeader = errors.New("truncated header")
 
 // ErrCorruptSamples is wrapped by the error about a record that fails its
 // checksum inside a samples file (intact records follow it): corruption,

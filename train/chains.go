@@ -145,9 +145,16 @@ func ResumeChains(dir string, steps int, s runspec.Setup) (*Chains, error) {
 // resumeChains releases it on error) and taking each chain directory's.
 func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *rundir.Lock) (*Chains, error) {
 	c := &Chains{Dir: dir, Cfg: cfg, lock: top}
+	var resumed []*runspec.Config // each run's checkpoint's config (nil: started afresh)
 	for i := 1; i <= cfg.Chains; i++ {
 		cd := rundir.ChainDir(dir, cfg.Chains, i)
-		lk, err := lockDir(cd)
+		// NewChains makes every chain's directory before config.json: a
+		// missing one was removed since, not a killed start to redo
+		if _, err := os.Stat(cd); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("chain %d: %w (a run's chain directories are made with it: restore %s to resume)", i, err, cd)
+		}
+		lk, err := rundir.Acquire(cd)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("chain %d: %w", i, err)
@@ -168,6 +175,7 @@ func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *r
 				return nil, fmt.Errorf("chain %d: %w", i, err)
 			}
 			c.Runs = append(c.Runs, r)
+			resumed = append(resumed, nil)
 			continue
 		}
 		ck, err := rundir.ReadCheckpoint(ckPath)
@@ -193,6 +201,17 @@ func resumeChains(dir string, cfg runspec.Config, p *prepared, steps int, top *r
 			return nil, fmt.Errorf("chain %d: %w", i, err)
 		}
 		c.Runs = append(c.Runs, r)
+		resumed = append(resumed, &ck.Config)
+	}
+	// every chain is open: the new target is committed to each
+	for i, r := range c.Runs {
+		if resumed[i] == nil { // started afresh: its files say so already
+			continue
+		}
+		if err := r.commitResume(*resumed[i]); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("chain %d: %w", i+1, err)
+		}
 	}
 	// the furthest chain's target, as Finish records it: a new --steps, or
 	// the chains' checkpoints' when config.json holds another (a Finish
@@ -227,7 +246,8 @@ func neverCheckpointed(ckPath string) bool {
 // chain without a checkpoint, holds more than its header: a chain's first
 // checkpoint is written before its first step, so such samples mean its
 // checkpoints were removed, and starting it afresh would truncate them.
-// A missing file, or one whose header a killed start left torn, holds none.
+// A missing file, or one whose header a killed start cut short, holds
+// none; a header that is whole but corrupt is an error.
 func holdsNoSample(path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -237,13 +257,16 @@ func holdsNoSample(path string) error {
 		return fmt.Errorf("samples: %w", err)
 	}
 	defer f.Close()
-	_, n, err := rundir.ReadSampleHeader(f)
-	if err != nil {
-		return nil // torn by the killed start: nothing after it
-	}
 	st, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("samples %s: %w", path, err)
+	}
+	_, n, err := rundir.ReadSampleHeader(f)
+	if errors.Is(err, rundir.ErrTruncatedHeader) {
+		return nil // the killed start's header, cut short: nothing after it
+	}
+	if err != nil {
+		return fmt.Errorf("samples %s: %w, and the chain has no checkpoint: restore its checkpoints to resume, or start again with --overwrite", path, err)
 	}
 	if st.Size() > int64(n) {
 		return fmt.Errorf("%s holds %d bytes of samples but the chain has no checkpoint (neither %s nor %s.prev): its checkpoints were removed; restore them to resume, or start again with --overwrite", path, st.Size()-int64(n), rundir.CheckpointFile, rundir.CheckpointFile)

@@ -241,3 +241,103 @@ func TestResumeRefusesChainWithSamplesButNoCheckpoint(t *testing.T) {
 		t.Errorf("samples changed: %d bytes, were %d", len(after), len(before))
 	}
 }
+
+// TestResumeChainsLeavesRunWhenAChainFails checks what a resume of
+// several chains that cannot open one of them leaves: with --steps, the
+// chains opened before it keep their checkpoints byte for byte (each
+// committed the new target as it opened, so a later resume without
+// --steps trained them to it and the others to the old one); a chain
+// directory removed since the run began is refused, not started afresh;
+// and a chain without checkpoints whose samples header is whole but
+// corrupt is refused, its file left as it was.
+func TestResumeChainsLeavesRunWhenAChainFails(t *testing.T) {
+	t.Parallel()
+	data := smallData(t)
+	cfg := smallConfig()
+	cfg.Sampler, cfg.Chains = "sgnht", 3
+	newRun := func(t *testing.T) string {
+		dir := filepath.Join(t.TempDir(), "run")
+		c, err := NewChains(dir, cfg, true, setupOf(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		interruptAll(t, c, 33)
+		c.Close()
+		return dir
+	}
+	t.Run("corrupt checkpoint of chain 3", func(t *testing.T) {
+		dir := newRun(t)
+		var before [][]byte
+		for i := 1; i <= 2; i++ {
+			b, err := os.ReadFile(filepath.Join(rundir.ChainDir(dir, 3, i), rundir.CheckpointFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before = append(before, b)
+		}
+		ck := filepath.Join(rundir.ChainDir(dir, 3, 3), rundir.CheckpointFile)
+		b, err := os.ReadFile(ck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 0xff
+		if err := os.WriteFile(ck, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := ResumeChains(dir, 200, setupOf(data)); err == nil {
+			c.Close()
+			t.Fatal("resumed with chain 3's checkpoint corrupt")
+		}
+		for i := 1; i <= 2; i++ {
+			b, _ := os.ReadFile(filepath.Join(rundir.ChainDir(dir, 3, i), rundir.CheckpointFile))
+			if !bytes.Equal(b, before[i-1]) {
+				t.Errorf("chain %d's checkpoint changed by a resume that failed", i)
+			}
+		}
+	})
+	t.Run("chain directory removed", func(t *testing.T) {
+		dir := newRun(t)
+		two := rundir.ChainDir(dir, 3, 2)
+		if err := os.RemoveAll(two); err != nil {
+			t.Fatal(err)
+		}
+		c, err := ResumeChains(dir, 0, setupOf(data))
+		if err == nil {
+			c.Close()
+			t.Fatal("resumed a run whose chain 2 directory was removed")
+		}
+		if !strings.Contains(err.Error(), "restore "+two) {
+			t.Errorf("error %q, want it to say to restore %s", err, two)
+		}
+		if _, err := os.Stat(two); err == nil {
+			t.Errorf("%s made again by a resume that failed", two)
+		}
+	})
+	t.Run("corrupt samples header, no checkpoint", func(t *testing.T) {
+		dir := newRun(t)
+		two := rundir.ChainDir(dir, 3, 2)
+		samples := filepath.Join(two, rundir.SamplesFile)
+		b, err := os.ReadFile(samples)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[9] ^= 0xff // the format version: the header's checksum fails
+		if err := os.WriteFile(samples, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{rundir.CheckpointFile, rundir.CheckpointFile + ".prev"} {
+			os.Remove(filepath.Join(two, f))
+		}
+		c, err := ResumeChains(dir, 0, setupOf(data))
+		if err == nil {
+			c.Close()
+			t.Fatal("started afresh a chain whose samples header is corrupt")
+		}
+		if !strings.Contains(err.Error(), samples) {
+			t.Errorf("error %q, want it to name %s", err, samples)
+		}
+		if after, _ := os.ReadFile(samples); !bytes.Equal(after, b) {
+			t.Errorf("samples changed: %d bytes, were %d", len(after), len(b))
+		}
+	})
+}

@@ -495,7 +495,15 @@ func Resume(dir string, steps int, s runspec.Setup) (*Run, error) {
 		lk.Release()
 		return nil, err
 	}
-	return resume(dir, c, p, steps, lk)
+	r, err := resume(dir, c, p, steps, lk)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.commitResume(c.Config); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
 // checkpointConfigValid validates the config of the checkpoint in dir,
@@ -562,28 +570,30 @@ func resume(dir string, c *rundir.Checkpoint, p *prepared, steps int, lk *rundir
 		return nil, err
 	}
 	r.mbytes = c.Metrics
-	// A new target (--steps) or arithmetic is committed to the checkpoint
-	// before config.json records it: killed in between, the next resume
-	// would take the checkpoint's (below), dropping what the user asked
-	// for, and a --steps of the steps done, with no step left to
-	// checkpoint, would never reach it.
-	if r.Cfg.Steps != c.Config.Steps || r.Cfg.Arithmetic != c.Config.Arithmetic {
-		if err := r.checkpoint(); err != nil {
-			r.Close()
-			return nil, err
-		}
-	}
-	// config.json records the run's target as the checkpoint does: a new
-	// --steps, or the checkpoint's own when config.json holds another (a
-	// Finish killed after saving config.json and before its checkpoint)
-	saved, rerr := rundir.ReadRunConfig(dir)
-	if rerr != nil || saved.Steps != r.Cfg.Steps || r.Cfg.Arithmetic != c.Config.Arithmetic {
-		if err := rundir.WriteConfig(dir, r.Cfg); err != nil {
-			r.Close()
-			return nil, err
-		}
-	}
 	return r, nil
+}
+
+// commitResume records a resumed run's target (a new --steps) and
+// arithmetic, where they differ from those of the checkpoint it resumed
+// (ck), or from config.json's: first in a checkpoint, then in config.json.
+// In that order a kill in between leaves what the user asked for (the
+// next resume takes the checkpoint's target), and a --steps of the steps
+// done, with no step left to checkpoint, is kept. A run of several chains
+// commits once every chain is open (ResumeChains), so that a chain that
+// fails to open leaves every chain's checkpoint as it was. config.json
+// records the checkpoint's own target where it holds another (a Finish
+// killed after saving config.json and before its checkpoint).
+func (r *Run) commitResume(ck runspec.Config) error {
+	if r.Cfg.Steps != ck.Steps || r.Cfg.Arithmetic != ck.Arithmetic {
+		if err := r.checkpoint(); err != nil {
+			return err
+		}
+	}
+	saved, rerr := rundir.ReadRunConfig(r.Dir)
+	if rerr != nil || saved.Steps != r.Cfg.Steps || r.Cfg.Arithmetic != ck.Arithmetic {
+		return rundir.WriteConfig(r.Dir, r.Cfg)
+	}
+	return nil
 }
 
 // continueArithmetic checks that the resumed run r, at step, computes with
