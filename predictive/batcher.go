@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,10 +24,11 @@ type Batcher struct {
 	onPass     func(calls, images int, d time.Duration, err error) // BatcherOptions.OnPass
 	beforePass func()                                              // BatcherOptions.BeforePass
 
-	jobs chan *job
-	quit chan struct{}
-	done sync.WaitGroup
-	once sync.Once
+	jobs    chan *job
+	waiting atomic.Int64 // calls waiting for the worker to take them (Waiting)
+	quit    chan struct{}
+	done    sync.WaitGroup
+	once    sync.Once
 }
 
 // BatcherOptions are the settings of NewBatcher.
@@ -71,12 +73,18 @@ func (b *Batcher) Predict(ctx context.Context, x []float32, n int) ([]Prediction
 		return nil, err
 	}
 	j := &job{ctx: ctx, x: x, n: n, done: make(chan result, 1)}
+	b.waiting.Add(1)
+	var err error
 	select {
 	case b.jobs <- j:
 	case <-b.quit:
-		return nil, ErrClosed
+		err = ErrClosed
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		err = ctx.Err()
+	}
+	b.waiting.Add(-1)
+	if err != nil {
+		return nil, err
 	}
 	select {
 	case r := <-j.done:
@@ -85,6 +93,10 @@ func (b *Batcher) Predict(ctx context.Context, x []float32, n int) ([]Prediction
 		return nil, ctx.Err()
 	}
 }
+
+// Waiting returns the number of calls waiting for the worker to take
+// them: queued behind the pass in progress, to be merged into the next.
+func (b *Batcher) Waiting() int { return int(b.waiting.Load()) }
 
 // Close stops the batcher once the pass in progress ends; calls queued
 // after it get ErrClosed. A server closes it after its handlers returned.

@@ -78,7 +78,7 @@ func (m *metrics) pass(images int, d time.Duration) {
 
 // write writes every metric in the text format; samples is the posterior's
 // number of samples (a gauge).
-func (m *metrics) write(w io.Writer, samples int) {
+func (m *metrics) write(w io.Writer, samples, queued int) {
 	fmt.Fprintf(w, "# HELP ptsghmc_requests_total HTTP requests answered, by path and status code.\n# TYPE ptsghmc_requests_total counter\n")
 	m.mu.Lock()
 	keys := make([][2]string, 0, len(m.requests))
@@ -105,6 +105,7 @@ func (m *metrics) write(w io.Writer, samples int) {
 	counter("ptsghmc_abstained_images_total", "Images answered with abstain true.", m.abstained.Load())
 	counter("ptsghmc_ensemble_passes_total", "Ensemble passes over the posterior's samples.", m.passes.Load())
 	gauge("ptsghmc_in_flight_requests", "Requests being answered.", m.inFlight.Load())
+	gauge("ptsghmc_queued_requests", "Requests waiting for the next ensemble pass (queued behind the one in progress).", int64(queued))
 	gauge("ptsghmc_posterior_samples", "Weight samples the ensemble averages.", int64(samples))
 	m.latency.write(w, "ptsghmc_predict_request_seconds", "Time to answer a /v1/predict request, from its headers to its answer.")
 	m.passTime.write(w, "ptsghmc_ensemble_pass_seconds", "Duration of one ensemble pass.")

@@ -220,7 +220,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) metricsText(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	s.metrics.request(r.URL.Path, http.StatusOK) // counted before it is written, so it counts itself
-	s.metrics.write(w, s.post.Samples())
+	s.metrics.write(w, s.post.Samples(), s.batcher.Waiting())
 }
 
 // reply writes v as JSON with status.

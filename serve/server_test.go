@@ -285,6 +285,7 @@ func TestModelHealthMetrics(t *testing.T) {
 		"ptsghmc_predicted_images_total 3\n",
 		"ptsghmc_ensemble_passes_total 1\n",
 		fmt.Sprintf("ptsghmc_posterior_samples %d\n", p.Samples()),
+		"ptsghmc_queued_requests 0\n",
 		"# TYPE ptsghmc_predict_request_seconds histogram",
 		`ptsghmc_ensemble_pass_images_bucket{le="4"} 1`,
 		`ptsghmc_ensemble_pass_images_bucket{le="2"} 0`,
@@ -355,8 +356,7 @@ func TestMergedPasses(t *testing.T) {
 		wg.Add(1)
 		go send(i)
 	}
-	waitFor(t, func() bool { return srv.metrics.inFlight.Load() == 9 })
-	time.Sleep(20 * time.Millisecond) // the eight reach the batcher's queue
+	waitFor(t, func() bool { return srv.batcher.Waiting() == 8 }) // the eight queue behind the held pass
 	close(h.release)
 	wg.Wait()
 	for i, a := range answers {
