@@ -169,17 +169,7 @@ func TestMassMatrixChecks(t *testing.T) {
 // the non-diagonal path with the same mass as a DenseMass and as a
 // LowRankMass of rank 0. They must agree to rounding over 200 steps.
 func TestFactoredMatchesDiagonal(t *testing.T) {
-	m := []float64{4, 0.5, 100, 1}
-	inv := make([]float64, 16)
-	scale := make([]float64, 4)
-	for i, v := range m {
-		inv[i*4+i] = 1 / v
-		scale[i] = 1 / math.Sqrt(v)
-	}
-	dense, err := NewDenseMass(inv, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, scale, dense := diagonalAsDense(t)
 	pot := &Gaussian{Mean: []float64{1, -1, 0, 2}, Var: []float64{0.3, 2, 0.01, 1}, NoiseVar: 0.5}
 	for _, k := range []Kernel{
 		SGNHT{StepSize: 0.05, Diffusion: 2},
@@ -301,17 +291,7 @@ func TestDenseMassCorrelated(t *testing.T) {
 // it. The factored update ignored it: the kicks stayed 0 under a dense or
 // low-rank mass, and the watch saw no integration error there.
 func TestSaveKickEveryMass(t *testing.T) {
-	m := []float64{4, 0.5, 100, 1}
-	inv := make([]float64, 16)
-	scale := make([]float64, 4)
-	for i, v := range m {
-		inv[i*4+i] = 1 / v
-		scale[i] = 1 / math.Sqrt(v)
-	}
-	dense, err := NewDenseMass(inv, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, scale, dense := diagonalAsDense(t)
 	pot := &Gaussian{Mean: []float64{1, -1, 0, 2}, Var: []float64{0.3, 2, 0.01, 1}, NoiseVar: 0.5}
 	for _, k := range []Kernel{SGNHT{StepSize: 0.05, Diffusion: 2}, SGHMC{StepSize: 0.05, Friction: 2}} {
 		run := func(set func(s *State) error) []float64 {
@@ -346,4 +326,22 @@ func TestSaveKickEveryMass(t *testing.T) {
 			}
 		}
 	}
+}
+
+// diagonalAsDense returns the diagonal mass m of the factored-update tests,
+// its scales 1/sqrt(m) and the DenseMass of the same diagonal.
+func diagonalAsDense(t *testing.T) (m, scale []float64, dense *DenseMass) {
+	t.Helper()
+	m = []float64{4, 0.5, 100, 1}
+	inv := make([]float64, 16)
+	scale = make([]float64, 4)
+	for i, v := range m {
+		inv[i*4+i] = 1 / v
+		scale[i] = 1 / math.Sqrt(v)
+	}
+	dense, err := NewDenseMass(inv, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, scale, dense
 }
