@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -128,16 +129,9 @@ func TestScanChainTorn(t *testing.T) {
 // record the count ends on is corrupt, not torn.
 func TestScanChainCorruptWithinTheCount(t *testing.T) {
 	dir := writeChain(t, 6) // steps 10..60, records of 8 + 8 + 4 bytes
-	path := filepath.Join(dir, SamplesFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hlen := len(b) - 6*20
-	b[hlen+20+10] ^= 0xff // record #2 (step 20)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editRecords(t, dir, func(rec []byte) {
+		rec[20+10] ^= 0xff // record #2 (step 20)
+	})
 	for _, tc := range []struct {
 		samples int
 		kept    []int
@@ -152,7 +146,7 @@ func TestScanChainCorruptWithinTheCount(t *testing.T) {
 			t.Errorf("checkpointed %d: kept %v (%+v), %v; want %v, %d skipped", tc.samples, kept, cs, err, tc.kept, tc.skipped)
 		}
 	}
-	_, err = ScanChain(ChainStatus{Dir: dir, Samples: 2}, Window{}, false, func(int, []float64) error { return nil })
+	_, err := ScanChain(ChainStatus{Dir: dir, Samples: 2}, Window{}, false, func(int, []float64) error { return nil })
 	if !errors.Is(err, ErrCorruptSamples) || !strings.Contains(err.Error(), "record #2") || !strings.Contains(err.Error(), "none up to the 2 records counted") {
 		t.Errorf("a corrupt record the count ends on: %v", err)
 	}
@@ -163,17 +157,10 @@ func TestScanChainCorruptWithinTheCount(t *testing.T) {
 // records, whatever their step fields say, nor in the thinning's phase.
 func TestCountInWindowSkipsCorrupt(t *testing.T) {
 	dir := writeChain(t, 6) // steps 10..60, records of 8 + 8 + 4 bytes
-	path := filepath.Join(dir, SamplesFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hlen := len(b) - 6*20
-	b[hlen+20+10] ^= 0xff // record #2 (step 20): its weight
-	b[hlen+60] = 45       // record #4 (step 40): its step field, now 45
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editRecords(t, dir, func(rec []byte) {
+		rec[20+10] ^= 0xff // record #2 (step 20): its weight
+		rec[60] = 45       // record #4 (step 40): its step field, now 45
+	})
 	for _, tc := range []struct {
 		name    string
 		samples int
@@ -251,5 +238,24 @@ func TestWindowJSON(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil || back.Window != tc.w {
 			t.Errorf("%s read back as %+v (%v), want %+v", b, back.Window, err, tc.w)
 		}
+	}
+}
+
+// editRecords rewrites the samples file of writeChain's chain in dir after
+// edit changes the bytes of its records (20 bytes each, after the header).
+func editRecords(t *testing.T, dir string, edit func(rec []byte)) {
+	t.Helper()
+	path := filepath.Join(dir, SamplesFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, hlen, err := ReadSampleHeader(bytes.NewReader(b))
+	if err != nil || h.Params != 1 {
+		t.Fatalf("header of %s: %+v, %v", path, h, err)
+	}
+	edit(b[hlen:])
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

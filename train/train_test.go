@@ -566,31 +566,15 @@ func TestResumeAfterFinishInBurnIn(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := smallConfig()
 			cfg.Sampler, cfg.Chains = "sgnht", tc.chains
-			ref := filepath.Join(t.TempDir(), "ref")
-			c, err := NewChains(ref, cfg, true, setupOf(data))
+			ref := trainChainsRef(t, cfg, setupOf(data))
+
+			dir := filepath.Join(t.TempDir(), "limited")
+			c, err := NewChains(dir, cfg, true, setupOf(data))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := c.Train(context.Background(), nil); err != nil {
-				t.Fatal(err)
-			}
-			c.Close()
-
-			dir := filepath.Join(t.TempDir(), "limited")
-			if c, err = NewChains(dir, cfg, true, setupOf(data)); err != nil {
-				t.Fatal(err)
-			}
 			if tc.stop > 0 {
-				ctx, cancel := context.WithCancel(context.Background())
-				err := c.Train(ctx, func(_ int, s Status) {
-					if s.Step == tc.stop {
-						cancel()
-					}
-				})
-				cancel()
-				if !errors.Is(err, ErrInterrupted) {
-					t.Fatalf("stop at %d: %v", tc.stop, err)
-				}
+				interruptAll(t, c, tc.stop)
 			}
 			if err := c.Finish(); err != nil {
 				t.Fatal(err)
@@ -633,16 +617,7 @@ func TestResumeAfterCrashInFinish(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			err = c.Train(ctx, func(_ int, s Status) {
-				if s.Step == 33 {
-					cancel()
-				}
-			})
-			cancel()
-			if !errors.Is(err, ErrInterrupted) {
-				t.Fatalf("stop at 33: %v", err)
-			}
+			interruptAll(t, c, 33)
 			// Finish's first write, then the kill: every config.json says
 			// the run ends at step 33; no checkpoint says so
 			for i, r := range c.Runs {
