@@ -381,12 +381,7 @@ func (e *Ensemble) accumulate(i int, z []float64) {
 		}
 	}
 	e.Ent[i] += h
-	ll := math.NaN()
-	if i < len(e.Data.Labels) {
-		if y := e.Data.Labels[i]; y >= 0 && y < k {
-			ll = z[y] - lse
-		}
-	}
+	ll := z[e.Data.Labels[i]] - lse // every label in [0, k): checkEnsembleData
 	e.LastLogLik[i] = ll
 	if e.Count == 0 { // the first sample (Count counts those added)
 		e.LogLik[i] = ll
