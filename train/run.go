@@ -590,7 +590,7 @@ func (r *Run) commitResume(ck runspec.Config) error {
 		}
 	}
 	saved, rerr := rundir.ReadRunConfig(r.Dir)
-	if rerr != nil || saved.Steps != r.Cfg.Steps || r.Cfg.Arithmetic != ck.Arithmetic {
+	if rerr != nil || saved.Steps != r.Cfg.Steps || saved.Arithmetic != r.Cfg.Arithmetic {
 		return rundir.WriteConfig(r.Dir, r.Cfg)
 	}
 	return nil
