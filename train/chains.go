@@ -295,7 +295,8 @@ func startChain(cd string, cfg runspec.Config, i int, p *prepared, steps int, lk
 		lk.Release()
 		return nil, err
 	}
-	return newRun(cd, cc, p, lk) // truncates the files of the killed start
+	cc.Arithmetic = now.Arithmetic // the run's, or (allowed) this process's own, as a chain task records it
+	return newRun(cd, cc, p, lk)   // truncates the files of the killed start
 }
 
 // Train runs every chain to the configured number of steps, in parallel
