@@ -10,17 +10,12 @@ import (
 // splitChains halves every chain (dropping a middle draw of odd lengths),
 // truncated to the shortest chain's length.
 func splitChains(chains [][]float64) [][]float64 {
-	n := math.MaxInt
-	for _, c := range chains {
-		n = min(n, len(c))
-	}
-	half := n / 2
-	if half < 2 {
-		return nil
-	}
 	var out [][]float64
-	for _, c := range chains {
-		c = c[len(c)-n:]
+	for _, c := range truncated(chains) {
+		n, half := len(c), len(c)/2
+		if half < 2 {
+			return nil
+		}
 		out = append(out, c[:half], c[n-half:])
 	}
 	return out
