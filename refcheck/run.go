@@ -389,8 +389,10 @@ func (r *Result) compare(kept [][]float64, ref Reference, dim int) {
 		return tr, mean, math.Sqrt(v / float64(len(tr)-1))
 	}
 	minESS := math.Inf(1)
+	coords := make([][]float64, dim) // each coordinate's trace
 	for j := 0; j < dim; j++ {
 		tr, m, sd := col(func(x []float64) float64 { return x[j] })
+		coords[j] = tr
 		r.MarginalSD = append(r.MarginalSD, sd/ref.SD[j])
 		r.MeanErr = append(r.MeanErr, (m-ref.Mean[j])/ref.SD[j])
 		minESS = math.Min(minESS, diagnose.BulkESS([][]float64{tr}))
@@ -407,16 +409,18 @@ func (r *Result) compare(kept [][]float64, ref Reference, dim int) {
 		minESS = math.Min(minESS, diagnose.BulkESS([][]float64{tr}))
 	}
 	r.ESS = minESS
-	r.DirectionSD = directionSD(kept, ref, dim)
+	r.DirectionSD = directionSD(coords, ref)
 }
 
 // directionSD returns the smallest and the largest ratio, over every
-// direction v, of the kept positions' sd along v to the reference's:
+// direction v, of the sd along v of the kept positions, given as each
+// coordinate's trace (coords), to the reference's:
 // sd_kept(v)^2 / sd_ref(v)^2 = v'Sv / v'Cv, whose extremes are the extreme
 // eigenvalues of L^-1 S L^-T (C = LL'). NaN when C is not positive
 // definite.
-func directionSD(kept [][]float64, ref Reference, dim int) [2]float64 {
+func directionSD(coords [][]float64, ref Reference) [2]float64 {
 	nan := [2]float64{math.NaN(), math.NaN()}
+	dim := len(coords)
 	if len(ref.Cov) != dim {
 		return nan
 	}
@@ -429,14 +433,7 @@ func directionSD(kept [][]float64, ref Reference, dim int) [2]float64 {
 	if err := lInv.InverseTri(&l); err != nil {
 		return nan
 	}
-	cols := make([][]float64, dim)
-	for j := range cols {
-		cols[j] = make([]float64, len(kept))
-		for i, x := range kept {
-			cols[j][i] = x[j]
-		}
-	}
-	_, cov := meanCov(cols)
+	_, cov := meanCov(coords)
 	s := mat.NewDense(dim, dim, nil)
 	for a := 0; a < dim; a++ {
 		s.SetRow(a, cov[a])
