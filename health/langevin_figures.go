@@ -153,12 +153,16 @@ func intFactor(a float64) float64 {
 	return 1 / (1 - a/2)
 }
 
+// unstable reports whether the step diverges along the unit: a
+// contraction of 2 or more (Euler-Maruyama's |1 - a| >= 1).
+func (u LangevinUnit) unstable() bool { return u.Contraction >= 2 }
+
 // severity is the unit's SDLow, or +Inf when its step is unstable (a
 // contraction of 2 or more: the discretisation diverges along it, whatever
 // the tolerance, which grows with the diverging chain and leaves SDLow
 // near 0) or SDLow is NaN (a sum that is not finite).
 func (u LangevinUnit) severity() float64 {
-	if u.Contraction >= 2 || math.IsNaN(u.SDLow) {
+	if u.unstable() || math.IsNaN(u.SDLow) {
 		return math.Inf(1)
 	}
 	return u.SDLow
@@ -423,7 +427,7 @@ func (f LangevinFigures) Cause() HealthCause {
 		return CauseNone
 	case f.Worst.grade() == HealthOK:
 		return CauseUnchecked
-	case f.Worst.Contraction >= 2: // the step itself is unstable
+	case f.Worst.unstable():
 		return CauseIntegration
 	case !f.Exact && f.Worst.NoiseLow > f.Worst.IntLow:
 		return CauseNoise
